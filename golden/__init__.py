@@ -1,0 +1,19 @@
+"""Bit-accurate golden model of GPU matrix-multiply instructions.
+
+>>> import golden
+>>> ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+>>> golden.dot_add(ins, a_bits, b_bits, c_bits)          # doctest: +SKIP
+
+See README.md for the conventions (bit patterns, one element per integer).
+"""
+
+from .algorithms import Params
+from .api import Trace, as_bits, dot_add, mma, trace
+from .catalog import ARCHITECTURES, CATALOG, Instruction, canonical_arch, instructions, lookup
+from .formats import FORMATS, Format, decode, from_float, get_format, round_to_format, to_float
+
+__all__ = [
+    "ARCHITECTURES", "CATALOG", "FORMATS", "Format", "Instruction", "Params", "Trace", "as_bits",
+    "canonical_arch", "decode", "dot_add", "from_float", "get_format", "instructions", "lookup", "mma",
+    "round_to_format", "to_float", "trace",
+]

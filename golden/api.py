@@ -1,0 +1,217 @@
+"""The public entry points: dot_add, mma and trace over catalog instructions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import algorithms
+from .catalog import Instruction, lookup
+from .formats import Format, check_bits, from_float, get_format, to_float
+
+CHUNK_ROWS = 16384        # rows per vectorised batch: keeps the working set in cache
+
+
+def _instruction(instr, arch=None) -> Instruction:
+    if isinstance(instr, Instruction):
+        return instr
+    if arch is None and isinstance(instr, tuple) and len(instr) == 2:
+        arch, instr = instr
+    if arch is None:
+        raise TypeError("pass an Instruction (golden.lookup(arch, name)) or an (arch, name) pair")
+    return lookup(arch, instr)
+
+
+def as_bits(fmt: Format | str, x, what: str) -> np.ndarray:
+    """Bit patterns of ``x`` in ``fmt`` as uint64.
+
+    Unsigned integers are taken as bit patterns (and checked for width).
+    An ml_dtypes array of exactly this format is reinterpreted.  Float arrays
+    are converted when every value is exactly representable (TF32 takes the
+    f32 word as the hardware does); anything else is ambiguous and rejected.
+    """
+    fmt = get_format(fmt)
+    arr = np.asarray(x)
+    if arr.dtype.kind in "ui":
+        return check_bits(fmt, arr, what)
+    if fmt.numpy_dtype and arr.dtype == np.dtype(_np_dtype(fmt)):
+        return arr.view(fmt.dtype).astype(np.uint64)
+    if arr.dtype.kind in "fV":
+        if fmt.name == "tf32" and arr.dtype == np.float32:
+            return arr.view(np.uint32).astype(np.uint64)
+        try:
+            vals = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what}: cannot read dtype {arr.dtype} as {fmt.name}") from None
+        bits = from_float(fmt, vals, "RNE")
+        back = to_float(fmt, bits)
+        bad = ~((back == vals) | (np.isnan(back) & np.isnan(vals)))
+        if bad.any():
+            v = vals[bad].ravel()[0]
+            raise ValueError(f"{what}: value {v!r} is not exactly representable in {fmt.name}; "
+                             "round it first (golden.formats.from_float) or pass bit patterns")
+        return bits.astype(np.uint64)
+    raise TypeError(f"{what}: expected bit patterns (unsigned integers), floats or an ml_dtypes array, "
+                    f"got dtype {arr.dtype}")
+
+
+def _np_dtype(fmt):
+    import ml_dtypes
+    return getattr(ml_dtypes, fmt.numpy_dtype, None) or fmt.numpy_dtype
+
+
+@dataclass
+class _Prepared:
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    sa: np.ndarray | None
+    sb: np.ndarray | None
+    batch: tuple
+
+
+def _prepare(ins: Instruction, a, b, c, scale_a, scale_b) -> _Prepared:
+    fa, fb, fc, _ = ins.formats
+    a = as_bits(fa, a, "a")
+    b = as_bits(fb, b, "b")
+    c = as_bits(fc, c, "c")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"a and b must have a last axis of length K={ins.k}")
+    if a.shape[-1] != ins.k or b.shape[-1] != ins.k:
+        raise ValueError(f"{ins.name} on {ins.arch} has K={ins.k}: a and b need shape [..., {ins.k}], "
+                         f"got {a.shape} and {b.shape} (pad unused products with zeros)")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape)
+    except ValueError:
+        raise ValueError(f"shapes do not broadcast: a {a.shape}, b {b.shape}, c {c.shape} "
+                         f"(a, b: [..., K]; c: [...])") from None
+    R = int(np.prod(batch, dtype=np.int64))
+    a = np.broadcast_to(a, batch + (ins.k,)).reshape(R, ins.k)
+    b = np.broadcast_to(b, batch + (ins.k,)).reshape(R, ins.k)
+    c = np.broadcast_to(c, batch).reshape(R)
+    sa = sb = None
+    if ins.scale_format:
+        nblk = ins.k // ins.block_size
+        if scale_a is None or scale_b is None:
+            raise ValueError(f"{ins.name} on {ins.arch} is block-scaled: it needs scale_a and scale_b "
+                             f"({ins.scale_format}, one per {ins.block_size} products: shape [..., {nblk}])")
+        fs = get_format(ins.scale_format)
+        sa, sb = (as_bits(fs, s, nm) for s, nm in ((scale_a, "scale_a"), (scale_b, "scale_b")))
+        for s, nm in ((sa, "scale_a"), (sb, "scale_b")):
+            if s.ndim == 0 or s.shape[-1] != nblk:
+                raise ValueError(f"{nm} needs shape [..., {nblk}] (K={ins.k} / block size {ins.block_size}), "
+                                 f"got {s.shape}")
+        try:
+            sa = np.broadcast_to(sa, batch + (nblk,)).reshape(R, nblk)
+            sb = np.broadcast_to(sb, batch + (nblk,)).reshape(R, nblk)
+        except ValueError:
+            raise ValueError(f"scale shapes {np.shape(scale_a)}, {np.shape(scale_b)} do not broadcast "
+                             f"to the batch shape {batch}") from None
+    elif scale_a is not None or scale_b is not None:
+        raise ValueError(f"{ins.name} on {ins.arch} takes no block scales")
+    return _Prepared(a, b, c, sa, sb, batch)
+
+
+def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndarray:
+    """``d = c + sum_k a_k * b_k`` computed as the instruction computes it.
+
+    Parameters
+    ----------
+    instr : Instruction or (arch, name)
+        From :func:`golden.lookup`.
+    a, b : array [..., K]
+        Bit patterns (unsigned integers, one element each, narrow formats in
+        the low bits), or exactly representable floats / ml_dtypes arrays.
+    c : array [...]
+        Bit patterns of the accumulator in the instruction's C format.
+    scale_a, scale_b : array [..., K // block_size], optional
+        Block scales, required by block-scaled instructions.
+
+    Returns
+    -------
+    numpy array of unsigned bit patterns in the D format, shape ``[...]``.
+    """
+    ins = _instruction(instr, arch)
+    pr = _prepare(ins, a, b, c, scale_a, scale_b)
+    fa, fb, fc, fd = ins.formats
+    R = pr.c.shape[0]
+    out = np.empty(R, fd.dtype)
+    for lo in range(0, R, CHUNK_ROWS):
+        hi = min(lo + CHUNK_ROWS, R)
+        sl = slice(lo, hi)
+        out[sl] = algorithms.run(ins.params, pr.a[sl], pr.b[sl], pr.c[sl], fa, fb, fc, fd,
+                                 None if pr.sa is None else pr.sa[sl], None if pr.sb is None else pr.sb[sl],
+                                 ins.scale_format, ins.block_size)
+    return out.reshape(pr.batch)
+
+
+def mma(instr, A, B, C, scale_A=None, scale_B=None, *, arch=None) -> np.ndarray:
+    """``D = C + A @ B`` for one instruction: ``A [..., M, K]``, ``B [..., K, N]``, ``C [..., M, N]``.
+
+    Scales: ``scale_A [..., M, K // block]``, ``scale_B [..., K // block, N]``.
+    Returns D's bit patterns ``[..., M, N]``.
+    """
+    ins = _instruction(instr, arch)
+    A, B, C = np.asarray(A), np.asarray(B), np.asarray(C)
+    if A.ndim < 2 or B.ndim < 2 or C.ndim < 2:
+        raise ValueError("mma needs A [M, K], B [K, N] and C [M, N]")
+    M, K = A.shape[-2:]
+    K2, N = B.shape[-2:]
+    if K != ins.k or K2 != ins.k:
+        raise ValueError(f"{ins.name} on {ins.arch} has K={ins.k}: A is {A.shape}, B is {B.shape}")
+    if C.shape[-2:] != (M, N):
+        raise ValueError(f"C must be [M, N] = [{M}, {N}], got {C.shape}")
+    ins.with_shape(M, N)                      # raises with the valid shapes
+    a = A[..., :, None, :]
+    b = np.swapaxes(B, -1, -2)[..., None, :, :]
+    sa = sb = None
+    if scale_A is not None:
+        sa = np.asarray(scale_A)[..., :, None, :]
+    if scale_B is not None:
+        sb = np.swapaxes(np.asarray(scale_B), -1, -2)[..., None, :, :]
+    return dot_add(ins, a, b, C, sa, sb)
+
+
+@dataclass
+class Trace:
+    """Intermediate values of one dot-add, stage by stage."""
+
+    instruction: Instruction
+    stages: list
+    d: int
+
+    def __str__(self) -> str:
+        ins = self.instruction
+        fd = get_format(ins.d_format)
+        lines = [f"{ins.arch} {ins.name}: {ins.describe()}"]
+        for stage, values in self.stages:
+            lines.append(f"-- {stage}")
+            for k, v in values.items():
+                lines.append(f"   {k}: {_show(v)}")
+        val = to_float(fd, np.array([self.d], np.uint64))[0]
+        width = max(fd.storage_bits // 4, 1)
+        lines.append(f"=> d = 0x{self.d:0{width}x} ({val!r})")
+        return "\n".join(lines)
+
+
+def _show(v):
+    if isinstance(v, np.ndarray):
+        flat = v.squeeze(0) if v.ndim > 1 and v.shape[0] == 1 else v
+        if flat.ndim == 0 or flat.size == 1:
+            return str(flat.reshape(-1)[0]) if flat.size else "[]"
+        return "[" + ", ".join(str(x) for x in flat.reshape(-1)) + "]"
+    return str(v)
+
+
+def trace(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> Trace:
+    """Run one dot-add (``a, b`` of shape ``[K]``) and keep every intermediate stage."""
+    ins = _instruction(instr, arch)
+    pr = _prepare(ins, a, b, c, scale_a, scale_b)
+    if pr.c.shape[0] != 1:
+        raise ValueError(f"trace takes one dot-add (a, b of shape [{ins.k}], c a scalar), got batch {pr.batch}")
+    fa, fb, fc, fd = ins.formats
+    stages: list = []
+    d = algorithms.run(ins.params, pr.a, pr.b, pr.c, fa, fb, fc, fd, pr.sa, pr.sb, ins.scale_format,
+                       ins.block_size, trace=stages)
+    return Trace(ins, stages, int(d[0]))

@@ -1,0 +1,431 @@
+"""The instruction catalog: every (architecture, instruction) cell of ISA.md's two tables.
+
+Instructions are data.  Each NVIDIA row names its paper (SASS) form, PTX form,
+shape and types; the algorithm parameters follow from the architecture's
+datapath (ISA.md section 4: F, e_zero, bytes per pass).  Each AMD row names its
+CDNA3 and CDNA2 forms and the algorithm on each.  The RTL generator reads the
+same :class:`Instruction` objects.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field, replace
+
+from .algorithms import Params
+from .formats import Format, get_format
+
+ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx_blackwell", "cdna2", "cdna3")
+NVIDIA = ARCHITECTURES[:7]
+AMD = ARCHITECTURES[7:]
+
+_ARCH_ALIASES = {
+    "sm_70": "volta", "sm70": "volta", "v100": "volta",
+    "sm_75": "turing", "sm75": "turing", "t4": "turing",
+    "sm_80": "ampere", "sm80": "ampere", "a100": "ampere",
+    "sm_89": "ada", "sm89": "ada", "ada_lovelace": "ada", "lovelace": "ada", "rtx4090": "ada",
+    "sm_90": "hopper", "sm90": "hopper", "sm_90a": "hopper", "h100": "hopper",
+    "sm_100": "blackwell", "sm100": "blackwell", "sm_100a": "blackwell", "b200": "blackwell",
+    "sm_120": "rtx_blackwell", "sm120": "rtx_blackwell", "rtx-blackwell": "rtx_blackwell",
+    "rtxblackwell": "rtx_blackwell", "sm_120a": "rtx_blackwell",
+    "mi200": "cdna2", "mi250": "cdna2", "mi250x": "cdna2", "gfx90a": "cdna2",
+    "mi300": "cdna3", "mi300x": "cdna3", "gfx942": "cdna3",
+}
+
+
+def canonical_arch(arch: str) -> str:
+    """Case-insensitive architecture name (or alias) to its canonical form."""
+    key = str(arch).strip().lower().replace(" ", "_")
+    key = _ARCH_ALIASES.get(key, key)
+    if key not in ARCHITECTURES:
+        close = difflib.get_close_matches(key, ARCHITECTURES + tuple(_ARCH_ALIASES), n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown architecture {arch!r}{hint}; valid: {', '.join(ARCHITECTURES)}")
+    return key
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One matrix instruction on one architecture.
+
+    Members
+    -------
+    arch : str
+        Canonical architecture name.
+    name : str
+        Paper (SASS) name, or the AMD ISA name with its ``v_mfma_`` prefix.
+    ptx : str
+        PTX form (NVIDIA) or ISA name (AMD).
+    m, n, k : int
+        Shape of one instruction (for HGMMA/QGMMA/tcgen05, ``n`` is the
+        smallest valid N; see ``shapes``).
+    a_format, b_format, c_format, d_format : str
+        Operand formats (names of :data:`golden.formats.FORMATS`).
+    scale_format : str or None
+        Block-scale format, None if unscaled.
+    block_size : int or None
+        Products per scale factor.
+    algorithm : str
+        Algorithm name as in the paper (``FDA``, ``CoFDA``, ``GDFS``, ...).
+    params : Params
+        The algorithm parameters.
+    aliases : tuple of str
+        Other accepted names (CDNA1/CDNA2-style AMD names).
+    shapes : tuple of (m, n)
+        Every valid (M, N); the dot-add never depends on it.
+    blocks : int
+        Independent blocks computed by one AMD instruction (``_4b``).
+    """
+
+    arch: str
+    name: str
+    ptx: str
+    m: int
+    n: int
+    k: int
+    a_format: str
+    b_format: str
+    c_format: str
+    d_format: str
+    scale_format: str | None
+    block_size: int | None
+    algorithm: str
+    params: Params
+    aliases: tuple = ()
+    shapes: tuple = ()
+    blocks: int = 1
+    note: str = ""
+
+    @property
+    def family(self) -> str:
+        """First component of the name: ``HMMA``, ``HGMMA``, ``UTCOMMA``, ``v_mfma``..."""
+        return "v_mfma" if self.name.startswith("v_mfma") else self.name.split(".")[0]
+
+    @property
+    def formats(self) -> tuple[Format, ...]:
+        return tuple(get_format(f) for f in (self.a_format, self.b_format, self.c_format, self.d_format))
+
+    @property
+    def vendor(self) -> str:
+        return "amd" if self.arch in AMD else "nvidia"
+
+    def with_shape(self, m: int | None = None, n: int | None = None) -> "Instruction":
+        """This instruction at a concrete shape; raises if the shape is not valid."""
+        m = self.m if m is None else m
+        n = self.n if n is None else n
+        if (m, n) not in self.shapes:
+            ms = sorted({s[0] for s in self.shapes})
+            ns = sorted({s[1] for s in self.shapes if s[0] == m}) or sorted({s[1] for s in self.shapes})
+            raise ValueError(f"{self.name} on {self.arch}: shape M={m}, N={n} is not valid; "
+                             f"M in {ms}, N in {_ranges(ns)}")
+        return replace(self, m=m, n=n)
+
+    def describe(self) -> str:
+        p = self.params
+        bits = [self.algorithm]
+        if p.F is not None:
+            bits.append(f"F={p.F}")
+        if p.pass_size and p.base not in ("SFMA", "GPS"):
+            bits.append(f"L={p.pass_size}")
+        if p.group:
+            bits.append(f"G={p.group}")
+        if p.e_zero is not None:
+            bits.append(f"e_zero={p.e_zero}")
+        if p.out_frac_bits is not None:
+            bits.append(f"result fraction bits={p.out_frac_bits}")
+        return " ".join(bits)
+
+    def __str__(self) -> str:
+        scale = f" scales {self.scale_format}/{self.block_size}" if self.scale_format else ""
+        return (f"{self.arch:13s} {self.name:42s} {self.m}x{self.n}x{self.k} "
+                f"{self.a_format}*{self.b_format}+{self.c_format}->{self.d_format}{scale}  {self.describe()}")
+
+
+def _ranges(ns):
+    if len(ns) > 4 and all(b - a == ns[1] - ns[0] for a, b in zip(ns, ns[1:])):
+        return f"{ns[0]}..{ns[-1]} step {ns[1] - ns[0]}"
+    return str(ns)
+
+
+# --------------------------------------------------------------------------- NVIDIA datapaths
+
+@dataclass(frozen=True)
+class _Datapath:
+    F: int
+    bytes_per_pass: int
+    e_zero_f32: int
+    e_zero_f16: int
+
+
+_VOLTA = _Datapath(23, 8, -131, -19)
+_DATAPATH = {
+    "volta": _VOLTA, "turing": _Datapath(24, 16, -132, -20), "ampere": _Datapath(24, 16, -132, -20),
+    "ada": _Datapath(24, 16, -132, -20), "hopper": _Datapath(25, 32, -133, -21),
+    "blackwell": _Datapath(25, 32, -133, -21), "rtx_blackwell": _Datapath(25, 32, -133, -21),
+}
+_ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "e3m2": 1, "e2m3": 1, "e2m1": 1}
+_SASS_TYPE = {"e4m3": "E4M3", "e5m2": "E5M2", "e3m2": "E3M2", "e2m3": "E2M3", "e2m1": "E2M1"}
+F8 = ("e4m3", "e5m2")
+F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+
+
+def _nvidia_params(arch, a, d, k, fp8_narrow=False, scaled=False, datapath=None):
+    dp = datapath or _DATAPATH[arch]
+    f16_out = d == "f16"
+    F = 13 if fp8_narrow else dp.F
+    return Params(
+        base="FDA", F=F, pass_size=min(k, dp.bytes_per_pass // _ELEMENT_BYTES[a]),
+        e_zero=-133 if scaled else (dp.e_zero_f16 if f16_out else dp.e_zero_f32),
+        out_rounding="RNE" if f16_out else "RZ",
+        out_frac_bits=13 if (fp8_narrow and not f16_out) else None,
+        overflow="ieee" if f16_out else "inf")
+
+
+def _mma_shapes(m, n):
+    return ((m, n),)
+
+
+def _wgmma_shapes():
+    return tuple((64, n) for n in range(8, 257, 8))
+
+
+def _tcgen05_shapes():
+    return tuple((64, n) for n in range(8, 257, 8)) + tuple((128, n) for n in range(16, 257, 16))
+
+
+def _nvidia() -> list[Instruction]:
+    out = []
+
+    def add(arches, name, ptx, m, n, k, a, b, c, d, shapes=None, scale=None, block=None, fp8_narrow=(),
+            datapath=None, base=None, note=""):
+        for arch in arches:
+            if base == "SFMA":
+                params = Params(base="SFMA")
+            elif base == "GDFS":
+                params = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
+            else:
+                params = _nvidia_params(arch, a, d, k, arch in fp8_narrow, scale is not None,
+                                        datapath.get(arch) if datapath else None)
+            nm = name(arch) if callable(name) else name
+            out.append(Instruction(arch, nm, ptx, m, n, k, a, b, c, d, scale, block,
+                                   params.algorithm_name(k), params, shapes=shapes or _mma_shapes(m, n), note=note))
+
+    V, T, A, AD, H, B, R = NVIDIA
+    turing_884 = {T: _VOLTA}
+    note_884 = "Turing runs m8n8k4 on Volta's datapath (F=23, L=4), per the authors' later model (ISA.md (a))"
+    add([V, T], "HMMA.884.F32.F32", "mma.m8n8k4.f32.f16.f16.f32", 8, 8, 4, "f16", "f16", "f32", "f32",
+        datapath=turing_884, note=note_884)
+    add([V, T], "HMMA.884.F32.F16", "mma.m8n8k4.f32.f16.f16.f16", 8, 8, 4, "f16", "f16", "f16", "f32",
+        datapath=turing_884, note=note_884)
+    add([V, T], "HMMA.884.F16.F16", "mma.m8n8k4.f16.f16.f16.f16", 8, 8, 4, "f16", "f16", "f16", "f16",
+        datapath=turing_884, note=note_884)
+    after_turing = [T, A, AD, H, B, R]
+    add(after_turing, "HMMA.1688.F32", "mma.m16n8k8.f32.f16.f16.f32", 16, 8, 8, "f16", "f16", "f32", "f32")
+    add(after_turing, "HMMA.1688.F16", "mma.m16n8k8.f16.f16.f16.f16", 16, 8, 8, "f16", "f16", "f16", "f16")
+    add([A, AD, H, B, R], lambda arch: "DMMA.884" if arch in (A, AD) else "DMMA.8x8x4",
+        "mma.m8n8k4.f64.f64.f64.f64", 8, 8, 4, "f64", "f64", "f64", "f64", base="SFMA")
+    amp = [A, AD, H, B, R]
+    add(amp, "HMMA.1688.F32.TF32", "mma.m16n8k8.f32.tf32.tf32.f32", 16, 8, 8, "tf32", "tf32", "f32", "f32")
+    add(amp, "HMMA.16816.F32", "mma.m16n8k16.f32.f16.f16.f32", 16, 8, 16, "f16", "f16", "f32", "f32")
+    add(amp, "HMMA.16816.F16", "mma.m16n8k16.f16.f16.f16.f16", 16, 8, 16, "f16", "f16", "f16", "f16")
+    add(amp, "HMMA.16816.F32.BF16", "mma.m16n8k16.f32.bf16.bf16.f32", 16, 8, 16, "bf16", "bf16", "f32", "f32")
+    add(amp, "HMMA.1684.F32.TF32", "mma.m16n8k4.f32.tf32.tf32.f32", 16, 8, 4, "tf32", "tf32", "f32", "f32")
+    add(amp, "HMMA.1688.F32.BF16", "mma.m16n8k8.f32.bf16.bf16.f32", 16, 8, 8, "bf16", "bf16", "f32", "f32")
+    for x in F8:
+        for y in F8:
+            X, Y = _SASS_TYPE[x], _SASS_TYPE[y]
+            for d in ("f32", "f16"):
+                D = d.upper()
+                for k in (32, 16):
+                    add([AD, R], f"QMMA.168{k}.{D}.{X}.{Y}", f"mma.m16n8k{k}.{d}.{x}.{y}.{d}", 16, 8, k,
+                        x, y, d, d, fp8_narrow=(AD,))
+    for k in (16, 8, 4):
+        add([H], f"DMMA.16x8x{k}", f"mma.m16n8k{k}.f64.f64.f64.f64", 16, 8, k, "f64", "f64", "f64", "f64",
+            base="SFMA")
+    wg = _wgmma_shapes()
+    add([H], "HGMMA.64xNx8.F32.TF32", "wgmma.m64nNk8.f32.tf32.tf32", 64, 8, 8, "tf32", "tf32", "f32", "f32", wg)
+    add([H], "HGMMA.64xNx16.F32", "wgmma.m64nNk16.f32.f16.f16", 64, 8, 16, "f16", "f16", "f32", "f32", wg)
+    add([H], "HGMMA.64xNx16.F16", "wgmma.m64nNk16.f16.f16.f16", 64, 8, 16, "f16", "f16", "f16", "f16", wg)
+    add([H], "HGMMA.64xNx16.F32.BF16", "wgmma.m64nNk16.f32.bf16.bf16", 64, 8, 16, "bf16", "bf16", "f32", "f32", wg)
+    for x in F8:
+        for y in F8:
+            X, Y = _SASS_TYPE[x], _SASS_TYPE[y]
+            for d in ("f32", "f16"):
+                add([H], f"QGMMA.64xNx32.{d.upper()}.{X}.{Y}", f"wgmma.m64nNk32.{d}.{x}.{y}", 64, 8, 32,
+                    x, y, d, d, wg, fp8_narrow=(H,))
+    tc = _tcgen05_shapes()
+    add([B], "UTCHMMA.F32.TF32", "tcgen05.mma.kind::tf32.f32.tf32.tf32", 64, 8, 8, "tf32", "tf32", "f32", "f32", tc)
+    add([B], "UTCHMMA.F32.F16", "tcgen05.mma.kind::f16.f32.f16.f16", 64, 8, 16, "f16", "f16", "f32", "f32", tc)
+    add([B], "UTCHMMA.F16.F16", "tcgen05.mma.kind::f16.f16.f16.f16", 64, 8, 16, "f16", "f16", "f16", "f16", tc)
+    add([B], "UTCHMMA.F32.BF16", "tcgen05.mma.kind::f16.f32.bf16.bf16", 64, 8, 16, "bf16", "bf16", "f32", "f32", tc)
+    for x in F8F6F4:
+        for y in F8F6F4:
+            X, Y = _SASS_TYPE[x], _SASS_TYPE[y]
+            for d in ("f32", "f16"):
+                add([B], f"UTCQMMA.{d.upper()}.{X}.{Y}", f"tcgen05.mma.kind::f8f6f4.{d}.{x}.{y}", 64, 8, 32,
+                    x, y, d, d, tc)
+            add([B], f"UTCQMMA.SF.F32.{X}.{Y}.E8",
+                f"tcgen05.mma.block_scale.kind::mxf8f6f4.block32.f32.{x}.{y}.ue8m0", 64, 8, 32,
+                x, y, "f32", "f32", tc, scale="ue8m0", block=32)
+            for d in ("f32", "f16"):
+                add([R], f"QMMA.16832.{d.upper()}.{X}.{Y}.F8F6F4", f"mma.m16n8k32.kind::f8f6f4.{d}.{x}.{y}.{d}",
+                    16, 8, 32, x, y, d, d)
+            add([R], f"QMMA.SF.16832.F32.{X}.{Y}.E8",
+                f"mma.block_scale.m16n8k32.kind::mxf8f6f4.block32.f32.{x}.{y}.f32.ue8m0", 16, 8, 32,
+                x, y, "f32", "f32", scale="ue8m0", block=32)
+    fp4 = [("UTCOMMA.MXF4.E8", "tcgen05.mma.block_scale.kind::mxf4.block32.ue8m0", "ue8m0", 32),
+           ("UTCOMMA.MXF4NVF4.E8.B32", "tcgen05.mma.block_scale.kind::mxf4nvf4.block32.ue8m0", "ue8m0", 32),
+           ("UTCOMMA.MXF4NVF4.E8.B16", "tcgen05.mma.block_scale.kind::mxf4nvf4.block16.ue8m0", "ue8m0", 16),
+           ("UTCOMMA.4X", "tcgen05.mma.block_scale.kind::mxf4nvf4.block16.ue4m3", "ue4m3", 16)]
+    for name, ptx, sf, blk in fp4:
+        add([B], name, ptx, 64, 8, 64, "e2m1", "e2m1", "f32", "f32", tc, scale=sf, block=blk, base="GDFS")
+    omma = [("OMMA.SF.16864.F32.E2M1.E2M1.E8", "mma.block_scale.m16n8k64.kind::mxf4.block32.ue8m0", "ue8m0", 32),
+            ("OMMA.SF.16864.F32.E2M1.E2M1.E8.NVF4.B32",
+             "mma.block_scale.m16n8k64.kind::mxf4nvf4.block32.ue8m0", "ue8m0", 32),
+            ("OMMA.SF.16864.F32.E2M1.E2M1.E8.NVF4.B16",
+             "mma.block_scale.m16n8k64.kind::mxf4nvf4.block16.ue8m0", "ue8m0", 16),
+            ("OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X",
+             "mma.block_scale.m16n8k64.kind::mxf4nvf4.block16.ue4m3", "ue4m3", 16)]
+    for name, ptx, sf, blk in omma:
+        add([R], name, ptx, 16, 8, 64, "e2m1", "e2m1", "f32", "f32", scale=sf, block=blk, base="GDFS")
+    return out
+
+
+# --------------------------------------------------------------------------- AMD
+
+def _amd_params(alg, a, k):
+    if alg == "SFMA":
+        return Params(base="SFMA")
+    if alg.startswith("GPS"):
+        return Params(base="GPS", group=int(alg[-1]), flush_subnormals=True)
+    L = {"tf32": 4, "f16": 8, "bf16": 8, "e4m3fnuz": 16, "e5m2fnuz": 16}[a]
+    common = dict(F=24, pass_size=min(L, k), out_rounding="RNE", overflow="ieee", product_overflow=True)
+    if alg == "GFDRDA":
+        return Params(base="GFDRDA", c_drop=25, **common)
+    return Params(base="FDRDA", **common)
+
+
+# (CDNA3 name, CDNA2 name or None, CDNA2-only aliases, K, a/b format, c/d format, CDNA2 alg, CDNA3 alg)
+_AMD_ROWS = [
+    ("f64_16x16x4_f64", "f64_16x16x4f64", 4, "f64", "f64", "SFMA", "SFMA"),
+    ("f64_4x4x4_4b_f64", "f64_4x4x4f64", 4, "f64", "f64", "SFMA", "SFMA"),
+    ("f32_32x32x1_2b_f32", "f32_32x32x1f32", 1, "f32", "f32", "SFMA", "SFMA"),
+    ("f32_16x16x1_4b_f32", "f32_16x16x1f32", 1, "f32", "f32", "SFMA", "SFMA"),
+    ("f32_4x4x1_16b_f32", "f32_4x4x1f32", 1, "f32", "f32", "SFMA", "SFMA"),
+    ("f32_32x32x2_f32", "f32_32x32x2f32", 2, "f32", "f32", "SFMA", "SFMA"),
+    ("f32_16x16x4_f32", "f32_16x16x4f32", 4, "f32", "f32", "SFMA", "SFMA"),
+    ("f32_16x16x8_xf32", None, 8, "tf32", "f32", None, "FDRDA"),
+    ("f32_32x32x4_xf32", None, 4, "tf32", "f32", None, "FDRDA"),
+    ("f32_32x32x4_2b_f16", "f32_32x32x4f16", 4, "f16", "f32", "GPS4", "FDRDA"),
+    ("f32_16x16x4_4b_f16", "f32_16x16x4f16", 4, "f16", "f32", "GPS4", "FDRDA"),
+    ("f32_4x4x4_16b_f16", "f32_4x4x4f16", 4, "f16", "f32", "GPS4", "FDRDA"),
+    ("f32_32x32x8_f16", "f32_32x32x8f16", 8, "f16", "f32", "GPS4", "FDRDA"),
+    ("f32_16x16x16_f16", "f32_16x16x16f16", 16, "f16", "f32", "GPS4", "FDRDA"),
+    ("f32_32x32x2bf16", "f32_32x32x2bf16", 2, "bf16", "f32", "GPS2", None),
+    ("f32_16x16x2bf16", "f32_16x16x2bf16", 2, "bf16", "f32", "GPS2", None),
+    ("f32_4x4x2bf16", "f32_4x4x2bf16", 2, "bf16", "f32", "GPS2", None),
+    ("f32_32x32x4bf16", "f32_32x32x4bf16", 4, "bf16", "f32", "GPS2", None),
+    ("f32_16x16x8bf16", "f32_16x16x8bf16", 8, "bf16", "f32", "GPS2", None),
+    ("f32_32x32x4_2b_bf16", "f32_32x32x4bf16_1k", 4, "bf16", "f32", "GPS4", "FDRDA"),
+    ("f32_16x16x4_4b_bf16", "f32_16x16x4bf16_1k", 4, "bf16", "f32", "GPS4", "FDRDA"),
+    ("f32_4x4x4_16b_bf16", "f32_4x4x4bf16_1k", 4, "bf16", "f32", "GPS4", "FDRDA"),
+    ("f32_32x32x8_bf16", "f32_32x32x8bf16_1k", 8, "bf16", "f32", "GPS4", "FDRDA"),
+    ("f32_16x16x16_bf16", "f32_16x16x16bf16_1k", 16, "bf16", "f32", "GPS4", "FDRDA"),
+] + [
+    (f"f32_{shape}_{x}_{y}", None, k, (fx, fy), "f32", None, "GFDRDA")
+    for shape, k in (("16x16x32", 32), ("32x32x16", 16))
+    for x, fx in (("fp8", "e4m3fnuz"), ("bf8", "e5m2fnuz"))
+    for y, fy in (("fp8", "e4m3fnuz"), ("bf8", "e5m2fnuz"))
+]
+
+_SHAPE = re.compile(r"f(?:32|64)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?")
+
+
+def _amd() -> list[Instruction]:
+    out = []
+    for cdna3_name, cdna2_name, k, ab, cd, alg2, alg3 in _AMD_ROWS:
+        fa, fb = ab if isinstance(ab, tuple) else (ab, ab)
+        m, n, kk, blocks = _SHAPE.match(cdna3_name).groups()
+        assert int(kk) == k, cdna3_name
+        for arch, alg, aliases in (("cdna2", alg2, (cdna2_name,)), ("cdna3", alg3, ())):
+            if alg is None:
+                continue
+            params = _amd_params(alg, fa, k)
+            aliases = tuple(f"v_mfma_{a}" for a in aliases if a and a != cdna3_name)
+            name = f"v_mfma_{cdna3_name}"
+            out.append(Instruction(arch, name, name, int(m), int(n), k, fa, fb, cd, cd, None, None,
+                                   params.algorithm_name(k), params, aliases=aliases,
+                                   shapes=((int(m), int(n)),), blocks=int(blocks or 1)))
+    return out
+
+
+CATALOG: tuple[Instruction, ...] = tuple(_nvidia() + _amd())
+
+
+# --------------------------------------------------------------------------- lookup
+
+def _key(s: str) -> str:
+    s = s.strip().lower()
+    return s[len("v_mfma_"):] if s.startswith("v_mfma_") else s
+
+
+def _names(ins: Instruction):
+    return (ins.name, ins.ptx, *ins.aliases)
+
+
+def _template_match(query: str, ins: Instruction):
+    """Match a concrete shape (``HGMMA.64x128x16.F32``, ``wgmma.m64n128k16...``) against an N template."""
+    q = _key(query)
+    for pattern in (ins.name, ins.ptx):
+        p = _key(pattern)
+        if "xnx" in p or "nnk" in p:
+            rx = re.escape(p).replace("xnx", r"x(\d+)x").replace("nnk", r"n(\d+)k")
+            mt = re.fullmatch(rx, q)
+            if mt:
+                return int(mt.group(1))
+    return None
+
+
+def instructions(arch: str | None = None, family: str | None = None) -> list[Instruction]:
+    """Catalog entries, optionally of one architecture and one family or name prefix.
+
+    ``family`` matches an exact name (paper, PTX/ISA, alias) or a prefix of
+    the name up to a separator: ``HGMMA``, ``HMMA.16816``, ``UTCOMMA``,
+    ``v_mfma_f32_32x32x16`` all work.  Case-insensitive.
+    """
+    pool = [i for i in CATALOG if arch is None or i.arch == canonical_arch(arch)]
+    if family is None:
+        return pool
+    q = _key(family)
+    if q in ("mfma", "v_mfma"):
+        return [i for i in pool if i.vendor == "amd"]
+    exact = [i for i in pool if q in map(_key, _names(i))]
+    if exact:
+        return exact
+    shaped = [i.with_shape(n=n) for i in pool if (n := _template_match(family, i)) is not None
+              and (i.m, n) in i.shapes]
+    if shaped:
+        return shaped
+    return [i for i in pool if any(_key(nm).startswith(q + sep) for nm in _names(i) for sep in "._:")]
+
+
+def lookup(arch: str, name: str) -> Instruction:
+    """The one instruction called ``name`` on ``arch``; clear errors with close matches otherwise."""
+    arch = canonical_arch(arch)
+    found = instructions(arch, name)
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        names = ", ".join(i.name for i in found[:12]) + (" ..." if len(found) > 12 else "")
+        raise ValueError(f"{name!r} names {len(found)} instructions on {arch}, not one: {names}")
+    elsewhere = sorted({i.arch for i in instructions(None, name)})
+    if elsewhere:
+        raise ValueError(f"{name!r} is not available on {arch}; it exists on: {', '.join(elsewhere)}")
+    candidates = sorted({nm for i in instructions(arch) for nm in _names(i)})
+    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.4) or \
+        difflib.get_close_matches(name.upper(), candidates, n=5, cutoff=0.4)
+    fams = sorted({i.family for i in instructions(arch)})
+    hint = f"; close matches: {', '.join(close)}" if close else ""
+    raise ValueError(f"unknown instruction {name!r} on {arch}{hint}; families on {arch}: {', '.join(fams)} "
+                     f"(python -m golden list --arch {arch} shows all)")
