@@ -331,7 +331,7 @@ def round_to_format(fmt: "str | Format", sign, mag, exp, mode: str = "RNE", *,
     shift = q - exp
     right = np.clip(shift, 0, 63)
     kept = np.where(shift > 0, mag >> right, mag << np.clip(-shift, 0, 63))
-    rem = mag & ((np.int64(1) << right) - 1)
+    rem = mag & ((np.uint64(1) << right.astype(np.uint64)) - np.uint64(1)).astype(np.int64)
     half = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0)
     far = shift > 63                                   # everything is below half an ulp
     inexact = np.where(shift > 0, rem != 0, False) | (far & (mag != 0))
