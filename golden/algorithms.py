@@ -241,6 +241,7 @@ def _needs_wide(frac, F, int_bits, terms):
 def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
     """Run an algorithm (and its chain of passes) on ``[R, K]`` operands; returns d bits ``[R]``."""
     fa, fb, fc, fd = (get_format(f) for f in (fa, fb, fc, fd))
+    fs = get_format(fs) if fs is not None else None
     k = a.shape[-1]
     L = params.pass_size if params.pass_size and params.base not in ("SFMA", "GPS") else k
     if k % L:

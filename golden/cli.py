@@ -1,0 +1,138 @@
+"""Command line: ``python -m golden list | run | trace | formats``.
+
+Examples::
+
+    python -m golden list --arch hopper
+    python -m golden run hopper HGMMA -n 100000 --seed 1
+    python -m golden trace cdna3 v_mfma_f32_32x32x8_f16 --a 2048,2048 --b 2048,-2048 --c -0.000001
+    python -m golden trace hopper HMMA.16816.F32 --a 0x3c00,0x0001 --b 0x3c00,0x3c00 --c 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from .api import dot_add, trace
+from .catalog import ARCHITECTURES, instructions, lookup
+from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
+from .vectors import KINDS, random_operands
+
+
+def _parse_values(text: str | None, fmt, k: int | None, what: str) -> np.ndarray:
+    """Comma-separated decimal values or 0x bit patterns, zero-padded to k."""
+    fmt = get_format(fmt)
+    items = [] if not text else [t.strip() for t in text.split(",") if t.strip()]
+    if k is not None and len(items) > k:
+        raise ValueError(f"--{what}: {len(items)} values given, the instruction has K={k}")
+    bits = []
+    for t in items:
+        if t.lower().startswith("0x"):
+            bits.append(int(t, 16))
+        else:
+            v = float(t)
+            b = int(from_float(fmt, np.float64(v)))
+            exact = to_float(fmt, np.array([b], np.uint64))[0]
+            if exact != v and not (np.isnan(v) and np.isnan(exact)):
+                print(f"note: --{what} value {t} is not exact in {fmt.name}; using the nearest, {exact!r}",
+                      file=sys.stderr)
+            bits.append(b)
+    if k is not None:
+        bits += [0] * (k - len(bits))
+    return np.array(bits, np.uint64)
+
+
+def cmd_list(args) -> int:
+    found = instructions(args.arch, args.family)
+    if not found:
+        raise ValueError(f"no instruction matches {args.family!r}" + (f" on {args.arch}" if args.arch else ""))
+    for ins in found:
+        print(ins)
+    print(f"{len(found)} instruction(s)", file=sys.stderr)
+    return 0
+
+
+def cmd_formats(args) -> int:
+    print(f"{'name':10s} {'bits':>4s} {'exp':>3s} {'man':>3s} {'bias':>5s} {'emin':>6s} {'max finite':>12s}  inf  nan")
+    for f in FORMATS.values():
+        print(f"{f.name:10s} {f.storage_bits:4d} {f.exp_bits:3d} {f.man_bits:3d} {f.bias:5d} {f.emin:6d} "
+              f"{f.max_finite:12.6g}  {'yes' if f.inf else 'no ':3s}  {f.nan}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    found = instructions(args.arch, args.instr)
+    if not found:
+        lookup(args.arch, args.instr)          # raises the helpful error
+    rng = np.random.default_rng(args.seed)
+    print(f"{'instruction':44s} {'algorithm':9s} {'vectors':>9s} {'time s':>8s} {'dot-adds/s':>11s} "
+          f"{'finite':>7s} {'zero':>6s} {'inf':>6s} {'nan':>6s}")
+    for ins in found:
+        a, b, c, sa, sb = random_operands(ins, args.n, rng, args.kind)
+        t0 = time.perf_counter()
+        d = dot_add(ins, a, b, c, sa, sb)
+        dt = time.perf_counter() - t0
+        cls = decode(ins.d_format, d).cls
+        counts = [int(((cls != INF) & (cls != NAN)).sum()), int((cls == ZERO).sum()),
+                  int((cls == INF).sum()), int((cls == NAN).sum())]
+        print(f"{ins.name:44s} {ins.algorithm:9s} {args.n:9d} {dt:8.3f} {args.n / dt:11.0f} "
+              + " ".join(f"{x:{w}d}" for x, w in zip(counts, (7, 6, 6, 6))), flush=True)
+    return 0
+
+
+def cmd_trace(args) -> int:
+    ins = lookup(args.arch, args.instr)
+    fa, fb, fc, _ = ins.formats
+    a = _parse_values(args.a, fa, ins.k, "a")
+    b = _parse_values(args.b, fb, ins.k, "b")
+    c = _parse_values(args.c or "0", fc, None, "c")
+    if len(c) != 1:
+        raise ValueError("--c takes one value")
+    sa = sb = None
+    if ins.scale_format:
+        nblk = ins.k // ins.block_size
+        one = str(1.0)
+        sa = _parse_values(args.scale_a or ",".join([one] * nblk), ins.scale_format, nblk, "scale-a")
+        sb = _parse_values(args.scale_b or ",".join([one] * nblk), ins.scale_format, nblk, "scale-b")
+    print(trace(ins, a, b, c[0], sa, sb))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m golden", description="Bit-accurate golden model of GPU MMA instructions.")
+    sub = p.add_subparsers(dest="command", required=True)
+    ls = sub.add_parser("list", help="list catalog instructions")
+    ls.add_argument("family", nargs="?", help="name, PTX/ISA name or family prefix (HGMMA, UTCOMMA, ...)")
+    ls.add_argument("--arch", help=f"one of {', '.join(ARCHITECTURES)}")
+    ls.set_defaults(func=cmd_list)
+    fm = sub.add_parser("formats", help="list number formats")
+    fm.set_defaults(func=cmd_formats)
+    run = sub.add_parser("run", help="run matching instructions on random vectors")
+    run.add_argument("arch")
+    run.add_argument("instr", help="name or family")
+    run.add_argument("-n", type=int, default=100_000, help="dot-adds per instruction (default 100000)")
+    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--kind", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
+    run.set_defaults(func=cmd_run)
+    tr = sub.add_parser("trace", help="one dot-add, stage by stage")
+    tr.add_argument("arch")
+    tr.add_argument("instr")
+    for name in ("a", "b"):
+        tr.add_argument(f"--{name}", help="comma-separated values or 0x bit patterns (zero-padded to K)")
+    tr.add_argument("--c", help="one value or 0x bit pattern (default 0)")
+    tr.add_argument("--scale-a", help="block scales of a (values or 0x bytes; default 1.0)")
+    tr.add_argument("--scale-b", help="block scales of b")
+    tr.set_defaults(func=cmd_trace)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
