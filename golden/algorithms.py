@@ -9,12 +9,20 @@ of passes (:func:`run`), selected by ``Params.pass_size < K``.
 A hardware team can describe a design of its own with the same parameters:
 ``Params(base="FDA", F=27, pass_size=16, e_zero=-133)`` is one line.
 
-Fixed-point conventions: an aligned significand is an integer ``A`` with ``F``
+Fixed-point conventions: an aligned term is an integer ``A`` with ``F``
 fraction bits relative to ``2**e_max``, i.e. the term's value is
-``A * 2**(e_max - F)``.  Truncation of a signed term is on its magnitude (RZ)
-in the NVIDIA algorithms and an arithmetic shift, i.e. a floor (RD), in the
-AMD ones.  When a design's widths could overflow 64-bit integers the
-arithmetic switches to Python integers (slow, exact).
+``A * 2**(e_max - F)``; ``A = trunc(value * 2**(F - e_max))`` (RZ on the
+magnitude, NVIDIA and the AMD product alignment) or ``floor(...)`` (RD, the
+AMD merges).  Products of the narrow formats are exact in float64 and every
+aligned sum stays below 2**53, so float64 arithmetic on integer values is
+exact here; :func:`_check_exact` refuses a custom design whose widths would
+not be.  Arrays are products-major (``[K, R]``) so that every reduction over
+the K products is an element-wise operation on contiguous rows.
+
+Special values need no separate pass: NaN and infinite products (0 * inf
+included) flow through the float64 sums with IEEE semantics, which are
+exactly the rules of FDA step 1, and :func:`_finish` maps such rows to the
+canonical NaN or the infinity.
 
 Each function can fill a ``trace`` list with ``(stage, {name: array})`` pairs;
 :func:`golden.trace` turns that into the stage-by-stage report.
@@ -27,11 +35,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .formats import (INF, NAN, NORMAL, SUBNORMAL, ZERO, Format, bit_length, decode, get_format,
-                      round_to_format, special_bits)
+from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, get_format, round_to_format,
+                      special_bits)
 
 BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
-EXCLUDED = -(1 << 40)          # exponent of a term left out of a maximum
 
 
 @dataclass(frozen=True)
@@ -111,129 +118,141 @@ class Params:
         return replace(self, **changes)
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- operand tables
 
-def _shift_right(x, s):
-    """``x >> s`` for s possibly >= 64 (int64 arrays) or any s (object arrays)."""
-    if x.dtype == object:
-        return x >> s
-    return x >> np.minimum(s, 63)
-
-
-def _align_magnitude(sig, frac, exp, e_max, F, wide):
-    """Align non-negative significands (``sig * 2**(exp - frac)``) to ``F`` fraction bits below ``2**e_max``, truncating."""
-    if wide:
-        sig = sig.astype(object)
-    left = max(F - frac, 0)
-    right = (e_max - exp) + max(frac - F, 0)
-    if left:
-        sig = sig << left
-    return _shift_right(sig, right)
+ZERO_EXP = -4096     # exponent of a zero operand: any product with one lies far below every real exponent
+NO_TERM = -2048      # a maximum below this means "no non-zero term"
+PARKED = -1000       # exponent used for rows without terms, keeps 2**(F - e) finite
+EXACT_BITS = 53      # float64 holds every aligned sum below 2**53 exactly
 
 
-def _floor_shift(x, s):
-    """Arithmetic shift right (floor) by s >= 0, or left by -s: a round-down alignment."""
-    if x.dtype == object:
-        out = np.empty_like(x)
-        for i, (v, k) in enumerate(zip(x.ravel(), np.broadcast_to(s, x.shape).ravel())):
-            out.flat[i] = v >> int(k) if k >= 0 else v << int(-k)
-        return out
-    s = np.broadcast_to(s, x.shape)
-    return np.where(s >= 0, x >> np.clip(s, 0, 63), x << np.clip(-s, 0, 63))
+def _narrow_float(values: np.ndarray) -> np.ndarray:
+    """float32 when that holds every value exactly (smaller tables gather faster), else float64."""
+    with np.errstate(all="ignore"):
+        v32 = values.astype(np.float32)
+    same = (v32.astype(np.float64) == values) | (np.isnan(values) & np.isnan(v32))
+    return v32 if same.all() else values
 
 
-def _to_sign_mag(s):
-    sign = (s < 0).astype(np.int8)
-    return sign, np.abs(s)
-
-
-def _normalise(out_fmt: Format, total, exp_lsb, p: Params, rounding=None):
-    """Round the exact fixed-point ``total * 2**exp_lsb`` to the output format; zero is +0."""
-    sign, mag = _to_sign_mag(total)
-    if mag.dtype == object:
-        return _normalise_wide(out_fmt, sign, mag, exp_lsb, p, rounding)
-    return round_to_format(out_fmt, sign, mag, exp_lsb, rounding or p.out_rounding,
-                           frac_bits=p.out_frac_bits, overflow=p.overflow)
-
-
-def _normalise_wide(out_fmt, sign, mag, exp_lsb, p, rounding):
-    """Python-integer path: pre-shift each magnitude to 62 bits keeping a sticky bit, then round."""
-    mag = np.asarray(mag, object).ravel()
-    exp_lsb = np.broadcast_to(np.asarray(exp_lsb, object), mag.shape).ravel()
-    small = np.empty(mag.shape, np.int64)
-    e = np.empty(mag.shape, np.int64)
-    for i, (m, x) in enumerate(zip(mag, exp_lsb)):
-        m, x = int(m), int(x)
-        drop = max(m.bit_length() - 61, 0)
-        if drop:
-            sticky = int(m & ((1 << drop) - 1) != 0)
-            # keep a sticky bit below the rounding point (round to odd is enough for every mode here)
-            m = ((m >> drop) << 1) | sticky
-            x += drop - 1
-        small[i], e[i] = m, x
-    return round_to_format(out_fmt, np.asarray(sign).ravel(), small, e, rounding or p.out_rounding,
-                           frac_bits=p.out_frac_bits, overflow=p.overflow).reshape(np.shape(sign))
-
-
-def _specials(a_cls, a_sign, b_cls, b_sign, c_cls, c_sign, extra_pinf=None, extra_ninf=None):
-    """NaN / +inf / -inf outcome per row (ISA.md FDA step 1)."""
-    nan_k = (a_cls == NAN) | (b_cls == NAN) | ((a_cls == INF) & (b_cls == ZERO)) | ((a_cls == ZERO) & (b_cls == INF))
-    inf_k = ((a_cls == INF) | (b_cls == INF)) & ~nan_k
-    psign = a_sign ^ b_sign
-    pinf = (inf_k & (psign == 0)).any(-1) | ((c_cls == INF) & (c_sign == 0))
-    ninf = (inf_k & (psign == 1)).any(-1) | ((c_cls == INF) & (c_sign == 1))
-    if extra_pinf is not None:
-        pinf |= extra_pinf
-        ninf |= extra_ninf
-    nan = nan_k.any(-1) | (c_cls == NAN) | (pinf & ninf)
-    return nan, pinf & ~nan, ninf & ~nan
-
-
-def _apply_specials(out_fmt, d, nan, pinf, ninf, canonical_nan=True):
-    if nan.any():
-        d = np.where(nan, special_bits(out_fmt, "nan"), d)
-    if pinf.any():
-        d = np.where(pinf, special_bits(out_fmt, "inf", 0), d)
-    if ninf.any():
-        d = np.where(ninf, special_bits(out_fmt, "inf", 1), d)
-    return d.astype(out_fmt.dtype)
-
-
-@dataclass
-class _Products:
-    sign: np.ndarray
-    exp: np.ndarray
-    sig: np.ndarray
-    frac: int
-    zero: np.ndarray
-    special: np.ndarray          # either operand is inf or NaN
+@functools.cache
+def _operand_table(fmt: Format):
+    """Value and hidden-bit exponent of every bit pattern of a narrow format (zero: ZERO_EXP)."""
+    d = decode(fmt, np.arange(1 << fmt.value_bits, dtype=np.uint64) << np.uint64(fmt.ignored_low_bits))
+    val = _values(fmt, d)
+    exp = np.where(d.cls == ZERO, ZERO_EXP, np.where(d.cls >= INF, 0, d.exp)).astype(np.int16)
+    return _narrow_float(val), exp
 
 
 @functools.cache
 def _product_table(fa: Format, fb: Format):
-    """Every product of two narrow formats, computed once (one gather per product later)."""
-    ia, ib = np.meshgrid(np.arange(1 << fa.value_bits), np.arange(1 << fb.value_bits), indexing="ij")
-    da = decode(fa, ia.ravel().astype(np.uint64) << np.uint64(fa.ignored_low_bits))
-    db = decode(fb, ib.ravel().astype(np.uint64) << np.uint64(fb.ignored_low_bits))
-    return (da.sign ^ db.sign, (da.exp + db.exp).astype(np.int64), da.sig * db.sig,
-            (da.cls == ZERO) | (db.cls == ZERO), (da.cls >= INF) | (db.cls >= INF))
+    """Every exact product of two narrow formats (one gather per product later)."""
+    va, ea = _operand_table(fa)
+    vb, eb = _operand_table(fb)
+    with np.errstate(all="ignore"):
+        p = va.astype(np.float64)[:, None] * vb.astype(np.float64)[None, :]
+    e = ea.astype(np.int16)[:, None] + eb[None, :]
+    return _narrow_float(p.ravel()), e.ravel()
 
 
-def _products(fa: Format, a, fb: Format, b) -> _Products:
-    """Exact, unnormalised products ``s_a*s_b * 2**(e_a+e_b)`` (ISA.md FDA step 2)."""
-    frac = fa.man_bits + fb.man_bits
+def _values(fmt: Format, d) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        v = np.ldexp(d.sig.astype(np.float64), (d.exp - fmt.man_bits).astype(np.int32))
+    v = np.where(d.sign == 1, -v, v)
+    v = np.where(d.cls == INF, np.where(d.sign == 1, -np.inf, np.inf), v)
+    return np.where(d.cls == NAN, np.nan, v)
+
+
+def _index(fmt: Format, bits) -> np.ndarray:
+    x = bits
+    if fmt.ignored_low_bits:
+        x = x >> np.uint64(fmt.ignored_low_bits)
+    if fmt.storage_bits - fmt.ignored_low_bits > fmt.value_bits:
+        x = x & np.uint64((1 << fmt.value_bits) - 1)
+    return x.astype(np.intp)
+
+
+def _operand_values(fmt: Format, bits):
+    """Exact values (float64) and hidden-bit exponents (int32; zero: ZERO_EXP) of bit patterns."""
+    if fmt.value_bits <= 16:
+        val, exp = _operand_table(fmt)
+        idx = _index(fmt, bits)
+        return np.take(val, idx).astype(np.float64, copy=False), np.take(exp, idx).astype(np.int32)
+    d = decode(fmt, bits)
+    if fmt.name in ("f32", "tf32"):          # the word itself is the value (TF32's low bits cleared)
+        word = bits & np.uint64(~((1 << fmt.ignored_low_bits) - 1) & 0xFFFFFFFF)
+        val = word.astype(np.uint32).view(np.float32).astype(np.float64)
+    else:
+        val = _values(fmt, d)
+    exp = np.where(d.cls == ZERO, ZERO_EXP, np.where(d.cls >= INF, 0, d.exp)).astype(np.int32)
+    return val, exp
+
+
+def _product_stage(fa: Format, a, fb: Format, b):
+    """Exact products ``p [K, R]`` (float64) and their unnormalised exponents ``e_a + e_b`` (FDA step 2)."""
+    aT, bT = a.T, b.T
     if fa.value_bits + fb.value_bits <= 16:
-        idx = (((a.astype(np.int64) >> fa.ignored_low_bits) & ((1 << fa.value_bits) - 1)) << fb.value_bits) | \
-              ((b.astype(np.int64) >> fb.ignored_low_bits) & ((1 << fb.value_bits) - 1))
-        sign, exp, sig, zero, special = (t[idx] for t in _product_table(fa, fb))
-        return _Products(sign, exp, sig, frac, zero, special)
-    da, db = decode(fa, a), decode(fb, b)
-    return _Products(da.sign ^ db.sign, da.exp.astype(np.int64) + db.exp, da.sig * db.sig, frac,
-                     (da.cls == ZERO) | (db.cls == ZERO), (da.cls >= INF) | (db.cls >= INF))
+        ptab, etab = _product_table(fa, fb)
+        idx = (_index(fa, aT) << fb.value_bits) | _index(fb, bT)
+        return np.take(ptab, idx).astype(np.float64, copy=False), np.take(etab, idx).astype(np.int32)
+    va, ea = _operand_values(fa, aT)
+    vb, eb = _operand_values(fb, bT)
+    with np.errstate(all="ignore"):
+        va *= vb
+    ea += eb
+    return va, ea
 
 
-def _needs_wide(frac, F, int_bits, terms):
-    return max(F - frac, 0) + frac + int_bits + int(terms).bit_length() + 1 > 62
+def _scale_stage(fs: Format, scale_a, scale_b):
+    """Products of the two block scales (values, exponent sums), shape [blocks, R]."""
+    va, ea = _operand_values(fs, scale_a.T)
+    vb, eb = _operand_values(fs, scale_b.T)
+    with np.errstate(all="ignore"):
+        return va * vb, ea + eb
+
+
+def _check_exact(p: Params, int_bits: int, terms: int):
+    need = p.F + int_bits + int(terms).bit_length()
+    if need > EXACT_BITS:
+        raise ValueError(f"{p.base} with F={p.F} needs {need}-bit fixed-point sums; this model is exact up to "
+                         f"{EXACT_BITS} bits (F <= {EXACT_BITS - int_bits - int(terms).bit_length()} here)")
+
+
+def _truncate(x, scale):
+    """``trunc(x * scale)`` in place: alignment with the shifted-out bits dropped (RZ on the magnitude)."""
+    with np.errstate(all="ignore"):
+        x *= scale
+    return np.trunc(x, out=x)
+
+
+def _floor_scaled(x, log2_scale):
+    """``floor(x * 2**log2_scale)``: alignment with round-down (RD)."""
+    with np.errstate(all="ignore"):
+        return np.floor(np.ldexp(x, np.asarray(log2_scale, np.int32)))
+
+
+def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=None):
+    """Normalise the exact sum ``total * 2**exp_lsb`` (float64 integers) to the output format.
+
+    Rows whose ``special`` value (default: the sum itself) is NaN or infinite
+    take the canonical NaN or that infinity (FDA step 1).
+    """
+    special = total if special is None else special
+    bad = ~np.isfinite(special)
+    ints = np.where(np.isfinite(total), total, 0.0).astype(np.int64)
+    sign = (ints < 0).astype(np.int8)
+    d = round_to_format(out_fmt, sign, np.abs(ints), exp_lsb, rounding or p.out_rounding,
+                        frac_bits=p.out_frac_bits, overflow=p.overflow)
+    if bad.any():
+        nan = np.isnan(special)
+        d = np.where(nan, special_bits(out_fmt, "nan"), d)
+        inf = bad & ~nan
+        d = np.where(inf, special_bits(out_fmt, "inf", (special < 0).astype(np.uint64)), d)
+    return d.astype(out_fmt.dtype)
+
+
+def _T(x):
+    """[K, R] -> [R, K] for traces."""
+    return np.asarray(x).T
 
 
 # --------------------------------------------------------------------------- chains
@@ -250,11 +269,12 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
     for j in range(0, k, L):
         sa = sb = None
         if scale_a is not None:
-            sa = scale_a[:, j // block:(j + L) // block]
-            sb = scale_b[:, j // block:(j + L) // block]
+            sa = scale_a[:, j // block:(j + L + block - 1) // block]
+            sb = scale_b[:, j // block:(j + L + block - 1) // block]
         if trace is not None and k > L:
             trace.append((f"pass {j // L} (products {j}..{j + L - 1})", {}))
-        c = step(params, a[:, j:j + L], b[:, j:j + L], c, fa, fb, fc, fd, sa, sb, fs, block, trace)
+        with np.errstate(all="ignore"):      # NaN and infinities are data here, not accidents
+            c = step(params, a[:, j:j + L], b[:, j:j + L], c, fa, fb, fc, fd, sa, sb, fs, block, trace)
         fc = fd                              # the next pass takes this result as c
     return c
 
@@ -262,44 +282,35 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
 # --------------------------------------------------------------------------- FDA
 
 def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """One fused dot-add pass (ISA.md section 3, FDA; with scales when given)."""
-    prod = _products(fa, a, fb, b)
-    dc = decode(fc, c)
-    exp = prod.exp
+    """One fused dot-add pass (ISA.md section 3, FDA; with block scales when given)."""
+    P, E = _product_stage(fa, a, fb, b)
+    K, R = P.shape
     if scale_a is not None:
-        sa, sb = decode(fs, scale_a), decode(fs, scale_b)
-        per_block = np.repeat(sa.exp.astype(np.int64) + sb.exp, block, axis=-1)[:, :a.shape[-1]]
-        exp = exp + per_block
-    exp = np.where(prod.zero, p.e_zero, exp)
-    c_exp = np.where(dc.cls == ZERO, p.e_zero, dc.exp.astype(np.int64))
-    e_max = np.maximum(exp.max(-1), c_exp)
-    wide = _needs_wide(prod.frac, p.F, 2, a.shape[-1] + 1)
-    A = _align_magnitude(prod.sig, prod.frac, exp, e_max[:, None], p.F, wide)
-    C = _align_magnitude(dc.sig, fc.man_bits, c_exp, e_max, p.F, wide)
-    terms_sign = prod.sign
-    total = np.where(terms_sign == 1, -A, A).sum(-1) + np.where(dc.sign == 1, -C, C)
-    d = _normalise(fd, total, e_max - p.F, p)
+        # FDA with scales: the two scale exponents join each product's exponent; a NaN scale gives NaN
+        sv, se = _scale_stage(fs, scale_a, scale_b)
+        P.reshape(-1, block, R)[...] *= sv[:, None, :]
+        E.reshape(-1, block, R)[...] += se[:, None, :]
+    cv, ce = _operand_values(fc, c)
+    _check_exact(p, 2, K + 1)
+    e_max = np.maximum(E.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))   # a zero c takes e_zero
+    if p.e_zero > fc.emin:
+        # zero products take e_zero (ISA.md fact 1); when e_zero <= every c exponent this cannot move the max
+        e_max = np.where((E <= NO_TERM).any(0), np.maximum(e_max, p.e_zero), e_max)
+    scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
     if trace is not None:
-        trace.append(("products (exact, unnormalised)", {"sign": prod.sign, "exponent": exp, "significand": prod.sig,
-                                                        "significand fraction bits": prod.frac}))
-        trace.append(("maximum exponent", {"e_max": e_max, "c exponent": c_exp}))
-        trace.append((f"aligned to F={p.F} fraction bits (RZ)", {"products": np.where(terms_sign == 1, -A, A), "c": np.where(dc.sign == 1, -C, C)}))
-        trace.append(("fixed-point sum", {"sum": total, "value": total * 1.0 * np.exp2((e_max - p.F).astype(float))}))
-    special_rows = prod.special.any(-1) | (dc.cls >= INF)
-    if scale_a is not None:
-        scale_nan = (sa.cls == NAN).any(-1) | (sb.cls == NAN).any(-1)
-        special_rows |= scale_nan
-    if special_rows.any():
-        r = np.nonzero(special_rows)[0]
-        da, db = decode(fa, a[r]), decode(fb, b[r])
-        nan, pinf, ninf = _specials(da.cls, da.sign, db.cls, db.sign, dc.cls[r], dc.sign[r])
-        if scale_a is not None:
-            nan |= scale_nan[r]
-            pinf &= ~nan
-            ninf &= ~nan
-        d[r] = _apply_specials(fd, d[r], nan, pinf, ninf)
+        trace.append(("products (exact; exponent = e_a + e_b, unnormalised)",
+                      {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, p.e_zero, E))}))
+        trace.append(("maximum exponent", {"e_max": e_max, "c": cv, "c exponent": np.where(ce <= NO_TERM, p.e_zero, ce)}))
+    A = _truncate(P, scale[None, :])
+    C = np.trunc(cv * scale)
+    total = A.sum(0) + C
     if trace is not None:
-        trace.append(("result", {"d": d}))
+        trace.append((f"aligned to F={p.F} fraction bits below 2^e_max (RZ), in units of 2^(e_max-F)",
+                      {"products": _T(A), "c": C}))
+        trace.append(("fixed-point sum", {"sum": total, "value": np.ldexp(total, (e_max - p.F).astype(np.int32))}))
+    d = _finish(fd, total, e_max - p.F, p)
+    if trace is not None:
+        trace.append(("normalised and rounded", {"d": d}))
     return d
 
 
@@ -310,191 +321,173 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
     if scale_a is None:
         raise ValueError("GDFS needs block scales (scale_a and scale_b)")
     g = p.group or 16
-    prod = _products(fa, a, fb, b)
-    # Products as exact integers in units of 2**unit_exp (e2m1: quarters, |p| <= 36).
-    base = fa.emin + fb.emin                          # smallest product exponent
-    exact = np.where(prod.zero, 0, prod.sig << (prod.exp - base).clip(0, 62))
-    unit_exp = base - prod.frac
-    signed = np.where(prod.sign == 1, -exact, exact)
-    R, K = a.shape
-    sigma = signed.reshape(R, K // g, g).sum(-1)                     # exact group sums
-    sa, sb = decode(fs, scale_a), decode(fs, scale_b)
-    reps = max(block // g, 1)
-    s_sig = np.repeat(sa.sig * sb.sig, reps, axis=-1)[:, :K // g]
-    s_exp = np.repeat(sa.exp.astype(np.int64) + sb.exp, reps, axis=-1)[:, :K // g]
-    # Group term (ISA.md fact 1): significand sigma * scale significands, unnormalised, with
-    # `frac` fraction bits; exponent = the sum of the two scale exponents.
-    frac = 2 * fs.man_bits - unit_exp
-    gsig = np.abs(sigma) * s_sig
-    gzero = gsig == 0
-    gexp = np.where(gzero, p.e_zero, s_exp)
-    dc = decode(fc, c)
-    c_exp = np.where(dc.cls == ZERO, p.e_zero, dc.exp.astype(np.int64))
-    e_max = np.maximum(gexp.max(-1), c_exp)
-    wide = _needs_wide(frac, p.F, 14 + 2 * fs.man_bits, K // g + 1)
-    G = _align_magnitude(gsig, frac, gexp, e_max[:, None], p.F, wide)
-    C = _align_magnitude(dc.sig, fc.man_bits, c_exp, e_max, p.F, wide)
-    total = np.where(sigma < 0, -G, G).sum(-1) + np.where(dc.sign == 1, -C, C)
-    d = _normalise(fd, total, e_max - p.F, p)
+    P, _ = _product_stage(fa, a, fb, b)
+    K, R = P.shape
+    sigma = P.reshape(K // g, g, R).sum(1)                       # exact group sums (ISA.md fact 5)
+    sv, se = _scale_stage(fs, scale_a, scale_b)
+    if block > g:                                                 # one scale pair covers several groups
+        sv, se = np.repeat(sv, block // g, axis=0), np.repeat(se, block // g, axis=0)
+    with np.errstate(all="ignore"):
+        term = sigma * sv                                         # unnormalised: sigma * scale significands
+    gexp = np.where(term == 0, p.e_zero, se)                     # exponent: sum of the scale exponents
+    cv, ce = _operand_values(fc, c)
+    _check_exact(p, 12, K // g + 1)
+    e_max = np.maximum(gexp.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))
+    scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
     if trace is not None:
-        trace.append(("exact products", {"products (units of 2^%d)" % unit_exp: signed}))
-        trace.append((f"group sums of {g}", {"sigma": sigma}))
-        trace.append(("scaled group terms", {"significand": np.where(sigma < 0, -gsig, gsig), "fraction bits": frac,
-                                             "exponent": gexp}))
-        trace.append(("maximum exponent", {"e_max": e_max, "c exponent": c_exp}))
-        trace.append((f"aligned to F={p.F} (RZ) and summed", {"sum": total}))
-    nan = (sa.cls == NAN).any(-1) | (sb.cls == NAN).any(-1) | (dc.cls == NAN)
-    cinf = (dc.cls == INF) & ~nan
-    d = _apply_specials(fd, d, nan, cinf & (dc.sign == 0), cinf & (dc.sign == 1))
+        trace.append(("exact products", {"value": _T(P).copy()}))
+        trace.append((f"exact group sums of {g}", {"sigma": _T(sigma)}))
+        trace.append(("times the block scales", {"term": _T(term), "exponent": _T(gexp)}))
+        trace.append(("maximum exponent", {"e_max": e_max}))
+    A = _truncate(term.copy(), scale[None, :])
+    total = A.sum(0) + np.trunc(cv * scale)
     if trace is not None:
-        trace.append(("result", {"d": d}))
+        trace.append((f"aligned to F={p.F} (RZ) and summed", {"terms": _T(A), "sum": total}))
+    d = _finish(fd, total, e_max - p.F, p)
+    if trace is not None:
+        trace.append(("normalised and rounded", {"d": d}))
     return d
 
 
 # --------------------------------------------------------------------------- FDRDA / GFDRDA
 
-def _amd_products(p, fa, a, fb, b):
-    prod = _products(fa, a, fb, b)
-    # Overflow: |s| >= 2 counts one more in the exponent; e >= 128 is infinity (ISA.md fact 4).
-    norm_exp = prod.exp + (prod.sig >= (2 << prod.frac))
-    over = ~prod.zero & ~prod.special & (norm_exp >= 128) if p.product_overflow else np.zeros_like(prod.zero)
-    exp = np.where(prod.zero | over, EXCLUDED, prod.exp)   # zero products are left out of the maximum
-    sig = np.where(over, 0, prod.sig)
-    return prod, exp, sig, over
+def _amd_products(p: Params, fa, a, fb, b):
+    P, E = _product_stage(fa, a, fb, b)
+    if p.product_overflow and (fa.emax + 1) + (fb.emax + 1) >= 128:
+        # |p| >= 2**128 overflows to infinity (ISA.md fact 4); f16/fp8 products never get there
+        with np.errstate(invalid="ignore"):
+            P = np.where(np.abs(P) >= 2.0 ** 128, np.copysign(np.inf, P), P)
+    return P, E
 
 
-def _group_dot(p, prod, exp, sig):
-    """Align a set of products to its own maximum (F, truncated) and sum: ``(s, e)`` with F fraction bits."""
-    e = exp.max(-1)
-    A = _align_magnitude(sig, prod.frac, exp, e[:, None], p.F, False)
-    s = np.where(prod.sign == 1, -A, A).sum(-1)
-    return s, e
+def _set_dot(p: Params, P, E):
+    """Products aligned to their own maximum (zeros left out), F bits, truncated, summed: ``(s, e, has)``."""
+    e = E.max(0)
+    has = e > NO_TERM
+    e = np.where(has, e, PARKED)
+    s = _truncate(P.copy(), np.ldexp(1.0, (p.F - e).astype(np.int32))[None, :]).sum(0)
+    return s, e, has
 
 
-def _merge_with_c(p, fd, s_dot, e_dot, dc, drop_c, trace):
+def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, trace):
     """FDRDA steps 6-8 with the exact floors of ISA.md fact 4."""
-    c_exp = dc.exp.astype(np.int64)                  # a zero c keeps the minimum exponent, -126
-    has_dot = e_dot > EXCLUDED // 2
-    e_max = np.where(has_dot, np.maximum(e_dot, c_exp), c_exp)
-    D = _floor_shift(s_dot, (e_max - e_dot) - (p.dot_floor_bits - p.F))
-    D = np.where(has_dot, D, 0)
-    sc = np.where(dc.sign == 1, -dc.sig, dc.sig)
-    Cq = _floor_shift(sc, (e_max - c_exp) - (p.c_floor_bits - 23))
-    if drop_c is not None:
-        Cq = np.where(c_exp < e_max - drop_c, 0, Cq)
-    T = D + (Cq << (p.dot_floor_bits - p.c_floor_bits))   # dot_floor_bits fraction bits below 2**e_max
+    ce = np.where(ce <= NO_TERM, -126, ce)                    # a zero c keeps the exponent -126
+    e_max = np.where(has_dot, np.maximum(e_dot, ce), ce)
+    D = np.where(has_dot, _floor_scaled(s_dot, p.dot_floor_bits - dot_frac - (e_max - e_dot)), 0.0)
+    C = _floor_scaled(cv, p.c_floor_bits - e_max)
+    if p.c_drop is not None:
+        C = np.where((ce < e_max - p.c_drop) & np.isfinite(cv), 0.0, C)
+    T = D + np.ldexp(C, p.dot_floor_bits - p.c_floor_bits)
+    ints = np.where(np.isfinite(T), T, 0.0).astype(np.int64)
     lsb = e_max - p.dot_floor_bits
-    top = lsb + bit_length(np.abs(T)) - 1
-    e_n = np.maximum(top, -126)
-    Tn = _floor_shift(T, (e_n - p.final_floor_bits) - lsb)
-    d = _normalise(fd, Tn, e_n - p.final_floor_bits, p, rounding="RNE")
+    e_n = np.maximum(lsb + bit_length(np.abs(ints)) - 1, -126)
+    Tn = _floor_scaled(np.where(np.isfinite(T), T, 0.0), lsb - (e_n - p.final_floor_bits))
     if trace is not None:
-        trace.append(("maximum exponent with c", {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": c_exp, "e_max": e_max}))
-        trace.append((f"round-down alignment (dot: {p.dot_floor_bits}, c: {p.c_floor_bits} fraction bits)",
-                      {"dot": D, "c": Cq}))
-        trace.append((f"normalised, floored to {p.final_floor_bits} fraction bits", {"significand": Tn, "exponent": e_n}))
+        trace.append(("maximum exponent with c", {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": ce, "e_max": e_max}))
+        trace.append((f"round-down alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} fraction bits "
+                      "(units of 2^(e_max-32))", {"dot": D, "c": np.ldexp(C, p.dot_floor_bits - p.c_floor_bits),
+                                                  "sum": T}))
+        trace.append((f"normalised (exponent >= -126), floored to {p.final_floor_bits} fraction bits",
+                      {"significand": Tn, "exponent": e_n}))
+    d = _finish(fd, Tn, e_n - p.final_floor_bits, p, rounding="RNE", special=special)
+    if trace is not None:
+        trace.append(("rounded to f32 (RNE)", {"d": d}))
     return d
 
 
 def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
     """Fused dot, round-down add (CDNA3 tf32/f16/bf16; ISA.md section 3, FDRDA)."""
-    prod, exp, sig, over = _amd_products(p, fa, a, fb, b)
-    s_dot, e_dot = _group_dot(p, prod, exp, sig)
+    P, E = _amd_products(p, fa, a, fb, b)
+    cv, ce = _operand_values(fc, c)
+    _check_exact(p, 2, P.shape[0])
+    special = P.sum(0) + cv          # NaN / infinities, products' overflow included (steps 1 and 3)
     if trace is not None:
-        trace.append(("products (exact, unnormalised; zeros excluded)", {"sign": prod.sign, "exponent": exp, "significand": sig}))
-        trace.append((f"products aligned to their maximum, F={p.F} (RZ), summed", {"s_dot": s_dot, "e_dot": e_dot}))
-    dc = decode(fc, c)
-    d = _merge_with_c(p, fd, s_dot, e_dot, dc, None, trace)
-    return _amd_specials(fa, a, fb, b, fd, d, prod, over, dc, trace)
+        trace.append(("products (exact; zeros left out of the maximum)",
+                      {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, np.nan, E))}))
+    s_dot, e_dot, has = _set_dot(p, P, E)
+    if trace is not None:
+        trace.append((f"products aligned to their maximum, F={p.F} (RZ), summed (units of 2^(e_dot-F))",
+                      {"s_dot": s_dot, "e_dot": np.where(has, e_dot, np.nan)}))
+    return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace)
 
 
 def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
     """Group fused dot, round-down add (CDNA3 fp8/bf8; ISA.md section 3, GFDRDA)."""
-    prod, exp, sig, over = _amd_products(p, fa, a, fb, b)
-    parts = []
-    for start in (0, 1):
-        sub = _Products(prod.sign[:, start::2], exp[:, start::2], sig[:, start::2], prod.frac, None, None)
-        parts.append(_group_dot(p, sub, sub.exp, sub.sig))
-    (s_e, e_e), (s_o, e_o) = parts
-    has_e, has_o = e_e > EXCLUDED // 2, e_o > EXCLUDED // 2
-    e_dot = np.maximum(e_e, e_o)
-    merged = p.merge_floor_bits - p.F
-    s_dot = (np.where(has_e, _floor_shift(s_e, e_dot - e_e - merged), 0) +
-             np.where(has_o, _floor_shift(s_o, e_dot - e_o - merged), 0))
+    P, E = _amd_products(p, fa, a, fb, b)
+    cv, ce = _operand_values(fc, c)
+    _check_exact(p, 2, P.shape[0])
+    special = P.sum(0) + cv
+    (s_e, e_e, has_e), (s_o, e_o, has_o) = (_set_dot(p, P[i::2], E[i::2]) for i in (0, 1))
+    has = has_e | has_o
+    e_dot = np.maximum(np.where(has_e, e_e, PARKED), np.where(has_o, e_o, PARKED))
+    m = p.merge_floor_bits
+    s_dot = (np.where(has_e, _floor_scaled(s_e, m - p.F - (e_dot - e_e)), 0.0) +
+             np.where(has_o, _floor_scaled(s_o, m - p.F - (e_dot - e_o)), 0.0))
     if trace is not None:
-        trace.append(("products (exact, unnormalised; zeros excluded)", {"sign": prod.sign, "exponent": exp, "significand": sig}))
-        trace.append((f"even / odd products aligned, F={p.F} (RZ), summed", {"s_even": s_e, "e_even": e_e, "s_odd": s_o, "e_odd": e_o}))
-        trace.append((f"merged with round-down at {p.merge_floor_bits} fraction bits", {"s_dot": s_dot, "e_dot": e_dot}))
-    dc = decode(fc, c)
-    # the dot sum now has merge_floor_bits fraction bits
-    d = _merge_with_c(p.with_(F=p.merge_floor_bits), fd, s_dot, e_dot, dc, p.c_drop, trace)
-    return _amd_specials(fa, a, fb, b, fd, d, prod, over, dc, trace)
-
-
-def _amd_specials(fa, a, fb, b, fd, d, prod, over, dc, trace):
-    rows = prod.special.any(-1) | over.any(-1) | (dc.cls >= INF)
-    if rows.any():
-        r = np.nonzero(rows)[0]
-        da, db = decode(fa, a[r]), decode(fb, b[r])
-        ps = prod.sign[r]
-        nan, pinf, ninf = _specials(da.cls, da.sign, db.cls, db.sign, dc.cls[r], dc.sign[r],
-                                    (over[r] & (ps == 0)).any(-1), (over[r] & (ps == 1)).any(-1))
-        d[r] = _apply_specials(fd, d[r], nan, pinf, ninf)
-    if trace is not None:
-        trace.append(("result", {"d": d}))
-    return d
+        trace.append(("products (exact; zeros left out of the maximum)",
+                      {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, np.nan, E))}))
+        trace.append((f"even and odd products, each aligned to its maximum, F={p.F} (RZ), summed",
+                      {"s_even": s_e, "e_even": np.where(has_e, e_e, np.nan),
+                       "s_odd": s_o, "e_odd": np.where(has_o, e_o, np.nan)}))
+        trace.append((f"merged with round-down at {m} fraction bits", {"s_dot": s_dot, "e_dot": e_dot}))
+    return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace)
 
 
 # --------------------------------------------------------------------------- GPS
 
-_F32_TINY = np.float32(2.0 ** -126)
+_SIGN32 = np.uint32(0x80000000)
+_EXP32 = np.uint32(0x7F800000)
 
 
 def _flush_signed(x):
-    """Subnormal f32 results become zero of the same sign."""
-    return np.where(np.abs(x) < _F32_TINY, x * np.float32(0.0), x)
+    """f32 values below 2**-126 (subnormals) become a zero of the same sign, in place."""
+    bits = x.view(np.uint32)
+    tiny = (bits & _EXP32) == 0
+    bits &= np.where(tiny, _SIGN32, np.uint32(0xFFFFFFFF))
+    return x
+
+
+@functools.cache
+def _flushed_f32_table(fmt: Format):
+    """f32 value of every pattern of a 16-bit format, subnormals and zeros as +0 (GPS step 1)."""
+    d = decode(fmt, np.arange(1 << fmt.value_bits, dtype=np.uint64))
+    v = _values(fmt, d).astype(np.float32)
+    return np.where((d.cls == SUBNORMAL) | (d.cls == ZERO), np.float32(0.0), v)
 
 
 def _pairwise_sum(p):
-    """PAIRWISESUM of the paper's Algorithm 2: (p0+p1)+(p2+p3), each add flushed."""
-    n = p.shape[-1]
+    """PAIRWISESUM of the paper's Algorithm 2 over the rows of ``p`` ([G, R]): (p0+p1)+(p2+p3), each add flushed."""
+    n = p.shape[0]
     if n == 1:
-        return p[..., 0]
-    left = _pairwise_sum(p[..., : n // 2])
-    right = _pairwise_sum(p[..., n // 2:])
-    return _flush_signed(left + right)
+        return p[0]
+    return _flush_signed(_pairwise_sum(p[: n // 2]) + _pairwise_sum(p[n // 2:]))
 
 
 def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; ISA.md section 3, GPS)."""
-    from .formats import to_float
-    with np.errstate(all="ignore"):
-        av = _flush_input(fa, a)
-        bv = _flush_input(fb, b)
-        prods = _flush_signed(av * bv)
-        cv = to_float(fc, c).astype(np.float32)
-        d = np.where(np.abs(cv) < _F32_TINY, np.float32(0.0), cv)
-        R, K = a.shape
-        g = p.group
-        groups = prods.reshape(R, K // g, g)
-        sums = []
-        for j in range(K // g):
-            gamma = _pairwise_sum(groups[:, j])
-            sums.append(gamma)
-            d = _flush_signed(d + gamma)
+    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; ISA.md section 3, GPS).
+
+    numpy's float32 multiply and add are IEEE binary32 operations with RNE
+    and subnormals, so each paper step is one numpy operation plus a flush.
+    """
+    av = np.take(_flushed_f32_table(fa), _index(fa, a.T))
+    bv = np.take(_flushed_f32_table(fb), _index(fb, b.T))
+    prods = _flush_signed(av * bv)
+    cv, _ = _operand_values(fc, c)
+    d = cv.astype(np.float32)
+    d = np.where((d.view(np.uint32) & _EXP32) == 0, np.float32(0.0), d)    # c: subnormal (or -0) -> +0
+    K, R = prods.shape
+    g = p.group
+    sums = []
+    for j in range(0, K, g):
+        gamma = _pairwise_sum(prods[j:j + g])
+        sums.append(gamma)
+        d = _flush_signed(d + gamma)
     if trace is not None:
-        trace.append(("inputs after flushing subnormals to +0 (f32)", {"a": av, "b": bv}))
-        trace.append(("f32 products, subnormals flushed", {"p": prods}))
-        trace.append((f"pairwise group sums (G={g})", {"gamma": np.stack(sums, -1)}))
-        trace.append(("sequential accumulation into c", {"d": d}))
-    return d.astype(np.float32).view(np.uint32).astype(get_format(fd).dtype)
-
-
-def _flush_input(fmt, bits):
-    from .formats import to_float
-    dec = decode(fmt, bits)
-    v = to_float(fmt, bits).astype(np.float32)
-    return np.where((dec.cls == SUBNORMAL) | (dec.cls == ZERO), np.float32(0.0), v)
+        trace.append(("inputs as f32, subnormals flushed to +0", {"a": _T(av), "b": _T(bv)}))
+        trace.append(("f32 products (RNE), subnormals flushed keeping the sign", {"p": _T(prods)}))
+        trace.append((f"pairwise group sums (G={g})", {"gamma": _T(np.stack(sums))}))
+        trace.append(("sequential accumulation from c", {"d": d}))
+    return d.view(np.uint32).astype(get_format(fd).dtype)
 
 
 # --------------------------------------------------------------------------- SFMA
@@ -505,13 +498,14 @@ def sfma(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None
     fd = get_format(fd)
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]
     dt = fd.dtype
+    aT, bT = a.T.astype(dt), b.T.astype(dt)
     d = np.asarray(c).astype(dt)
     steps = []
-    for k in range(a.shape[-1]):
-        d = fma(a[:, k].astype(dt), b[:, k].astype(dt), d)
+    for k in range(aT.shape[0]):
+        d = fma(aT[k], bT[k], d)
         steps.append(d)
     if trace is not None:
-        trace.append(("after each fma", {"d_k": np.stack(steps, -1)}))
+        trace.append(("d after each fma, in order", {"d_k": np.stack(steps, -1)}))
     return d
 
 
