@@ -185,23 +185,24 @@ class Trace:
         ins = self.instruction
         fd = get_format(ins.d_format)
         lines = [f"{ins.arch} {ins.name}: {ins.describe()}"]
+        width = max(fd.storage_bits // 4, 1)
         for stage, values in self.stages:
             lines.append(f"-- {stage}")
             for k, v in values.items():
-                lines.append(f"   {k}: {_show(v)}")
-        val = to_float(fd, np.array([self.d], np.uint64))[0]
-        width = max(fd.storage_bits // 4, 1)
+                lines.append(f"   {k}: {_show(v, hex_width=width if k == 'd' else None)}")
+        val = float(to_float(fd, np.array([self.d], np.uint64))[0])
         lines.append(f"=> d = 0x{self.d:0{width}x} ({val!r})")
         return "\n".join(lines)
 
 
-def _show(v):
-    if isinstance(v, np.ndarray):
-        flat = v.squeeze(0) if v.ndim > 1 and v.shape[0] == 1 else v
-        if flat.ndim == 0 or flat.size == 1:
-            return str(flat.reshape(-1)[0]) if flat.size else "[]"
-        return "[" + ", ".join(str(x) for x in flat.reshape(-1)) + "]"
-    return str(v)
+def _show(v, hex_width=None):
+    """One dot-add's values: scalars as they are, vectors as a list, bit patterns in hex."""
+    flat = np.asarray(v).reshape(-1)
+    if hex_width is not None and flat.dtype.kind == "u":
+        items = [f"0x{int(x):0{hex_width}x}" for x in flat]
+    else:
+        items = [repr(x.item()) if isinstance(x, np.generic) else repr(x) for x in flat]
+    return items[0] if len(items) == 1 else "[" + ", ".join(items) + "]"
 
 
 def trace(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> Trace:
