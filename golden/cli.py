@@ -35,7 +35,7 @@ def _parse_values(text: str | None, fmt, k: int | None, what: str) -> np.ndarray
         else:
             v = float(t)
             b = int(from_float(fmt, np.float64(v)))
-            exact = to_float(fmt, np.array([b], np.uint64))[0]
+            exact = float(to_float(fmt, np.array([b], np.uint64))[0])
             if exact != v and not (np.isnan(v) and np.isnan(exact)):
                 print(f"note: --{what} value {t} is not exact in {fmt.name}; using the nearest, {exact!r}",
                       file=sys.stderr)
