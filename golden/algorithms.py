@@ -76,6 +76,9 @@ class Params:
         GFDRDA: c becomes zero when ``e_c < e_max - c_drop``.
     product_overflow : bool
         Products of magnitude ``>= 2**128`` become infinities (AMD).
+    zero_sign : str
+        ``"positive"``: every zero result is +0 (NVIDIA, ISA.md fact 3);
+        ``"ieee"``: a negative value that rounds to zero gives -0.
     flush_subnormals : bool
         GPS: subnormal inputs flushed to +0, subnormal products and sums to
         signed zero.
@@ -96,6 +99,7 @@ class Params:
     c_drop: int | None = None
     product_overflow: bool = False
     flush_subnormals: bool = False
+    zero_sign: str = "positive"
 
     def __post_init__(self):
         if self.base not in BASES:
@@ -242,6 +246,8 @@ def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=N
     sign = (ints < 0).astype(np.int8)
     d = round_to_format(out_fmt, sign, np.abs(ints), exp_lsb, rounding or p.out_rounding,
                         frac_bits=p.out_frac_bits, overflow=p.overflow)
+    if p.zero_sign == "positive":               # a zero result is +0, whatever the sign of the sum
+        d = np.where(d == special_bits(out_fmt, "zero", 1), d.dtype.type(0), d)
     if bad.any():
         nan = np.isnan(special)
         d = np.where(nan, special_bits(out_fmt, "nan"), d)
@@ -324,12 +330,14 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
     P, _ = _product_stage(fa, a, fb, b)
     K, R = P.shape
     sigma = P.reshape(K // g, g, R).sum(1)                       # exact group sums (ISA.md fact 5)
+    all_zero = ~(P != 0).reshape(K // g, g, R).any(1)            # only these take e_zero, not a cancelled sum
     sv, se = _scale_stage(fs, scale_a, scale_b)
     if block > g:                                                 # one scale pair covers several groups
         sv, se = np.repeat(sv, block // g, axis=0), np.repeat(se, block // g, axis=0)
     with np.errstate(all="ignore"):
         term = sigma * sv                                         # unnormalised: sigma * scale significands
-    gexp = np.where(term == 0, p.e_zero, se)                     # exponent: sum of the scale exponents
+    # exponent: the sum of the scale exponents; e_zero for a group of zero products or a zero scale product
+    gexp = np.where(all_zero | (sv == 0), p.e_zero, se)
     cv, ce = _operand_values(fc, c)
     _check_exact(p, 12, K // g + 1)
     e_max = np.maximum(gexp.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))
@@ -351,13 +359,23 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
 
 # --------------------------------------------------------------------------- FDRDA / GFDRDA
 
-def _amd_products(p: Params, fa, a, fb, b):
+def _amd_products(p: Params, fa, a, fb, b, cv):
+    """Products with AMD's overflow, and the special outcome per row (NaN/inf, else finite).
+
+    Paper IV-F step order: step 1 decides on the inputs' own NaN and
+    infinities (c included) before step 2 computes products, so an input
+    infinity wins over a product that overflows to the other sign; only then
+    (step 3) do overflowed products decide.
+    """
     P, E = _product_stage(fa, a, fb, b)
+    special = P.sum(0) + cv                      # step 1: finite products of finite inputs cannot be inf
     if p.product_overflow and (fa.emax + 1) + (fb.emax + 1) >= 128:
         # |p| >= 2**128 overflows to infinity (ISA.md fact 4); f16/fp8 products never get there
-        with np.errstate(invalid="ignore"):
-            P = np.where(np.abs(P) >= 2.0 ** 128, np.copysign(np.inf, P), P)
-    return P, E
+        over = np.abs(P) >= 2.0 ** 128
+        if over.any():
+            P = np.where(over, np.copysign(np.inf, P), P)
+            special = np.where(np.isfinite(special), P.sum(0), special)    # step 3
+    return P, E, special
 
 
 def _set_dot(p: Params, P, E):
@@ -397,10 +415,9 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
 
 def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
     """Fused dot, round-down add (CDNA3 tf32/f16/bf16; ISA.md section 3, FDRDA)."""
-    P, E = _amd_products(p, fa, a, fb, b)
     cv, ce = _operand_values(fc, c)
+    P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
-    special = P.sum(0) + cv          # NaN / infinities, products' overflow included (steps 1 and 3)
     if trace is not None:
         trace.append(("products (exact; zeros left out of the maximum)",
                       {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, np.nan, E))}))
@@ -413,10 +430,9 @@ def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=Non
 
 def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
     """Group fused dot, round-down add (CDNA3 fp8/bf8; ISA.md section 3, GFDRDA)."""
-    P, E = _amd_products(p, fa, a, fb, b)
     cv, ce = _operand_values(fc, c)
+    P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
-    special = P.sum(0) + cv
     (s_e, e_e, has_e), (s_o, e_o, has_o) = (_set_dot(p, P[i::2], E[i::2]) for i in (0, 1))
     has = has_e | has_o
     e_dot = np.maximum(np.where(has_e, e_e, PARKED), np.where(has_o, e_o, PARKED))

@@ -201,7 +201,7 @@ def _nvidia() -> list[Instruction]:
             datapath=None, base=None, note=""):
         for arch in arches:
             if base == "SFMA":
-                params = Params(base="SFMA")
+                params = Params(base="SFMA", zero_sign="ieee")
             elif base == "GDFS":
                 params = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
             else:
@@ -296,11 +296,12 @@ def _nvidia() -> list[Instruction]:
 
 def _amd_params(alg, a, k):
     if alg == "SFMA":
-        return Params(base="SFMA")
+        return Params(base="SFMA", zero_sign="ieee")
     if alg.startswith("GPS"):
-        return Params(base="GPS", group=int(alg[-1]), flush_subnormals=True)
+        return Params(base="GPS", group=int(alg[-1]), flush_subnormals=True, zero_sign="ieee")
     L = {"tf32": 4, "f16": 8, "bf16": 8, "e4m3fnuz": 16, "e5m2fnuz": 16}[a]
-    common = dict(F=24, pass_size=min(L, k), out_rounding="RNE", overflow="ieee", product_overflow=True)
+    common = dict(F=24, pass_size=min(L, k), out_rounding="RNE", overflow="ieee", product_overflow=True,
+                  zero_sign="ieee")
     if alg == "GFDRDA":
         return Params(base="GFDRDA", c_drop=25, **common)
     return Params(base="FDRDA", **common)

@@ -254,7 +254,7 @@ def _decode_arith(fmt: Format, bits: np.ndarray) -> Decoded:
 
 
 def special_bits(fmt: "str | Format", kind: str, sign=0):
-    """Bit pattern of ``"inf"``, ``"nan"`` (canonical NVIDIA NaN) or ``"max"`` (largest finite)."""
+    """Bit pattern of ``"inf"``, ``"nan"`` (canonical NVIDIA NaN), ``"max"`` (largest finite) or ``"zero"``."""
     fmt = get_format(fmt)
     s = (np.asarray(sign, np.uint64) << np.uint64(fmt.exp_bits + fmt.man_bits)) if fmt.signed else np.uint64(0)
     top = (1 << fmt.exp_bits) - 1
@@ -270,6 +270,8 @@ def special_bits(fmt: "str | Format", kind: str, sign=0):
         # The canonical NaN of NVIDIA tensor cores: all ones below the sign.
         word = (1 << (fmt.exp_bits + fmt.man_bits)) - 1
         return np.uint64(word << fmt.ignored_low_bits) + np.zeros_like(s)
+    elif kind == "zero":
+        word = 0
     elif kind == "max":
         word = ((fmt.emax + fmt.bias) << fmt.man_bits) | fmt.max_mantissa
     else:
