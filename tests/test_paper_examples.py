@@ -169,3 +169,38 @@ def test_e_zero_takes_part_in_the_maximum():
     assert to_float("f32", d)[0] == 2.0 ** -130
     d = run_alg(ins.params, a[None], b[None], np.zeros(1, np.uint64), "bf16", "bf16", "f32", "f32")
     assert to_float("f32", d)[0] == 2.0 ** -130     # -130 > -133: kept on Hopper too
+
+
+# --------------------------------------------------------------------------- ISA.md section 4 rules at their edges
+
+def test_nvidia_zero_result_is_positive_even_from_a_negative_sum():
+    """Fact 3: a negative sum that truncates (f32 RZ) or rounds (f16 RNE) to zero gives +0."""
+    d, bits = run("hopper", "HMMA.16816.F32.BF16", [-2.0 ** -126], [2.0 ** -24], 0.0)
+    assert bits == 0
+    d, bits = run("hopper", "HMMA.16816.F16", [-2.0 ** -14], [2.0 ** -12], 0.0)
+    assert bits == 0
+    # AMD keeps IEEE's -0 for a negative value rounding to zero
+    d, bits = run("cdna3", "v_mfma_f32_32x32x8_bf16", [-2.0 ** -126], [2.0 ** -24], 0.0)
+    assert bits == 0x80000000
+
+
+def test_gdfs_cancelled_group_keeps_its_scale_exponent():
+    """Fact 1: only a group of zero products (or zero scales) takes -139; 6*6 - 6*6 keeps 2^200."""
+    ins = golden.lookup("blackwell", "UTCOMMA.MXF4.E8")
+    a = np.zeros(64)
+    b = np.zeros(64)
+    a[:2], b[:2] = [6.0, 6.0], [6.0, -6.0]        # group 0: cancels exactly
+    a[32], b[32] = 1.0, 1.0                       # group 2: 1, scaled by 1
+    sa = from_float("ue8m0", np.array([2.0 ** 100, 1.0]))
+    d = golden.dot_add(ins, from_float("e2m1", a), from_float("e2m1", b), from_float("f32", 0.0), sa, sa)
+    assert to_float("f32", d) == 0.0              # e_max = 200 truncates the 1 away
+    a[:2] = 0.0                                   # all-zero group: e_zero, the 1 survives
+    d = golden.dot_add(ins, from_float("e2m1", a), from_float("e2m1", b), from_float("f32", 0.0), sa, sa)
+    assert to_float("f32", d) == 1.0
+
+
+def test_fdrda_input_infinity_wins_over_product_overflow():
+    """Paper IV-F: step 1 returns the input infinity before step 2's products overflow."""
+    assert run("cdna3", "v_mfma_f32_32x32x8_bf16", [np.inf, -2.0 ** 127], [1.0, 2.0], 0.0)[0] == np.inf
+    assert run("cdna3", "v_mfma_f32_32x32x8_bf16", [1.0, -2.0 ** 127], [1.0, 2.0], np.inf)[0] == np.inf
+    assert np.isnan(run("cdna3", "v_mfma_f32_32x32x8_bf16", [2.0 ** 127, -2.0 ** 127], [2.0, 2.0], 0.0)[0])
