@@ -1,0 +1,10 @@
+"""RTL datapaths of GPU matrix units in Amaranth HDL.
+
+``hw.dot_add_unit(instr, lanes=1)`` builds the pipelined dot-add unit of a
+catalog instruction from its algorithm parameters (the golden model's
+catalog); every stage states its latency and the unit checks that they add up.
+"""
+
+from .unit import SUPPORTED, DotAddUnit, dot_add_unit, lane_layout
+
+__all__ = ["SUPPORTED", "DotAddUnit", "dot_add_unit", "lane_layout"]

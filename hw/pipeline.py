@@ -1,0 +1,86 @@
+"""Pipeline plumbing shared by every datapath: stage registers and delay lines.
+
+Every arithmetic stage is a :class:`Stage`: a ``wiring.Component`` with an
+``en`` input (the whole pipeline advances when ``en`` is high, so a stalled
+output holds every stage) and a ``latency`` property, the number of register
+stages between its inputs and its outputs.  :class:`Delay` carries side
+signals (special-value flags, exponents, operands of later chain passes)
+alongside a stage for the same number of cycles.
+"""
+
+from __future__ import annotations
+
+from amaranth import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["Stage", "Delay", "register"]
+
+
+class Stage(wiring.Component):
+    """Base of the arithmetic stages: subclasses add their ports and set ``LATENCY``.
+
+    Members
+    -------
+    en : In(1)
+        Advance the pipeline this cycle.
+    """
+
+    LATENCY = 1
+
+    def __init__(self, signature_members: dict):
+        super().__init__({"en": In(1), **signature_members})
+
+    @property
+    def latency(self) -> int:
+        """Register stages between inputs and outputs (cycles)."""
+        return self.LATENCY
+
+
+def register(m: Module, en, value, name: str, shape=None, init=0):
+    """A register loaded from ``value`` when ``en``; returns the register's output."""
+    shape = shape if shape is not None else value.shape()
+    reg = Signal(shape, name=name, init=init)
+    with m.If(en):
+        m.d.sync += reg.eq(value)
+    return reg
+
+
+class Delay(wiring.Component):
+    """``cycles`` enabled registers in series (0 cycles: a wire).
+
+    Parameters
+    ----------
+    shape : shape-castable
+        Shape of the delayed value.
+    cycles : int
+        Latency in cycles.
+
+    Members
+    -------
+    en : In(1)
+    i : In(shape)
+    o : Out(shape)
+    """
+
+    def __init__(self, shape, cycles: int):
+        if cycles < 0:
+            raise ValueError("a delay cannot be negative")
+        self._shape = shape
+        self.cycles = cycles
+        super().__init__({"en": In(1), "i": In(shape), "o": Out(shape)})
+
+    @property
+    def latency(self) -> int:
+        return self.cycles
+
+    def elaborate(self, platform):
+        m = Module()
+        value = self.i
+        for n in range(self.cycles):
+            reg = Signal(self._shape, name=f"d{n}")
+            with m.If(self.en):
+                m.d.sync += reg.eq(value)
+            value = reg
+        m.d.comb += self.o.eq(value)
+        return m

@@ -1,0 +1,119 @@
+"""The dot-add unit of one catalog instruction: lanes of a datapath behind valid/ready streams.
+
+:func:`dot_add_unit` is the generator: it reads the instruction's algorithm
+parameters from golden's catalog (the same :class:`golden.Instruction` the
+golden model runs) and builds the datapath.  A custom design is one parameter
+away: ``dot_add_unit(ins, params=ins.params.with_(F=27))``.
+"""
+
+from __future__ import annotations
+
+from amaranth import Module
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+import golden
+from golden.algorithms import Params
+from golden.catalog import Instruction
+from golden.formats import get_format
+
+from .fda import FDAChain
+from .pipeline import Delay
+
+__all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED"]
+
+SUPPORTED = ("FDA",)          # base algorithms with RTL so far
+
+
+def lane_layout(ins: Instruction) -> data.StructLayout:
+    """One dot-add's operands, LSB first: a[0..K-1], b[0..K-1], c, then scale_a, scale_b if scaled."""
+    fa, fb, fc, _ = ins.formats
+    fields = {"a": data.ArrayLayout(fa.storage_bits, ins.k), "b": data.ArrayLayout(fb.storage_bits, ins.k),
+              "c": fc.storage_bits}
+    if ins.scale_format:
+        fs = get_format(ins.scale_format)
+        fields["scale_a"] = data.ArrayLayout(fs.storage_bits, ins.k // ins.block_size)
+        fields["scale_b"] = data.ArrayLayout(fs.storage_bits, ins.k // ins.block_size)
+    return data.StructLayout(fields)
+
+
+class DotAddUnit(wiring.Component):
+    """``lanes`` dot-adds per cycle for one instruction, fully pipelined.
+
+    The pipeline advances whenever the output register is free or being read
+    (``en = o.ready | ~o.valid``), so backpressure holds every stage.
+
+    Parameters
+    ----------
+    ins : golden.Instruction
+        The instruction (formats, K, scales) ...
+    params : golden.Params, optional
+        ... and its algorithm parameters (default ``ins.params``).
+    lanes : int
+        Dot-adds accepted per cycle.
+
+    Members
+    -------
+    i : In(stream.Signature(ArrayLayout(lane_layout(ins), lanes)))
+    o : Out(stream.Signature(ArrayLayout(d bits, lanes)))
+    """
+
+    def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1, max_levels_per_stage: int = 3):
+        self.ins = ins
+        self.params = params or ins.params
+        if self.params.base not in SUPPORTED:
+            raise NotImplementedError(f"no RTL for {self.params.base} yet ({ins.arch} {ins.name}); "
+                                      f"RTL exists for: {', '.join(SUPPORTED)}")
+        if lanes < 1:
+            raise ValueError("lanes must be at least 1")
+        self.lanes = lanes
+        fa, fb, fc, fd = ins.formats
+        self.datapaths = [FDAChain(fa, fb, fc, fd, ins.k, self.params, ins.scale_format, ins.block_size,
+                                   max_levels_per_stage) for _ in range(lanes)]
+        super().__init__({
+            "i": In(stream.Signature(data.ArrayLayout(lane_layout(ins), lanes))),
+            "o": Out(stream.Signature(data.ArrayLayout(fd.storage_bits, lanes))),
+        })
+
+    @property
+    def latency(self) -> int:
+        """Cycles from an accepted input to its result on ``o`` (no stalls)."""
+        return self.datapaths[0].latency
+
+    @property
+    def initiation_interval(self) -> int:
+        """Cycles between accepted inputs: 1 (chains are unrolled)."""
+        return 1
+
+    @property
+    def stage_latencies(self) -> list[tuple[str, int]]:
+        """(stage, cycles) of one lane, in order: what ``latency`` adds up."""
+        out = []
+        for j, ps in enumerate(self.datapaths[0].passes):
+            prefix = f"pass{j}." if len(self.datapaths[0].passes) > 1 else ""
+            out += [(prefix + type(s).__name__, s.latency) for s in ps.stages]
+        return out
+
+    def elaborate(self, platform):
+        m = Module()
+        assert sum(c for _, c in self.stage_latencies) == self.latency, "stages must add up to the unit latency"
+        en = self.o.ready | ~self.o.valid
+        m.d.comb += self.i.ready.eq(en)
+        valid = m.submodules.valid = Delay(1, self.latency)
+        m.d.comb += [valid.en.eq(en), valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
+        for n, dp in enumerate(self.datapaths):
+            m.submodules[f"lane{n}"] = dp
+            lane = self.i.payload[n]
+            m.d.comb += [dp.en.eq(en), dp.a.eq(lane.a), dp.b.eq(lane.b), dp.c.eq(lane.c), self.o.payload[n].eq(dp.d)]
+            if self.ins.scale_format:
+                m.d.comb += [dp.scale_a.eq(lane.scale_a), dp.scale_b.eq(lane.scale_b)]
+        return m
+
+
+def dot_add_unit(instr, lanes: int = 1, params: Params | None = None, arch: str | None = None) -> DotAddUnit:
+    """Build the dot-add unit of a catalog instruction (``Instruction`` or ``(arch, name)``)."""
+    if not isinstance(instr, Instruction):
+        if arch is None and isinstance(instr, tuple):
+            arch, instr = instr
+        instr = golden.lookup(arch, instr)
+    return DotAddUnit(instr, params, lanes)
