@@ -10,6 +10,12 @@
     few binades, some zeros), where cancellation and rounding decide the result.
 ``mixed``
     Half of each.
+``structured``
+    Edge cases (:func:`structured_operands`): cancellation, exponent spread,
+    ties at the rounding bit, overflow boundaries, the e_zero rule, chain
+    boundaries.
+``all``
+    A third each of ``bits``, ``normal`` and ``structured``.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from .catalog import Instruction
-from .formats import Format, from_float, get_format
+from .formats import Format, from_float, get_format, to_float
 
-KINDS = ("bits", "normal", "mixed")
+KINDS = ("bits", "normal", "mixed", "structured", "all")
 
 
 def random_bits(fmt: Format, shape, rng: np.random.Generator) -> np.ndarray:
@@ -44,16 +50,91 @@ def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4,
     return from_float(fmt, v, "RZ").astype(np.uint64)
 
 
+def _exact_or_zero(fmt, values):
+    """Round values to the format (RZ) and read them back, so constructions stay exact."""
+    bits = from_float(fmt, np.nan_to_num(values, nan=0.0), "RZ").astype(np.uint64)
+    return bits, to_float(fmt, bits)
+
+
+def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
+    """Edge cases, an equal share of each: exact cancellation, wide exponent spread, ties and
+    near-ties at the output's rounding bit, overflow boundaries, all-zero products with tiny
+    or zero c (the e_zero rule), and chain boundaries (a first pass that cancels c)."""
+    fa, fb, fc, fd = ins.formats
+    K = ins.k
+    a, b, c, sa, sb = random_operands(ins, n, rng, "normal")
+    cases = rng.integers(0, 6, n)
+    av = np.ldexp(1 + rng.random((n, K)), rng.integers(-2, 3, (n, K)))
+    # 0: exact cancellation of the two largest products, small rest
+    rows = cases == 0
+    a[rows, 1] = a[rows, 0]
+    b[rows, 1] = b[rows, 0] ^ np.uint64(1 << (fb.value_bits - 1)) if fb.signed else b[rows, 1]
+    # 1: wide exponent spread, the whole range of each operand format
+    rows = cases == 1
+    for fmt, arr in ((fa, a), (fb, b)):
+        e = rng.integers(fmt.emin - fmt.man_bits, fmt.emax + 1, (rows.sum(), K))
+        arr[rows] = _exact_or_zero(fmt, np.ldexp(1 + rng.random(e.shape), e) *
+                                   rng.choice([-1.0, 1.0] if fmt.signed else [1.0], e.shape))[0]
+    # 2: ties and near-ties: c = 1.x, one product = half an ulp of the result (+- a little)
+    rows = np.nonzero(cases == 2)[0]
+    p = ins.params.out_frac_bits or fd.man_bits
+    cbits, cval = _exact_or_zero(fc, 1 + np.floor(rng.random(len(rows)) * 2 ** min(p, fc.man_bits)) / 2 ** min(p, fc.man_bits))
+    c[rows] = cbits
+    half = 2.0 ** -(p + 1)
+    for j, r in enumerate(rows):
+        a[r] = _exact_or_zero(fa, np.zeros(K))[0]
+        a[r, 0] = _exact_or_zero(fa, np.array([1.0]))[0][0]
+        b[r, 0] = _exact_or_zero(fb, np.array([half * rng.choice([1.0, 1.0, 1.5, 0.75])]))[0][0]
+    # 3: overflow boundaries: operands at their largest, c near the output's largest
+    rows = cases == 3
+    for fmt, arr in ((fa, a), (fb, b)):
+        arr[rows] = _exact_or_zero(fmt, fmt.max_finite * rng.choice([-1.0, 1.0, 0.5] if fmt.signed else [1.0, 0.5],
+                                                                    (rows.sum(), K)))[0]
+    c[rows] = _exact_or_zero(fc, fc.max_finite * rng.choice([-1.0, 1.0, 0.99], rows.sum()))[0]
+    # 4: all products zero (or all but one tiny), c tiny or zero: the e_zero rule decides alignment
+    rows = np.nonzero(cases == 4)[0]
+    for r in rows:
+        a[r] = 0
+        if rng.random() < 0.5:
+            a[r, rng.integers(K)] = _exact_or_zero(fa, np.array([2.0 ** fa.emin]))[0][0]
+            b[r, :] = _exact_or_zero(fb, np.array([2.0 ** fb.emin]))[0][0]
+        c[r] = rng.choice([0, 1, int(_exact_or_zero(fc, np.array([2.0 ** fc.emin]))[0][0])])
+    # 4b: half of those: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates
+    ez, F = ins.params.e_zero, ins.params.F
+    if ez is not None and F is not None:
+        tiny_rows = rows[::2]
+        for r in tiny_rows:
+            target = np.ldexp(1 + rng.random(K), ez - F + rng.integers(-3, 12, K))
+            bb = _exact_or_zero(fb, np.ldexp(1.0, np.clip(np.round(np.log2(target) / 2).astype(int),
+                                                          fb.emin, fb.emax)))
+            b[r] = bb[0]
+            a[r] = _exact_or_zero(fa, target / np.where(bb[1] == 0, 1, bb[1]) * rng.choice([-1, 1], K))[0]
+            a[r, rng.random(K) < 0.3] = 0
+            c[r] = 0
+    # 5: chain boundary: the first half of the products cancels c almost exactly
+    rows = np.nonzero(cases == 5)[0]
+    L = ins.params.pass_size or K
+    for r in rows:
+        a[r, :L] = _exact_or_zero(fa, np.r_[1.0, np.zeros(L - 1)])[0]
+        b[r, :L] = _exact_or_zero(fb, np.r_[rng.choice([1.0, 2.0, 0.5]), np.zeros(L - 1)])[0]
+        prod = float(to_float(fa, a[r, :1])[0] * to_float(fb, b[r, :1])[0])
+        c[r] = _exact_or_zero(fc, np.array([-prod * (1 + 2.0 ** -rng.integers(5, 20))]))[0][0]
+    return a, b, c, sa, sb
+
+
 def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed"):
     """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``."""
     if kind not in KINDS:
         raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(KINDS)}")
     fa, fb, fc, _ = ins.formats
-    if kind == "mixed":
-        half = n // 2
-        p = random_operands(ins, half, rng, "bits")
-        q = random_operands(ins, n - half, rng, "normal")
-        return tuple(None if x is None else np.concatenate([x, y]) for x, y in zip(p, q))
+    if kind == "structured":
+        return structured_operands(ins, n, rng)
+    if kind in ("mixed", "all"):
+        parts = ("bits", "normal") if kind == "mixed" else ("bits", "normal", "structured")
+        sizes = [n // len(parts)] * (len(parts) - 1)
+        sizes.append(n - sum(sizes))
+        chunks = [random_operands(ins, m, rng, k) for m, k in zip(sizes, parts)]
+        return tuple(None if chunks[0][i] is None else np.concatenate([ch[i] for ch in chunks]) for i in range(5))
     gen = random_bits if kind == "bits" else random_values
     a = gen(fa, (n, ins.k), rng)
     b = gen(fb, (n, ins.k), rng)

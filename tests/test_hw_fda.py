@@ -65,7 +65,7 @@ def simulate(unit, a, b, c, sa=None, sb=None, stall_in=0.0, stall_out=0.0, seed=
 
 def vectors(ins, n, seed):
     rng = np.random.default_rng(seed)
-    a, b, c, sa, sb = golden.vectors.random_operands(ins, n, rng, "mixed")
+    a, b, c, sa, sb = golden.vectors.random_operands(ins, n, rng, "all")
     return a, b, c, sa, sb
 
 
