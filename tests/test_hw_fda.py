@@ -133,3 +133,15 @@ def test_custom_parameters_are_one_change_away():
 def test_algorithms_without_rtl_say_so():
     with pytest.raises(NotImplementedError, match="no RTL for GDFS yet"):
         hw.dot_add_unit(("blackwell", "UTCOMMA.4X"))
+
+
+def test_report_lists_latency_ii_and_size(capsys):
+    from hw.report import main
+    assert main(["report", "volta", "HMMA.884.F32.F32"]) == 0
+    out = capsys.readouterr().out
+    row = [line for line in out.splitlines() if line.startswith("HMMA.884.F32.F32")][0].split()
+    latency, ii, cells, ff = int(row[2]), int(row[3]), int(row[4]), int(row[5])
+    assert latency == hw.dot_add_unit(("volta", "HMMA.884.F32.F32")).latency and ii == 1
+    assert cells > 1000 and ff > 100
+    assert main(["report", "blackwell", "UTCOMMA", "--no-size"]) == 0
+    assert "no RTL yet" in capsys.readouterr().out
