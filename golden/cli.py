@@ -48,7 +48,9 @@ def _parse_values(text: str | None, fmt, k: int | None, what: str) -> np.ndarray
 def cmd_list(args) -> int:
     found = instructions(args.arch, args.family)
     if not found:
-        raise ValueError(f"no instruction matches {args.family!r}" + (f" on {args.arch}" if args.arch else ""))
+        if args.arch:
+            lookup(args.arch, args.family)          # raises with close matches / where it exists
+        raise ValueError(f"no instruction matches {args.family!r}")
     for ins in found:
         print(ins)
     print(f"{len(found)} instruction(s)", file=sys.stderr)
