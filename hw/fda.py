@@ -144,6 +144,15 @@ class FDAChain(Stage):
     def latency(self) -> int:
         return sum(p.latency for p in self.passes)
 
+    @property
+    def stage_latencies(self) -> list[tuple[str, int]]:
+        """(stage, cycles) in order, pass by pass."""
+        out = []
+        for j, ps in enumerate(self.passes):
+            prefix = f"pass{j}." if len(self.passes) > 1 else ""
+            out += [(prefix + type(s).__name__, s.latency) for s in ps.stages]
+        return out
+
     def elaborate(self, platform):
         m = Module()
         L, lat = self.L, self.passes[0].latency

@@ -20,9 +20,18 @@ from golden.formats import get_format
 from .fda import FDAChain
 from .pipeline import Delay
 
-__all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED"]
+__all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS"]
 
-SUPPORTED = ("FDA",)          # base algorithms with RTL so far
+
+def _fda(ins: Instruction, params: Params):
+    fa, fb, fc, fd = ins.formats
+    return FDAChain(fa, fb, fc, fd, ins.k, params, ins.scale_format, ins.block_size)
+
+
+# Datapath builders by base algorithm: each takes (instruction, params) and returns a Stage-like
+# component with ports en, a, b, c, [scale_a, scale_b], d, a `latency` and `stage_latencies`.
+DATAPATHS = {"FDA": _fda}
+SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 
 def lane_layout(ins: Instruction) -> data.StructLayout:
@@ -58,18 +67,17 @@ class DotAddUnit(wiring.Component):
     o : Out(stream.Signature(ArrayLayout(d bits, lanes)))
     """
 
-    def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1, max_levels_per_stage: int = 3):
+    def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1):
         self.ins = ins
         self.params = params or ins.params
-        if self.params.base not in SUPPORTED:
+        if self.params.base not in DATAPATHS:
             raise NotImplementedError(f"no RTL for {self.params.base} yet ({ins.arch} {ins.name}); "
                                       f"RTL exists for: {', '.join(SUPPORTED)}")
         if lanes < 1:
             raise ValueError("lanes must be at least 1")
         self.lanes = lanes
         fa, fb, fc, fd = ins.formats
-        self.datapaths = [FDAChain(fa, fb, fc, fd, ins.k, self.params, ins.scale_format, ins.block_size,
-                                   max_levels_per_stage) for _ in range(lanes)]
+        self.datapaths = [DATAPATHS[self.params.base](ins, self.params) for _ in range(lanes)]
         super().__init__({
             "i": In(stream.Signature(data.ArrayLayout(lane_layout(ins), lanes))),
             "o": Out(stream.Signature(data.ArrayLayout(fd.storage_bits, lanes))),
@@ -88,11 +96,7 @@ class DotAddUnit(wiring.Component):
     @property
     def stage_latencies(self) -> list[tuple[str, int]]:
         """(stage, cycles) of one lane, in order: what ``latency`` adds up."""
-        out = []
-        for j, ps in enumerate(self.datapaths[0].passes):
-            prefix = f"pass{j}." if len(self.datapaths[0].passes) > 1 else ""
-            out += [(prefix + type(s).__name__, s.latency) for s in ps.stages]
-        return out
+        return self.datapaths[0].stage_latencies
 
     def elaborate(self, platform):
         m = Module()
