@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 from golden.algorithms import Params
 from golden.formats import get_format
 
-from .align import AlignShifters, term_width
+from .align import AlignShifters
 from .compress import CompressorTree
 from .decode import Decoded, exp_shape
 from .maxexp import MaxExponentTree
@@ -60,8 +60,8 @@ class FDAPass(Stage):
         p = params
         self.mul = MultiplierArray(self.fa, self.fb, self.fc, k, p.e_zero, self.fs, block)
         self.tree = MaxExponentTree(k + 1, max_levels_per_stage)
-        self.align = AlignShifters(self.fa, self.fb, self.fc, k, p.F)
-        self.csa = CompressorTree(term_width(p.F), k + 1)
+        self.align = AlignShifters(Product(self.fa, self.fb), self.fa.man_bits + self.fb.man_bits, k, p.F, self.fc)
+        self.csa = CompressorTree(self.align.width, k + 1)
         self.norm = NormaliseRound(self.csa.width, p.F, self.fd, p.out_frac_bits, p.out_rounding, p.overflow,
                                    positive_zero=p.zero_sign == "positive")
         self.stages = [self.mul, self.tree, self.align, self.csa, self.norm]

@@ -20,6 +20,14 @@ from .pipeline import Stage
 
 __all__ = ["NormaliseRound"]
 
+
+def _leading_one(v, lo: int, hi: int):
+    """Index of the highest set bit of ``v[lo:hi]`` (``lo`` if none), as a mux tree."""
+    if hi - lo == 1:
+        return Const(lo, range(lo + 1))
+    mid = (lo + hi) // 2
+    return Mux(v[mid:hi].any(), _leading_one(v, mid, hi), _leading_one(v, lo, mid))
+
 WIDE_EXP = signed(16)
 
 
@@ -70,12 +78,9 @@ class NormaliseRound(Stage):
         mag = Signal(unsigned(W))
         m.d.comb += mag.eq(Mux(neg, -self.total, self.total))
 
-        # position of the leading one (priority encoder)
+        # position of the leading one: a balanced priority encoder, log2(W) levels of muxes
         top = Signal(range(W))
-        t = Const(0, range(W))
-        for i in range(W):
-            t = Mux(mag[i], i, t)
-        m.d.comb += top.eq(t)
+        m.d.comb += top.eq(_leading_one(mag, 0, W))
 
         e_lsb = Signal(WIDE_EXP)
         e_top = Signal(WIDE_EXP)

@@ -18,6 +18,7 @@ from golden.catalog import Instruction
 from golden.formats import get_format
 
 from .fda import FDAChain
+from .gdfs import GDFS
 from .pipeline import Delay
 
 __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS"]
@@ -30,7 +31,7 @@ def _fda(ins: Instruction, params: Params):
 
 # Datapath builders by base algorithm: each takes (instruction, params) and returns a Stage-like
 # component with ports en, a, b, c, [scale_a, scale_b], d, a `latency` and `stage_latencies`.
-DATAPATHS = {"FDA": _fda}
+DATAPATHS = {"FDA": _fda, "GDFS": GDFS}
 SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 
