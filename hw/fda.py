@@ -112,7 +112,7 @@ class FDAPass(Stage):
 
 
 class FDAChain(Stage):
-    """``K / L`` FDA passes in series (CoFDA); one pass when ``K == L``.
+    """``K / L`` passes in series (CoFDA, and CoFDRDA / CoGFDRDA with ``pass_class``); one when ``K == L``.
 
     Members
     -------
@@ -123,15 +123,17 @@ class FDAChain(Stage):
     d : Out(fd.storage_bits)
     """
 
-    def __init__(self, fa, fb, fc, fd, k, params: Params, fs=None, block=None, max_levels_per_stage=3):
+    def __init__(self, fa, fb, fc, fd, k, params: Params, fs=None, block=None, max_levels_per_stage=3,
+                 pass_class=None):
         self.fa, self.fb, self.fc, self.fd = (get_format(f) for f in (fa, fb, fc, fd))
         self.fs = get_format(fs) if fs else None
+        pass_class = pass_class or FDAPass
         L = params.pass_size or k
         if k % L:
             raise ValueError(f"K={k} is not a multiple of the pass size L={L}")
         self.k, self.L, self.block = k, L, block
-        self.passes = [FDAPass(self.fa, self.fb, self.fc if j == 0 else self.fd, self.fd, L, params, self.fs, block,
-                               max_levels_per_stage) for j in range(k // L)]
+        self.passes = [pass_class(self.fa, self.fb, self.fc if j == 0 else self.fd, self.fd, L, params, self.fs, block,
+                                  max_levels_per_stage) for j in range(k // L)]
         members = {"a": In(data.ArrayLayout(self.fa.storage_bits, k)),
                    "b": In(data.ArrayLayout(self.fb.storage_bits, k)),
                    "c": In(self.fc.storage_bits), "d": Out(self.fd.storage_bits)}

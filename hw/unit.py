@@ -18,6 +18,7 @@ from golden.catalog import Instruction
 from golden.formats import get_format
 
 from .fda import FDAChain
+from .fdrda import FDRDAPass
 from .gdfs import GDFS
 from .pipeline import Delay
 
@@ -29,9 +30,14 @@ def _fda(ins: Instruction, params: Params):
     return FDAChain(fa, fb, fc, fd, ins.k, params, ins.scale_format, ins.block_size)
 
 
+def _fdrda(ins: Instruction, params: Params):
+    fa, fb, fc, fd = ins.formats
+    return FDAChain(fa, fb, fc, fd, ins.k, params, pass_class=FDRDAPass)
+
+
 # Datapath builders by base algorithm: each takes (instruction, params) and returns a Stage-like
 # component with ports en, a, b, c, [scale_a, scale_b], d, a `latency` and `stage_latencies`.
-DATAPATHS = {"FDA": _fda, "GDFS": GDFS}
+DATAPATHS = {"FDA": _fda, "GDFS": GDFS, "FDRDA": _fdrda, "GFDRDA": _fdrda}
 SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 

@@ -1,8 +1,8 @@
-"""The fused RTL (FDA/CoFDA, GDFS) in Amaranth's own simulator, bit for bit against the golden model.
+"""The fused RTL (FDA/CoFDA, GDFS, FDRDA/GFDRDA and chains) in Amaranth's simulator, bit for bit against golden.
 
 Fast, dependency-light checks for every FDA variant (output formats, chains,
-E8M13, block scales, mixed narrow formats) and the GDFS scale variants, with
-random valid/ready stalls.
+E8M13, block scales, mixed narrow formats), the GDFS scale variants and the
+CDNA3 round-down algorithms, with random valid/ready stalls.
 The Verilator co-simulation (cosim/) runs the same units at full scale.
 """
 
@@ -28,6 +28,11 @@ REPRESENTATIVE = [
     ("blackwell", "UTCOMMA.4X"),                 # GDFS, ue4m3 block 16
     ("blackwell", "UTCOMMA.MXF4.E8"),            # GDFS, ue8m0 block 32
     ("rtx_blackwell", "OMMA.SF.16864.F32.E2M1.E2M1.E8.NVF4.B16"),
+    ("cdna3", "v_mfma_f32_32x32x8_f16"),          # FDRDA
+    ("cdna3", "v_mfma_f32_16x16x8_xf32"),         # CoFDRDA, tf32 (products overflow)
+    ("cdna3", "v_mfma_f32_16x16x16_bf16"),        # CoFDRDA, bf16
+    ("cdna3", "v_mfma_f32_32x32x16_fp8_bf8"),     # GFDRDA
+    ("cdna3", "v_mfma_f32_16x16x32_bf8_bf8"),     # CoGFDRDA
 ]
 
 

@@ -1,0 +1,364 @@
+"""AMD CDNA3 round-down dot-adds: FDRDA (tf32/f16/bf16) and GFDRDA (fp8/bf8), ISA.md section 3.
+
+Stages of one pass: product array with overflow to infinity -> exponent-max
+tree over the non-zero products (two trees, even and odd, for GFDRDA) ->
+alignment at F = 24 (RZ) -> carry-save tree [-> GFDRDA round-down merge of
+the two sums] -> round-down merge with c (dot floored at 32 fraction bits
+below 2**e_max, c at 24, c dropped below e_max - 25 for GFDRDA) -> floor to
+31 fraction bits after normalising (exponent >= -126) -> RNE to f32.
+Arithmetic right shifts of two's complement values are the floors (RD).
+"""
+
+from __future__ import annotations
+
+from amaranth import Module, Mux, Signal, signed
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out
+
+from golden.algorithms import Params
+from golden.formats import get_format
+
+from .align import AlignShifters
+from .compress import CompressorTree
+from .decode import Decoded, OperandDecode, exp_shape
+from .maxexp import MaxExponentTree
+from .multiply import Product, Specials
+from .normalise import NormaliseRound, _leading_one
+from .pipeline import Delay, Stage
+
+__all__ = ["FDRDAPass", "EXCLUDED"]
+
+EXCLUDED = -(1 << (exp_shape().width - 1))      # exponent of a zero product: left out of every maximum
+WIDE = signed(16)
+
+
+def _any(bits):
+    out = 0
+    for b in bits:
+        out = out | b
+    return out
+
+
+class AMDProducts(Stage):
+    """Exact products; ``|p| >= 2**128`` overflows to infinity; special values in the paper's step order.
+
+    Latency 1.  Step 1 decides on the inputs' NaN and infinities (c included)
+    before step 3 looks at overflowed products (paper IV-F).
+
+    Members
+    -------
+    en : In(1)
+    a, b : In(ArrayLayout(storage bits, k))
+    c : In(fc.storage_bits)
+    products : Out(ArrayLayout(Product, k))      (zeros carry the EXCLUDED exponent)
+    c_term : Out(Decoded(fc))
+    specials : Out(Specials)
+    """
+
+    LATENCY = 1
+
+    def __init__(self, fa, fb, fc, k, product_overflow=True):
+        self.fa, self.fb, self.fc, self.k, self.product_overflow = fa, fb, fc, k, product_overflow
+        super().__init__({
+            "a": In(data.ArrayLayout(fa.storage_bits, k)), "b": In(data.ArrayLayout(fb.storage_bits, k)),
+            "c": In(fc.storage_bits), "products": Out(data.ArrayLayout(Product(fa, fb), k)),
+            "c_term": Out(Decoded(fc)), "specials": Out(Specials),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        frac = self.fa.man_bits + self.fb.man_bits
+        nan, pinf, ninf, pover, nover = [], [], [], [], []
+        for j in range(self.k):
+            da = m.submodules[f"dec_a{j}"] = OperandDecode(self.fa)
+            db = m.submodules[f"dec_b{j}"] = OperandDecode(self.fb)
+            m.d.comb += [da.bits.eq(self.a[j]), db.bits.eq(self.b[j])]
+            x, y = da.out, db.out
+            sig = Signal(frac + 2, name=f"p{j}_sig")
+            m.d.comb += sig.eq(x.sig * y.sig)
+            exp = Signal(exp_shape(), name=f"p{j}_exp")
+            m.d.comb += exp.eq(x.exp + y.exp)
+            zero = x.zero | y.zero
+            sign = x.sign ^ y.sign
+            special = x.nan | y.nan | x.inf | y.inf
+            over = 0
+            if self.product_overflow:
+                # |s| >= 2 counts one more in the exponent; e >= 128 is infinity (ISA.md fact 4)
+                over = ~zero & ~special & ((exp + (sig >> (frac + 1) != 0)) >= 128)
+            p = self.products[j]
+            with m.If(self.en):
+                m.d.sync += [p.sign.eq(sign), p.sig.eq(Mux(zero, 0, sig)),
+                             p.exp.eq(Mux(zero, EXCLUDED, exp))]
+            bad = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
+            inf = (x.inf | y.inf) & ~bad
+            nan.append(bad)
+            pinf.append(inf & ~sign)
+            ninf.append(inf & sign)
+            pover.append(over & ~sign)
+            nover.append(over & sign)
+        dc = m.submodules.dec_c = OperandDecode(self.fc)
+        m.d.comb += dc.bits.eq(self.c)
+        c = dc.out
+        nan.append(c.nan)
+        pinf.append(c.inf & ~c.sign)
+        ninf.append(c.inf & c.sign)
+        p1, n1 = _any(pinf), _any(ninf)
+        nan1 = _any(nan) | (p1 & n1)                  # step 1: inputs alone
+        p3, n3 = _any(pover), _any(nover)
+        step1 = nan1 | p1 | n1
+        sp = self.specials
+        with m.If(self.en):
+            m.d.sync += [self.c_term.eq(c),
+                         sp.nan.eq(nan1 | (~step1 & p3 & n3)),
+                         sp.pinf.eq(Mux(step1, p1 & ~nan1, p3 & ~n3)),
+                         sp.ninf.eq(Mux(step1, n1 & ~nan1, n3 & ~p3))]
+        return m
+
+
+def DotSum(width: int) -> data.StructLayout:
+    """A products-only sum ``s * 2**(e - F)``; ``has`` is false when every product was zero."""
+    return data.StructLayout({"s": signed(width), "e": exp_shape(), "has": 1})
+
+
+class SetDot(Stage):
+    """Align a set of products to its own maximum (F, RZ) and sum them: max tree + shifters + adder tree.
+
+    Latency: the tree's, plus 1 (align) and 1 (compress).
+
+    Members
+    -------
+    en : In(1)
+    products : In(ArrayLayout(Product, n))
+    dot : Out(DotSum(width))
+    """
+
+    def __init__(self, fa, fb, n, F, max_levels_per_stage=3):
+        self.fa, self.fb, self.n, self.F = fa, fb, n, F
+        self.tree = MaxExponentTree(n, max_levels_per_stage)
+        self.align = AlignShifters(Product(fa, fb), fa.man_bits + fb.man_bits, n, F)
+        self.csa = CompressorTree(self.align.width, n)
+        self.width = self.csa.width
+        super().__init__({"products": In(data.ArrayLayout(Product(fa, fb), n)), "dot": Out(DotSum(self.width))})
+
+    @property
+    def latency(self) -> int:
+        return self.tree.latency + self.align.latency + self.csa.latency
+
+    def elaborate(self, platform):
+        m = Module()
+        tree, align, csa = m.submodules.max_exponent, m.submodules.align, m.submodules.compress = \
+            self.tree, self.align, self.csa
+        for s in (tree, align, csa):
+            m.d.comb += s.en.eq(self.en)
+        for j in range(self.n):
+            m.d.comb += tree.exps[j].eq(self.products[j].exp)
+        wait = m.submodules.products_wait = Delay(data.ArrayLayout(Product(self.fa, self.fb), self.n), tree.latency)
+        m.d.comb += [wait.en.eq(self.en), wait.i.eq(self.products),
+                     align.products.eq(wait.o), align.e_max.eq(tree.e_max), csa.terms.eq(align.terms)]
+        e = m.submodules.e_wait = Delay(exp_shape(), align.latency + csa.latency)
+        m.d.comb += [e.en.eq(self.en), e.i.eq(tree.e_max),
+                     self.dot.s.eq(csa.total), self.dot.e.eq(e.o), self.dot.has.eq(e.o != EXCLUDED)]
+        return m
+
+
+class EvenOddMerge(Stage):
+    """GFDRDA: the even and odd sums aligned to their maximum, rounded down at F bits, added.
+
+    Latency 1.
+
+    Members
+    -------
+    en : In(1)
+    even, odd : In(DotSum(width))
+    dot : Out(DotSum(width + 1))
+    """
+
+    LATENCY = 1
+
+    def __init__(self, width):
+        self.width = width
+        super().__init__({"even": In(DotSum(width)), "odd": In(DotSum(width)), "dot": Out(DotSum(width + 1))})
+
+    def elaborate(self, platform):
+        m = Module()
+        ev, od = self.even, self.odd
+        e = Signal(exp_shape())
+        m.d.comb += e.eq(Mux(ev.e > od.e, ev.e, od.e))
+        se = Signal(signed(self.width))
+        so = Signal(signed(self.width))
+        # an empty set's sum is 0, and 0 floors to 0 at any shift
+        m.d.comb += [se.eq(ev.s >> (e - ev.e).as_unsigned()), so.eq(od.s >> (e - od.e).as_unsigned())]
+        with m.If(self.en):
+            m.d.sync += [self.dot.s.eq(se + so), self.dot.e.eq(e), self.dot.has.eq(ev.has | od.has)]
+        return m
+
+
+class RoundDownMerge(Stage):
+    """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (ISA.md fact 4).
+
+    Latency 1.  The dot part keeps ``dot_floor_bits`` (32) fraction bits below
+    ``2**e_max``, c keeps ``c_floor_bits`` (24); with ``c_drop`` c becomes 0
+    when ``e_c < e_max - c_drop`` (GFDRDA).
+
+    Members
+    -------
+    en : In(1)
+    dot : In(DotSum(width))
+    c_term : In(Decoded(fc))
+    total : Out(signed(...))     (dot_floor_bits fraction bits below 2**e_max)
+    e_max : Out(exp_shape())
+    """
+
+    LATENCY = 1
+
+    def __init__(self, width, dot_frac, fc, params: Params):
+        self.width, self.dot_frac, self.fc, self.p = width, dot_frac, fc, params
+        p = params
+        self.total_bits = max(width + p.dot_floor_bits - dot_frac, 2 + p.dot_floor_bits + 1) + 2
+        super().__init__({"dot": In(DotSum(width)), "c_term": In(Decoded(fc)),
+                          "total": Out(signed(self.total_bits)), "e_max": Out(exp_shape())})
+
+    def elaborate(self, platform):
+        m = Module()
+        p, W = self.p, self.total_bits
+        dot, c = self.dot, self.c_term
+        e_c = c.exp                                    # a zero c keeps its minimum exponent (-126)
+        e_max = Signal(exp_shape())
+        m.d.comb += e_max.eq(Mux(dot.has & (dot.e > e_c), dot.e, e_c))
+        D = Signal(signed(W))
+        m.d.comb += D.eq(Mux(dot.has, (dot.s << (p.dot_floor_bits - self.dot_frac)) >> (e_max - dot.e).as_unsigned(),
+                             0))
+        sc = Signal(signed(self.fc.man_bits + 3))
+        m.d.comb += sc.eq(Mux(c.sign, -c.sig, c.sig))
+        C = Signal(signed(W))
+        m.d.comb += C.eq((sc << (p.c_floor_bits - self.fc.man_bits)) >> (e_max - e_c).as_unsigned())
+        if p.c_drop is not None:
+            dropped = e_c < e_max - p.c_drop
+            m.d.comb += C.eq(Mux(dropped, 0, (sc << (p.c_floor_bits - self.fc.man_bits)) >>
+                                 (e_max - e_c).as_unsigned()))
+        with m.If(self.en):
+            m.d.sync += [self.total.eq(D + (C << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(e_max)]
+        return m
+
+
+class FloorNormalise(Stage):
+    """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
+
+    Latency 1.
+
+    Members
+    -------
+    en : In(1)
+    total : In(signed(width))     (``dot_floor_bits`` fraction bits below ``2**e_max``)
+    e_max : In(exp_shape())
+    sig : Out(signed(final_floor_bits + 2))
+    e_n : Out(exp_shape())
+    """
+
+    LATENCY = 1
+
+    def __init__(self, width, params: Params):
+        self.width, self.p = width, params
+        super().__init__({"total": In(signed(width)), "e_max": In(exp_shape()),
+                          "sig": Out(signed(params.final_floor_bits + 3)), "e_n": Out(exp_shape())})
+
+    def elaborate(self, platform):
+        m = Module()
+        p, W, ff = self.p, self.width, self.p.final_floor_bits
+        mag = Signal(W)
+        m.d.comb += mag.eq(Mux(self.total < 0, -self.total, self.total))
+        lsb = Signal(WIDE)
+        top = Signal(WIDE)
+        m.d.comb += [lsb.eq(self.e_max - p.dot_floor_bits), top.eq(lsb + _leading_one(mag, 0, W))]
+        e_n = Signal(WIDE)
+        m.d.comb += e_n.eq(Mux(top > -126, top, -126))
+        shifted = Signal(signed(W + ff))
+        m.d.comb += shifted.eq(self.total << ff)
+        with m.If(self.en):
+            m.d.sync += [self.sig.eq(shifted >> (e_n - lsb).as_unsigned()), self.e_n.eq(e_n)]
+        return m
+
+
+class FDRDAPass(Stage):
+    """One FDRDA or GFDRDA pass of ``k`` products (``params.base`` decides).
+
+    Parameters
+    ----------
+    fa, fb, fc, fd : Format
+    k : int
+        Products in this pass.
+    params : golden.Params
+
+    Members
+    -------
+    en : In(1)
+    a, b : In(ArrayLayout(storage bits, k))
+    c : In(fc.storage_bits)
+    d : Out(fd.storage_bits)
+    """
+
+    def __init__(self, fa, fb, fc, fd, k, params: Params, fs=None, block=None, max_levels_per_stage=3):
+        self.fa, self.fb, self.fc, self.fd = (get_format(f) for f in (fa, fb, fc, fd))
+        self.k, self.params = k, params
+        self.grouped = params.base == "GFDRDA"
+        self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow)
+        if self.grouped:
+            self.sets = [SetDot(self.fa, self.fb, len(range(i, k, 2)), params.F, max_levels_per_stage)
+                         for i in (0, 1)]
+            self.merge2 = EvenOddMerge(max(s.width for s in self.sets))
+            dot_width, dot_frac = self.merge2.width + 1, params.merge_floor_bits
+            dot_stages = [self.sets[0], self.merge2]
+        else:
+            self.sets = [SetDot(self.fa, self.fb, k, params.F, max_levels_per_stage)]
+            dot_width, dot_frac = self.sets[0].width, params.F
+            dot_stages = [self.sets[0]]
+        self.merge = RoundDownMerge(dot_width, dot_frac, self.fc, params)
+        self.floor = FloorNormalise(self.merge.total_bits, params)
+        self.norm = NormaliseRound(params.final_floor_bits + 3, params.final_floor_bits, self.fd, None, "RNE",
+                                   params.overflow, positive_zero=params.zero_sign == "positive")
+        self.stages = [self.mul, *dot_stages, self.merge, self.floor, self.norm]
+        super().__init__({"a": In(data.ArrayLayout(self.fa.storage_bits, k)),
+                          "b": In(data.ArrayLayout(self.fb.storage_bits, k)),
+                          "c": In(self.fc.storage_bits), "d": Out(self.fd.storage_bits)})
+
+    @property
+    def latency(self) -> int:
+        return sum(s.latency for s in self.stages)
+
+    def elaborate(self, platform):
+        m = Module()
+        mul, merge, floor, norm = self.mul, self.merge, self.floor, self.norm
+        m.submodules.products, m.submodules.merge_c = mul, merge
+        m.submodules.floor, m.submodules.normalise = floor, norm
+        for s in (mul, merge, floor, norm, *self.sets):
+            m.d.comb += s.en.eq(self.en)
+        m.d.comb += [mul.a.eq(self.a), mul.b.eq(self.b), mul.c.eq(self.c)]
+        dot_latency = self.sets[0].latency
+        if self.grouped:
+            m.submodules.even, m.submodules.odd, m.submodules.merge_even_odd = *self.sets, self.merge2
+            m.d.comb += self.merge2.en.eq(self.en)
+            for i, s in enumerate(self.sets):
+                for n, j in enumerate(range(i, self.k, 2)):
+                    m.d.comb += s.products[n].eq(mul.products[j])
+            for name, s in (("even", self.sets[0]), ("odd", self.sets[1])):
+                getattr_dot = getattr(self.merge2, name)
+                m.d.comb += [getattr_dot.s.eq(s.dot.s), getattr_dot.e.eq(s.dot.e), getattr_dot.has.eq(s.dot.has)]
+            dot = self.merge2.dot
+            dot_latency += self.merge2.latency
+        else:
+            m.submodules.dot = self.sets[0]
+            m.d.comb += self.sets[0].products.eq(mul.products)
+            dot = self.sets[0].dot
+
+        def delay(name, shape, cycles, src):
+            d = m.submodules[name] = Delay(shape, cycles)
+            m.d.comb += [d.en.eq(self.en), d.i.eq(src)]
+            return d.o
+
+        c = delay("c_wait", Decoded(self.fc), dot_latency, mul.c_term)
+        m.d.comb += [merge.dot.eq(dot), merge.c_term.eq(c)]
+        m.d.comb += [floor.total.eq(merge.total), floor.e_max.eq(merge.e_max)]
+        spec = delay("specials_wait", Specials, dot_latency + merge.latency + floor.latency, mul.specials)
+        m.d.comb += [norm.total.eq(floor.sig), norm.e_max.eq(floor.e_n), norm.specials.eq(spec),
+                     self.d.eq(norm.d)]
+        return m
