@@ -62,7 +62,9 @@ def main(argv=None) -> int:
             continue
         unit = dot_add_unit(ins, lanes=args.lanes)
         size = {"cells": "-", "ff_bits": "-"}
-        if not args.no_size:
+        if args.no_size:
+            unit._MustUse__silence = True        # built for its latency only, never elaborated
+        else:
             size = unit_size(unit)
         stages = " + ".join(f"{c}" for _, c in unit.stage_latencies)
         print(f"{ins.name:44s} {ins.algorithm:9s} {unit.latency:7d} {unit.initiation_interval:3d} "
