@@ -20,7 +20,9 @@ from golden.formats import get_format
 from .fda import FDAChain
 from .fdrda import FDRDAPass
 from .gdfs import GDFS
+from .gps import GPS
 from .pipeline import Delay
+from .sfma import SFMAChain
 
 __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS"]
 
@@ -35,9 +37,19 @@ def _fdrda(ins: Instruction, params: Params):
     return FDAChain(fa, fb, fc, fd, ins.k, params, pass_class=FDRDAPass)
 
 
+def _sfma(ins: Instruction, params: Params):
+    fa, fb, fc, fd = ins.formats
+    return SFMAChain(fa, fb, fc, fd, ins.k, params)
+
+
+def _gps(ins: Instruction, params: Params):
+    fa, fb, fc, fd = ins.formats
+    return GPS(fa, fb, fc, fd, ins.k, params)
+
+
 # Datapath builders by base algorithm: each takes (instruction, params) and returns a Stage-like
 # component with ports en, a, b, c, [scale_a, scale_b], d, a `latency` and `stage_latencies`.
-DATAPATHS = {"FDA": _fda, "GDFS": GDFS, "FDRDA": _fdrda, "GFDRDA": _fdrda}
+DATAPATHS = {"FDA": _fda, "GDFS": GDFS, "FDRDA": _fdrda, "GFDRDA": _fdrda, "SFMA": _sfma, "GPS": _gps}
 SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 

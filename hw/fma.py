@@ -1,0 +1,358 @@
+"""IEEE 754 fused multiply-add (binary64 and binary32): ``d = RNE(a * b + c)``, one rounding.
+
+Three stages, one register each (latency 3):
+
+=====================  ===========================================================  =======
+stage                  work                                                         latency
+=====================  ===========================================================  =======
+:class:`FMAMultiply`   decode a and b, normalise subnormal significands (leading-    1
+                       one detect and left shift), exact ``p x p`` significand
+                       product, exponent sum, product special flags
+:class:`FMAAlignAdd`   decode c, align c against the product in a ``3p + 3``-bit      1
+                       window (bits shifted out jammed into a sticky bit), add or
+                       subtract, NaN/infinity rules, sign of an exact zero
+:class:`FMARound`      leading-one detect, denormalising shift, RNE with gradual      1
+                       underflow, overflow to infinity, canonical quiet NaN
+=====================  ===========================================================  =======
+
+c joins in the second stage, so in an accumulation chain (:mod:`hw.sfma`) a
+multiply overlaps the previous fma and each further fma costs 2 cycles.
+
+The alignment window (``p`` = significand bits, ``g = 2`` guard bits): the
+product ``P`` (``2p`` bits, normalised, so its top bit is at ``2p-1`` or
+``2p-2``) sits at window bits ``[g, g + 2p)``; c's ``p`` bits sit at
+``[g + 2p + 1, g + 3p + 1)`` and are shifted right by ``p + 2 - (e_c - e_p)``.
+
+* c more than ``p + 2`` binades above the product: the product lies below a
+  quarter of c's last place, so only its sign and non-zeroness matter: it is
+  replaced by a sticky 1 at window bit 0 (the result rounds exactly like the
+  true sum, which lies strictly between the same neighbours of c).
+* c far below the product: the bits of c shifted out of the window are jammed
+  (OR-ed) into bit 0 -- round to odd at a position well below the result's
+  round bit, because the normalised product keeps the result's top bit
+  within one of its own.  When the two are close (where cancellation happens)
+  nothing is jammed: the window holds both exactly.
+
+A zero product anchors the window on c, a zero c on the product.  Subnormal
+inputs a and b are normalised first (that is what keeps the product's top bit
+fixed); a subnormal c needs nothing, its exponent is the format's minimum.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out
+
+from golden.formats import get_format
+
+from .decode import OperandDecode
+from .pipeline import Delay, Stage
+
+__all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd",
+           "leading_one", "round_to_format", "quiet_nan", "WIDE_EXP"]
+
+WIDE_EXP = signed(16)      # product exponents of binary64 reach -2148; every intermediate fits in 16 bits
+GUARD = 2                  # window bits below the product
+
+
+def quiet_nan(fmt) -> int:
+    """The canonical quiet NaN of an IEEE format (0x7FC00000, 0x7FF8000000000000)."""
+    f = get_format(fmt)
+    return (((1 << f.exp_bits) - 1) << f.man_bits) | (1 << (f.man_bits - 1))
+
+
+def leading_one(value):
+    """Index of the highest set bit of ``value`` (0 when it is 0): a balanced tree, log2(width) mux levels."""
+    width = len(value)
+    n = 1
+    while n < width:
+        n *= 2
+    nodes = [(value[i] if i < width else Const(0, 1), None) for i in range(n)]
+    while len(nodes) > 1:
+        nxt = []
+        for (v_lo, p_lo), (v_hi, p_hi) in zip(nodes[0::2], nodes[1::2]):
+            pos = v_hi if p_lo is None else Cat(Mux(v_hi, p_hi, p_lo), v_hi)
+            nxt.append((v_hi | v_lo, pos))
+        nodes = nxt
+    return nodes[0][1] if nodes[0][1] is not None else Const(0, 1)
+
+
+def round_to_format(m: Module, name: str, mag, e0, sign, fmt, flush: bool = False):
+    """RNE of ``(-1)**sign * mag * 2**e0`` to ``fmt``: combinational; returns the bit-pattern signal.
+
+    Gradual underflow (the last place never drops below ``2**(emin - man_bits)``),
+    overflow to infinity; a zero ``mag`` gives a zero of sign ``sign``, and so
+    does a non-zero value that rounds to zero.  ``flush``: a subnormal result
+    becomes a zero of its sign (the GPS rule: IEEE rounding first, then flush).
+    NaN and infinite operands are the caller's business.
+    """
+    f = get_format(fmt)
+    pm, W = f.man_bits, len(mag)
+    top = Signal(range(max(W, 2)), name=f"{name}_top")
+    m.d.comb += top.eq(leading_one(mag))
+    e_top = Signal(WIDE_EXP, name=f"{name}_e_top")
+    m.d.comb += e_top.eq(e0 + top)
+    lead = Signal(WIDE_EXP, name=f"{name}_lead")            # exponent of the result's leading place
+    m.d.comb += lead.eq(Mux(e_top > f.emin, e_top, f.emin))
+    # shift the magnitude right to the result's last place 2**(lead - pm); G zero bits below it
+    # keep the shift non-negative when the value needs no rounding at all
+    G = pm + 1
+    V = Signal(unsigned(W + G), name=f"{name}_v")
+    m.d.comb += V.eq(mag << G)
+    s_raw = Signal(WIDE_EXP, name=f"{name}_s_raw")
+    m.d.comb += s_raw.eq(lead - pm - e0 + G)                   # >= 1 by construction
+    cap = W + G + 1
+    s = Signal(range(cap + 1), name=f"{name}_s")
+    m.d.comb += s.eq(Mux(s_raw > cap, cap, s_raw[:len(s)]))
+    s1 = Signal(range(cap), name=f"{name}_s1")                 # position of the round bit
+    m.d.comb += s1.eq(s - 1)
+    kept = Signal(unsigned(pm + 2), name=f"{name}_kept")
+    m.d.comb += kept.eq(V >> s)
+    rbit = (V >> s1)[0]
+    sticky = (V & ((Const(1, W + G + 1) << s1) - 1)) != 0
+    rounded = Signal(unsigned(pm + 2), name=f"{name}_rounded")
+    m.d.comb += rounded.eq(kept + (rbit & (sticky | kept[0])))
+    carry = rounded[pm + 1]
+    sig = Signal(unsigned(pm + 1), name=f"{name}_sig")
+    m.d.comb += sig.eq(Mux(carry, rounded[1:], rounded))
+    res_lead = Signal(WIDE_EXP, name=f"{name}_res_lead")
+    m.d.comb += res_lead.eq(lead + carry)
+    normal = sig[pm]
+    sign_bit = f.exp_bits + f.man_bits
+    inf_word = ((1 << f.exp_bits) - 1) << f.man_bits
+    word = Signal(f.storage_bits, name=f"{name}_word")
+    with m.If(normal & (res_lead > f.emax)):
+        m.d.comb += word.eq(inf_word | (sign << sign_bit))
+    with m.Elif(normal):
+        m.d.comb += word.eq(sig[:pm] | ((res_lead + f.bias)[:f.exp_bits] << pm) | (sign << sign_bit))
+    with m.Else():                                             # subnormal or zero
+        m.d.comb += word.eq((0 if flush else sig[:pm]) | (sign << sign_bit))
+    return word
+
+
+def FMAProduct(fmt) -> data.StructLayout:
+    """The exact product: ``(-1)**sign * sig * 2**(exp - 2*man_bits)``; ``sig`` normalised (top bit 2p-1 or 2p-2)."""
+    f = get_format(fmt)
+    return data.StructLayout({"sign": 1, "exp": WIDE_EXP, "sig": 2 * (f.man_bits + 1),
+                              "zero": 1, "inf": 1, "nan": 1})
+
+
+def window_bits(fmt) -> int:
+    """Width of the alignment window: ``g + 3p + 1``."""
+    return GUARD + 3 * (get_format(fmt).man_bits + 1) + 1
+
+
+def FMASum(fmt) -> data.StructLayout:
+    """The aligned sum: ``(-1)**sign * mag * 2**exp``; ``sign`` is also the zero's and the infinity's sign."""
+    return data.StructLayout({"mag": window_bits(fmt) + 1, "exp": WIDE_EXP, "sign": 1, "inf": 1, "nan": 1})
+
+
+class FMAMultiply(Stage):
+    """Decode a and b, normalise subnormals, exact significand product.  Latency 1.
+
+    Parameters
+    ----------
+    fmt : Format
+        binary64 or binary32 (any IEEE format of ``golden.formats``).
+
+    Members
+    -------
+    en : In(1)
+    a, b : In(fmt.storage_bits)
+    product : Out(FMAProduct(fmt))
+    """
+
+    LATENCY = 1
+
+    def __init__(self, fmt):
+        self.fmt = get_format(fmt)
+        super().__init__({"a": In(self.fmt.storage_bits), "b": In(self.fmt.storage_bits),
+                          "product": Out(FMAProduct(self.fmt))})
+
+    def elaborate(self, platform):
+        m = Module()
+        f = self.fmt
+        p = f.man_bits + 1
+        ops = []
+        for name in ("a", "b"):
+            dec = m.submodules[f"dec_{name}"] = OperandDecode(f)
+            m.d.comb += dec.bits.eq(getattr(self, name))
+            x = dec.out
+            # a subnormal significand is shifted up to the hidden-bit position, its exponent down
+            lz = Signal(range(p), name=f"{name}_lz")
+            m.d.comb += lz.eq((p - 1) - leading_one(x.sig))
+            sig = Signal(p, name=f"{name}_sig")
+            exp = Signal(WIDE_EXP, name=f"{name}_exp")
+            m.d.comb += [sig.eq(x.sig << lz), exp.eq(x.exp - lz)]
+            ops.append((x, sig, exp))
+        (x, sx, ex), (y, sy, ey) = ops
+        zero = x.zero | y.zero
+        nan = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
+        o = self.product
+        with m.If(self.en):
+            m.d.sync += [
+                o.sign.eq(x.sign ^ y.sign),
+                o.exp.eq(ex + ey),
+                o.sig.eq(sx * sy),
+                o.zero.eq(zero),
+                o.nan.eq(nan),
+                o.inf.eq((x.inf | y.inf) & ~nan),
+            ]
+        return m
+
+
+class FMAAlignAdd(Stage):
+    """Decode c, align it against the product, add; special values.  Latency 1.
+
+    Parameters
+    ----------
+    fmt : Format
+
+    Members
+    -------
+    en : In(1)
+    product : In(FMAProduct(fmt))
+    c : In(fmt.storage_bits)
+    sum : Out(FMASum(fmt))
+    """
+
+    LATENCY = 1
+
+    def __init__(self, fmt):
+        self.fmt = get_format(fmt)
+        super().__init__({"product": In(FMAProduct(self.fmt)), "c": In(self.fmt.storage_bits),
+                          "sum": Out(FMASum(self.fmt))})
+
+    def elaborate(self, platform):
+        m = Module()
+        f = self.fmt
+        p, g, W = f.man_bits + 1, GUARD, window_bits(f)
+        d_max = p + 2                                  # c's place at the top of the window
+        dec = m.submodules.dec_c = OperandDecode(f)
+        m.d.comb += dec.bits.eq(self.c)
+        c, pr = dec.out, self.product
+
+        d = Signal(WIDE_EXP)                           # e_c - e_p
+        m.d.comb += d.eq(c.exp - pr.exp)
+        anchor_c = Signal()                            # window anchored on c: product zero or far below c
+        m.d.comb += anchor_c.eq(pr.zero | (~c.zero & (d > d_max)))
+        sh_raw = Signal(WIDE_EXP)
+        m.d.comb += sh_raw.eq(d_max - d)
+        sh = Signal(range(W + 1))
+        m.d.comb += sh.eq(Mux(sh_raw > W, W, sh_raw[:len(sh)]))
+
+        c_top = Signal(W)
+        m.d.comb += c_top.eq(c.sig << (W - p))
+        c_shift = Signal(W)
+        m.d.comb += c_shift.eq(c_top >> sh)
+        c_jam = (c_top & ((Const(1, W + 1) << sh) - 1)) != 0
+        cw = Signal(W)
+        pw = Signal(W)
+        m.d.comb += [
+            cw.eq(Mux(anchor_c, c_top, c_shift | c_jam)),
+            pw.eq(Mux(anchor_c, ~pr.zero, pr.sig << g)),
+        ]
+        sub = pr.sign ^ c.sign
+        total = Signal(signed(W + 2))
+        m.d.comb += total.eq(Mux(sub, cw - pw, cw + pw))
+        neg = total < 0
+
+        nan = pr.nan | c.nan | (pr.inf & c.inf & sub)
+        inf = (pr.inf | c.inf) & ~nan
+        # sign: of the infinity; of the sum; of an exact zero (-0 only for (-0) + (-0))
+        sign = Mux(pr.inf, pr.sign, Mux(c.inf, c.sign,
+                   Mux(total == 0, pr.zero & c.zero & pr.sign & c.sign, c.sign ^ neg)))
+        o = self.sum
+        with m.If(self.en):
+            m.d.sync += [
+                o.mag.eq(Mux(neg, -total, total)),
+                o.exp.eq(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2))),
+                o.sign.eq(sign),
+                o.nan.eq(nan),
+                o.inf.eq(inf),
+            ]
+        return m
+
+
+class FMARound(Stage):
+    """Normalise and round the sum to the format (RNE, gradual underflow, overflow to inf).  Latency 1.
+
+    Parameters
+    ----------
+    fmt : Format
+
+    Members
+    -------
+    en : In(1)
+    sum : In(FMASum(fmt))
+    d : Out(fmt.storage_bits)
+    """
+
+    LATENCY = 1
+
+    def __init__(self, fmt):
+        self.fmt = get_format(fmt)
+        super().__init__({"sum": In(FMASum(self.fmt)), "d": Out(self.fmt.storage_bits)})
+
+    def elaborate(self, platform):
+        m = Module()
+        f, s = self.fmt, self.sum
+        word = round_to_format(m, "rnd", s.mag, s.exp, s.sign, f)
+        inf_word = ((1 << f.exp_bits) - 1) << f.man_bits
+        with m.If(self.en):
+            m.d.sync += self.d.eq(Mux(s.nan, quiet_nan(f),
+                                      Mux(s.inf, inf_word | (s.sign << (f.exp_bits + f.man_bits)), word)))
+        return m
+
+
+class FusedMultiplyAdd(Stage):
+    """One IEEE fused multiply-add unit: multiply -> align and add -> normalise and round.
+
+    Parameters
+    ----------
+    fmt : Format or str
+        ``"f64"`` or ``"f32"``.
+    c_late : bool
+        c is presented one cycle after a and b (it joins at the add stage, as
+        in an accumulation chain); otherwise it is delayed one cycle inside.
+
+    Members
+    -------
+    en : In(1)
+    a, b, c : In(fmt.storage_bits)
+    d : Out(fmt.storage_bits)
+
+    ``latency`` is 3 from a and b (2 from c when ``c_late``).
+    """
+
+    def __init__(self, fmt, c_late: bool = False):
+        self.fmt = get_format(fmt)
+        self.c_late = c_late
+        self.mul, self.add, self.round = FMAMultiply(self.fmt), FMAAlignAdd(self.fmt), FMARound(self.fmt)
+        self.stages = [self.mul, self.add, self.round]
+        w = self.fmt.storage_bits
+        super().__init__({"a": In(w), "b": In(w), "c": In(w), "d": Out(w)})
+
+    @property
+    def latency(self) -> int:
+        """Multiply + align/add + normalise/round (from a and b)."""
+        return sum(s.latency for s in self.stages)
+
+    @property
+    def stage_latencies(self) -> list[tuple[str, int]]:
+        return [(type(s).__name__, s.latency) for s in self.stages]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.multiply, m.submodules.align_add, m.submodules.round = self.stages
+        for s in self.stages:
+            m.d.comb += s.en.eq(self.en)
+        m.d.comb += [self.mul.a.eq(self.a), self.mul.b.eq(self.b), self.add.product.eq(self.mul.product)]
+        if self.c_late:
+            m.d.comb += self.add.c.eq(self.c)
+        else:
+            wait = m.submodules.c_wait = Delay(self.fmt.storage_bits, self.mul.latency)
+            m.d.comb += [wait.en.eq(self.en), wait.i.eq(self.c), self.add.c.eq(wait.o)]
+        m.d.comb += [self.round.sum.eq(self.add.sum), self.d.eq(self.round.d)]
+        return m

@@ -1,0 +1,275 @@
+"""GPS: group pairwise sums in binary32 with subnormal flushing (CDNA2 f16/bf16 MFMA; ISA.md section 3).
+
+Every step is one IEEE binary32 operation, RNE, followed by the flush rule:
+
+* :class:`F32Multiply`: a and b (f16 or bf16) with subnormal inputs (in their
+  own format) and zeros read as +0; the binary32 product, RNE; a product
+  below ``2**-126`` becomes a zero of its sign.  Latency 1.
+* :class:`F32Add`: binary32 addition, RNE; a sum below ``2**-126`` becomes a
+  zero of its sign (an exact cancellation is +0, ``(-0) + (-0)`` is -0).
+  Latency 1.
+* :class:`GPS`: ``K`` multipliers; a pairwise adder tree per group of ``G``
+  products (G = 4: ``(p0 + p1) + (p2 + p3)``); then ``d = c`` (a subnormal or
+  zero c read as +0) and ``d = d + gamma_j`` group after group.  All unrolled
+  (II = 1): every group's tree runs in parallel and the group sums wait in
+  delay lines for their turn in the accumulation.  Latency
+  ``1 + log2(G) + K / G``.
+
+NaN results are the canonical quiet NaN 0x7FC00000 (the hardware's payloads
+are not modelled; ISA.md fact 3).
+"""
+
+from __future__ import annotations
+
+from amaranth import Const, Module, Mux, Signal, signed
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out
+
+from golden.algorithms import Params
+from golden.formats import get_format
+
+from .decode import OperandDecode
+from .fma import WIDE_EXP, quiet_nan, round_to_format
+from .pipeline import Delay, Stage
+
+__all__ = ["F32Multiply", "F32Add", "GPS"]
+
+F32 = get_format("f32")
+_SIGN = 1 << 31
+_INF = 0x7F800000
+
+
+def _ieee_with_subnormals(f):
+    if f.nan != "ieee" or not f.subnormals:
+        raise ValueError(f"GPS needs IEEE-style operands with subnormals, not {f.name}")
+    return f
+
+
+class F32Multiply(Stage):
+    """binary32 product of two flushed operands, RNE, subnormal products flushed to a signed zero.  Latency 1.
+
+    Products of significands of 12 bits or fewer (f16, bf16) are exact in
+    binary32, so only the exponent range decides (below ``2**-126``: zero of
+    the product's sign; ``2**128`` and up: infinity); wider operands (f32)
+    go through the RNE rounder, then the flush.
+
+    Parameters
+    ----------
+    fa, fb : Format
+        Operand formats (f16, bf16 or f32).
+
+    Members
+    -------
+    en : In(1)
+    a : In(fa.storage_bits)
+    b : In(fb.storage_bits)
+    p : Out(32)
+    """
+
+    LATENCY = 1
+
+    def __init__(self, fa, fb):
+        self.fa, self.fb = (_ieee_with_subnormals(get_format(f)) for f in (fa, fb))
+        super().__init__({"a": In(self.fa.storage_bits), "b": In(self.fb.storage_bits), "p": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        ops = []
+        for name, f in (("a", self.fa), ("b", self.fb)):
+            dec = m.submodules[f"dec_{name}"] = OperandDecode(f)
+            m.d.comb += dec.bits.eq(getattr(self, name))
+            x = dec.out
+            zero = ~x.sig[f.man_bits]                 # zero or subnormal: read as +0
+            ops.append((x, zero, Mux(zero, 0, x.sign)))
+        (x, xz, xs), (y, yz, ys) = ops
+        wa, wb = self.fa.man_bits + 1, self.fb.man_bits + 1
+        n = wa + wb
+        sign = xs ^ ys
+        prod = Signal(n)
+        m.d.comb += prod.eq(x.sig * y.sig)
+        word = Signal(32)
+        if n <= F32.man_bits + 1:                        # exact: normalise by one place, check the range
+            top = prod[n - 1]
+            e = Signal(WIDE_EXP)
+            m.d.comb += e.eq(x.exp + y.exp + top)
+            man = Signal(F32.man_bits)
+            m.d.comb += man.eq(Mux(top, prod[:n - 1] << (F32.man_bits - (n - 1)),
+                                   prod[:n - 2] << (F32.man_bits - (n - 2))))
+            with m.If(e < F32.emin):
+                m.d.comb += word.eq(sign << 31)
+            with m.Elif(e > F32.emax):
+                m.d.comb += word.eq(_INF | (sign << 31))
+            with m.Else():
+                m.d.comb += word.eq(man | ((e + F32.bias)[:8] << 23) | (sign << 31))
+        else:
+            e0 = Signal(WIDE_EXP)
+            m.d.comb += e0.eq(x.exp + y.exp - (wa - 1) - (wb - 1))
+            m.d.comb += word.eq(round_to_format(m, "rnd", prod, e0, sign, F32, flush=True))
+        nan = x.nan | y.nan | (x.inf & yz) | (xz & y.inf)
+        inf = x.inf | y.inf
+        with m.If(self.en):
+            m.d.sync += self.p.eq(Mux(nan, quiet_nan(F32), Mux(inf, _INF | (sign << 31),
+                                                              Mux(xz | yz, sign << 31, word))))
+        return m
+
+
+class F32Add(Stage):
+    """binary32 addition, RNE; with ``flush``, a result below ``2**-126`` becomes a zero of its sign.  Latency 1.
+
+    The smaller operand is aligned in a 27-bit window (3 bits below the
+    larger one's last place, the bits shifted out jammed into a sticky bit),
+    added or subtracted, then rounded by :func:`hw.fma.round_to_format`.
+    Subnormal inputs are read as IEEE subnormals (GPS never produces one).
+
+    Parameters
+    ----------
+    flush : bool
+        Flush subnormal results (GPS); ``False`` gives a plain IEEE adder.
+
+    Members
+    -------
+    en : In(1)
+    x, y : In(32)
+    s : Out(32)
+    """
+
+    LATENCY = 1
+    GUARD = 3
+
+    def __init__(self, flush: bool = True):
+        self.flush = flush
+        super().__init__({"x": In(32), "y": In(32), "s": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        decs = []
+        for name in ("x", "y"):
+            dec = m.submodules[f"dec_{name}"] = OperandDecode(F32)
+            m.d.comb += dec.bits.eq(getattr(self, name))
+            decs.append(dec.out)
+        x, y = decs
+        p, g = F32.man_bits + 1, self.GUARD
+        W = p + g
+        swap = y.exp > x.exp
+        big_sig, big_exp, big_sign = Mux(swap, y.sig, x.sig), Mux(swap, y.exp, x.exp), Mux(swap, y.sign, x.sign)
+        small_sig, small_exp = Mux(swap, x.sig, y.sig), Mux(swap, x.exp, y.exp)
+        dist = Signal(range(256))
+        m.d.comb += dist.eq(big_exp - small_exp)
+        sh = Signal(range(W + 1))
+        m.d.comb += sh.eq(Mux(dist > W, W, dist))
+        small_top = Signal(W)
+        m.d.comb += small_top.eq(small_sig << g)
+        jam = (small_top & ((Const(1, W + 1) << sh) - 1)) != 0
+        xw, yw = Signal(W), Signal(W)
+        m.d.comb += [xw.eq(big_sig << g), yw.eq((small_top >> sh) | jam)]
+        total = Signal(signed(W + 2))
+        m.d.comb += total.eq(Mux(x.sign ^ y.sign, xw - yw, xw + yw))
+        neg = total < 0
+        # the sum's sign; an exact zero is +0 unless both operands are -0
+        sign = Mux(total == 0, x.sign & y.sign, big_sign ^ neg)
+        mag = Signal(W + 1)
+        m.d.comb += mag.eq(Mux(neg, -total, total))
+        e0 = Signal(WIDE_EXP)
+        m.d.comb += e0.eq(big_exp - (p - 1) - g)
+        word = round_to_format(m, "rnd", mag, e0, sign, F32, flush=self.flush)
+        nan = x.nan | y.nan | (x.inf & y.inf & (x.sign ^ y.sign))
+        inf_sign = Mux(x.inf, x.sign, y.sign)
+        with m.If(self.en):
+            m.d.sync += self.s.eq(Mux(nan, quiet_nan(F32), Mux(x.inf | y.inf, _INF | (inf_sign << 31), word)))
+        return m
+
+
+def _depth(n: int) -> int:
+    """Adder levels of the pairwise sum of ``n`` terms (split ``n // 2`` + the rest, as golden does)."""
+    return 0 if n == 1 else 1 + max(_depth(n // 2), _depth(n - n // 2))
+
+
+class GPS(Stage):
+    """The GPS dot-add: f32 products, pairwise group sums, sequential accumulation from c.
+
+    Parameters
+    ----------
+    fa, fb : Format
+        f16 or bf16.
+    fc, fd : Format
+        f32.
+    k : int
+        Products per dot-add.
+    params : golden.Params
+        ``group`` (G, 2 or 4).
+
+    Members
+    -------
+    en : In(1)
+    a, b : In(ArrayLayout(storage bits, k))
+    c : In(32)
+    d : Out(32)
+
+    ``latency`` is ``1 + depth(G) + ceil(K / G)``: multiply, the group trees, one add per group.
+    """
+
+    def __init__(self, fa, fb, fc, fd, k: int, params: Params):
+        self.fa, self.fb, self.fc, self.fd = (get_format(f) for f in (fa, fb, fc, fd))
+        if self.fc.name != "f32" or self.fd.name != "f32":
+            raise ValueError(f"GPS accumulates in f32, not {self.fc.name} -> {self.fd.name}")
+        self.k, self.params, self.G = k, params, params.group
+        self.groups = [list(range(j, min(j + self.G, k))) for j in range(0, k, self.G)]
+        self.muls = [F32Multiply(self.fa, self.fb) for _ in range(k)]
+        self.tree_depth = _depth(len(self.groups[0]))
+        super().__init__({"a": In(data.ArrayLayout(self.fa.storage_bits, k)),
+                          "b": In(data.ArrayLayout(self.fb.storage_bits, k)),
+                          "c": In(32), "d": Out(32)})
+
+    @property
+    def latency(self) -> int:
+        return F32Multiply.LATENCY + (self.tree_depth + len(self.groups)) * F32Add.LATENCY
+
+    @property
+    def stage_latencies(self) -> list[tuple[str, int]]:
+        """(stage, cycles) in order: multiply, the pairwise levels of a group, one accumulation add per group."""
+        return ([("F32Multiply", F32Multiply.LATENCY)]
+                + [(f"pairwise{lv}.F32Add", F32Add.LATENCY) for lv in range(self.tree_depth)]
+                + [(f"accumulate{j}.F32Add", F32Add.LATENCY) for j in range(len(self.groups))])
+
+    def _wait(self, m, name, value, cycles):
+        """``value`` delayed by ``cycles`` (enabled with the pipeline)."""
+        if cycles == 0:
+            return value
+        w = m.submodules[name] = Delay(32, cycles)
+        m.d.comb += [w.en.eq(self.en), w.i.eq(value)]
+        return w.o
+
+    def _adder(self, m, name, x, y):
+        add = m.submodules[name] = F32Add(flush=True)
+        m.d.comb += [add.en.eq(self.en), add.x.eq(x), add.y.eq(y)]
+        return add.s
+
+    def _pairwise(self, m, name, terms):
+        """Pairwise sum of ``[(value, ready cycle)]``, halves first; returns ``(sum, ready cycle)``."""
+        if len(terms) == 1:
+            return terms[0]
+        h = len(terms) // 2
+        (lo, t_lo), (hi, t_hi) = self._pairwise(m, name + "l", terms[:h]), self._pairwise(m, name + "h", terms[h:])
+        t = max(t_lo, t_hi)
+        lo = self._wait(m, f"{name}_lo_wait", lo, t - t_lo)
+        hi = self._wait(m, f"{name}_hi_wait", hi, t - t_hi)
+        return self._adder(m, name, lo, hi), t + F32Add.LATENCY
+
+    def elaborate(self, platform):
+        m = Module()
+        products = []
+        for j, mul in enumerate(self.muls):
+            m.submodules[f"mul{j}"] = mul
+            m.d.comb += [mul.en.eq(self.en), mul.a.eq(self.a[j]), mul.b.eq(self.b[j])]
+            products.append((mul.p, mul.latency))
+        sums = [self._pairwise(m, f"group{g}_add", [products[j] for j in idx]) for g, idx in enumerate(self.groups)]
+        # c, a subnormal or zero one read as +0, waits for the first group sum
+        t = sums[0][1]
+        c_flushed = Mux(self.c[23:31] == 0, 0, self.c)
+        d = self._wait(m, "c_wait", c_flushed, t)
+        for g, (gamma, t_g) in enumerate(sums):
+            d = self._adder(m, f"accumulate{g}", d, self._wait(m, f"gamma{g}_wait", gamma, t - t_g))
+            t += F32Add.LATENCY
+        assert t == self.latency
+        m.d.comb += self.d.eq(d)
+        return m
