@@ -24,9 +24,9 @@ product ``P`` (``2p`` bits, normalised, so its top bit is at ``2p-1`` or
 ``[g + 2p + 1, g + 3p + 1)`` and are shifted right by ``p + 2 - (e_c - e_p)``.
 
 * c more than ``p + 2`` binades above the product: the product lies below a
-  quarter of c's last place, so only its sign and non-zeroness matter: it is
-  replaced by a sticky 1 at window bit 0 (the result rounds exactly like the
-  true sum, which lies strictly between the same neighbours of c).
+  quarter of c's last place, so ``c + a*b`` is within a quarter ulp of c and
+  not a tie: RNE returns c, and the product is dropped (a directed rounding
+  mode would need it as a sticky bit).
 * c far below the product: the bits of c shifted out of the window are jammed
   (OR-ed) into bit 0 -- round to odd at a position well below the result's
   round bit, because the normalised product keeps the result's top bit
@@ -50,7 +50,7 @@ from .decode import OperandDecode
 from .pipeline import Delay, Stage
 
 __all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd",
-           "leading_one", "round_to_format", "quiet_nan", "WIDE_EXP"]
+           "leading_one", "trailing_zeros", "round_to_format", "quiet_nan", "WIDE_EXP"]
 
 WIDE_EXP = signed(16)      # product exponents of binary64 reach -2148; every intermediate fits in 16 bits
 GUARD = 2                  # window bits below the product
@@ -62,13 +62,12 @@ def quiet_nan(fmt) -> int:
     return (((1 << f.exp_bits) - 1) << f.man_bits) | (1 << (f.man_bits - 1))
 
 
-def leading_one(value):
-    """Index of the highest set bit of ``value`` (0 when it is 0): a balanced tree, log2(width) mux levels."""
-    width = len(value)
+def _highest_set(bits):
+    """Index of the highest set bit of a list of 1-bit values (0 when none): log2(n) levels of muxes."""
     n = 1
-    while n < width:
+    while n < len(bits):
         n *= 2
-    nodes = [(value[i] if i < width else Const(0, 1), None) for i in range(n)]
+    nodes = [(bits[i] if i < len(bits) else Const(0, 1), None) for i in range(n)]
     while len(nodes) > 1:
         nxt = []
         for (v_lo, p_lo), (v_hi, p_hi) in zip(nodes[0::2], nodes[1::2]):
@@ -76,6 +75,17 @@ def leading_one(value):
             nxt.append((v_hi | v_lo, pos))
         nodes = nxt
     return nodes[0][1] if nodes[0][1] is not None else Const(0, 1)
+
+
+def leading_one(value):
+    """Index of the highest set bit of ``value`` (0 when it is 0): a balanced tree, log2(width) mux levels."""
+    return _highest_set([value[i] for i in range(len(value))])
+
+
+def trailing_zeros(value):
+    """Number of zero bits below the lowest set bit of ``value`` (meaningless when it is 0)."""
+    width = len(value)
+    return (width - 1) - _highest_set([value[i] for i in reversed(range(width))])
 
 
 def round_to_format(m: Module, name: str, mag, e0, sign, fmt, flush: bool = False):
@@ -107,10 +117,13 @@ def round_to_format(m: Module, name: str, mag, e0, sign, fmt, flush: bool = Fals
     m.d.comb += s.eq(Mux(s_raw > cap, cap, s_raw[:len(s)]))
     s1 = Signal(range(cap), name=f"{name}_s1")                 # position of the round bit
     m.d.comb += s1.eq(s - 1)
-    kept = Signal(unsigned(pm + 2), name=f"{name}_kept")
-    m.d.comb += kept.eq(V >> s)
-    rbit = (V >> s1)[0]
-    sticky = (V & ((Const(1, W + G + 1) << s1) - 1)) != 0
+    shifted = Signal(unsigned(pm + 3), name=f"{name}_shifted")  # kept bits and the round bit
+    m.d.comb += shifted.eq(V >> s1)
+    kept, rbit = shifted[1:], shifted[0]
+    # sticky: a set bit of V below the round bit, i.e. of mag below s1 - G
+    tz = Signal(range(max(W, 2)), name=f"{name}_tz")
+    m.d.comb += tz.eq(trailing_zeros(mag))
+    sticky = (mag != 0) & (tz + G < s1)
     rounded = Signal(unsigned(pm + 2), name=f"{name}_rounded")
     m.d.comb += rounded.eq(kept + (rbit & (sticky | kept[0])))
     carry = rounded[pm + 1]
@@ -235,7 +248,7 @@ class FMAAlignAdd(Stage):
 
         d = Signal(WIDE_EXP)                           # e_c - e_p
         m.d.comb += d.eq(c.exp - pr.exp)
-        anchor_c = Signal()                            # window anchored on c: product zero or far below c
+        anchor_c = Signal()                            # window anchored on c: product zero or far below c (dropped)
         m.d.comb += anchor_c.eq(pr.zero | (~c.zero & (d > d_max)))
         sh_raw = Signal(WIDE_EXP)
         m.d.comb += sh_raw.eq(d_max - d)
@@ -246,12 +259,15 @@ class FMAAlignAdd(Stage):
         m.d.comb += c_top.eq(c.sig << (W - p))
         c_shift = Signal(W)
         m.d.comb += c_shift.eq(c_top >> sh)
-        c_jam = (c_top & ((Const(1, W + 1) << sh) - 1)) != 0
+        # bits shifted out: c's lowest set bit (at W - p + its trailing zeros) falls below bit 0
+        c_tz = Signal(range(p))
+        m.d.comb += c_tz.eq(trailing_zeros(c.sig))
+        c_jam = (c.sig != 0) & (sh > c_tz + (W - p))
         cw = Signal(W)
         pw = Signal(W)
         m.d.comb += [
             cw.eq(Mux(anchor_c, c_top, c_shift | c_jam)),
-            pw.eq(Mux(anchor_c, ~pr.zero, pr.sig << g)),
+            pw.eq(Mux(anchor_c, 0, pr.sig << g)),
         ]
         sub = pr.sign ^ c.sign
         total = Signal(signed(W + 2))

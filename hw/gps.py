@@ -21,7 +21,7 @@ are not modelled; ISA.md fact 3).
 
 from __future__ import annotations
 
-from amaranth import Const, Module, Mux, Signal, signed
+from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -29,7 +29,7 @@ from golden.algorithms import Params
 from golden.formats import get_format
 
 from .decode import OperandDecode
-from .fma import WIDE_EXP, quiet_nan, round_to_format
+from .fma import WIDE_EXP, quiet_nan, round_to_format, trailing_zeros
 from .pipeline import Delay, Stage
 
 __all__ = ["F32Multiply", "F32Add", "GPS"]
@@ -159,7 +159,9 @@ class F32Add(Stage):
         m.d.comb += sh.eq(Mux(dist > W, W, dist))
         small_top = Signal(W)
         m.d.comb += small_top.eq(small_sig << g)
-        jam = (small_top & ((Const(1, W + 1) << sh) - 1)) != 0
+        tz = Signal(range(p))
+        m.d.comb += tz.eq(trailing_zeros(small_sig))
+        jam = (small_sig != 0) & (sh > tz + g)                   # the smaller's lowest set bit shifted out
         xw, yw = Signal(W), Signal(W)
         m.d.comb += [xw.eq(big_sig << g), yw.eq((small_top >> sh) | jam)]
         total = Signal(signed(W + 2))

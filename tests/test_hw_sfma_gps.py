@@ -155,6 +155,13 @@ def targeted_fma(fmt, n, rng):
     odd = 2 * rng.integers(0, 8, n) + 1.0
     x = rng.integers(-5, 6, n)
     add(odd * np.ldexp(1.0, x), one(n) * np.ldexp(1.0, e - pm - rng.integers(1, 3, n) - x), c)
+    # the product itself a tie (a = 1 + odd ulps, b = 1.5), c far below it or zero: only c's sticky bit
+    # (jammed out of the alignment window) breaks the tie
+    # (c a power of two half the time, often just below the product's last place)
+    e = rng.integers(-8, 9, n)
+    below = np.where(rng.random(n) < 0.5, rng.integers(pm + 2, 3 * pm + 10, n), 2 * pm + rng.integers(-2, 8, n))
+    add(one(n) * np.ldexp(1 + (2 * rng.integers(0, 4, n) + 1.0) * 2.0 ** -pm, e), np.full(n, 1.5),
+        rng.choice([0.0, 1.0], n) * one(n) * np.ldexp(np.where(rng.random(n) < 0.5, 1.0, sig(n)), e - below))
     # subnormal boundaries: products around 2^emin (normal/subnormal, rounding up to the least normal),
     # subnormal and tiny c, products of subnormals
     e1 = rng.integers(-20, 21, n)
@@ -216,6 +223,35 @@ def test_gps_matches_golden_under_stalls(arch, name):
     assert unit.latency == 1 + {2: 1, 4: 2}[min(ins.params.group, ins.k)] + groups
 
 
+def gps_targeted(ins, n, rng):
+    """Flush boundaries: products and sums around 2**-126 (bf16), c subnormal, zero of either sign, or tiny."""
+    fa, fb, fc, _ = ins.formats
+    K = ins.k
+    sgn = lambda shape: rng.choice([-1.0, 1.0], shape)
+    half = fa.emin // 2 if fa.emin < -100 else -7          # bf16: products near 2**-126
+    a = _bits(fa, sgn((n, K)) * np.ldexp(1 + rng.random((n, K)), rng.integers(half - 3, half + 3, (n, K))))
+    b = _bits(fb, sgn((n, K)) * np.ldexp(1 + rng.random((n, K)), rng.integers(half - 3, half + 3, (n, K))))
+    # cancelling pairs inside a group leave tiny differences; some operands zero or subnormal
+    b[::3, 1] = b[::3, 0] ^ np.uint64(1 << (fb.storage_bits - 1))
+    a[::3, 1] = a[::3, 0] + rng.integers(0, 2, len(a[::3])).astype(np.uint64)
+    a[rng.random((n, K)) < 0.15] = rng.choice([0, 1 << (fa.storage_bits - 1), 1, 3])    # +-0 and subnormals
+    cv = rng.choice([0.0, -0.0, 2.0 ** -130, -(2.0 ** -140), 2.0 ** -126, -1.5 * 2.0 ** -126, 1.0], n)
+    c = _bits(fc, cv * np.where(np.abs(cv) == 1.0, 1.0, 1 + np.floor(rng.random(n) * 8) / 8))
+    return a, b, c
+
+
+@pytest.mark.parametrize("arch,name", [("cdna2", "v_mfma_f32_16x16x16bf16_1k"), ("cdna2", "v_mfma_f32_32x32x8_f16"),
+                                       ("cdna2", "v_mfma_f32_16x16x8bf16")])
+def test_gps_flush_boundaries(arch, name):
+    ins = golden.lookup(arch, name)
+    a, b, c = gps_targeted(ins, 150, np.random.default_rng(7))
+    got, _ = simulate(hw.dot_add_unit(ins), a, b, c, stall_in=0.1, stall_out=0.1)
+    want = golden.dot_add(ins, a, b, c).astype(np.uint64)
+    bad = mismatches("f32", got, want)
+    assert not len(bad), f"{len(bad)} of {len(c)} differ; first row {bad[0]}: " + str(
+        golden.trace(ins, a[bad[0]], b[bad[0]], c[bad[0]]))
+
+
 def _f32_flush(x):
     bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
     tiny = (bits & np.uint64(0x7F800000)) == 0
@@ -242,6 +278,15 @@ def test_f32_adder_against_numpy(flush):
     rng = np.random.default_rng(5)
     x, y = _f32_operands(200, rng), _f32_operands(200, rng)
     y[::7] = x[::7] ^ np.uint64(1 << 31)                 # exact cancellation
+    # ties at x's last place (y = half an ulp of x) and near-ties broken only by y's lowest bit
+    k = len(x[2::7])
+    xv = np.ldexp(1 + np.floor(rng.random(k) * 2 ** 23) / 2 ** 23, rng.integers(-20, 20, k))
+    ulp = np.ldexp(1.0, np.frexp(xv)[1] - 24)
+    x[2::7] = _bits("f32", xv * rng.choice([-1.0, 1.0], k))
+    y[2::7] = _bits("f32", rng.choice([-0.5, 0.5], k) * ulp * (1 + np.where(rng.random(k) < 0.3, 0.0,
+                                                                            2.0 ** -rng.integers(1, 24, k))))
+    zeros = np.array([0, 1 << 31], np.uint64)
+    x[1::7], y[1::7] = rng.choice(zeros, len(x[1::7])), rng.choice(zeros, len(y[1::7]))    # zero sign rules
     # subnormal-range differences of normal numbers (flushed) and, unflushed, subnormal inputs
     got = run_stage(F32Add(flush=flush), {"x": x, "y": y}, len(x))
     with np.errstate(all="ignore"):
