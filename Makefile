@@ -10,7 +10,7 @@ INSTR ?= HGMMA
 N     ?= 100000
 SEED  ?= 1
 
-.PHONY: help venv test golden bench list clean
+.PHONY: help venv test golden bench list clean cosim cosim-all lint-rtl
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -18,6 +18,11 @@ help:
 	@echo "                                  run the golden model on random vectors for matching instructions"
 	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
 	@echo "make bench                        golden-model throughput per algorithm, one core"
+	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=]"
+	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
+	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
+	@echo "make cosim-all [N=]               co-simulate every catalog instruction (N default 100000)"
+	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog"
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +43,21 @@ list: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m golden.bench
+
+# Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
+given   = $(filter command line environment,$(origin $(1)))
+COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
+             $(if $(LANES),--lanes $(LANES)) $(if $(filter 1 yes true,$(WAVES)),--waves) \
+             $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT))
+
+cosim: $(STAMP)
+	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)
+
+cosim-all: $(STAMP)
+	$(PY) -m cosim run all all -n $(N) $(COSIM_OPTS)
+
+lint-rtl: $(STAMP)
+	$(PY) -m cosim lint $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR))
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,205 @@
+"""Command line: ``python -m cosim run | replay | lint | bench | toolchain``.
+
+Examples::
+
+    python -m cosim run hopper HGMMA                 # every HGMMA: ~1 min each, >= 100,000 vectors
+    python -m cosim run ampere HMMA.16816.F32 -n 1000000 --seed 7 --stall 0.3
+    python -m cosim run all all -n 100000            # every instruction (make cosim-all)
+    python -m cosim run hopper HGMMA --unit standin  # the machinery, on the stand-in unit
+    python -m cosim replay build/cosim/failures/hopper_HGMMA.64xNx16.F32_seed1_....npz --waves
+    python -m cosim lint hopper HGMMA                # verilator --lint-only -Wall on the generated RTL
+    python -m cosim bench                            # throughput: stand-in and HGMMA unit, 1-8 lanes
+    python -m cosim toolchain
+"""
+
+from __future__ import annotations
+
+import os
+
+# numpy's BLAS threads would compete with the simulator process for the cores (set before numpy loads)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from . import build as bld
+from . import run as cr
+from . import toolchain
+
+
+def _config(args) -> cr.Config:
+    cfg = cr.Config(seed=args.seed, stall=args.stall, lanes=args.lanes, waves=args.waves, progress=args.progress)
+    if getattr(args, "n", None) is not None:
+        if args.n < 1:
+            raise ValueError(f"-n must be >= 1, got {args.n}")
+        cfg.n = args.n
+    if getattr(args, "budget", None) is not None:
+        cfg.budget_s = args.budget
+    if getattr(args, "vectors", None):
+        cfg.vectors = args.vectors
+    if not 0.0 <= args.stall < 1.0:
+        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    if args.lanes < 1:
+        raise ValueError(f"--lanes must be >= 1, got {args.lanes}")
+    return cfg
+
+
+def cmd_run(args) -> int:
+    instrs = cr.select(args.arch, args.instr)
+    cfg = _config(args)
+    from .vectors import resolve
+    resolve(cfg.vectors)                              # fail early on a bad generator name
+    unit = cr.unit_provider(args.unit)
+    toolchain.setup()
+    what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"
+                                               if not cfg.waves else "2,000 vectors (waves)")
+    print(f"co-simulating {len(instrs)} instruction(s), {what} each, seed {cfg.seed}, stall {cfg.stall:g}, "
+          f"{cfg.lanes} lane(s), unit {getattr(unit, 'spec', unit)}", file=sys.stderr, flush=True)
+    results = cr.run_many(instrs, cfg, unit)
+    for r in results:
+        if r.waves_file and r.status != "MISMATCH":
+            print(f"waves: {r.ins.name}: {r.waves_file}")
+    return cr.summarize(results)
+
+
+def cmd_replay(args) -> int:
+    cfg = _config(args)
+    meta, arrays = cr.load_failures(args.file)
+    print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
+          f"(saved with unit {meta.get('unit')}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
+    r = cr.replay(args.file, cfg, args.unit)
+    print(cr.HEADER)
+    print(cr.row(r))
+    if r.waves_file and r.status != "MISMATCH":
+        print(f"waves: {r.waves_file}")
+    return cr.summarize([r])
+
+
+def cmd_lint(args) -> int:
+    explicit = args.arch not in (None, "all") or args.instr not in (None, "all")
+    instrs = cr.select(args.arch, args.instr)
+    unit = cr.unit_provider(args.unit)
+    root = bld.BUILD_ROOT / "lint"
+    seen: dict = {}
+    linted, missing, failing = 0, [], 0
+    for ins in instrs:
+        try:
+            comp = unit(ins, args.lanes)
+        except cr.NoRTL as e:
+            missing.append((ins, str(e)))
+            continue
+        text = bld.elaborate(comp)
+        key = bld.normalise_verilog(text)
+        if key in seen:
+            print(f"{ins.arch:13s} {ins.name:42s} same RTL as {seen[key]}")
+            continue
+        seen[key] = f"{ins.arch} {ins.name}"
+        rep = bld.lint_unit(comp, root / bld._safe(ins.arch) / bld._safe(ins.name))
+        linted += 1
+        failing += not rep.ok
+        print(f"{ins.arch:13s} {ins.name:42s} {rep.summary()}")
+        for m in rep.active:
+            print(f"    {m}")
+    print(f"{linted} design(s) linted, {failing} with warnings; waivers and their reasons: {bld.WAIVERS}")
+    if missing:
+        algs = sorted({i.algorithm for i, _ in missing})
+        print(f"{len(missing)} instruction(s) without RTL yet (algorithms {', '.join(algs)})")
+    if failing or (explicit and missing) or linted == 0:
+        return 1
+    return 0
+
+
+def cmd_bench(args) -> int:
+    """Co-simulation throughput: the stand-in unit and one real unit at several lane counts."""
+    import golden
+    ins = golden.lookup(args.arch, args.instr)
+    units = [("standin", cr.unit_provider("standin"), "bits")] + \
+        ([] if args.standin_only else [("hw", cr.unit_provider("hw"), args.vectors)])
+    print(f"{'unit':8s} {'instruction':24s} {'lanes':>5s} {'vectors':>9s} {'build s':>8s} {'time s':>7s} "
+          f"{'dot-adds/s':>11s} {'sim cycles/s':>12s}  status")
+    status = 0
+    for name, unit, kind in units:
+        for lanes in args.lanes_list:
+            cfg = cr.Config(n=args.n, lanes=lanes, progress=0, vectors=kind, rerun_with_waves=False,
+                            stall=0.0, build_root=bld.BUILD_ROOT / "bench" if name == "standin" else None)
+            r = cr.run_instruction(ins, cfg, unit)
+            status |= not r.ok
+            build = "cached" if r.build_source == "cached" else f"{r.build_seconds:.1f}"
+            print(f"{name:8s} {ins.name:24s} {lanes:5d} {r.vectors:9d} {build:>8s} {r.seconds:7.2f} "
+                  f"{r.rate:11,.0f} {r.cycles_per_s:12,.0f}  {r.status}", flush=True)
+    return status
+
+
+def cmd_toolchain(args) -> int:
+    return toolchain.main()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m cosim", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def common(sp):
+        sp.add_argument("--seed", type=int, default=1, help="vector and stall seed (default 1)")
+        sp.add_argument("--stall", type=float, default=cr.Config.stall,
+                        help=f"valid/ready stall probability on each side, 0 <= p < 1 (default {cr.Config.stall:g})")
+        sp.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input (default 1)")
+        sp.add_argument("--waves", action="store_true", help="dump an FST waveform (tracing build)")
+        sp.add_argument("--unit", default=None,
+                        help="hw (default: hw.dot_add_unit), or standin[:latency=N,ii=N,bug=0|1]")
+        sp.add_argument("--progress", type=float, default=cr.Config.progress,
+                        help=f"seconds between progress lines (0: none; default {cr.Config.progress:g})")
+
+    run = sub.add_parser("run", help="build and co-simulate matching instructions")
+    run.add_argument("arch", help="architecture, or all")
+    run.add_argument("instr", nargs="?", default=None, help="name or family (default: all)")
+    run.add_argument("-n", type=int, default=None,
+                     help="vectors per instruction (default: ~1 minute each and at least 100,000; 2,000 with --waves)")
+    run.add_argument("--budget", type=float, default=None, help="seconds per instruction when -n is not given (60)")
+    run.add_argument("--vectors", default="mixed",
+                     help="generator: bits, normal, mixed (default), a registered name or module:function")
+    common(run)
+    run.set_defaults(func=cmd_run)
+
+    rp = sub.add_parser("replay", help="rerun the vectors saved by a failing run")
+    rp.add_argument("file", type=Path)
+    common(rp)
+    rp.set_defaults(func=cmd_replay)
+
+    ln = sub.add_parser("lint", help="verilator --lint-only -Wall on the generated Verilog")
+    ln.add_argument("arch", nargs="?", default="all")
+    ln.add_argument("instr", nargs="?", default=None)
+    ln.add_argument("--lanes", type=int, default=1)
+    ln.add_argument("--unit", default=None)
+    ln.set_defaults(func=cmd_lint)
+
+    be = sub.add_parser("bench", help="co-simulation throughput (stand-in and real unit, several lane counts)")
+    be.add_argument("arch", nargs="?", default="hopper")
+    be.add_argument("instr", nargs="?", default="HGMMA.64xNx16.F32")
+    be.add_argument("-n", type=int, default=1_000_000)
+    be.add_argument("--lanes", dest="lanes_list", type=lambda t: [int(x) for x in t.split(",")], default=[1, 2, 4, 8],
+                    help="comma-separated lane counts (default 1,2,4,8)")
+    be.add_argument("--standin-only", action="store_true")
+    be.add_argument("--vectors", default="mixed", help="generator for the real unit (default mixed)")
+    be.set_defaults(func=cmd_bench)
+
+    tc = sub.add_parser("toolchain", help="show the tools found")
+    tc.set_defaults(func=cmd_toolchain)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError, FileNotFoundError, toolchain.ToolchainError, bld.BuildError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

