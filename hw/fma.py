@@ -30,7 +30,7 @@ product ``P`` (``2p`` bits, normalised, so its top bit is at ``2p-1`` or
 * c far below the product: the bits of c shifted out of the window are jammed
   (OR-ed) into bit 0 -- round to odd at a position well below the result's
   round bit, because the normalised product keeps the result's top bit
-  within one of its own.  When the two are close (where cancellation happens)
+  within two places of its own.  When the two are close (where cancellation happens)
   nothing is jammed: the window holds both exactly.
 
 A zero product anchors the window on c, a zero c on the product.  Subnormal
