@@ -24,19 +24,12 @@ from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
 from .multiply import Product, Specials
 from .normalise import NormaliseRound, _leading_one
-from .pipeline import Delay, Stage
+from .pipeline import Delay, Stage, any_of
 
 __all__ = ["FDRDAPass", "EXCLUDED"]
 
 EXCLUDED = -(1 << (exp_shape().width - 1))      # exponent of a zero product: left out of every maximum
 WIDE = signed(16)
-
-
-def _any(bits):
-    out = 0
-    for b in bits:
-        out = out | b
-    return out
 
 
 class AMDProducts(Stage):
@@ -102,9 +95,9 @@ class AMDProducts(Stage):
         nan.append(c.nan)
         pinf.append(c.inf & ~c.sign)
         ninf.append(c.inf & c.sign)
-        p1, n1 = _any(pinf), _any(ninf)
-        nan1 = _any(nan) | (p1 & n1)                  # step 1: inputs alone
-        p3, n3 = _any(pover), _any(nover)
+        p1, n1 = any_of(pinf), any_of(ninf)
+        nan1 = any_of(nan) | (p1 & n1)                  # step 1: inputs alone
+        p3, n3 = any_of(pover), any_of(nover)
         step1 = nan1 | p1 | n1
         sp = self.specials
         with m.If(self.en):

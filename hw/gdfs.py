@@ -21,16 +21,9 @@ from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
 from .multiply import Specials
 from .normalise import NormaliseRound
-from .pipeline import Delay, Stage
+from .pipeline import Delay, Stage, any_of
 
 __all__ = ["GDFS"]
-
-
-def _any(bits):
-    out = 0
-    for b in bits:
-        out = out | b
-    return out
 
 
 class FP4Products(Stage):
@@ -88,7 +81,7 @@ class FP4Products(Stage):
                     m.d.sync += self.scales[2 * i + n].eq(ds.out)
         dc = m.submodules.dec_c = OperandDecode(self.fc)
         m.d.comb += dc.bits.eq(self.c)
-        any_nan = _any(nan) | dc.out.nan
+        any_nan = any_of(nan) | dc.out.nan
         with m.If(self.en):
             m.d.sync += [self.c_term.eq(dc.out),
                          self.specials.nan.eq(any_nan),

@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from golden.formats import get_format
 
 from .decode import Decoded, OperandDecode, exp_shape
-from .pipeline import Stage
+from .pipeline import Stage, any_of
 
 __all__ = ["Product", "Specials", "MultiplierArray"]
 
@@ -112,8 +112,8 @@ class MultiplierArray(Stage):
         nan.append(dc.out.nan)
         pinf.append(dc.out.inf & ~dc.out.sign)
         ninf.append(dc.out.inf & dc.out.sign)
-        any_p, any_n = _any(pinf), _any(ninf)
-        any_nan = _any(nan) | (any_p & any_n)
+        any_p, any_n = any_of(pinf), any_of(ninf)
+        any_nan = any_of(nan) | (any_p & any_n)
         with m.If(self.en):
             m.d.sync += [
                 self.c_term.eq(dc.out),
@@ -125,8 +125,3 @@ class MultiplierArray(Stage):
         return m
 
 
-def _any(bits):
-    out = 0
-    for b in bits:
-        out = out | b
-    return out

@@ -14,7 +14,7 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["Stage", "Delay", "register"]
+__all__ = ["Stage", "Delay", "register", "any_of"]
 
 
 class Stage(wiring.Component):
@@ -84,3 +84,11 @@ class Delay(wiring.Component):
             value = reg
         m.d.comb += self.o.eq(value)
         return m
+
+
+def any_of(bits):
+    """OR of a list of 1-bit values (0 for an empty list)."""
+    out = 0
+    for b in bits:
+        out = out | b
+    return out
