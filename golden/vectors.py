@@ -64,11 +64,11 @@ def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
     K = ins.k
     a, b, c, sa, sb = random_operands(ins, n, rng, "normal")
     cases = rng.integers(0, 6, n)
-    av = np.ldexp(1 + rng.random((n, K)), rng.integers(-2, 3, (n, K)))
-    # 0: exact cancellation of the two largest products, small rest
+    # 0: exact cancellation of the first two products, small rest (needs K >= 2)
     rows = cases == 0
-    a[rows, 1] = a[rows, 0]
-    b[rows, 1] = b[rows, 0] ^ np.uint64(1 << (fb.value_bits - 1)) if fb.signed else b[rows, 1]
+    if K > 1 and fb.signed:
+        a[rows, 1] = a[rows, 0]
+        b[rows, 1] = b[rows, 0] ^ np.uint64(1 << (fb.value_bits - 1))
     # 1: wide exponent spread, the whole range of each operand format
     rows = cases == 1
     for fmt, arr in ((fa, a), (fb, b)):

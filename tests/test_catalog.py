@@ -230,3 +230,13 @@ def test_custom_design_is_one_parameter_away():
         ins.params.with_(F=None)
     with pytest.raises(ValueError, match="unknown algorithm"):
         golden.Params(base="FMA")
+
+
+@pytest.mark.parametrize("ins", golden.CATALOG, ids=lambda i: f"{i.arch}-{i.name}")
+def test_every_vector_kind_generates_for_every_instruction(ins):
+    import golden.vectors
+    rng = np.random.default_rng(0)
+    for kind in golden.vectors.KINDS:
+        a, b, c, sa, sb = golden.vectors.random_operands(ins, 24, rng, kind)
+        assert a.shape == b.shape == (24, ins.k) and c.shape == (24,)
+        golden.dot_add(ins, a, b, c, sa, sb)
