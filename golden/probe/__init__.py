@@ -1,0 +1,23 @@
+"""The dissection suite: derive a matrix unit's arithmetic from black-box tests, on any backend.
+
+``probe(ins, backend)`` runs the experiments of MMA-Sim section III (element independence,
+summation order, accumulation precision, rounding, special values) and the tests of Fasi,
+Higham, Mikaitis and Pranesh on a *backend*, any callable
+``backend(ins, a, b, c, scale_a=None, scale_b=None) -> d`` over bit patterns with the
+conventions of :func:`golden.dot_add` (the golden model, a mis-parameterised golden, the
+RTL through co-simulation, a GPU through PyTorch, or a design of your own).  It infers the
+algorithm family and its parameters from the results alone and compares them with the
+catalog entry.  Only the interface is taken from the catalog: operand formats, K, the
+scale format and block size.
+
+    python -m golden.probe hopper HGMMA.64xNx16.F32
+    python -m golden.probe hopper HMMA.16816.F32.BF16 --backend torch --json out.json
+    python -m golden.probe --all
+    python -m golden.probe findings --out docs/findings
+"""
+
+from .backends import BackendError, GoldenBackend, ParamsBackend, RTLBackend, Unavailable, backend_from_name
+from .infer import FIELDS, Report, compare, probe
+
+__all__ = ["BackendError", "FIELDS", "GoldenBackend", "ParamsBackend", "RTLBackend", "Report", "Unavailable",
+           "backend_from_name", "compare", "probe"]

@@ -1,0 +1,136 @@
+"""Backends: anything that computes a batch of dot-adds in bits.
+
+A backend is a callable ``backend(ins, a, b, c, scale_a=None, scale_b=None) -> d`` with
+exactly the conventions of :func:`golden.dot_add`: ``a, b`` are unsigned bit patterns of
+shape ``[R, K]`` (one element per integer, narrow formats in the low bits), ``c`` has shape
+``[R]``, block scales ``[R, K // block]`` (None when unscaled), and ``d`` is returned as
+``R`` unsigned bit patterns of the D format.  A hardware team plugs its own design in by
+passing any such function to :func:`golden.probe.probe`.
+
+A backend may also have ``unsupported(ins, a, b, c, scale_a, scale_b) -> bool [R]``: rows
+it cannot compute faithfully (the GPU backend, for a ``c`` it cannot feed into the tensor
+core exactly).  The probes treat those rows as unobserved.
+
+Provided here:
+
+* :class:`GoldenBackend`: :func:`golden.dot_add`.
+* :class:`ParamsBackend`: golden with changed algorithm parameters (a mis-parameterised
+  design, or a hypothetical one such as CDNA3 with RZ instead of RD).
+* :class:`RTLBackend`: the Amaranth unit of ``hw.dot_add_unit`` under Verilator
+  (:mod:`cosim.evaluate`), all probe vectors in one simulation run.
+* :class:`TorchBackend`: a real GPU through PyTorch (CUDA or ROCm), when one is present.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+import golden
+from golden import Instruction
+
+
+class BackendError(RuntimeError):
+    """A backend is unavailable or returned something that is not a batch of D bit patterns."""
+
+
+class Unavailable(BackendError):
+    """The backend cannot run here (no GPU, no torch, no simulator): skip, do not fail."""
+
+
+def check_output(ins: Instruction, d, rows: int, name: str = "backend") -> np.ndarray:
+    """``d`` as uint64 bit patterns of shape ``[rows]``, or a clear :class:`BackendError`."""
+    fd = ins.formats[3]
+    arr = np.asarray(d)
+    if arr.dtype.kind not in "ui":
+        raise BackendError(f"{name} returned dtype {arr.dtype} for {ins.arch} {ins.name}; a backend returns "
+                           f"unsigned integer bit patterns of the D format ({fd.name}, {fd.storage_bits} bits)")
+    if arr.shape != (rows,):
+        raise BackendError(f"{name} returned shape {arr.shape} for a batch of {rows} dot-adds; expected ({rows},)")
+    if arr.size and arr.dtype.kind == "i" and int(arr.min()) < 0:
+        raise BackendError(f"{name} returned negative values; expected {fd.name} bit patterns")
+    arr = arr.astype(np.uint64)
+    if fd.storage_bits < 64 and arr.size and int(arr.max()) >> fd.storage_bits:
+        raise BackendError(f"{name} returned {int(arr.max()):#x}, wider than a {fd.name} bit pattern "
+                           f"({fd.storage_bits} bits)")
+    return arr
+
+
+class GoldenBackend:
+    """The golden model itself."""
+
+    name = "golden"
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        return golden.dot_add(ins, a, b, c, scale_a, scale_b)
+
+
+class ParamsBackend:
+    """Golden with other algorithm parameters: ``ParamsBackend(F=24)``, ``ParamsBackend(out_rounding="RNE")``.
+
+    ``changes`` are :class:`golden.Params` fields applied to whatever instruction is probed
+    (``dataclasses.replace`` on ``ins.params``); or pass ``params=`` for a whole design.
+    """
+
+    def __init__(self, params: golden.Params | None = None, **changes):
+        self.params, self.changes = params, changes
+        what = ", ".join(f"{k}={v!r}" for k, v in changes.items()) or (str(params) if params else "unchanged")
+        self.name = f"golden with {what}"
+
+    def instruction(self, ins: Instruction) -> Instruction:
+        p = self.params or ins.params
+        p = dataclasses.replace(p, **self.changes)
+        return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        return golden.dot_add(self.instruction(ins), a, b, c, scale_a, scale_b)
+
+
+class RTLBackend:
+    """The RTL unit (``hw.dot_add_unit``) co-simulated under Verilator: one simulation per call."""
+
+    name = "rtl"
+
+    def __init__(self, lanes: int = 1, build_root=None):
+        self.lanes, self.build_root = lanes, build_root
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        try:
+            from cosim import evaluate
+        except ImportError as e:                         # pragma: no cover - the repo ships cosim
+            raise Unavailable(f"co-simulation is not importable: {e}") from None
+        return evaluate.evaluate(ins, a, b, c, scale_a, scale_b, lanes=self.lanes, build_root=self.build_root)
+
+
+def backend_from_name(name: str, **kw):
+    """``golden``, ``rtl``, ``torch``, or ``golden:F=24,out_rounding=RNE`` (a ParamsBackend)."""
+    if name == "golden":
+        return GoldenBackend()
+    if name == "rtl":
+        return RTLBackend(**kw)
+    if name in ("torch", "gpu", "cuda", "rocm"):
+        from .torch_backend import TorchBackend
+        return TorchBackend(**kw)
+    if name.startswith("golden:"):
+        changes = {}
+        for item in filter(None, name.partition(":")[2].split(",")):
+            k, _, v = item.partition("=")
+            if k not in {f.name for f in dataclasses.fields(golden.Params)}:
+                raise ValueError(f"backend {name!r}: {k!r} is not a golden.Params field")
+            changes[k] = _parse_value(v)
+        return ParamsBackend(**changes)
+    raise ValueError(f"unknown backend {name!r}: golden, rtl, torch, or golden:FIELD=VALUE,...")
+
+
+def _parse_value(v: str):
+    if v in ("None", "none"):
+        return None
+    if v in ("True", "true"):
+        return True
+    if v in ("False", "false"):
+        return False
+    try:
+        return int(v)
+    except ValueError:
+        return v

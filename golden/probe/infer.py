@@ -1,0 +1,308 @@
+"""From probe results to an algorithm family and its parameters, and the comparison with the catalog."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+from golden import Instruction
+
+from . import probes as P
+from .rig import Rig
+
+# Params fields that each base algorithm actually uses (the others are not compared)
+FIELDS = {
+    "SFMA": ("zero_sign",),
+    "GPS": ("group", "flush_subnormals"),
+    "FDA": ("pass_size", "F", "e_zero", "out_rounding", "out_frac_bits", "overflow", "zero_sign"),
+    "GDFS": ("pass_size", "F", "e_zero", "group", "out_rounding", "out_frac_bits", "overflow", "zero_sign"),
+    "FDRDA": ("pass_size", "F", "c_floor_bits", "dot_floor_bits", "final_floor_bits", "out_rounding",
+              "product_overflow", "c_drop", "zero_sign"),
+    "GFDRDA": ("pass_size", "F", "merge_floor_bits", "c_floor_bits", "dot_floor_bits", "final_floor_bits",
+               "out_rounding", "product_overflow", "c_drop", "zero_sign"),
+}
+
+
+@dataclass
+class Field:
+    value: object = None
+    status: str = "unobservable"          # measured | bound | unobservable
+    note: str = ""
+    upper: object = None                  # for status "bound": the largest value consistent with what was seen
+
+    def to_json(self):
+        d = {"value": self.value, "status": self.status}
+        if self.note:
+            d["note"] = self.note
+        if self.upper is not None:
+            d["at_most"] = self.upper
+        return d
+
+
+@dataclass
+class Report:
+    ins: Instruction
+    backend: str
+    base: str | None
+    family: str | None
+    fields: dict
+    facts: dict
+    differences: list
+    unobserved: list
+    seconds: float = 0.0
+    rows: int = 0
+    calls: int = 0
+    skipped: str | None = None
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences
+
+    def to_json(self) -> dict:
+        ins = self.ins
+        return {
+            "arch": ins.arch, "instruction": ins.name, "backend": self.backend,
+            "interface": {"a": ins.a_format, "b": ins.b_format, "c": ins.c_format, "d": ins.d_format, "k": ins.k,
+                          "scale": ins.scale_format, "block": ins.block_size},
+            "inferred": {"algorithm": self.family, "base": self.base,
+                         "params": {k: v.to_json() for k, v in self.fields.items()}},
+            "catalog": {"algorithm": ins.algorithm,
+                        "params": {k: getattr(ins.params, k) for k in FIELDS.get(ins.params.base, ())}},
+            "comparison": "matches" if self.matches else self.differences,
+            "not_observable": self.unobserved,
+            "facts": _jsonable(self.facts),
+            "probe_rows": self.rows, "backend_calls": self.calls, "seconds": round(self.seconds, 3),
+        }
+
+    def summary(self) -> str:
+        return "matches" if self.matches else "DIFFERS: " + "; ".join(self.differences)
+
+    def text(self) -> str:
+        ins, f = self.ins, self.facts
+        L = [f"{ins.arch} {ins.name} on {self.backend}: "
+             f"{ins.a_format}*{ins.b_format}+{ins.c_format}->{ins.d_format}, K={ins.k}"
+             + (f", scales {ins.scale_format}/{ins.block_size}" if ins.scale_format else "")]
+        L.append(f"inferred: {self.family or '?'}  " + "  ".join(
+            f"{k}={v.value}" + ("" if v.status == "measured" else "?" if v.status == "unobservable" else "(bound)")
+            for k, v in self.fields.items()))
+        L.append(f"catalog:  {ins.algorithm}  " + "  ".join(
+            f"{k}={getattr(ins.params, k)}" for k in FIELDS.get(ins.params.base, ())))
+        L.append(f"comparison: {self.summary()}")
+        if self.unobserved:
+            L.append("not observable black-box here: " + "; ".join(self.unobserved))
+        L.append("")
+        ind = f.get("independence", {})
+        L.append(f"[III-B] element independence: {'yes' if ind.get('independent') else 'NO'} "
+                 f"({ind.get('vectors')} random dot-adds, forward, reversed, interleaved)")
+        tr = f.get("tree", {})
+        if tr.get("feasible"):
+            L.append(f"[III-C] summation tree (X=2^{tr['X']}, y=2^{tr['y']}): {tr['text']}")
+        else:
+            L.append(f"[III-C] summation tree not observable: {tr.get('reason')}")
+        st = f.get("structure", {})
+        L.append(f"        structure: {st.get('kind')} (from {st.get('source')}); passes {st.get('passes')}"
+                 if st.get("kind") == "fused" else
+                 f"        structure: {st.get('kind')}; groups after c: {st.get('groups')}")
+        if st.get("exact_groups"):
+            L.append(f"        summed exactly first: {st['exact_groups']}")
+        L.append(f"[III-D] result precision: {f['output_precision']['bits']} fraction bits")
+        prec = f.get("precision", {}).get("per_summand", {})
+        if prec:
+            L.append("[III-D] bits kept after the radix point, per summand (+eps / -eps), and the alignment rounding:")
+            for k, v in sorted(prec.items()):
+                nm = "c" if k == ins.k else f"#{k}"
+                b = f"{v['bits']}" + ("" if v.get("exact") else "+")
+                nb = v.get("neg_bits")
+                nbs = "" if nb is None else f" / {nb}" + ("" if v.get("neg_exact") else "+")
+                r = P.rounding_name(v.get("rounding")) if v.get("rounding") else None
+                L.append(f"        {nm:>4s}: {b}{nbs}" + (f"  {r}" if r else ""))
+        orr = f.get("output_rounding", {})
+        L.append(f"[III-E] result rounding (Tables I, II): {P.rounding_name(orr) or '?'}  observed {orr.get('observed')}")
+        L.append("[III-F] special values:")
+        for k, v in f.get("special", {}).items():
+            if k.startswith("_"):
+                continue
+            L.append(f"        {k}: {v}")
+        if f.get("special", {}).get("_nan_patterns"):
+            L.append("        NaN results: " + ", ".join(f"{b:#x}" for b in f["special"]["_nan_patterns"]))
+        for key, label in (("e_zero", "zero terms' exponent"), ("c_drop", "small-c drop"),
+                           ("alignment_reference", "alignment reference"), ("fasi", "Fasi et al.")):
+            if key in f:
+                L.append(f"[extra] {label}: {f[key]}")
+        L.append(f"({self.rows} dot-adds in {self.calls} backend calls, {self.seconds:.2f} s)")
+        return "\n".join(L)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items() if k != "tree"}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return repr(x)
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    return str(x)
+
+
+def probe(ins: Instruction, backend, name: str | None = None) -> Report:
+    """Run every probe on ``backend`` for ``ins`` and infer the algorithm (see the package docstring)."""
+    t0 = time.perf_counter()
+    rig = Rig(ins, backend, name)
+    K = ins.k
+    facts: dict = {}
+    facts["independence"] = P.independence(rig)
+    op = P.output_precision(rig)
+    facts["output_precision"] = op
+    p_out = op["bits"]
+    tr = P.summation_tree(rig)
+    facts["tree"] = {k: v for k, v in tr.items() if k != "tree"}
+    pm = None
+    if not tr.get("feasible"):
+        pm = P.pass_membership(rig, p_out)
+        facts["pass_membership"] = pm
+    st = P.structure(tr, pm, K)
+    facts["structure"] = st
+    if st["binary"]:
+        facts["precision"] = P.binary_precision(rig, st)
+    elif st["kind"] == "fused":
+        facts["precision"] = P.fused_precision(rig, st)
+    orr = P.output_rounding(rig, p_out)
+    facts["output_rounding"] = orr
+    mode = P.rounding_name(orr)
+    facts["special"] = P.special_values(rig, p_out)
+    fields: dict = {}
+    unobserved: list = []
+    base = None
+    per = facts.get("precision", {}).get("per_summand", {})
+
+    def rnd(k):
+        v = per.get(k)
+        return P.rounding_name(v.get("rounding")) if v and v.get("rounding") else None
+
+    if st["kind"] == "sequential":
+        base = "SFMA"
+    elif st["kind"] == "pairwise-groups":
+        base = "GPS"
+        fields["group"] = Field(st["group"], "measured", "pairwise group size (III-C tree)")
+    elif st["kind"] == "fused":
+        if rnd(K) == "RD":
+            base = "GFDRDA" if (K >= 2 and rnd(1) == "RD" and rnd(0) == "RZ") else "FDRDA"
+        else:
+            base = "FDA"
+        fields["pass_size"] = Field(st["pass_size"], "measured" if st["pass_size"] else "unobservable",
+                                    f"products per fused pass ({st['source']})")
+        F = None
+        p0 = per.get(0, {})
+        pc = per.get(K, {})
+        if p0.get("exact"):
+            F = p0["bits"]
+            fields["F"] = Field(F, "measured", "bits kept after alignment, product #0")
+        elif base == "FDA" and pc.get("exact"):
+            F = pc["bits"]
+            fields["F"] = Field(F, "measured", "bits kept after alignment, measured on c (products too narrow)")
+        else:
+            fields["F"] = Field(None, "unobservable", "no summand's precision resolved")
+        if base == "FDA" and ins.scale_format and F is not None:
+            ar = P.alignment_reference(rig, F)
+            facts["alignment_reference"] = ar
+            if ar.get("observed") and ar["reference"].startswith("block"):
+                base = "GDFS"
+                F = ar["bits"]["1x1"]
+                fields["F"] = Field(F, "measured", "bits kept after alignment to the block-scale exponent (c)")
+        if base in ("FDA", "GDFS") and F is not None:
+            sv0 = facts["special"]
+            if all(sv0.get(f"subnormal {x}") in ("kept", None) for x in ("a", "b")):
+                rig.normal_only = False          # subnormal operands behave: use them for tiny products
+            ez = P.zero_exponent(rig, F, mode, p_out)
+            facts["e_zero"] = ez
+            if ez.get("observed"):
+                fields["e_zero"] = Field(ez["e_zero"], "measured", "exponent of zero summands in the maximum")
+            elif ez.get("bound") is not None:
+                fields["e_zero"] = Field(None, "bound", ez.get("reason", ""), upper=ez["bound"])
+            else:
+                fields["e_zero"] = Field(None, "unobservable", ez.get("reason", ""))
+        if base in ("FDRDA", "GFDRDA"):
+            if pc.get("exact"):
+                fields["c_floor_bits"] = Field(pc["bits"], "measured", "c rounded down at this many bits")
+            if base == "GFDRDA" and per.get(1, {}).get("exact"):
+                fields["merge_floor_bits"] = Field(per[1]["bits"], "measured",
+                                                   "odd set merged (RD) at this many bits")
+            cd = P.c_drop(rig)
+            facts["c_drop"] = cd
+            fields["c_drop"] = Field(cd.get("c_drop"), "measured", "c dropped when e_c < e_max - c_drop")
+            for nm in ("dot_floor_bits", "final_floor_bits"):
+                fields[nm] = Field(None, "unobservable", "not probed: the floors below the result's precision")
+        if base == "GDFS":
+            fields["group"] = Field(None, "unobservable",
+                                    "exact group sums are indistinguishable from alignment for e2m1 products")
+    fields["out_rounding"] = Field(mode, "measured" if mode else "unobservable", "result rounding (Tables I, II)")
+    fd = ins.formats[3]
+    fields["out_frac_bits"] = Field(p_out if p_out < fd.man_bits else None, "measured" if op["exact"] else "bound",
+                                    "result fraction bits when fewer than the format's")
+    sv = facts["special"]
+    bound_cases = [v for k, v in sv.items() if k.startswith("overflow boundary +(max + 1.0u)")]
+    if mode in ("RZ", "RD") and bound_cases and bound_cases[0] in ("inf", "max"):
+        fields["overflow"] = Field("inf" if bound_cases[0] == "inf" else "ieee", "measured",
+                                   "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
+    else:
+        fields["overflow"] = Field(None, "unobservable", "needs an RZ/RD result and a sum reaching max + 1 ulp")
+    zt = sv.get("-tiny product rounding to zero")
+    if zt in ("-0", "+0"):
+        fields["zero_sign"] = Field("ieee" if zt == "-0" else "positive", "measured",
+                                    "sign of a negative result that rounds to zero")
+    else:
+        fields["zero_sign"] = Field(None, "unobservable", "no negative product small enough to round to zero")
+    po = sv.get("product overflow: 2^(E+1) - 2^E")
+    fields["product_overflow"] = Field(po == "overflows", "measured", "") if po in ("overflows", "exact") else \
+        Field(None, "unobservable", "products cannot reach 2^(emax+1) with these formats")
+    subs = [v for k, v in sv.items() if k.startswith("subnormal")]
+    fields["flush_subnormals"] = Field(any(v == "flushed" for v in subs), "measured" if subs else "unobservable",
+                                       "subnormal inputs, products or sums flushed")
+    if base is not None and base not in ("SFMA", "GPS") or base is None:
+        pass
+    if base in ("SFMA", "GPS", None):
+        for nm in ("out_rounding", "out_frac_bits", "overflow"):
+            fields.pop(nm, None)
+    if base == "GPS":
+        fields.pop("zero_sign", None)
+    if base is not None:
+        keep = set(FIELDS[base])
+        fields = {k: v for k, v in fields.items() if k in keep}
+    # the Fasi et al. tests
+    facts["fasi"] = P.fasi(rig, p_out, mode)
+    # comparison
+    family = None if base is None else (("Co" if fields.get("pass_size") and fields["pass_size"].value
+                                         and fields["pass_size"].value < K else "") + base)
+    diffs, unobs = compare(ins, base, family, fields)
+    return Report(ins, rig.name, base, family, fields, facts, diffs, unobs, time.perf_counter() - t0,
+                  rig.rows, rig.calls)
+
+
+def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
+    """Differences from the catalog entry (exact texts) and the fields this probe could not see."""
+    cat = ins.params
+    diffs, unobs = [], []
+    if base != cat.base or family != ins.algorithm:
+        diffs.append(f"algorithm: catalog {ins.algorithm}, probed {family or 'unknown'}")
+    for nm in FIELDS.get(cat.base, ()):
+        want = getattr(cat, nm)
+        f = fields.get(nm)
+        if f is None or f.status == "unobservable":
+            unobs.append(f"{nm} (catalog {want})" + (f": {f.note}" if f and f.note else ""))
+            continue
+        if f.status == "bound":
+            if f.upper is not None and want is not None and want > f.upper:
+                diffs.append(f"{nm}: catalog {want}, probed at most {f.upper}")
+            else:
+                unobs.append(f"{nm} (catalog {want}): only bounded, <= {f.upper}")
+            continue
+        if f.value != want:
+            diffs.append(f"{nm}: catalog {want}, probed {f.value}")
+    return diffs, unobs
+
+
+def dumps(reports) -> str:
+    return json.dumps([r.to_json() for r in reports] if isinstance(reports, list) else reports.to_json(), indent=2)
