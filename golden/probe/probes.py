@@ -135,9 +135,9 @@ def independence(rig, n: int = 256, seed: int = 5) -> dict:
 
 def _m_terms(rig):
     """Terms whose exact sum is 4 (leading bit two above the largest term's exponent)."""
-    K = rig.K
+    K = rig.K                                     # in the last products: the last pass of a chain
     if K >= 3:
-        return {0: 1.5, 1: 1.5, 2: 1.0}
+        return {K - 3: 1.5, K - 2: 1.5, K - 1: 1.0}
     if K == 2:
         return {0: 2.0, 1: 2.0}
     return {0: 4.0}
@@ -174,7 +174,10 @@ class Node:
     def show(self, K) -> str:
         def name(x):
             return "c" if x == K else f"#{x}"
-        parts = [name(ch) if isinstance(ch, int) else ch.show(K) for ch in self.children]
+        def key(ch):
+            leaves = {ch} if isinstance(ch, int) else ch.leaves
+            return (0 if K in leaves else 1, min(x for x in leaves))
+        parts = [name(ch) if isinstance(ch, int) else ch.show(K) for ch in sorted(self.children, key=key)]
         if self.exact:
             return "exact(" + ", ".join(parts) + ")"
         if len(parts) == 2:
@@ -691,40 +694,54 @@ def zero_exponent(rig, F: int, mode: str, p_out: int) -> dict:
     if mode not in ("RZ", "RNE", "RD") or K < 4:
         return {"observed": False, "reason": f"needs RZ, RD or RNE results and K >= 4 (have {mode}, K={K})"}
     fd = rig.fd
-    kept_at, lost_at = [], []
-    rows, es, exp = [], [], []
-    for e in range(fd.emin + 40, -1200, -1):
-        B = math.ldexp(1.0, e)
-        d = -math.ldexp(1.0, e - F)
-        if d == 0.0:
-            break
-        terms = {0: B, 1: d}
-        if mode == "RNE":
-            ulp = math.ldexp(1.0, max(e, fd.emin) - p_out)
-            terms[2], terms[3] = ulp, ulp / 2
-        if not all(rig.has_prod(v) for v in terms.values()):
+    nterm = 4 if mode == "RNE" else 2
+    blk = rig.block or 1
+    idx = [i * blk for i in range(nterm)] if rig.block and K // blk >= nterm else list(range(nterm))
+    kept_at, lost_at, scanned = [], [], []
+    e = fd.emin + 40
+    while e > -1200 and not lost_at:
+        rows, es, exp = [], [], []
+        for e in range(e, e - 64, -1):
+            B = math.ldexp(1.0, e)
+            d = -math.ldexp(1.0, e - F)
+            if d == 0.0:
+                break
+            vals = [B, d]
+            if mode == "RNE":
+                ulp = math.ldexp(1.0, max(e, fd.emin) - p_out)
+                vals += [ulp, ulp / 2]
+            terms = dict(zip(idx, vals))
+            if not rig.block and not all(rig.has_prod(v) for v in vals):
+                continue
+            exact = sum(vals)
+            k_bits, l_bits = _round_out(rig, exact, mode, p_out), _round_out(rig, exact - d, mode, p_out)
+            if k_bits == l_bits:
+                continue
+            rows.append(_row(rig, terms))
+            es.append(e)
+            exp.append((k_bits, l_bits))
+        if not rows:
+            if d == 0.0:
+                break
+            e -= 1
             continue
-        exact = sum(terms.values())
-        lost = exact - d
-        k_bits, l_bits = _round_out(rig, exact, mode, p_out), _round_out(rig, lost, mode, p_out)
-        if k_bits == l_bits:
-            continue
-        rows.append(_row(rig, terms))
-        es.append(e)
-        exp.append((k_bits, l_bits))
-    if not rows:
+        _, bits = rig.run(rows)
+        for ee, (kb, lb), bt in zip(es, exp, bits):
+            if bt is None:
+                continue
+            scanned.append(ee)
+            if bt == kb:
+                kept_at.append(ee)
+            elif bt == lb:
+                lost_at.append(ee)
+        e -= 1
+    if not scanned:
         return {"observed": False, "reason": "no product small enough to be swamped by the zeros' exponent"}
-    _, bits = rig.run(rows)
-    for e, (kb, lb), bt in zip(es, exp, bits):
-        if bt == kb:
-            kept_at.append(e)
-        elif bt == lb:
-            lost_at.append(e)
     if lost_at:
         e_lost = max(lost_at)
-        return {"observed": True, "e_zero": e_lost + 1, "scanned": [min(es), max(es)]}
+        return {"observed": True, "e_zero": e_lost + 1, "scanned": [min(scanned), max(scanned)]}
     return {"observed": False, "bound": min(kept_at) if kept_at else None,
-            "reason": f"no loss down to product exponent {min(es)}: e_zero <= {min(es)}"}
+            "reason": f"no loss down to product exponent {min(scanned)}: e_zero <= {min(scanned)}"}
 
 
 def c_drop(rig) -> dict:

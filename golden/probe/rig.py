@@ -183,7 +183,8 @@ class Rig:
         if not nz:
             return 0
         top = max(math.frexp(abs(v))[1] for v in nz)
-        cands = [0] + sorted({top - e for e in range(-8, 9)} - {0}, key=abs) + \
+        # elements in [1, 2) first: the block-scale exponent is then the value's exponent
+        cands = [0, top - 1] + sorted({top - e for e in range(-8, 9)} - {0, top - 1}, key=abs) + \
             sorted(set(range(-300, 300)) - {0}, key=abs)
         for t in cands:
             if self._scale_bits(t) is None:

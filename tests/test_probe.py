@@ -1,0 +1,215 @@
+"""golden.probe: black-box dissection recovers the catalog, catches mis-parameterised designs,
+gives the same report on the RTL as on golden, and fails clearly on bad backends."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import golden
+from golden.probe import BackendError, GoldenBackend, ParamsBackend, RTLBackend, Unavailable, probe
+from golden.probe.probes import classify_rounding, rounding_name
+
+
+def _groups(pool):
+    seen = {}
+    for ins in pool:
+        seen.setdefault((ins.params, ins.formats, ins.k, ins.scale_format, ins.block_size), ins)
+    return list(seen.values())
+
+
+GROUPS = _groups(golden.CATALOG)
+
+
+def test_every_datapath_recovered():
+    """One instruction per distinct (params, formats, K, scales): 160 datapaths for 311 entries."""
+    bad = []
+    for ins in GROUPS:
+        r = probe(ins, GoldenBackend())
+        if not r.matches:
+            bad.append(f"{ins.arch} {ins.name}: {r.summary()}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", golden.CATALOG, ids=lambda i: f"{i.arch}-{i.name}")
+def test_every_instruction_recovered(ins):
+    r = probe(ins, GoldenBackend())
+    assert r.matches, r.summary()
+
+
+def test_measured_fields_cover_the_key_parameters():
+    """What is measured, not just "consistent": F, pass size, roundings, e_zero where reachable."""
+    r = probe(golden.lookup("ampere", "HMMA.16816.F32.BF16"), GoldenBackend())
+    f = r.fields
+    assert (f["F"].value, f["pass_size"].value, f["out_rounding"].value) == (24, 8, "RZ")
+    assert f["e_zero"].status == "measured" and f["e_zero"].value == -132
+    assert f["overflow"].value == "inf" and f["zero_sign"].value == "positive"
+    assert r.family == "CoFDA"
+    r = probe(golden.lookup("ada", "QMMA.16832.F32.E4M3.E4M3"), GoldenBackend())
+    assert r.fields["out_frac_bits"].value == 13 and r.fields["F"].value == 13 and r.fields["pass_size"].value == 16
+    r = probe(golden.lookup("hopper", "HGMMA.64xNx16.F16"), GoldenBackend())
+    assert r.fields["e_zero"].value == -21 and r.fields["out_rounding"].value == "RNE"
+    r = probe(golden.lookup("cdna3", "v_mfma_f32_32x32x16_fp8_fp8"), GoldenBackend())
+    assert r.fields["c_drop"].value == 25 and r.family == "GFDRDA"
+    r = probe(golden.lookup("blackwell", "UTCOMMA.MXF4.E8"), GoldenBackend())
+    assert r.family == "GDFS" and r.fields["F"].value == 35 and r.fields["e_zero"].value == -139
+
+
+def test_summation_trees_print():
+    K = 4
+    r = probe(golden.lookup("cdna3", "v_mfma_f32_16x16x4_f32"), GoldenBackend())
+    assert r.facts["tree"]["text"] == "((((c + #0) + #1) + #2) + #3)"
+    r = probe(golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16"), GoldenBackend())
+    assert r.facts["tree"]["text"] == "((c + ((#0 + #1) + (#2 + #3))) + ((#4 + #5) + (#6 + #7)))"
+    assert r.fields["group"].value == 4 and r.fields["flush_subnormals"].value is True
+    r = probe(golden.lookup("ampere", "HMMA.1688.F32.TF32"), GoldenBackend())
+    assert r.facts["tree"]["text"] == "fused5(fused5(c, #0, #1, #2, #3), #4, #5, #6, #7)"
+    assert K == 4
+
+
+@pytest.mark.parametrize("arch,name,change,expect", [
+    ("hopper", "HGMMA.64xNx16.F32", {"F": 24}, "F: catalog 25, probed 24"),
+    ("hopper", "HGMMA.64xNx16.F32", {"out_rounding": "RNE"}, "out_rounding: catalog RZ, probed RNE"),
+    ("ampere", "HMMA.16816.F32", {"pass_size": 16}, "pass_size: catalog 8, probed 16"),
+    ("ampere", "HMMA.16816.F32.BF16", {"e_zero": -130}, "e_zero: catalog -132, probed -130"),
+    ("ada", "QMMA.16832.F32.E4M3.E5M2", {"out_frac_bits": None}, "out_frac_bits: catalog 13, probed 15"),
+    ("cdna2", "v_mfma_f32_32x32x8_f16", {"group": 2}, "group: catalog 4, probed 2"),
+    ("cdna3", "v_mfma_f32_32x32x16_fp8_fp8", {"c_drop": None}, "c_drop: catalog 25, probed None"),
+    ("cdna3", "v_mfma_f32_32x32x8_bf16", {"F": 23}, "F: catalog 24, probed 23"),
+    ("blackwell", "UTCHMMA.F32.BF16", {"overflow": "ieee"}, "overflow: catalog inf, probed ieee"),
+])
+def test_misparameterised_backend_is_caught(arch, name, change, expect):
+    ins = golden.lookup(arch, name)
+    r = probe(ins, ParamsBackend(**change))
+    assert not r.matches
+    assert expect in r.differences, r.differences
+
+
+def test_wrong_algorithm_is_named():
+    ins = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
+    fda = dataclasses.replace(ins.params, base="FDA", e_zero=-133)
+    r = probe(ins, ParamsBackend(params=fda))
+    assert "algorithm: catalog FDRDA, probed FDA" in r.differences
+
+
+def test_report_json_and_text():
+    r = probe(golden.lookup("hopper", "HGMMA.64xNx8.F32.TF32"), GoldenBackend())
+    j = json.loads(json.dumps(r.to_json()))
+    assert j["comparison"] == "matches" and j["inferred"]["algorithm"] == "FDA"
+    assert j["inferred"]["params"]["F"] == {"value": 25, "status": "measured",
+                                             "note": "bits kept after alignment, product #0"}
+    assert j["facts"]["special"]["tf32 1.0 with a low bit set"] == "ignored"
+    assert j["facts"]["special"]["tf32 NaN with payload only in the low bits"] == "becomes infinity"
+    text = r.text()
+    for part in ("[III-B]", "[III-C]", "[III-D]", "[III-E]", "[III-F]", "comparison: matches"):
+        assert part in text
+
+
+def test_rounding_tables():
+    # Table I and II of the paper: offsets (units of u) -> rounded offsets
+    rne = {0.75: 1, 0.25: 0, -0.75: -1, -0.25: 0, 0.5: 0, 1.5: 2, -0.5: 0, -1.5: -2}
+    assert rounding_name(classify_rounding(rne)) == "RNE"
+    rd = {0.75: 0, 0.25: 0, -0.75: -1, -0.25: -1}
+    assert rounding_name(classify_rounding(rd)) == "RD"
+    rna = {0.75: 1, 0.25: 0, -0.75: -1, -0.25: 0, 0.5: 1, 1.5: 2, -0.5: -1, -1.5: -2}
+    assert rounding_name(classify_rounding(rna)) == "RNA"
+
+
+def test_bad_backends_fail_clearly():
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    with pytest.raises(BackendError, match="shape"):
+        probe(ins, lambda ins, a, b, c, sa=None, sb=None: golden.dot_add(ins, a, b, c)[:-1])
+    with pytest.raises(BackendError, match="dtype float"):
+        probe(ins, lambda ins, a, b, c, sa=None, sb=None: golden.dot_add(ins, a, b, c).astype(np.float64))
+    with pytest.raises(BackendError, match="wider"):
+        probe(ins, lambda ins, a, b, c, sa=None, sb=None: golden.dot_add(ins, a, b, c).astype(np.uint64) << 40)
+
+
+def test_user_function_backend():
+    """Any function with dot_add's signature is a backend (how a team plugs in its design)."""
+    def mine(ins, a, b, c, scale_a=None, scale_b=None):
+        return golden.dot_add(ins, a, b, c, scale_a, scale_b)
+    assert probe(golden.lookup("volta", "HMMA.884.F32.F32"), mine).matches
+
+
+def test_cli(tmp_path):
+    out = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HGMMA.64x128x16.F32", "--json", str(out),
+                        "--quiet"], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.strip() == "matches"
+    assert json.loads(out.read_text())["instruction"] == "HGMMA.64xNx16.F32"
+    p = subprocess.run([sys.executable, "-m", "golden.probe", "hoper", "HGMMA"], capture_output=True, text=True)
+    assert p.returncode == 2 and "unknown architecture 'hoper'" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HMMA.884.F32.F32"], capture_output=True,
+                       text=True)
+    assert p.returncode == 2 and "not available on hopper" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HGMMA.64xNx16.F32", "--backend",
+                        "golden:F=24", "--quiet"], capture_output=True, text=True)
+    assert p.returncode == 1 and "F: catalog 25, probed 24" in p.stdout
+
+
+def test_torch_backend_skips_cleanly():
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is present: the torch backend runs for real (see docs/probe.md)")
+    except ImportError:
+        pass
+    from golden.probe.torch_backend import TorchBackend
+    with pytest.raises(Unavailable):
+        TorchBackend()
+    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HGMMA.64xNx16.F32", "--backend", "torch"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "skipped:" in p.stderr
+
+
+# ---- the RTL, co-simulated: the same report as golden ------------------------------------------------
+
+def _comparable(r):
+    j = r.to_json()
+    for k in ("backend", "seconds", "backend_calls"):
+        j.pop(k)
+    return j
+
+
+def _rtl_same(arch, name):
+    try:
+        import hw  # noqa: F401
+        from cosim import toolchain
+        toolchain.setup()
+    except Exception as e:                       # no simulator toolchain here
+        pytest.skip(f"co-simulation unavailable: {e}")
+    ins = golden.lookup(arch, name)
+    g = probe(ins, GoldenBackend())
+    try:
+        r = probe(ins, RTLBackend())
+    except Unavailable as e:
+        pytest.skip(str(e))
+    assert _comparable(r) == _comparable(g)
+    assert r.matches
+
+
+def test_rtl_report_equals_golden():
+    _rtl_same("hopper", "HGMMA.64xNx16.F32")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch,name", [
+    ("ampere", "HMMA.16816.F16"),                    # CoFDA, f16 out
+    ("ada", "QMMA.16832.F32.E4M3.E5M2"),             # CoFDA, E8M13
+    ("blackwell", "UTCOMMA.4X"),                     # GDFS
+    ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),    # FDA with scales
+    ("cdna3", "v_mfma_f32_32x32x8_f16"),             # FDRDA
+    ("cdna3", "v_mfma_f32_16x16x16_bf16"),           # CoFDRDA
+    ("cdna3", "v_mfma_f32_32x32x16_fp8_bf8"),        # GFDRDA
+    ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"),        # CoGFDRDA
+    ("cdna2", "v_mfma_f32_32x32x8_f16"),             # GPS
+    ("cdna3", "v_mfma_f32_16x16x4_f32"),             # SFMA f32
+    ("hopper", "DMMA.8x8x4"),                        # SFMA f64
+])
+def test_rtl_report_equals_golden_per_algorithm(arch, name):
+    _rtl_same(arch, name)
