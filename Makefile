@@ -18,10 +18,10 @@ help:
 	@echo "                                  run the golden model on random vectors for matching instructions"
 	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
 	@echo "make bench                        golden-model throughput per algorithm, one core"
-	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=]"
+	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=] [JOBS=]"
 	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
 	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
-	@echo "make cosim-all [N=]               co-simulate every catalog instruction (N default 100000)"
+	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -48,7 +48,7 @@ bench: $(STAMP)
 given   = $(filter command line environment,$(origin $(1)))
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(LANES),--lanes $(LANES)) $(if $(filter 1 yes true,$(WAVES)),--waves) \
-             $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT))
+             $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT))
 
 cosim: $(STAMP)
 	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)

@@ -40,6 +40,8 @@ def _config(args) -> cr.Config:
         cfg.vectors = args.vectors
     if not 0.0 <= args.stall < 1.0:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    if getattr(args, "jobs", 1) < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     if args.lanes < 1:
         raise ValueError(f"--lanes must be >= 1, got {args.lanes}")
     return cfg
@@ -55,8 +57,9 @@ def cmd_run(args) -> int:
     what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"
                                                if not cfg.waves else "2,000 vectors (waves)")
     print(f"co-simulating {len(instrs)} instruction(s), {what} each, seed {cfg.seed}, stall {cfg.stall:g}, "
-          f"{cfg.lanes} lane(s), unit {getattr(unit, 'spec', unit)}", file=sys.stderr, flush=True)
-    results = cr.run_many(instrs, cfg, unit)
+          f"{cfg.lanes} lane(s), unit {getattr(unit, 'spec', unit)}"
+          + (f", {args.jobs} at a time" if args.jobs > 1 else ""), file=sys.stderr, flush=True)
+    results = cr.run_many(instrs, cfg, args.unit if args.jobs > 1 else unit, jobs=args.jobs)
     for r in results:
         if r.waves_file and r.status != "MISMATCH":
             print(f"waves: {r.ins.name}: {r.waves_file}")
@@ -152,13 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"seconds between progress lines (0: none; default {cr.Config.progress:g})")
 
     run = sub.add_parser("run", help="build and co-simulate matching instructions")
-    run.add_argument("arch", help="architecture, or all")
+    run.add_argument("arch", help="architecture, several separated by commas, or all")
     run.add_argument("instr", nargs="?", default=None, help="name or family (default: all)")
     run.add_argument("-n", type=int, default=None,
                      help="vectors per instruction (default: ~1 minute each and at least 100,000; 2,000 with --waves)")
     run.add_argument("--budget", type=float, default=None, help="seconds per instruction when -n is not given (60)")
     run.add_argument("--vectors", default="mixed",
                      help="generator: bits, normal, mixed (default), a registered name or module:function")
+    run.add_argument("-j", "--jobs", type=int, default=1,
+                     help="instructions co-simulated at once, each in its own processes (default 1)")
     common(run)
     run.set_defaults(func=cmd_run)
 

@@ -589,8 +589,10 @@ def replay(path, config: Config | None = None, unit=None) -> Result:
 
 def select(arch: str, instr: str | None) -> list:
     """Catalog instructions matching ``instr`` (name or family; all when None or "all") on ``arch``
-    ("all": every architecture); clear errors for unknown names."""
+    ("all": every architecture; "a,b": several); clear errors for unknown names."""
     instr = None if instr in (None, "", "all") else instr
+    if arch and "," in arch:                         # several architectures: volta,ampere
+        return [i for a in arch.split(",") if a.strip() for i in select(a.strip(), instr)]
     if arch in (None, "", "all"):
         found = golden.instructions(None, instr)
         if not found:
@@ -603,7 +605,7 @@ def select(arch: str, instr: str | None) -> list:
     return found
 
 
-HEADER = (f"{'instruction':42s} {'algorithm':9s} {'lanes':>5s} {'lat':>4s} {'II':>3s} {'vectors':>9s} "
+HEADER = (f"{'arch':13s} {'instruction':42s} {'algorithm':9s} {'lanes':>5s} {'lat':>4s} {'II':>3s} {'vectors':>9s} "
           f"{'mismatch':>8s} {'build s':>8s} {'time s':>7s} {'dot-adds/s':>10s}  status")
 
 
@@ -612,23 +614,71 @@ def row(r: Result) -> str:
     ii = "-" if r.initiation_interval is None else str(r.initiation_interval)
     build = "-" if not r.build_source else ("cached" if r.build_source == "cached" else f"{r.build_seconds:.1f}")
     status = r.status if r.ok else f"{r.status}: {r.message.splitlines()[0][:80]}" if r.message else r.status
-    return (f"{r.ins.name:42s} {r.ins.algorithm:9s} {r.lanes:5d} {lat:>4s} {ii:>3s} {r.vectors:9d} "
+    return (f"{r.ins.arch:13s} {r.ins.name:42s} {r.ins.algorithm:9s} {r.lanes:5d} {lat:>4s} {ii:>3s} {r.vectors:9d} "
             f"{r.mismatches:8d} {build:>8s} {r.seconds:7.1f} {r.rate:10.0f}  {status}")
 
 
-def run_many(instructions, config: Config | None = None, unit=None, reference=None) -> list:
+def run_many(instructions, config: Config | None = None, unit=None, reference=None, jobs: int = 1) -> list:
+    """Co-simulate each instruction and print a table row as each finishes.
+
+    ``jobs`` > 1 runs that many instructions at once in worker processes (each also runs a
+    simulator process): rows then come in the order the runs finish, and the reports of a failing
+    run are printed whole after its row.  Instructions whose units elaborate to the same Verilog
+    share one build (the build cache locks each configuration).
+    """
     cfg = config or Config()
     out = cfg.out or sys.stdout
     print(HEADER, file=out, flush=True)
-    results = []
-    for ins in instructions:
-        try:
+    if jobs <= 1 or len(instructions) <= 1:
+        results = []
+        for ins in instructions:
             r = run_instruction(ins, cfg, unit, reference)
+            results.append(r)
+            print(row(r), file=out, flush=True)
+        return results
+    if not (unit is None or isinstance(unit, str)) or reference is not None:
+        raise ValueError("jobs > 1 takes the unit as a spec string (hw, standin:...) and the golden reference")
+    import concurrent.futures as cf
+    import multiprocessing as mp
+    worker_cfg = dataclasses.replace(cfg, out=None, progress=0.0)
+    results: list = [None] * len(instructions)
+    t0, done = time.perf_counter(), 0
+    # spawn, not fork: the parent may hold threads and open simulator pipes from earlier runs
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        futures = {pool.submit(_run_in_worker, ins, worker_cfg, unit): i
+                   for i, ins in enumerate(instructions)}
+        try:
+            for fut in cf.as_completed(futures):
+                i = futures[fut]
+                try:
+                    r, report = fut.result()
+                except Exception as e:                  # the worker died: report it, go on
+                    r, report = Result(instructions[i], status="ERROR",
+                                       message=f"worker failed: {type(e).__name__}: {e}"), ""
+                results[i] = r
+                done += 1
+                print(row(r), file=out, flush=True)
+                if report.strip() and not r.ok:
+                    print(report.rstrip(), file=out, flush=True)
+                if cfg.progress:
+                    _progress(f"[{done}/{len(instructions)} done, {time.perf_counter() - t0:.0f} s, "
+                              f"{jobs} jobs]")
         except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
-        results.append(r)
-        print(row(r), file=out, flush=True)
+    _progress(None)
     return results
+
+
+def _run_in_worker(ins, cfg: Config, unit):
+    """One instruction in a worker process; returns the result and what the run printed."""
+    import io
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from . import toolchain
+    toolchain.setup()
+    buf = io.StringIO()
+    r = run_instruction(ins, dataclasses.replace(cfg, out=buf), unit)
+    return r, buf.getvalue()
 
 
 def summarize(results, out=None) -> int:

@@ -258,6 +258,23 @@ def test_mismatch_is_caught_saved_and_replayed(buggy_build, tmp_path, capsys):
     assert cosim_main(["replay", str(r.failures_file), "--progress", "0"]) == 1
 
 
+def test_parallel_runs_report_every_row_and_failure(buggy_build, tmp_path):
+    """--jobs: worker processes, rows as runs finish, a failing run's report after its row."""
+    import io
+    ins = ins_of(HGMMA)
+    out = io.StringIO()
+    cfg = _config(tmp_path, n=3000, stall=0.1, lanes=3, seed=5, out=out)
+    results = cr.run_many([ins, ins], cfg, "standin:latency=5,ii=2,bug=1", jobs=2)
+    text = out.getvalue()
+    assert [r.status for r in results] == ["MISMATCH", "MISMATCH"]
+    assert all(r.build_source == "cached" and r.latency_measured == 5 for r in results)
+    assert text.count("HGMMA.64xNx16.F32") >= 4 and text.count("first failing vector") == 2
+    assert text.splitlines()[0] == cr.HEADER and "hopper" in text.splitlines()[1]
+    assert cr.summarize(results, out=io.StringIO()) == 1
+    with pytest.raises(ValueError, match="spec string"):
+        cr.run_many([ins, ins], cfg, cr.StandInUnits(), jobs=2)
+
+
 def test_declared_latency_is_checked(clean_build, tmp_path):
     class Liar(standin.StandInUnit):
         @property
@@ -288,6 +305,11 @@ def test_bad_names_are_clear_errors(capsys):
     assert "exists on: hopper" in capsys.readouterr().err
     assert cosim_main(["run", "hopper", "HGMMA", "--stall", "1.5"]) == 2
     assert len(cr.select("hopper", "HGMMA")) == 4 and len(cr.select("all", None)) == len(golden.CATALOG)
+    assert [i.arch for i in cr.select("volta,turing", "HMMA.884")] == ["volta"] * 3 + ["turing"] * 3
+    assert cosim_main(["run", "volta,hoper", "HMMA"]) == 2
+    assert "unknown architecture 'hoper'" in capsys.readouterr().err
+    assert cosim_main(["run", "volta", "HMMA", "-j", "0"]) == 2
+    assert "--jobs must be >= 1" in capsys.readouterr().err
 
 
 @pytest.mark.slow
