@@ -1,6 +1,11 @@
 """Operand decode and classification, driven by golden's format table.
 
 Latency 0 (combinational): it sits at the front of the multiplier stage.
+
+A :func:`union_format` lets one datapath take operands of several formats (the
+tensor core's shared multiplier array): each element carries its format's
+index above its bits, and the decoder widens the significand to the widest
+member's, keeping the value and the (unnormalised) exponent as they are.
 """
 
 from __future__ import annotations
@@ -9,9 +14,11 @@ from amaranth import Module, Mux, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+import dataclasses
+
 from golden.formats import Format, get_format
 
-__all__ = ["Decoded", "OperandDecode", "exp_shape"]
+__all__ = ["Decoded", "OperandDecode", "UnionFormat", "union_format", "exp_shape"]
 
 EXP_BITS = 12          # signed exponents of every format, product and scale sum fit in 12 bits
 
@@ -30,6 +37,38 @@ def Decoded(fmt: Format) -> data.StructLayout:
         "inf": 1,
         "nan": 1,
     })
+
+
+@dataclasses.dataclass(frozen=True)
+class UnionFormat(Format):
+    """Several formats behind one port: ``storage_bits`` holds the widest member's bits and, above
+    them, the member's index; ``man_bits`` is the widest member's.  Built by :func:`union_format`."""
+
+    members: tuple = ()
+
+    @property
+    def select_bits(self) -> int:
+        return max(1, (len(self.members) - 1).bit_length())
+
+    @property
+    def member_bits(self) -> int:
+        return max(f.storage_bits for f in self.members)
+
+    def encode(self, index: int, bits: int) -> int:
+        """The element word for ``bits`` of member ``index``."""
+        return (index << self.member_bits) | bits
+
+
+def union_format(formats) -> Format:
+    """One format when all are the same, else a :class:`UnionFormat` of the distinct ones (in order)."""
+    members = tuple(dict.fromkeys(get_format(f) for f in formats))
+    if len(members) == 1:
+        return members[0]
+    width = max(f.storage_bits for f in members)
+    sel = max(1, (len(members) - 1).bit_length())
+    return UnionFormat(name="|".join(f.name for f in members), exp_bits=max(f.exp_bits for f in members),
+                       man_bits=max(f.man_bits for f in members), bias=0, storage_bits=width + sel,
+                       members=members)
 
 
 class OperandDecode(wiring.Component):
@@ -55,6 +94,8 @@ class OperandDecode(wiring.Component):
         super().__init__({"bits": In(self.fmt.storage_bits), "out": Out(Decoded(self.fmt))})
 
     def elaborate(self, platform):
+        if isinstance(self.fmt, UnionFormat):
+            return self._elaborate_union()
         m = Module()
         f = self.fmt
         v = self.bits[f.ignored_low_bits:f.ignored_low_bits + f.value_bits]
@@ -82,4 +123,19 @@ class OperandDecode(wiring.Component):
             m.d.comb += o.zero.eq((efield == 0) & (man == 0) & ~sign)
         elif f.nan == "max_exponent":
             m.d.comb += o.nan.eq(efield == top)
+        return m
+
+    def _elaborate_union(self):
+        """Decode every member; the element's index picks one, its significand widened to ``man_bits``."""
+        m = Module()
+        u = self.fmt
+        index = self.bits[u.member_bits:]
+        for n, f in enumerate(u.members):
+            dec = m.submodules[f"dec_{f.name}"] = OperandDecode(f)
+            m.d.comb += dec.bits.eq(self.bits[:f.storage_bits])
+            with m.If(index == n):
+                m.d.comb += [self.out.sign.eq(dec.out.sign), self.out.exp.eq(dec.out.exp),
+                             self.out.sig.eq(dec.out.sig << (u.man_bits - f.man_bits)),
+                             self.out.zero.eq(dec.out.zero), self.out.inf.eq(dec.out.inf),
+                             self.out.nan.eq(dec.out.nan)]
         return m

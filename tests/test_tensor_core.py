@@ -1,0 +1,137 @@
+"""hw.TensorCore: one opcode-selected core per architecture, bit for bit against golden.dot_add.
+
+Amaranth's simulator drives a random instruction every cycle (mixed opcodes in flight, random
+valid/ready stalls) and checks each result against the golden model of that instruction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+import golden
+import golden.vectors
+from golden.formats import NAN, decode
+from hw.decode import UnionFormat, union_format
+from hw.tensor_core import TensorCore, datapath_groups
+
+
+def operands(ins, n, rng):
+    """Random bit patterns, normal values and structured cases (cancellation, ties, e_zero) mixed."""
+    return golden.vectors.random_operands(ins, n, rng, "all")
+
+
+def run_core(core: TensorCore, jobs, stall=0.2, seed=0):
+    """``jobs``: list of (opcode, a, b, c, sa, sb) rows; returns the d words in order."""
+    rng = np.random.default_rng(seed)
+    out = []
+
+    def word(row):
+        op, a, b, c, sa, sb = row
+        pad = lambda xs, n: [int(x) for x in xs] + [0] * (n - len(xs))
+        w = {"opcode": op, "a": pad(a, core.k_max), "b": pad(b, core.k_max), "c": int(c)}
+        if core.s_max:
+            w["scale_a"] = pad([] if sa is None else sa, core.s_max)
+            w["scale_b"] = pad([] if sb is None else sb, core.s_max)
+        return w
+
+    async def bench(ctx):
+        i, cycles = 0, 0
+        while len(out) < len(jobs):
+            give = i < len(jobs) and rng.random() >= stall
+            if give:
+                ctx.set(core.i.payload, word(jobs[i]))
+            ctx.set(core.i.valid, give)
+            ctx.set(core.o.ready, rng.random() >= stall)
+            _, _, accepted, produced, ready, value = await ctx.tick().sample(
+                core.i.ready, core.o.valid, core.o.ready, core.o.payload)
+            i += bool(give and accepted)
+            if produced and ready:
+                out.append(int(value))
+            cycles += 1
+            assert cycles < 20 * (len(jobs) + core.latency + 50), "the core stopped producing results"
+
+    sim = Simulator(core)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return out
+
+
+def check_core(arch, per_instruction, seed, instructions=None):
+    core = TensorCore(arch, instructions)
+    rng = np.random.default_rng(seed)
+    jobs, expected, who = [], [], []
+    for op, ins in enumerate(core.instructions):
+        a, b, c, sa, sb = operands(ins, per_instruction, rng)
+        d = golden.dot_add(ins, a, b, c, sa, sb)
+        for r in range(per_instruction):
+            jobs.append((op, a[r], b[r], c[r], None if sa is None else sa[r], None if sb is None else sb[r]))
+            expected.append(int(d[r]))
+            who.append(ins)
+    order = rng.permutation(len(jobs))                 # instructions interleaved at random
+    jobs = [jobs[k] for k in order]
+    expected = [expected[k] for k in order]
+    who = [who[k] for k in order]
+    got = run_core(core, jobs, seed=seed)
+    bad = []
+    for k, (g, e, ins) in enumerate(zip(got, expected, who)):
+        if g != e:
+            fd = ins.formats[3]
+            nan_ok = ins.algorithm not in ("FDA", "CoFDA", "GDFS")
+            both_nan = decode(fd, np.array([g], np.uint64)).cls[0] == NAN == decode(fd, np.array([e], np.uint64)).cls[0]
+            if not (nan_ok and both_nan):
+                bad.append((ins.name, jobs[k], g, e))
+    assert not bad, f"{len(bad)} of {len(jobs)} differ; first: {bad[0]}"
+    return core
+
+
+def test_union_format_keeps_value_and_exponent():
+    u = union_format(["e4m3", "e5m2", "e2m1"])
+    assert isinstance(u, UnionFormat) and u.man_bits == 3 and u.member_bits == 8 and u.select_bits == 2
+    assert u.storage_bits == 10 and u.encode(2, 0b0101) == (2 << 8) | 0b0101
+    assert union_format(["f16", "f16"]).name == "f16"
+
+
+def test_groups_share_datapaths():
+    bw = golden.instructions("blackwell")
+    groups = datapath_groups(bw)
+    assert len(groups) < len({(i.params, i.formats, i.k, i.scale_format, i.block_size) for i in bw})
+    f8f6f4 = max(groups, key=lambda g: len(g.members))
+    assert len(f8f6f4.members) == 25 and isinstance(f8f6f4.fa, UnionFormat) and len(f8f6f4.fa.members) == 5
+    # formats named by the algorithm's rules are never merged
+    for g in datapath_groups(golden.instructions("cdna2")):
+        if g.template.params.base in ("GPS", "SFMA"):
+            assert len({(i.a_format, i.b_format) for i in g.members}) == 1
+
+
+@pytest.mark.parametrize("arch,per", [("volta", 12), ("ampere", 10)])
+def test_tensor_core_matches_golden(arch, per):
+    core = check_core(arch, per, seed=len(arch))
+    assert core.latency == max(dp.latency for dp in core.datapaths)
+
+
+def test_tensor_core_shared_f8f6f4_group():
+    """Hopper's 4 QGMMA and Blackwell's 25 f8f6f4 kinds of one shape, each through one shared datapath."""
+    hopper = [i for i in golden.instructions("hopper") if i.name.startswith("QGMMA")]
+    core = check_core("hopper", 8, seed=3, instructions=hopper)
+    assert len(core.groups) < len(hopper)
+    bw = [i for i in golden.instructions("blackwell", "UTCQMMA") if i.name.startswith("UTCQMMA.F32.")]
+    core = check_core("blackwell", 3, seed=4, instructions=bw)
+    assert len(core.groups) == 1
+
+
+@pytest.mark.filterwarnings("ignore:.*created but never used")     # cores built only to ask questions
+def test_tensor_core_errors():
+    import gc
+    with pytest.raises(ValueError, match="unknown architecture"):
+        TensorCore("hoper")
+    with pytest.raises(ValueError, match="not a hopper instruction"):
+        TensorCore("hopper", golden.instructions("volta"))
+    core = TensorCore("volta")
+    assert core.opcode(core.instructions[1]) == 1
+    with pytest.raises(ValueError, match="not an instruction"):
+        core.opcode("HGMMA")
+    del core
+    gc.collect()                      # its unelaborated datapaths warn now, under this test's filter
