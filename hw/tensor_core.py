@@ -52,7 +52,8 @@ class DatapathGroup:
     @property
     def name(self) -> str:
         t = self.template
-        return f"{t.params.base} K={t.k} {self.fa.name}x{self.fb.name}->{t.d_format}"
+        scale = f" {t.scale_format}/{t.block_size}" if t.scale_format else ""
+        return f"{t.algorithm} K={t.k} {self.fa.name} x {self.fb.name} + {t.c_format} -> {t.d_format}{scale}"
 
 
 def _group_key(ins: Instruction):
@@ -163,6 +164,8 @@ class TensorCore(wiring.Component):
             for n, ins in enumerate(self.instructions):
                 with m.Case(n):
                     m.d.comb += gsel.eq(self.group_of(ins))
+            with m.Default():                  # unused opcodes: group 0, a result nobody asked for
+                m.d.comb += gsel.eq(0)
         gwait = m.submodules.group_wait = Delay(gsel_shape, self.latency)
         m.d.comb += [gwait.en.eq(en), gwait.i.eq(gsel)]
         for g_no, (g, dp) in enumerate(zip(self.groups, self.datapaths)):
@@ -190,6 +193,8 @@ class TensorCore(wiring.Component):
                     if ins in g.members:
                         with m.Case(n):
                             m.d.comb += index.eq(_member_index(fmt, getattr(ins, f"{name}_format")))
+                with m.Default():
+                    m.d.comb += index.eq(0)
             for j in range(t.k):
                 m.d.comb += port[j].eq(src[j][:fmt.member_bits] | (index << fmt.member_bits))
         m.d.comb += dp.c.eq(p.c[:get_format(t.c_format).storage_bits])

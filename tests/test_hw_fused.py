@@ -151,8 +151,8 @@ def test_report_lists_latency_ii_and_size(capsys):
     from hw.report import main
     assert main(["report", "volta", "HMMA.884.F32.F32"]) == 0
     out = capsys.readouterr().out
-    row = [line for line in out.splitlines() if line.startswith("HMMA.884.F32.F32")][0].split()
-    latency, ii, cells, ff = int(row[2]), int(row[3]), int(row[4]), int(row[5])
+    row = [line for line in out.splitlines() if line.startswith("volta         HMMA.884.F32.F32")][0].split()
+    latency, ii, cells, ff = int(row[3]), int(row[4]), int(row[5]), int(row[6])
     unit = hw.dot_add_unit(("volta", "HMMA.884.F32.F32"))
     unit._MustUse__silence = True
     assert latency == unit.latency and ii == 1

@@ -135,3 +135,12 @@ def test_tensor_core_errors():
         core.opcode("HGMMA")
     del core
     gc.collect()                      # its unelaborated datapaths warn now, under this test's filter
+
+
+@pytest.mark.filterwarnings("ignore:.*created but never used")
+def test_tensor_core_verilog_lints_clean(tmp_path):
+    from cosim import build as bld, toolchain
+    toolchain.setup()
+    hopper = [i for i in golden.instructions("hopper") if i.name.startswith("QGMMA")]
+    rep = bld.lint_unit(TensorCore("hopper", hopper), tmp_path)
+    assert rep.ok, "\n".join(rep.active)
