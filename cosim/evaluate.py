@@ -18,11 +18,13 @@ from . import run as cr
 from .payload import PayloadLayout
 from .vectors import ArrayStream
 
-_NEVER = np.uint64(1) << np.uint64(63)      # not a bit pattern of any D format: never equal to an output
+_NEVER = np.uint64(1) << np.uint64(63)      # not a bit pattern of a D format narrower than 64 bits
 
 
-def _never(ins, a, *rest):
-    return np.full(len(a), _NEVER, np.uint64)
+def _constant(value):
+    def ref(ins, a, *rest):
+        return np.full(len(a), value, np.uint64)
+    return ref
 
 
 def evaluate(ins, a, b, c, scale_a=None, scale_b=None, *, lanes: int = 1, build_root=None, unit=None):
@@ -39,17 +41,24 @@ def evaluate(ins, a, b, c, scale_a=None, scale_b=None, *, lanes: int = 1, build_
         raise Unavailable(f"no RTL for {ins.arch} {ins.name}: {e}") from None
     layout = PayloadLayout(ins, lanes)
     b_ = bld.build_unit(component, ins.arch, ins.name, waves=False, root=build_root)
-    stream = ArrayStream(ins, a, b, c, scale_a, scale_b)
-    res = cr.simulate(b_, layout, stream, _never, n=n, stall_in=0.0, stall_out=0.0,
-                      batch_vectors=max(n, 256), max_saved=n, progress=0.0)
-    if res.run_dir is not None:
-        shutil.rmtree(res.run_dir, ignore_errors=True)
-    if res.status == "ERROR" and not res.failing:
-        raise RuntimeError(f"co-simulation of {ins.arch} {ins.name} failed: {res.message}")
-    f = res.failing
-    if f is None or len(f["index"]) != n:
-        got = 0 if f is None else len(f["index"])
-        raise RuntimeError(f"co-simulation returned {got} of {n} outputs ({res.message})")
+    # every output must "mismatch" to come back: a constant no D pattern equals; for 64-bit D
+    # (every pattern valid) two runs against 0 and 1, each output differing from one of them
+    refs = [_NEVER] if ins.formats[3].storage_bits < 64 else [np.uint64(0), np.uint64(1)]
     out = np.empty(n, np.uint64)
-    out[np.asarray(f["index"], np.int64)] = np.asarray(f["got"], np.uint64)
+    seen = np.zeros(n, bool)
+    for value in refs:
+        stream = ArrayStream(ins, a, b, c, scale_a, scale_b)
+        res = cr.simulate(b_, layout, stream, _constant(value), n=n, stall_in=0.0, stall_out=0.0,
+                          batch_vectors=max(n, 256), max_saved=n, progress=0.0)
+        if res.run_dir is not None:
+            shutil.rmtree(res.run_dir, ignore_errors=True)
+        f = res.failing
+        if res.status == "ERROR" and not f:
+            raise RuntimeError(f"co-simulation of {ins.arch} {ins.name} failed: {res.message}")
+        if f is not None:
+            idx = np.asarray(f["index"], np.int64)
+            out[idx] = np.asarray(f["got"], np.uint64)
+            seen[idx] = True
+    if not seen.all():
+        raise RuntimeError(f"co-simulation returned {int(seen.sum())} of {n} outputs ({res.message})")
     return out
