@@ -91,16 +91,40 @@ def _sizes(units: list, mode: str, jobs: int) -> list:
     return [done[k] for k in keys]
 
 
+def _config_key(ins, lanes):
+    """Instructions with equal keys build the same unit (HGMMA's N variants, aliases, shapes)."""
+    return (ins.params, ins.formats, ins.k, ins.scale_format, ins.block_size, lanes)
+
+
+def _size_of_instruction(ins, lanes: int, fast: bool) -> dict:
+    return unit_size(dot_add_unit(ins, lanes=lanes), fast)
+
+
+def _submit_sizes(pool, instrs, lanes: int, mode: str) -> dict:
+    """One synthesis job per distinct unit: ``{config key: future of its size}``."""
+    futures: dict = {}
+    if mode == "none":
+        return futures
+    for ins in instrs:
+        key = _config_key(ins, lanes)
+        if key not in futures:
+            fast = mode == "fast" or (mode == "auto" and _has_f64_multiplier(ins))
+            futures[key] = pool.submit(_size_of_instruction, ins, lanes, fast)
+    return futures
+
+
 def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
     print(f"{'arch':13s} {'instruction':44s} {'algorithm':9s} {'latency':>7s} {'II':>3s} {'cells':>8s} "
           f"{'FF bits':>8s}  stages", file=out)
     missing = [i for i in found if i.params.base not in SUPPORTED]
     have = [i for i in found if i.params.base in SUPPORTED]
-    # in chunks, so rows appear as they are ready on a long report
-    chunk = max(1, jobs) * 4
-    for start in range(0, len(have), chunk):
-        part = [(ins, dot_add_unit(ins, lanes=lanes)) for ins in have[start:start + chunk]]
-        for (ins, unit), size in zip(part, _sizes(part, mode, jobs)):
+    # worker processes build, convert and synthesise each distinct unit; rows print in order
+    with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = _submit_sizes(pool, have, lanes, mode)
+        for ins in have:
+            unit = dot_add_unit(ins, lanes=lanes)
+            _silence(unit)
+            size = futures[_config_key(ins, lanes)].result() if mode != "none" else None
             cells, ff = _fmt_size(size)
             stages = " + ".join(f"{c}" for _, c in unit.stage_latencies)
             print(f"{ins.arch:13s} {ins.name:44s} {ins.algorithm:9s} {unit.latency:7d} {unit.initiation_interval:3d} "
@@ -133,12 +157,13 @@ def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out) -> int:
     fresh = TensorCore(arch, instrs)                   # the datapaths above were elaborated on their own
     core_size = _sizes([(core.instructions[0], fresh)], size_mode if size_mode != "auto" else (
         "fast" if any(_has_f64_multiplier(i) for i in core.instructions) else "full"), jobs)[0]
-    units = [(ins, dot_add_unit(ins)) for ins in core.instructions]
-    unit_sizes = _sizes(units, size_mode, jobs)
+    with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = _submit_sizes(pool, core.instructions, 1, size_mode)
+        unit_sizes = [futures[_config_key(ins, 1)].result() for ins in core.instructions]
     total = sum(s["cells"] for s in unit_sizes)
     cells, ff = _fmt_size(core_size)
     print(f"tensor core: {cells} cells, {ff} FF bits; one unit per instruction: {total} cells in "
-          f"{len(units)} units ({len({id(s) for s in unit_sizes})} distinct); the core is "
+          f"{len(unit_sizes)} units ({len(futures)} distinct); the core is "
           f"{core_size['cells'] / total:.1%} of that", file=out)
     if mode in ("fast", "auto"):
         print("~: synthesised without ABC (synth -noabc)", file=out)
