@@ -215,3 +215,36 @@ def test_rtl_report_equals_golden():
 ])
 def test_rtl_report_equals_golden_per_algorithm(arch, name):
     _rtl_same(arch, name)
+
+
+# ---- compare: a backend against golden on random dot-adds ------------------------------------------
+
+class _PairsBackend:
+    """An all-pairs backend (the GPU backend's shape) computed by a golden-like function."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def all_pairs(self, ins, a, b):
+        n = len(a)
+        A, B = np.repeat(a, n, axis=0), np.tile(b, (n, 1))
+        return np.asarray(self.fn(ins, A, B, np.zeros(len(A), np.uint64)), np.uint64).reshape(n, n)
+
+
+def test_compare_catches_a_wrong_backend():
+    from golden.probe.backends import ParamsBackend
+    from golden.probe.compare import compare_backend, main as compare_main
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    ok = compare_backend(ins, golden.dot_add, n=4000)
+    assert (ok.vectors, ok.mismatches) == (4000, 0) and sum(ok.classes.values()) == 4000
+    bad = compare_backend(ins, ParamsBackend(F=24), n=4000, vectors="normal")
+    assert bad.mismatches > 100 and len(bad.first) == 5
+    pairs = compare_backend(ins, _PairsBackend(golden.dot_add), n=60)
+    assert (pairs.vectors, pairs.mismatches) == (3600, 0)
+    wrong = compare_backend(ins, _PairsBackend(ParamsBackend(out_rounding="RNE")), n=60, vectors="normal")
+    assert wrong.mismatches > 100
+    assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "500"]) == 0
+    assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "500", "--backend", "golden:F=24",
+                         "--vectors", "normal"]) == 1
+    assert compare_main(["hopper", "HGMMX"]) == 2
+    assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "0"]) == 2

@@ -1,5 +1,6 @@
 """``python -m golden.probe ARCH INSTR [--backend golden|rtl|torch|golden:F=24] [--json PATH]``,
-``python -m golden.probe --all``, ``python -m golden.probe findings --out docs/findings``."""
+``python -m golden.probe --all``, ``python -m golden.probe findings --out docs/findings``,
+``python -m golden.probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def main(argv=None) -> int:
     if argv and argv[0] == "findings":
         from .findings import main as findings_main
         return findings_main(argv[1:])
+    if argv and argv[0] == "compare":
+        from .compare import main as compare_main
+        return compare_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m golden.probe",
                                  description="Derive an MMA instruction's arithmetic from black-box tests "
                                              "and compare it with the catalog.")

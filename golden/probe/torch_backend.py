@@ -164,6 +164,41 @@ class TorchBackend:
         x = t.from_numpy(np.ascontiguousarray(bits.astype(np.uint8)))
         return x.to(self.device).view(t.float8_e4m3fn if fmt == "e4m3" else t.float8_e5m2)
 
+    def all_pairs(self, ins, a, b) -> np.ndarray:
+        """``D[i, j] = +0 + sum_k a[i, k] * b[j, k]`` for every row pair, as d bit patterns ``[R, R]``.
+
+        One matrix product ``[0 | a] @ [0 | b]^T``: the first instruction of the library's K loop
+        sums zero products (an exact +0), the second takes that as its c and the operands as its
+        products, so each of the R * R elements is one dot-add of the instruction with c = +0.
+        """
+        t = self.torch
+        route = self._route(ins)
+        a, b = np.asarray(a, np.uint64), np.asarray(b, np.uint64)
+        R, K = a.shape
+        zero_a, zero_b = self._split(ins, self._rig(ins), 0)
+        A = np.concatenate([np.broadcast_to(zero_a, (R, K)), a], axis=1)
+        B = np.concatenate([np.broadcast_to(zero_b, (len(b), K)), b], axis=1)
+        mm = t.backends.cuda.matmul
+        saved = (mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction)
+        try:
+            mm.allow_tf32 = route == "tf32"
+            mm.allow_fp16_reduced_precision_reduction = False
+            mm.allow_bf16_reduced_precision_reduction = False
+            At, Bt = self._tensor(A, ins.a_format), self._tensor(B, ins.b_format)
+            if route == "mm16":
+                D = t.mm(At, Bt.t(), out_dtype=t.float32)
+            elif route == "tf32":
+                D = t.mm(At, Bt.t())
+            else:
+                one = t.tensor(1.0, device=self.device)
+                D = t._scaled_mm(At, Bt.t(), scale_a=one, scale_b=one, out_dtype=t.float32, use_fast_accum=True)
+                D = D[0] if isinstance(D, tuple) else D
+            return D.contiguous().view(t.int32).cpu().numpy().view(np.uint32).astype(np.uint64)
+        except RuntimeError as e:
+            raise BackendError(f"PyTorch failed on {ins.name}: {e}") from None
+        finally:
+            mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction = saved
+
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         t = self.torch
         route = self._route(ins)
