@@ -72,6 +72,10 @@ class Params:
         normalised sum to ``final_floor_bits`` before RNE (ISA.md fact 4).
     merge_floor_bits : int
         GFDRDA: fraction bits kept when the even and odd sums are merged.
+    floor_rounding : str
+        FDRDA/GFDRDA: how those alignments drop bits: ``"RD"`` (floor, what
+        CDNA3 does) or ``"RZ"`` (toward zero: the paper's hypothetical variant
+        of section VI-C, one change away).
     c_drop : int, optional
         GFDRDA: c becomes zero when ``e_c < e_max - c_drop``.
     product_overflow : bool
@@ -96,6 +100,7 @@ class Params:
     c_floor_bits: int = 24
     final_floor_bits: int = 31
     merge_floor_bits: int = 24
+    floor_rounding: str = "RD"
     c_drop: int | None = None
     product_overflow: bool = False
     flush_subnormals: bool = False
@@ -109,6 +114,8 @@ class Params:
             raise ValueError(f"{self.base} needs F >= 0 (fraction bits kept after alignment)")
         if self.base in ("FDA", "GDFS") and self.e_zero is None:
             raise ValueError(f"{self.base} needs e_zero (the exponent of zero terms)")
+        if self.floor_rounding not in ("RD", "RZ"):
+            raise ValueError(f"floor_rounding must be RD or RZ, got {self.floor_rounding!r}")
         if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
             raise ValueError("GPS needs group G, a power of two up to 16")
 
@@ -228,10 +235,11 @@ def _truncate(x, scale):
     return np.trunc(x, out=x)
 
 
-def _floor_scaled(x, log2_scale):
-    """``floor(x * 2**log2_scale)``: alignment with round-down (RD)."""
+def _floor_scaled(x, log2_scale, rounding: str = "RD"):
+    """``floor(x * 2**log2_scale)``: alignment with round-down (RD); ``trunc`` with ``"RZ"``."""
     with np.errstate(all="ignore"):
-        return np.floor(np.ldexp(x, np.asarray(log2_scale, np.int32)))
+        scaled = np.ldexp(x, np.asarray(log2_scale, np.int32))
+        return np.floor(scaled) if rounding == "RD" else np.trunc(scaled)
 
 
 def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=None):
@@ -391,18 +399,19 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     """FDRDA steps 6-8 with the exact floors of ISA.md fact 4."""
     ce = np.where(ce <= NO_TERM, -126, ce)                    # a zero c keeps the exponent -126
     e_max = np.where(has_dot, np.maximum(e_dot, ce), ce)
-    D = np.where(has_dot, _floor_scaled(s_dot, p.dot_floor_bits - dot_frac - (e_max - e_dot)), 0.0)
-    C = _floor_scaled(cv, p.c_floor_bits - e_max)
+    D = np.where(has_dot, _floor_scaled(s_dot, p.dot_floor_bits - dot_frac - (e_max - e_dot), p.floor_rounding), 0.0)
+    C = _floor_scaled(cv, p.c_floor_bits - e_max, p.floor_rounding)
     if p.c_drop is not None:
         C = np.where((ce < e_max - p.c_drop) & np.isfinite(cv), 0.0, C)
     T = D + np.ldexp(C, p.dot_floor_bits - p.c_floor_bits)
     ints = np.where(np.isfinite(T), T, 0.0).astype(np.int64)
     lsb = e_max - p.dot_floor_bits
     e_n = np.maximum(lsb + bit_length(np.abs(ints)) - 1, -126)
-    Tn = _floor_scaled(np.where(np.isfinite(T), T, 0.0), lsb - (e_n - p.final_floor_bits))
+    Tn = _floor_scaled(np.where(np.isfinite(T), T, 0.0), lsb - (e_n - p.final_floor_bits), p.floor_rounding)
     if trace is not None:
         trace.append(("maximum exponent with c", {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": ce, "e_max": e_max}))
-        trace.append((f"round-down alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} fraction bits "
+        how = "round-down" if p.floor_rounding == "RD" else "toward-zero"
+        trace.append((f"{how} alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} fraction bits "
                       "(units of 2^(e_max-32))", {"dot": D, "c": np.ldexp(C, p.dot_floor_bits - p.c_floor_bits),
                                                   "sum": T}))
         trace.append((f"normalised (exponent >= -126), floored to {p.final_floor_bits} fraction bits",
@@ -437,8 +446,8 @@ def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=No
     has = has_e | has_o
     e_dot = np.maximum(np.where(has_e, e_e, PARKED), np.where(has_o, e_o, PARKED))
     m = p.merge_floor_bits
-    s_dot = (np.where(has_e, _floor_scaled(s_e, m - p.F - (e_dot - e_e)), 0.0) +
-             np.where(has_o, _floor_scaled(s_o, m - p.F - (e_dot - e_o)), 0.0))
+    s_dot = (np.where(has_e, _floor_scaled(s_e, m - p.F - (e_dot - e_e), p.floor_rounding), 0.0) +
+             np.where(has_o, _floor_scaled(s_o, m - p.F - (e_dot - e_o), p.floor_rounding), 0.0))
     if trace is not None:
         trace.append(("products (exact; zeros left out of the maximum)",
                       {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, np.nan, E))}))

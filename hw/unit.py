@@ -92,6 +92,9 @@ class DotAddUnit(wiring.Component):
         if self.params.base not in DATAPATHS:
             raise NotImplementedError(f"no RTL for {self.params.base} yet ({ins.arch} {ins.name}); "
                                       f"RTL exists for: {', '.join(SUPPORTED)}")
+        if self.params.floor_rounding != "RD" and self.params.base in ("FDRDA", "GFDRDA"):
+            raise NotImplementedError(f"the {self.params.base} RTL floors (floor_rounding='RD'); "
+                                      f"floor_rounding={self.params.floor_rounding!r} exists in golden only")
         if lanes < 1:
             raise ValueError("lanes must be at least 1")
         self.lanes = lanes

@@ -204,3 +204,20 @@ def test_fdrda_input_infinity_wins_over_product_overflow():
     assert run("cdna3", "v_mfma_f32_32x32x8_bf16", [np.inf, -2.0 ** 127], [1.0, 2.0], 0.0)[0] == np.inf
     assert run("cdna3", "v_mfma_f32_32x32x8_bf16", [1.0, -2.0 ** 127], [1.0, 2.0], np.inf)[0] == np.inf
     assert np.isnan(run("cdna3", "v_mfma_f32_32x32x8_bf16", [2.0 ** 127, -2.0 ** 127], [2.0, 2.0], 0.0)[0])
+
+
+def test_cdna3_rz_variant_is_one_parameter_away():
+    """Section VI-C: the same FDRDA with its floors rounding toward zero loses the -0.25."""
+    import dataclasses
+    ins = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
+    a = from_float("f16", np.array([[2048.0, 2048.0] + [0.0] * 6]))
+    b = from_float("f16", np.array([[2048.0, -2048.0] + [0.0] * 6]))
+    c = from_float("f32", np.array([-0.000001]))
+    assert to_float("f32", golden.dot_add(ins, a, b, c))[0] == -0.25
+    rz = dataclasses.replace(ins, params=ins.params.with_(floor_rounding="RZ"))
+    assert to_float("f32", golden.dot_add(rz, a, b, c))[0] == 0.0
+    with pytest.raises(ValueError, match="floor_rounding must be RD or RZ"):
+        ins.params.with_(floor_rounding="RNE")
+    import hw
+    with pytest.raises(NotImplementedError, match="golden only"):
+        hw.dot_add_unit(rz)
