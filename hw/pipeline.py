@@ -92,3 +92,29 @@ def any_of(bits):
     for b in bits:
         out = out | b
     return out
+
+
+def silence(obj, _seen=None) -> None:
+    """Mark an elaboratable and every elaboratable it holds as deliberately unused.
+
+    Units are built for their latency or their groups alone (reports, errors); Amaranth would
+    otherwise warn, when they are collected, that each stage "was created but never used".
+    """
+    from amaranth.hdl import Elaboratable
+    seen = _seen if _seen is not None else set()
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Elaboratable):
+        obj._MustUse__silence = True
+        children = vars(obj).values()
+    elif isinstance(obj, (list, tuple)):
+        children = obj
+    elif isinstance(obj, dict):
+        children = obj.values()
+    else:
+        return
+    for child in children:
+        if isinstance(child, (Elaboratable, list, tuple, dict)):
+            silence(child, seen)
+

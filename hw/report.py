@@ -33,6 +33,7 @@ from amaranth.back import rtlil
 
 import golden
 
+from .pipeline import silence
 from .unit import SUPPORTED, dot_add_unit
 
 __all__ = ["unit_size", "main", "SIZE_MODES"]
@@ -63,7 +64,7 @@ def _has_f64_multiplier(ins) -> bool:
 
 
 def _silence(elaboratable):
-    elaboratable._MustUse__silence = True        # built for its latency only, never elaborated
+    silence(elaboratable)                         # built for its latency only, never elaborated
 
 
 def _fmt_size(size) -> tuple[str, str]:

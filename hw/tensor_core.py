@@ -98,6 +98,7 @@ class TensorCore(wiring.Component):
     """
 
     def __init__(self, arch: str, instructions=None):
+        self._MustUse__silence = True          # until the checks pass: a rejected core is never built
         self.arch = canonical_arch(arch)
         self.instructions = list(instructions) if instructions is not None else golden.instructions(self.arch)
         if not self.instructions:
@@ -107,6 +108,7 @@ class TensorCore(wiring.Component):
                 raise ValueError(f"{ins.arch} {ins.name} is not a {self.arch} instruction")
             if ins.params.base not in DATAPATHS:
                 raise NotImplementedError(f"no RTL for {ins.params.base} ({ins.arch} {ins.name})")
+        self._MustUse__silence = False
         self.groups = datapath_groups(self.instructions)
         self.datapaths = []
         for g in self.groups:

@@ -90,12 +90,15 @@ class DotAddUnit(wiring.Component):
         self.ins = ins
         self.params = params or ins.params
         if self.params.base not in DATAPATHS:
+            self._MustUse__silence = True                  # never built: no "unused" warning later
             raise NotImplementedError(f"no RTL for {self.params.base} yet ({ins.arch} {ins.name}); "
                                       f"RTL exists for: {', '.join(SUPPORTED)}")
         if self.params.floor_rounding != "RD" and self.params.base in ("FDRDA", "GFDRDA"):
+            self._MustUse__silence = True
             raise NotImplementedError(f"the {self.params.base} RTL floors (floor_rounding='RD'); "
                                       f"floor_rounding={self.params.floor_rounding!r} exists in golden only")
         if lanes < 1:
+            self._MustUse__silence = True
             raise ValueError("lanes must be at least 1")
         self.lanes = lanes
         fa, fb, fc, fd = ins.formats
