@@ -10,7 +10,7 @@ INSTR ?= HGMMA
 N     ?= 100000
 SEED  ?= 1
 
-.PHONY: help venv test golden bench list clean cosim cosim-all lint-rtl
+.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -22,6 +22,8 @@ help:
 	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
 	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
+	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=]"
+	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -55,6 +57,10 @@ cosim: $(STAMP)
 
 cosim-all: $(STAMP)
 	$(PY) -m cosim run all all -n $(N) $(COSIM_OPTS)
+
+cosim-core: $(STAMP)
+	$(PY) -m cosim tensor-core $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(call given,N),-n $(N)) \
+	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET))
 
 lint-rtl: $(STAMP)
 	$(PY) -m cosim lint $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR))

@@ -9,6 +9,7 @@ Examples::
     python -m cosim replay build/cosim/failures/hopper_HGMMA.64xNx16.F32_seed1_....npz --waves
     python -m cosim lint hopper HGMMA                # verilator --lint-only -Wall on the generated RTL
     python -m cosim bench                            # throughput: stand-in and HGMMA unit, 1-8 lanes
+    python -m cosim tensor-core volta                # the whole Volta tensor core, mixed opcodes
     python -m cosim toolchain
 """
 
@@ -64,6 +65,20 @@ def cmd_run(args) -> int:
         if r.waves_file and r.status != "MISMATCH":
             print(f"waves: {r.ins.name}: {r.waves_file}")
     return cr.summarize(results)
+
+
+def cmd_tensor_core(args) -> int:
+    from . import tensor_core
+    if args.n is not None and args.n < 1:
+        raise ValueError(f"-n must be >= 1, got {args.n}")
+    if not 0.0 <= args.stall < 1.0:
+        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    import golden.vectors
+    if args.vectors not in golden.vectors.KINDS:
+        raise ValueError(f"unknown vector kind {args.vectors!r}; valid: {', '.join(golden.vectors.KINDS)}")
+    cr.select(args.arch, args.instr)                  # clear errors for bad names, before any build
+    toolchain.setup()
+    return tensor_core.main(args)
 
 
 def cmd_replay(args) -> int:
@@ -166,6 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="instructions co-simulated at once, each in its own processes (default 1)")
     common(run)
     run.set_defaults(func=cmd_run)
+
+    tc = sub.add_parser("tensor-core", help="co-simulate an architecture's opcode-selected tensor core")
+    tc.add_argument("arch", help="architecture")
+    tc.add_argument("instr", nargs="?", default=None, help="only the instructions matching this (default: all)")
+    tc.add_argument("-n", type=int, default=None, help="dot-adds (default: ~1 minute and at least 100,000)")
+    tc.add_argument("--budget", type=float, default=None, help="seconds when -n is not given (60)")
+    tc.add_argument("--vectors", default="mixed", help="generator kind: bits, normal, mixed (default), structured, all")
+    tc.add_argument("--seed", type=int, default=1, help="vector and stall seed (default 1)")
+    tc.add_argument("--stall", type=float, default=cr.Config.stall,
+                    help=f"valid/ready stall probability on each side (default {cr.Config.stall:g})")
+    tc.add_argument("--progress", type=float, default=cr.Config.progress, help="seconds between progress lines")
+    tc.set_defaults(func=cmd_tensor_core)
 
     rp = sub.add_parser("replay", help="rerun the vectors saved by a failing run")
     rp.add_argument("file", type=Path)

@@ -329,7 +329,9 @@ def simulate(b: bld.Build, layout: PayloadLayout, stream, reference: Callable, *
                         res.ii_measured = (stats["last_in"] - stats["first_in"]) / (bt.beats - 1)
                 used = bt.beats * lanes if n is None else min(bt.beats * lanes, n - bt.start)
                 got, bt.expected = got[:used], bt.expected[:used]     # the rest pads the last beat
-                bad = mismatching(ins, got, bt.expected)
+                # a layout may score its own rows (the tensor core: each row's instruction has its NaN rule)
+                score = getattr(layout, "mismatching", None)
+                bad = score(got, bt.expected, bt.ops) if score else mismatching(ins, got, bt.expected)
                 if bad.size:
                     fail_count += bad.size
                     keep = bad[:max(0, max_saved - sum(len(f["index"]) for f in first_fail))]
@@ -414,11 +416,15 @@ def _progress(line: str | None) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
+
+
 def _failing(bt: _Batch, idx: np.ndarray, got: np.ndarray) -> dict:
-    a, b_, c, sa, sb = bt.ops
-    return {"a": a[idx], "b": b_[idx], "c": c[idx], "scale_a": None if sa is None else sa[idx],
-            "scale_b": None if sb is None else sb[idx], "expected": bt.expected[idx], "got": got[idx],
-            "index": bt.start + idx}
+    # a unit's own operand tuple (the tensor core's starts with the opcode) keeps its order as op0, op1, ...
+    names = OPERANDS if len(bt.ops) == len(OPERANDS) else tuple(f"op{i}" for i in range(len(bt.ops)))
+    rec = {name: None if x is None else x[idx] for name, x in zip(names, bt.ops)}
+    rec.update(expected=bt.expected[idx], got=got[idx], index=bt.start + idx)
+    return rec
 
 
 def _protocol_message(bt: _Batch, stats: dict, watchdog: int) -> str:

@@ -141,3 +141,25 @@ def test_tensor_core_verilog_lints_clean(tmp_path):
     hopper = [i for i in golden.instructions("hopper") if i.name.startswith("QGMMA")]
     rep = bld.lint_unit(TensorCore("hopper", hopper), tmp_path)
     assert rep.ok, "\n".join(rep.active)
+
+
+def test_tensor_core_under_verilator():
+    """The Volta core built by Verilator: random instructions every cycle, stalls, golden per row;
+    a planted difference in one instruction's results is caught and named."""
+    from cosim import toolchain
+    from cosim.tensor_core import core_reference, run_core
+    toolchain.setup()
+    r = run_core("volta", n=20_000, progress=0)
+    assert r.ok and r.result.vectors == 20_000 and r.result.mismatches == 0
+    assert r.result.latency_measured == r.latency and r.result.ii_measured == 1
+    assert len(r.per_instruction) == 3 and min(r.per_instruction.values()) > 5000
+
+    core = TensorCore("volta")
+    golden_rows = core_reference(core)
+
+    def off_by_one_ulp_on_opcode_1(label, opcode, *ops):
+        d = golden_rows(label, opcode, *ops)
+        return np.where(opcode == 1, d ^ np.uint64(1), d)
+    bad = run_core("volta", n=3000, progress=0, core=core, reference=off_by_one_ulp_on_opcode_1)
+    assert not bad.ok and bad.result.mismatches == bad.per_instruction[core.instructions[1].name]
+    assert {f[0] for f in bad.failing} == {core.instructions[1].name}
