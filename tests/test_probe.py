@@ -233,7 +233,11 @@ class _PairsBackend:
 
 def test_compare_catches_a_wrong_backend():
     from golden.probe.backends import ParamsBackend
-    from golden.probe.compare import compare_backend, main as compare_main
+    from golden.probe.__main__ import main as probe_main
+    from golden.probe.compare import compare_backend
+
+    def compare_main(args):
+        return probe_main(["compare"] + args)
     ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
     ok = compare_backend(ins, golden.dot_add, n=4000)
     assert (ok.vectors, ok.mismatches) == (4000, 0) and sum(ok.classes.values()) == 4000

@@ -27,6 +27,7 @@ have the same parameters in the catalog.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import numpy as np
@@ -178,26 +179,40 @@ class TorchBackend:
         zero_a, zero_b = self._split(ins, self._rig(ins), 0)
         A = np.concatenate([np.broadcast_to(zero_a, (R, K)), a], axis=1)
         B = np.concatenate([np.broadcast_to(zero_b, (len(b), K)), b], axis=1)
-        mm = t.backends.cuda.matmul
+        with self._library(ins, route):
+            D = self._product(route, self._tensor(A, ins.a_format), self._tensor(B, ins.b_format))
+            return D.contiguous().view(t.int32).cpu().numpy().view(np.uint32).astype(np.uint64)
+
+    @contextlib.contextmanager
+    def _library(self, ins, route):
+        """The library's settings for the route (restored afterwards); its errors as BackendError."""
+        mm = self.torch.backends.cuda.matmul
         saved = (mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction)
         try:
             mm.allow_tf32 = route == "tf32"
             mm.allow_fp16_reduced_precision_reduction = False
             mm.allow_bf16_reduced_precision_reduction = False
-            At, Bt = self._tensor(A, ins.a_format), self._tensor(B, ins.b_format)
-            if route == "mm16":
-                D = t.mm(At, Bt.t(), out_dtype=t.float32)
-            elif route == "tf32":
-                D = t.mm(At, Bt.t())
-            else:
-                one = t.tensor(1.0, device=self.device)
-                D = t._scaled_mm(At, Bt.t(), scale_a=one, scale_b=one, out_dtype=t.float32, use_fast_accum=True)
-                D = D[0] if isinstance(D, tuple) else D
-            return D.contiguous().view(t.int32).cpu().numpy().view(np.uint32).astype(np.uint64)
+            yield
+        except BackendError:                  # ours (Unavailable too): as raised
+            raise
         except RuntimeError as e:
             raise BackendError(f"PyTorch failed on {ins.name}: {e}") from None
         finally:
             mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction = saved
+
+    def _product(self, route, At, Bt):
+        """``At @ Bt^T`` in f32 through the route's library call (see the module docstring)."""
+        t = self.torch
+        if route == "mm16":
+            try:
+                return t.mm(At, Bt.t(), out_dtype=t.float32)
+            except TypeError:
+                raise Unavailable("this PyTorch has no torch.mm(..., out_dtype=float32)") from None
+        if route == "tf32":
+            return t.mm(At, Bt.t())
+        one = t.tensor(1.0, device=self.device)
+        D = t._scaled_mm(At, Bt.t(), scale_a=one, scale_b=one, out_dtype=t.float32, use_fast_accum=True)
+        return D[0] if isinstance(D, tuple) else D
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         t = self.torch
@@ -214,12 +229,7 @@ class TorchBackend:
             A[r, :K], B[r, :K] = sp
         A[:, K:], B[:, K:] = a, b
         out = np.zeros(R, np.uint32)
-        mm = t.backends.cuda.matmul
-        saved = (mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction)
-        try:
-            mm.allow_tf32 = route == "tf32"
-            mm.allow_fp16_reduced_precision_reduction = False
-            mm.allow_bf16_reduced_precision_reduction = False
+        with self._library(ins, route):
             for lo in range(0, R, CHUNK):
                 hi = min(lo + CHUNK, R)
                 n = hi - lo
@@ -228,25 +238,7 @@ class TorchBackend:
                 Bb = np.zeros((npad, 2 * K), np.uint64)
                 Ab[:n], Bb[:n] = A[lo:hi], B[lo:hi]
                 Ab[n:], Bb[n:] = A[lo], B[lo]
-                At = self._tensor(Ab, ins.a_format)
-                Bt = self._tensor(Bb, ins.b_format)            # [n, 2K]; the product wants B^T
-                if route == "mm16":
-                    try:
-                        D = t.mm(At, Bt.t(), out_dtype=t.float32)
-                    except TypeError:
-                        raise Unavailable("this PyTorch has no torch.mm(..., out_dtype=float32)") from None
-                elif route == "tf32":
-                    D = t.mm(At, Bt.t())
-                else:
-                    one = t.tensor(1.0, device=self.device)
-                    D = t._scaled_mm(At, Bt.t(), scale_a=one, scale_b=one, out_dtype=t.float32,
-                                     use_fast_accum=True)
-                    if isinstance(D, tuple):
-                        D = D[0]
-                d = t.diagonal(D)[:n].contiguous().view(t.int32).cpu().numpy().view(np.uint32)
-                out[lo:hi] = d
-        except RuntimeError as e:
-            raise BackendError(f"PyTorch failed on {ins.name}: {e}") from None
-        finally:
-            mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction = saved
+                # [n, 2K] each; the product wants B^T
+                D = self._product(route, self._tensor(Ab, ins.a_format), self._tensor(Bb, ins.b_format))
+                out[lo:hi] = t.diagonal(D)[:n].contiguous().view(t.int32).cpu().numpy().view(np.uint32)
         return out
