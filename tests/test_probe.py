@@ -252,3 +252,103 @@ def test_compare_catches_a_wrong_backend():
                          "--vectors", "normal"]) == 1
     assert compare_main(["hopper", "HGMMX"]) == 2
     assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "0"]) == 2
+
+
+# ---- the GPU backend's plumbing, on a fake torch whose "GPU" is golden ------------------------------
+
+class _FakeTensor:
+    def __init__(self, bits, fmt, torch):
+        self.bits, self.fmt, self.torch = np.asarray(bits, np.uint64), fmt, torch
+
+    def to(self, device):
+        return self
+
+    def view(self, dtype):
+        return _FakeTensor(self.bits, dtype, self.torch)
+
+    def t(self):
+        return _FakeTensor(self.bits.T, self.fmt, self.torch)
+
+    contiguous = cpu = lambda self: self
+
+    def __getitem__(self, idx):
+        return _FakeTensor(self.bits[idx], self.fmt, self.torch)
+
+    def numpy(self):
+        return self.bits.astype(np.uint32).view(np.int32)
+
+
+class _FakeTorch:
+    """Enough of torch for TorchBackend: mm/_scaled_mm run golden as a 2-instruction K loop."""
+
+    float16, bfloat16, float32, int16, int32 = "f16", "bf16", "f32", "i16", "i32"
+    float8_e4m3fn, float8_e5m2 = "e4m3", "e5m2"
+    INS = {"f16": "HGMMA.64xNx16.F32", "bf16": "HGMMA.64xNx16.F32.BF16", "tf32": "HGMMA.64xNx8.F32.TF32",
+           ("e4m3", "e4m3"): "QGMMA.64xNx32.F32.E4M3.E4M3", ("e4m3", "e5m2"): "QGMMA.64xNx32.F32.E4M3.E5M2"}
+
+    def __init__(self):
+        import types
+        self.version = types.SimpleNamespace(hip=None)
+        props = types.SimpleNamespace(name="Fake H100")
+        self.cuda = types.SimpleNamespace(is_available=lambda: True, get_device_properties=lambda d: props,
+                                          get_device_capability=lambda d: (9, 0))
+        self.backends = types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(
+            allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
+            allow_bf16_reduced_precision_reduction=True)))
+        self.calls = []
+
+    def device(self, name):
+        return name
+
+    def from_numpy(self, arr):
+        return _FakeTensor(np.asarray(arr).view({2: np.uint16, 4: np.uint32, 1: np.uint8}[arr.itemsize]), "raw", self)
+
+    def tensor(self, value, device=None):
+        return value
+
+    def diagonal(self, D):
+        return _FakeTensor(np.diagonal(D.bits), D.fmt, self)
+
+    def _run(self, A, Bt, key):
+        ins = golden.lookup("hopper", self.INS[key])
+        B = Bt.bits.T                                       # back to [m, 2K]
+        K = A.bits.shape[1] // 2
+        n, m = len(A.bits), len(B)
+        a, b = np.repeat(A.bits, m, axis=0), np.tile(B, (n, 1))
+        c0 = golden.dot_add(ins, a[:, :K], b[:, :K], np.zeros(n * m, np.uint64))
+        d = golden.dot_add(ins, a[:, K:], b[:, K:], c0).reshape(n, m)
+        self.calls.append(key)
+        return _FakeTensor(d, "f32", self)
+
+    def mm(self, A, Bt, out_dtype=None):
+        tf32 = self.backends.cuda.matmul.allow_tf32
+        assert not self.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+        return self._run(A, Bt, "tf32" if A.fmt == "f32" and tf32 else A.fmt)
+
+    def _scaled_mm(self, A, Bt, scale_a, scale_b, out_dtype, use_fast_accum):
+        assert use_fast_accum and scale_a == scale_b == 1.0
+        return self._run(A, Bt, (A.fmt, Bt.fmt))
+
+
+def test_torch_backend_plumbing_on_a_fake_gpu(monkeypatch):
+    """Packing, the c split, transposes, diagonals and library settings of the GPU backend, with a
+    fake torch whose products are golden's: every route must give golden's answer back."""
+    from golden.probe import torch_backend
+    from golden.probe.compare import compare_backend
+    fake = _FakeTorch()
+    monkeypatch.setattr(torch_backend, "_torch", lambda: fake)
+    gpu = torch_backend.TorchBackend()
+    assert gpu.arch == "hopper" and "Fake H100" in gpu.name
+    for name in ("HGMMA.64xNx16.F32", "HGMMA.64xNx16.F32.BF16", "HGMMA.64xNx8.F32.TF32",
+                 "QGMMA.64xNx32.F32.E4M3.E5M2"):
+        ins = golden.lookup("hopper", name)
+        r = compare_backend(ins, gpu, n=40, vectors="normal")          # all_pairs: 1,600 dot-adds
+        assert (r.vectors, r.mismatches) == (1600, 0), r.text()
+        a, b, c, _, _ = golden.vectors.random_operands(ins, 300, np.random.default_rng(2), "normal")
+        d = gpu(ins, a, b, c)                                             # per-row c, diagonals
+        ok = ~gpu.unsupported(ins, a, b, c)
+        assert ok.sum() >= 10 and np.array_equal(d[ok], golden.dot_add(ins, a, b, c)[ok])    # c split exactly
+    assert fake.backends.cuda.matmul.allow_fp16_reduced_precision_reduction      # settings restored
+    assert {"f16", "bf16", "tf32", ("e4m3", "e5m2")} <= set(fake.calls)
+    with pytest.raises(Unavailable, match="no PyTorch route|only unscaled"):
+        gpu(golden.lookup("hopper", "HGMMA.64xNx16.F16"), a, b, c)
