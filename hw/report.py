@@ -155,14 +155,14 @@ def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out) -> int:
     core = TensorCore(arch, instrs)
     print(f"{core.arch} tensor core: {len(core.instructions)} instruction(s) on {len(core.groups)} shared "
           f"datapath(s), latency {core.latency}, II {core.initiation_interval}", file=out)
-    print(f"{'group':52s} {'instrs':>6s} {'latency':>7s} {'cells':>8s} {'FF bits':>8s}", file=out)
+    print(f"{'group':60s} {'instrs':>6s} {'latency':>7s} {'cells':>8s} {'FF bits':>8s}", file=out)
     size_mode = "none" if mode == "none" else mode
     group_units = [(g.template, dp) for g, dp in zip(core.groups, core.datapaths)]
     # a group's datapath alone (not behind streams) is synthesised as it stands
     group_sizes = _sizes(group_units, size_mode, jobs) if size_mode != "none" else [None] * len(group_units)
     for g, dp, size in zip(core.groups, core.datapaths, group_sizes):
         cells, ff = _fmt_size(size)
-        print(f"{g.name[:52]:52s} {len(g.members):6d} {dp.latency:7d} {cells:>8s} {ff:>8s}", file=out)
+        print(f"{g.name:60s} {len(g.members):6d} {dp.latency:7d} {cells:>8s} {ff:>8s}", file=out)
     if size_mode == "none":
         _silence(core)
         return 0

@@ -53,7 +53,14 @@ class DatapathGroup:
     def name(self) -> str:
         t = self.template
         scale = f" {t.scale_format}/{t.block_size}" if t.scale_format else ""
-        return f"{t.algorithm} K={t.k} {self.fa.name} x {self.fb.name} + {t.c_format} -> {t.d_format}{scale}"
+        return f"{t.algorithm} K={t.k} {_short(self.fa)} x {_short(self.fb)} + {t.c_format} -> {t.d_format}{scale}"
+
+
+def _short(fmt) -> str:
+    """A format's name; a union of more than three as first..last(count)."""
+    if isinstance(fmt, UnionFormat) and len(fmt.members) > 3:
+        return f"{fmt.members[0].name}..{fmt.members[-1].name}({len(fmt.members)})"
+    return fmt.name
 
 
 def _group_key(ins: Instruction):
