@@ -3,8 +3,11 @@
 ``hw.dot_add_unit(instr, lanes=1)`` builds the pipelined dot-add unit of a
 catalog instruction from its algorithm parameters (the golden model's
 catalog); every stage states its latency and the unit checks that they add up.
+``hw.TensorCore(arch)`` runs every instruction of an architecture, chosen by an
+opcode, on datapaths shared between instructions.
 """
 
+from .tensor_core import TensorCore
 from .unit import SUPPORTED, DotAddUnit, dot_add_unit, lane_layout
 
-__all__ = ["SUPPORTED", "DotAddUnit", "dot_add_unit", "lane_layout"]
+__all__ = ["SUPPORTED", "DotAddUnit", "TensorCore", "dot_add_unit", "lane_layout"]
