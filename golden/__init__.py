@@ -9,11 +9,12 @@ See README.md for the conventions (bit patterns, one element per integer).
 
 from .algorithms import Params
 from .api import Trace, as_bits, dot_add, mma, trace
-from .catalog import ARCHITECTURES, CATALOG, Instruction, canonical_arch, instructions, lookup
+from .catalog import ARCHITECTURES, CATALOG, Datapath, Instruction, canonical_arch, instructions, lookup, select
 from .formats import FORMATS, Format, decode, from_float, get_format, round_to_format, to_float
+from .results import mismatching, same_results
 
 __all__ = [
-    "ARCHITECTURES", "CATALOG", "FORMATS", "Format", "Instruction", "Params", "Trace", "as_bits",
-    "canonical_arch", "decode", "dot_add", "from_float", "get_format", "instructions", "lookup", "mma",
-    "round_to_format", "to_float", "trace",
+    "ARCHITECTURES", "CATALOG", "FORMATS", "Datapath", "Format", "Instruction", "Params", "Trace", "as_bits",
+    "canonical_arch", "decode", "dot_add", "from_float", "get_format", "instructions", "lookup", "mismatching",
+    "mma", "round_to_format", "same_results", "select", "to_float", "trace",
 ]

@@ -40,6 +40,23 @@ from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, get
 
 BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
 
+# Params fields each base algorithm reads; the others are carried but never change a result
+# (GPS always flushes subnormals and SFMA is IEEE throughout, whatever the catalog entry says).
+_FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign")       # read by _finish
+FIELDS_READ = {
+    "SFMA": (),
+    "GPS": ("group",),
+    "FDA": ("pass_size", "F", "e_zero") + _FINISH,
+    "GDFS": ("pass_size", "F", "e_zero", "group") + _FINISH,
+    "FDRDA": ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits", "final_floor_bits",
+              "floor_rounding", "c_drop") + _FINISH,
+    "GFDRDA": ("pass_size", "F", "product_overflow", "merge_floor_bits", "dot_floor_bits", "c_floor_bits",
+               "final_floor_bits", "floor_rounding", "c_drop") + _FINISH,
+}
+
+# Bases whose NaN results are the canonical NaN, bit for bit (NVIDIA, ISA.md fact 3)
+EXACT_NAN_BASES = ("FDA", "GDFS")
+
 
 @dataclass(frozen=True)
 class Params:
@@ -118,6 +135,17 @@ class Params:
             raise ValueError(f"floor_rounding must be RD or RZ, got {self.floor_rounding!r}")
         if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
             raise ValueError("GPS needs group G, a power of two up to 16")
+
+    @property
+    def fields_read(self) -> tuple[str, ...]:
+        """The fields this design's algorithm reads (the others cannot change a result)."""
+        return FIELDS_READ[self.base]
+
+    @property
+    def exact_nan(self) -> bool:
+        """Whether a NaN result's bits are specified: the canonical NaN of NVIDIA's fused
+        algorithms (FDA, CoFDA, GDFS); elsewhere the payload is not modelled and any NaN is right."""
+        return self.base in EXACT_NAN_BASES
 
     def algorithm_name(self, k: int) -> str:
         """``"CoFDA"`` for a chain, else the base name."""

@@ -46,6 +46,57 @@ def canonical_arch(arch: str) -> str:
 
 
 @dataclass(frozen=True)
+class Datapath:
+    """What a dot-add computes, without names or shapes: two instructions with equal datapaths
+    give the same bits on every input (HGMMA's N variants, aliases, AMD block counts).
+
+    The one description every consumer takes: the RTL builds a datapath from it, reports and
+    test suites group instructions by it.
+
+    Members
+    -------
+    params : Params
+    a_format, b_format, c_format, d_format : Format
+    k : int
+        Products per dot-add.
+    scale_format : Format or None
+    block_size : int or None
+        Products per block scale.
+    """
+
+    params: Params
+    a_format: Format
+    b_format: Format
+    c_format: Format
+    d_format: Format
+    k: int
+    scale_format: Format | None = None
+    block_size: int | None = None
+
+    @property
+    def formats(self) -> tuple[Format, Format, Format, Format]:
+        return (self.a_format, self.b_format, self.c_format, self.d_format)
+
+    @property
+    def algorithm(self) -> str:
+        return self.params.algorithm_name(self.k)
+
+    @property
+    def scale_blocks(self) -> int:
+        """Block scales per operand row (0 when unscaled)."""
+        return self.k // self.block_size if self.scale_format else 0
+
+    def with_(self, **changes) -> "Datapath":
+        """A copy with some fields changed (other formats, other params)."""
+        return replace(self, **changes)
+
+    def __str__(self) -> str:
+        scale = f" {self.scale_format.name}/{self.block_size}" if self.scale_format else ""
+        return (f"{self.algorithm} K={self.k} {self.a_format.name} x {self.b_format.name} + "
+                f"{self.c_format.name} -> {self.d_format.name}{scale}")
+
+
+@dataclass(frozen=True)
 class Instruction:
     """One matrix instruction on one architecture.
 
@@ -105,6 +156,17 @@ class Instruction:
     @property
     def formats(self) -> tuple[Format, ...]:
         return tuple(get_format(f) for f in (self.a_format, self.b_format, self.c_format, self.d_format))
+
+    @property
+    def datapath(self) -> Datapath:
+        """What this instruction computes (:class:`Datapath`), for grouping and for the RTL."""
+        fs = get_format(self.scale_format) if self.scale_format else None
+        return Datapath(self.params, *self.formats, self.k, fs, self.block_size)
+
+    @property
+    def exact_nan(self) -> bool:
+        """Whether its NaN results are specified bit for bit (:attr:`Params.exact_nan`)."""
+        return self.params.exact_nan
 
     @property
     def vendor(self) -> str:
@@ -430,3 +492,37 @@ def lookup(arch: str, name: str) -> Instruction:
     hint = f"; close matches: {', '.join(close)}" if close else ""
     raise ValueError(f"unknown instruction {name!r} on {arch}{hint}; families on {arch}: {', '.join(fams)} "
                      f"(python -m golden list --arch {arch} shows all)")
+
+
+def _split(text) -> list[str]:
+    return [t.strip() for t in str(text).split(",") if t.strip()]
+
+
+def select(arch: str | None = None, instr: str | None = None) -> list[Instruction]:
+    """The instructions a command line names, in catalog order, without repeats.
+
+    ``arch``: an architecture or alias, a comma list of them, or ``None``/``"all"`` for every
+    one.  ``instr``: a name or family (as :func:`instructions` takes it), a comma list of them,
+    or ``None``/``"all"`` for every instruction.  A name that matches nothing raises
+    ``ValueError`` with close matches or the architectures where it exists.
+    """
+    arches = [None] if arch is None or str(arch).strip().lower() in ("", "all") else \
+        [canonical_arch(a) for a in _split(arch)]
+    if not any(arches) and arches != [None]:
+        raise ValueError(f"no architecture named in {arch!r}; valid: {', '.join(ARCHITECTURES)}")
+    names = [None] if instr is None or str(instr).strip().lower() in ("", "all") else _split(instr)
+    if not names:
+        raise ValueError(f"no instruction named in {instr!r}")
+    found: dict = {}
+    for a in arches:
+        for name in names:
+            hits = instructions(a, name)
+            if not hits:
+                if a is None:
+                    raise ValueError(f"no instruction matches {name!r} on any architecture "
+                                     f"(python -m golden list shows all)")
+                lookup(a, name)                  # raises with close matches / where it exists
+                raise ValueError(f"no instruction matches {name!r} on {a}")
+            for i in hits:
+                found.setdefault((i.arch, i.name, i.m, i.n), i)
+    return list(found.values())

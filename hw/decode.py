@@ -10,11 +10,11 @@ member's, keeping the value and the (unnormalised) exponent as they are.
 
 from __future__ import annotations
 
+import dataclasses
+
 from amaranth import Module, Mux, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
-
-import dataclasses
 
 from golden.formats import Format, get_format
 
@@ -48,7 +48,7 @@ class UnionFormat(Format):
 
     @property
     def select_bits(self) -> int:
-        return max(1, (len(self.members) - 1).bit_length())
+        return _index_bits(len(self.members))
 
     @property
     def member_bits(self) -> int:
@@ -64,11 +64,14 @@ def union_format(formats) -> Format:
     members = tuple(dict.fromkeys(get_format(f) for f in formats))
     if len(members) == 1:
         return members[0]
-    width = max(f.storage_bits for f in members)
-    sel = max(1, (len(members) - 1).bit_length())
+    width = max(f.storage_bits for f in members) + _index_bits(len(members))
     return UnionFormat(name="|".join(f.name for f in members), exp_bits=max(f.exp_bits for f in members),
-                       man_bits=max(f.man_bits for f in members), bias=0, storage_bits=width + sel,
-                       members=members)
+                       man_bits=max(f.man_bits for f in members), bias=0, storage_bits=width, members=members)
+
+
+def _index_bits(n: int) -> int:
+    """Bits of an index into ``n`` members."""
+    return max(1, (n - 1).bit_length())
 
 
 class OperandDecode(wiring.Component):

@@ -81,10 +81,6 @@ def datapath_groups(instructions) -> list[DatapathGroup]:
     return out
 
 
-def _member_index(fmt, name: str) -> int | None:
-    return fmt.members.index(get_format(name)) if isinstance(fmt, UnionFormat) else None
-
-
 class TensorCore(wiring.Component):
     """Every instruction of ``arch`` behind one opcode-selected, fully pipelined stream.
 
@@ -120,8 +116,7 @@ class TensorCore(wiring.Component):
         self.datapaths = []
         for g in self.groups:
             t = g.template
-            ins = _with_formats(t, g.fa, g.fb)
-            self.datapaths.append(DATAPATHS[t.params.base](ins, t.params))
+            self.datapaths.append(DATAPATHS[t.params.base](_FormatsView(t, g.fa, g.fb), t.params))
         self.k_max = max(i.k for i in self.instructions)
         fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]
         self.a_bits = max(f.storage_bits for f in fmt("a_format"))
@@ -152,12 +147,12 @@ class TensorCore(wiring.Component):
     def opcode(self, instr) -> int:
         """The opcode of an instruction (an Instruction of this core, or its name)."""
         for n, ins in enumerate(self.instructions):
-            if ins is instr or ins == instr or (isinstance(instr, str) and ins.name == instr):
+            if ins == instr or (isinstance(instr, str) and ins.name == instr):
                 return n
         raise ValueError(f"{getattr(instr, 'name', instr)!r} is not an instruction of this {self.arch} core")
 
     def group_of(self, ins: Instruction) -> int:
-        return next(n for n, g in enumerate(self.groups) if any(m is ins or m == ins for m in g.members))
+        return next(n for n, g in enumerate(self.groups) if ins in g.members)
 
     def elaborate(self, platform):
         m = Module()
@@ -201,7 +196,7 @@ class TensorCore(wiring.Component):
                 for n, ins in enumerate(self.instructions):
                     if ins in g.members:
                         with m.Case(n):
-                            m.d.comb += index.eq(_member_index(fmt, getattr(ins, f"{name}_format")))
+                            m.d.comb += index.eq(fmt.members.index(get_format(getattr(ins, f"{name}_format"))))
                 with m.Default():
                     m.d.comb += index.eq(0)
             for j in range(t.k):
@@ -214,13 +209,9 @@ class TensorCore(wiring.Component):
                     m.d.comb += getattr(dp, name)[j].eq(getattr(p, name)[j][:sbits])
 
 
-def _with_formats(ins: Instruction, fa, fb):
-    """A stand-in instruction whose a/b formats are (union) Format objects, for the datapath builders."""
-    return _FormatsView(ins, fa, fb)
-
-
 class _FormatsView:
-    """``ins`` with ``formats`` replaced (the datapath builders read ``formats``, ``k`` and scales)."""
+    """``ins`` with (union) a/b formats in ``formats``, for the datapath builders (which read
+    ``formats``, ``k`` and the scales)."""
 
     def __init__(self, ins, fa, fb):
         self._ins = ins

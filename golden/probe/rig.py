@@ -67,12 +67,7 @@ def exact_in(fmt, v: float) -> int | None:
         return None
     key = (fmt.name, v, math.copysign(1.0, v))
     if key not in _BITS:
-        if fmt.name == "f64":
-            bits = int(np.array([v], np.float64).view(np.uint64)[0])
-        elif fmt.name in ("f32", "tf32"):
-            bits = int(np.array([v], np.float32).view(np.uint32)[0])
-        else:
-            bits = int(from_float(fmt, np.float64(v), "RNE"))
+        bits = int(from_float(fmt, np.float64(v), "RNE"))
         if fmt.nan == "negative_zero" and v == 0.0:
             bits = 0
         _BITS[key] = bits

@@ -1,0 +1,38 @@
+"""When two results of an instruction count as equal: the one rule every checker applies.
+
+Results are compared bit for bit, except that where an instruction's NaN bits are not
+specified (:attr:`golden.Params.exact_nan` is False: the AMD algorithms, GPS and SFMA, whose
+hardware payloads the model does not reproduce) any NaN equals any other NaN.  On NVIDIA's
+FDA, CoFDA and GDFS the canonical NaN is part of the result and must match exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .formats import NAN, decode
+
+__all__ = ["same_results", "mismatching"]
+
+
+def same_results(ins, got, expected) -> np.ndarray:
+    """Per element: does ``got`` equal ``expected`` under ``ins``'s rule (bool array)."""
+    got = np.asarray(got, np.uint64)
+    expected = np.asarray(expected, np.uint64)
+    same = got == expected
+    if not ins.params.exact_nan and not same.all():
+        fd = ins.formats[3]
+        same |= (decode(fd, got).cls == NAN) & (decode(fd, expected).cls == NAN)
+    return same
+
+
+def mismatching(ins, got, expected) -> np.ndarray:
+    """Indices (into the flattened arrays) where ``got`` and ``expected`` differ under ``ins``'s rule."""
+    got = np.asarray(got, np.uint64).reshape(-1)
+    expected = np.asarray(expected, np.uint64).reshape(-1)
+    bad = np.nonzero(got != expected)[0]
+    if bad.size and not ins.params.exact_nan:
+        fd = ins.formats[3]
+        both = (decode(fd, got[bad]).cls == NAN) & (decode(fd, expected[bad]).cls == NAN)
+        bad = bad[~both]
+    return bad
