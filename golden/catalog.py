@@ -494,12 +494,16 @@ def lookup(arch: str, name: str) -> Instruction:
                      f"(python -m golden list --arch {arch} shows all)")
 
 
+_POSITION = {(i.arch, i.name): n for n, i in enumerate(CATALOG)}
+
+
 def _split(text) -> list[str]:
     return [t.strip() for t in str(text).split(",") if t.strip()]
 
 
 def select(arch: str | None = None, instr: str | None = None) -> list[Instruction]:
-    """The instructions a command line names, in catalog order, without repeats.
+    """The instructions a command line names, without repeats: architecture by architecture in
+    the order named (catalog order for "all"), catalog order within one.
 
     ``arch``: an architecture or alias, a comma list of them, or ``None``/``"all"`` for every
     one.  ``instr``: a name or family (as :func:`instructions` takes it), a comma list of them,
@@ -525,4 +529,5 @@ def select(arch: str | None = None, instr: str | None = None) -> list[Instructio
                 raise ValueError(f"no instruction matches {name!r} on {a}")
             for i in hits:
                 found.setdefault((i.arch, i.name, i.m, i.n), i)
-    return list(found.values())
+    rank = {a: n for n, a in enumerate(arches)}        # architectures in the order named
+    return sorted(found.values(), key=lambda i: (rank.get(i.arch, 0), _POSITION[i.arch, i.name]))

@@ -2,8 +2,9 @@
 
 Examples::
 
-    python -m golden list --arch hopper
-    python -m golden run hopper HGMMA -n 100000 --seed 1
+    python -m golden list hopper
+    python -m golden list all HGMMA,UTCOMMA
+    python -m golden run hopper HGMMA -n 100000 --seed 1 --vectors normal
     python -m golden trace cdna3 v_mfma_f32_32x32x8_f16 --a 2048,2048 --b 2048,-2048 --c -0.000001
     python -m golden trace hopper HMMA.16816.F32 --a 0x3c00,0x0001 --b 0x3c00,0x3c00 --c 0
 """
@@ -17,7 +18,7 @@ import time
 import numpy as np
 
 from .api import dot_add, trace
-from .catalog import ARCHITECTURES, instructions, lookup
+from .catalog import ARCHITECTURES, lookup, select
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
 from .vectors import KINDS, random_operands
 
@@ -46,11 +47,7 @@ def _parse_values(text: str | None, fmt, k: int | None, what: str) -> np.ndarray
 
 
 def cmd_list(args) -> int:
-    found = instructions(args.arch, args.family)
-    if not found:
-        if args.arch:
-            lookup(args.arch, args.family)          # raises with close matches / where it exists
-        raise ValueError(f"no instruction matches {args.family!r}")
+    found = select(args.arch_option or args.arch, args.instr)
     for ins in found:
         print(ins)
     print(f"{len(found)} instruction(s)", file=sys.stderr)
@@ -66,14 +63,14 @@ def cmd_formats(args) -> int:
 
 
 def cmd_run(args) -> int:
-    found = instructions(args.arch, args.instr)
-    if not found:
-        lookup(args.arch, args.instr)          # raises the helpful error
+    found = select(args.arch, args.instr)
+    if args.n < 1:
+        raise ValueError(f"-n must be at least 1, got {args.n}")
     rng = np.random.default_rng(args.seed)
     print(f"{'instruction':44s} {'algorithm':9s} {'vectors':>9s} {'time s':>8s} {'dot-adds/s':>11s} "
           f"{'finite':>7s} {'zero':>6s} {'inf':>6s} {'nan':>6s}")
     for ins in found:
-        a, b, c, sa, sb = random_operands(ins, args.n, rng, args.kind)
+        a, b, c, sa, sb = random_operands(ins, args.n, rng, args.vectors)
         t0 = time.perf_counter()
         d = dot_add(ins, a, b, c, sa, sb)
         dt = time.perf_counter() - t0
@@ -103,25 +100,30 @@ def cmd_trace(args) -> int:
     return 0
 
 
+ARCH_HELP = f"architecture(s): {', '.join(ARCHITECTURES)}, an alias, a comma list, or all"
+INSTR_HELP = "instruction name(s) or family prefix(es) (HGMMA, HMMA.16816, UTCOMMA), a comma list, or all"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m golden", description="Bit-accurate golden model of GPU MMA instructions.")
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="list catalog instructions")
-    ls.add_argument("family", nargs="?", help="name, PTX/ISA name or family prefix (HGMMA, UTCOMMA, ...)")
-    ls.add_argument("--arch", help=f"one of {', '.join(ARCHITECTURES)}")
+    ls.add_argument("arch", nargs="?", default="all", help=ARCH_HELP + " (default all)")
+    ls.add_argument("instr", nargs="?", default="all", help=INSTR_HELP + " (default all)")
+    ls.add_argument("--arch", dest="arch_option", help=argparse.SUPPRESS)     # the older spelling
     ls.set_defaults(func=cmd_list)
     fm = sub.add_parser("formats", help="list number formats")
     fm.set_defaults(func=cmd_formats)
     run = sub.add_parser("run", help="run matching instructions on random vectors")
-    run.add_argument("arch")
-    run.add_argument("instr", help="name or family")
+    run.add_argument("arch", help=ARCH_HELP)
+    run.add_argument("instr", help=INSTR_HELP)
     run.add_argument("-n", type=int, default=100_000, help="dot-adds per instruction (default 100000)")
     run.add_argument("--seed", type=int, default=1)
-    run.add_argument("--kind", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
+    run.add_argument("--vectors", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
     run.set_defaults(func=cmd_run)
     tr = sub.add_parser("trace", help="one dot-add, stage by stage")
-    tr.add_argument("arch")
-    tr.add_argument("instr")
+    tr.add_argument("arch", help="one architecture")
+    tr.add_argument("instr", help="one instruction")
     for name in ("a", "b"):
         tr.add_argument(f"--{name}", help="comma-separated values or 0x bit patterns (zero-padded to K)")
     tr.add_argument("--c", help="one value or 0x bit pattern (default 0)")

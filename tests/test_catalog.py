@@ -236,7 +236,19 @@ def test_custom_design_is_one_parameter_away():
 def test_every_vector_kind_generates_for_every_instruction(ins):
     import golden.vectors
     rng = np.random.default_rng(0)
+    fa, fb, fc, fd = ins.formats
     for kind in golden.vectors.KINDS:
         a, b, c, sa, sb = golden.vectors.random_operands(ins, 24, rng, kind)
         assert a.shape == b.shape == (24, ins.k) and c.shape == (24,)
-        golden.dot_add(ins, a, b, c, sa, sb)
+        fs = ins.datapath.scale_format
+        for x, f in ((a, fa), (b, fb), (c, fc)) + (((sa, fs), (sb, fs)) if fs else ()):
+            assert x.dtype == np.uint64, f"{kind}: {f.name} operands as {x.dtype}"
+            assert f.storage_bits == 64 or int(x.max()) >> f.storage_bits == 0, f"{kind}: {f.name} too wide"
+        if kind == "normal":        # finite operands, as the kind promises
+            for x, f in ((a, fa), (b, fb), (c, fc)):
+                assert (golden.decode(f, x).cls < golden.formats.INF).all(), f"{kind}: non-finite {f.name}"
+        d = golden.dot_add(ins, a, b, c, sa, sb)
+        assert d.shape == (24,) and d.dtype == fd.dtype
+        # the batch computes each row as a dot-add of its own (row 5 alone gives the same bits)
+        alone = golden.dot_add(ins, a[5], b[5], c[5], None if sa is None else sa[5], None if sb is None else sb[5])
+        assert golden.same_results(ins, alone, d[5]), f"{kind}: row 5 differs alone and in the batch"

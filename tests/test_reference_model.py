@@ -55,15 +55,10 @@ def P2(n):
 # --------------------------------------------------------------------------- instruction groups
 
 
-def _group_key(ins):
-    return (ins.a_format, ins.b_format, ins.c_format, ins.d_format, ins.k, ins.params,
-            ins.scale_format, ins.block_size)
-
-
 def _groups():
     groups: dict = {}
     for ins in golden.CATALOG:
-        groups.setdefault(_group_key(ins), []).append(ins)
+        groups.setdefault(ins.datapath, []).append(ins)
     return list(groups.values())
 
 
@@ -451,14 +446,11 @@ def _zero(rng, fmt, shape):
 CATEGORIES = ("uniform", "normal", "sparse", "edge", "boundary", "scales")
 
 
-def _nan_exact(ins):
-    return ins.vendor == "nvidia" and ins.params.base in ("FDA", "GDFS")
-
-
 def _same(ins, got, want):
+    """golden's equality rule (``Instruction.exact_nan``), with the reference's own NaN decoding."""
     if got == want:
         return True
-    if _nan_exact(ins):
+    if ins.exact_nan:
         return False
     fd = ins.d_format
     return ref.is_nan_bits(fd, got) and ref.is_nan_bits(fd, want)
