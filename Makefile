@@ -10,21 +10,30 @@ INSTR ?= HGMMA
 N     ?= 100000
 SEED  ?= 1
 
-.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl
+# a variable given on the command line or in the environment (not the default above)
+given = $(filter command line environment,$(origin $(1)))
+
+.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
-	@echo "make golden ARCH=hopper INSTR=HGMMA [N=] [SEED=]"
-	@echo "                                  run the golden model on random vectors for matching instructions"
-	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
-	@echo "make bench                        golden-model throughput per algorithm, one core"
 	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=] [JOBS=]"
 	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
 	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
-	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog"
+	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
+	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
+	@echo "                                  latency, II and Yosys cell count of each unit (python -m hw report)"
+	@echo "make golden ARCH=hopper INSTR=HGMMA [N=] [SEED=] [VECTORS=]"
+	@echo "                                  run the golden model on random vectors for matching instructions"
+	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
+	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24]"
+	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
+	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
+	@echo "make bench                        golden-model throughput per algorithm, one core"
+	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,16 +47,24 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 golden: $(STAMP)
-	$(PY) -m golden run $(ARCH) $(INSTR) -n $(N) --seed $(SEED)
+	$(PY) -m golden run $(ARCH) $(INSTR) -n $(N) --seed $(SEED) $(if $(VECTORS),--vectors $(VECTORS))
 
 list: $(STAMP)
-	$(PY) -m golden list $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) $(if $(filter command line,$(origin INSTR)),$(INSTR))
+	$(PY) -m golden list $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all)
+
+report: $(STAMP)
+	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS))
+
+probe: $(STAMP)
+	$(PY) -m probe $(ARCH) $(INSTR) $(if $(BACKEND),--backend $(BACKEND))
+
+findings: $(STAMP)
+	$(PY) -m probe findings --out docs/findings
 
 bench: $(STAMP)
 	$(PY) -m golden.bench
 
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
-given   = $(filter command line environment,$(origin $(1)))
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(LANES),--lanes $(LANES)) $(if $(filter 1 yes true,$(WAVES)),--waves) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT))
