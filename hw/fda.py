@@ -21,9 +21,10 @@ from .align import AlignShifters
 from .compress import CompressorTree
 from .decode import Decoded, exp_shape
 from .maxexp import MaxExponentTree
-from .multiply import MultiplierArray, Product, Specials
+from .multiply import MultiplierArray, Product
 from .normalise import NormaliseRound
 from .pipeline import Delay, Stage
+from .specials import Specials
 
 __all__ = ["FDAPass", "FDAChain"]
 

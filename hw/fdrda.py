@@ -22,9 +22,11 @@ from .align import AlignShifters
 from .compress import CompressorTree
 from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
-from .multiply import Product, Specials
-from .normalise import NormaliseRound, _leading_one
+from .bitscan import leading_one
+from .multiply import Product
+from .normalise import NormaliseRound
 from .pipeline import Delay, Stage, any_of
+from .specials import Specials, product_specials
 
 __all__ = ["FDRDAPass", "EXCLUDED"]
 
@@ -82,8 +84,7 @@ class AMDProducts(Stage):
             with m.If(self.en):
                 m.d.sync += [p.sign.eq(sign), p.sig.eq(Mux(zero, 0, sig)),
                              p.exp.eq(Mux(zero, EXCLUDED, exp))]
-            bad = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
-            inf = (x.inf | y.inf) & ~bad
+            bad, inf = product_specials(x, y)
             nan.append(bad)
             pinf.append(inf & ~sign)
             ninf.append(inf & sign)
@@ -262,7 +263,7 @@ class FloorNormalise(Stage):
         m.d.comb += mag.eq(Mux(self.total < 0, -self.total, self.total))
         lsb = Signal(WIDE)
         top = Signal(WIDE)
-        m.d.comb += [lsb.eq(self.e_max - p.dot_floor_bits), top.eq(lsb + _leading_one(mag, 0, W))]
+        m.d.comb += [lsb.eq(self.e_max - p.dot_floor_bits), top.eq(lsb + leading_one(mag, "halves"))]
         e_n = Signal(WIDE)
         m.d.comb += e_n.eq(Mux(top > -126, top, -126))
         shifted = Signal(signed(W + ff))

@@ -19,7 +19,7 @@ from .align import AlignShifters
 from .compress import CompressorTree, sum_width
 from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
-from .multiply import Specials
+from .specials import Specials
 from .normalise import NormaliseRound
 from .pipeline import Delay, Stage, any_of
 

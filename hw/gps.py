@@ -28,15 +28,17 @@ from amaranth.lib.wiring import In, Out
 from golden.algorithms import Params
 from golden.formats import get_format
 
+from .bitscan import trailing_zeros
 from .decode import OperandDecode
-from .fma import WIDE_EXP, quiet_nan, round_to_format, trailing_zeros
 from .pipeline import Delay, Stage
+from .round import WIDE_EXP, round_to_format
+from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
 __all__ = ["F32Multiply", "F32Add", "GPS"]
 
 F32 = get_format("f32")
-_SIGN = 1 << 31
-_INF = 0x7F800000
+_INF = inf_word(F32)
+_SIGN = sign_bit(F32)
 
 
 def _ieee_with_subnormals(f):
@@ -88,7 +90,9 @@ class F32Multiply(Stage):
         prod = Signal(n)
         m.d.comb += prod.eq(x.sig * y.sig)
         word = Signal(32)
-        if n <= F32.man_bits + 1:                        # exact: normalise by one place, check the range
+        # exact products need no rounding: normalise by one place and check the range (the shared
+        # rounder would cost a shifter per multiplier for the same bits)
+        if n <= F32.man_bits + 1:
             top = prod[n - 1]
             e = Signal(WIDE_EXP)
             m.d.comb += e.eq(x.exp + y.exp + top)
@@ -96,20 +100,20 @@ class F32Multiply(Stage):
             m.d.comb += man.eq(Mux(top, prod[:n - 1] << (F32.man_bits - (n - 1)),
                                    prod[:n - 2] << (F32.man_bits - (n - 2))))
             with m.If(e < F32.emin):
-                m.d.comb += word.eq(sign << 31)
+                m.d.comb += word.eq(sign << _SIGN)
             with m.Elif(e > F32.emax):
-                m.d.comb += word.eq(_INF | (sign << 31))
+                m.d.comb += word.eq(_INF | (sign << _SIGN))
             with m.Else():
-                m.d.comb += word.eq(man | ((e + F32.bias)[:8] << 23) | (sign << 31))
+                m.d.comb += word.eq(man | ((e + F32.bias)[:F32.exp_bits] << F32.man_bits) | (sign << _SIGN))
         else:
             e0 = Signal(WIDE_EXP)
             m.d.comb += e0.eq(x.exp + y.exp - (wa - 1) - (wb - 1))
-            m.d.comb += word.eq(round_to_format(m, "rnd", prod, e0, sign, F32, flush=True))
-        nan = x.nan | y.nan | (x.inf & yz) | (xz & y.inf)
-        inf = x.inf | y.inf
+            m.d.comb += word.eq(round_to_format(m, "rnd", prod, e0, sign, F32, mode="RNE", overflow="ieee",
+                                                flush=True, sticky="trailing_zeros", lod="flags"))
+        nan, inf = product_specials(x, y, xz, yz)
         with m.If(self.en):
-            m.d.sync += self.p.eq(Mux(nan, quiet_nan(F32), Mux(inf, _INF | (sign << 31),
-                                                              Mux(xz | yz, sign << 31, word))))
+            m.d.sync += self.p.eq(Mux(nan, quiet_nan(F32), Mux(inf, _INF | (sign << _SIGN),
+                                                              Mux(xz | yz, sign << _SIGN, word))))
         return m
 
 
@@ -118,7 +122,7 @@ class F32Add(Stage):
 
     The smaller operand is aligned in a 27-bit window (3 bits below the
     larger one's last place, the bits shifted out jammed into a sticky bit),
-    added or subtracted, then rounded by :func:`hw.fma.round_to_format`.
+    added or subtracted, then rounded by the shared :class:`hw.round.Rounder`.
     Subnormal inputs are read as IEEE subnormals (GPS never produces one).
 
     Parameters
@@ -173,11 +177,12 @@ class F32Add(Stage):
         m.d.comb += mag.eq(Mux(neg, -total, total))
         e0 = Signal(WIDE_EXP)
         m.d.comb += e0.eq(big_exp - (p - 1) - g)
-        word = round_to_format(m, "rnd", mag, e0, sign, F32, flush=self.flush)
+        word = round_to_format(m, "rnd", mag, e0, sign, F32, mode="RNE", overflow="ieee", flush=self.flush,
+                               sticky="trailing_zeros", lod="flags")
         nan = x.nan | y.nan | (x.inf & y.inf & (x.sign ^ y.sign))
         inf_sign = Mux(x.inf, x.sign, y.sign)
         with m.If(self.en):
-            m.d.sync += self.s.eq(Mux(nan, quiet_nan(F32), Mux(x.inf | y.inf, _INF | (inf_sign << 31), word)))
+            m.d.sync += self.s.eq(Mux(nan, quiet_nan(F32), Mux(x.inf | y.inf, _INF | (inf_sign << _SIGN), word)))
         return m
 
 
@@ -267,7 +272,7 @@ class GPS(Stage):
         sums = [self._pairwise(m, f"group{g}_add", [products[j] for j in idx]) for g, idx in enumerate(self.groups)]
         # c, a subnormal or zero one read as +0, waits for the first group sum
         t = sums[0][1]
-        c_flushed = Mux(self.c[23:31] == 0, 0, self.c)
+        c_flushed = Mux(self.c[F32.man_bits:_SIGN] == 0, 0, self.c)
         d = self._wait(m, "c_wait", c_flushed, t)
         for g, (gamma, t_g) in enumerate(sums):
             d = self._adder(m, f"accumulate{g}", d, self._wait(m, f"gamma{g}_wait", gamma, t - t_g))

@@ -13,6 +13,7 @@ from golden.formats import get_format
 
 from .decode import Decoded, OperandDecode, exp_shape
 from .pipeline import Stage, any_of
+from .specials import Specials, product_specials
 
 __all__ = ["Product", "Specials", "MultiplierArray"]
 
@@ -20,9 +21,6 @@ __all__ = ["Product", "Specials", "MultiplierArray"]
 def Product(fa, fb) -> data.StructLayout:
     """One exact product: ``(-1)**sign * sig * 2**(exp - frac)``, ``frac = man_a + man_b``; zeros carry e_zero."""
     return data.StructLayout({"sign": 1, "exp": exp_shape(), "sig": fa.man_bits + fb.man_bits + 2})
-
-
-Specials = data.StructLayout({"nan": 1, "pinf": 1, "ninf": 1})
 
 
 class MultiplierArray(Stage):
@@ -102,8 +100,7 @@ class MultiplierArray(Stage):
                     p.sig.eq(Mux(zero, 0, x.sig * y.sig)),
                     p.exp.eq(Mux(zero, self.e_zero, exp)),
                 ]
-            bad = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
-            inf = (x.inf | y.inf) & ~bad
+            bad, inf = product_specials(x, y)
             nan.append(bad)
             pinf.append(inf & ~(x.sign ^ y.sign))
             ninf.append(inf & (x.sign ^ y.sign))

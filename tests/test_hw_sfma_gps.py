@@ -18,8 +18,9 @@ import golden.vectors
 import hw
 from golden.fma import fma_exact, fma_f32, fma_f64
 from golden.formats import NAN, decode, from_float, get_format
-from hw.fma import FusedMultiplyAdd, quiet_nan
+from hw.fma import FusedMultiplyAdd
 from hw.gps import F32Add, F32Multiply
+from hw.specials import quiet_nan
 
 SFMA_UNITS = [
     ("hopper", "DMMA.8x8x4"),                      # f64, K=4
