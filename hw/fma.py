@@ -48,7 +48,7 @@ from golden.formats import get_format
 
 from .bitscan import leading_one, trailing_zeros
 from .decode import OperandDecode
-from .pipeline import Delay, Stage
+from .pipeline import Pipeline, Stage, delayed
 from .round import WIDE_EXP, round_to_format
 from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
@@ -84,7 +84,6 @@ class FMAMultiply(Stage):
 
     Members
     -------
-    en : In(1)
     a, b : In(fmt.storage_bits)
     product : Out(FMAProduct(fmt))
     """
@@ -116,15 +115,14 @@ class FMAMultiply(Stage):
         zero = x.zero | y.zero
         nan, inf = product_specials(x, y)
         o = self.product
-        with m.If(self.en):
-            m.d.sync += [
-                o.sign.eq(x.sign ^ y.sign),
-                o.exp.eq(ex + ey),
-                o.sig.eq(sx * sy),
-                o.zero.eq(zero),
-                o.nan.eq(nan),
-                o.inf.eq(inf),
-            ]
+        m.d.sync += [
+            o.sign.eq(x.sign ^ y.sign),
+            o.exp.eq(ex + ey),
+            o.sig.eq(sx * sy),
+            o.zero.eq(zero),
+            o.nan.eq(nan),
+            o.inf.eq(inf),
+        ]
         return m
 
 
@@ -137,7 +135,6 @@ class FMAAlignAdd(Stage):
 
     Members
     -------
-    en : In(1)
     product : In(FMAProduct(fmt))
     c : In(fmt.storage_bits)
     sum : Out(FMASum(fmt))
@@ -193,14 +190,13 @@ class FMAAlignAdd(Stage):
         sign = Mux(pr.inf, pr.sign, Mux(c.inf, c.sign,
                    Mux(total == 0, pr.zero & c.zero & pr.sign & c.sign, c.sign ^ neg)))
         o = self.sum
-        with m.If(self.en):
-            m.d.sync += [
-                o.mag.eq(Mux(neg, -total, total)),
-                o.exp.eq(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2))),
-                o.sign.eq(sign),
-                o.nan.eq(nan),
-                o.inf.eq(inf),
-            ]
+        m.d.sync += [
+            o.mag.eq(Mux(neg, -total, total)),
+            o.exp.eq(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2))),
+            o.sign.eq(sign),
+            o.nan.eq(nan),
+            o.inf.eq(inf),
+        ]
         return m
 
 
@@ -213,7 +209,6 @@ class FMARound(Stage):
 
     Members
     -------
-    en : In(1)
     sum : In(FMASum(fmt))
     d : Out(fmt.storage_bits)
     """
@@ -229,12 +224,11 @@ class FMARound(Stage):
         f, s = self.fmt, self.sum
         word = round_to_format(m, "rnd", s.mag, s.exp, s.sign, f, mode="RNE", overflow="ieee",
                                sticky="trailing_zeros", lod="flags")
-        with m.If(self.en):
-            m.d.sync += self.d.eq(Mux(s.nan, quiet_nan(f), Mux(s.inf, inf_word(f) | (s.sign << sign_bit(f)), word)))
+        m.d.sync += self.d.eq(Mux(s.nan, quiet_nan(f), Mux(s.inf, inf_word(f) | (s.sign << sign_bit(f)), word)))
         return m
 
 
-class FusedMultiplyAdd(Stage):
+class FusedMultiplyAdd(Pipeline):
     """One IEEE fused multiply-add unit: multiply -> align and add -> normalise and round.
 
     Parameters
@@ -247,7 +241,6 @@ class FusedMultiplyAdd(Stage):
 
     Members
     -------
-    en : In(1)
     a, b, c : In(fmt.storage_bits)
     d : Out(fmt.storage_bits)
 
@@ -262,25 +255,11 @@ class FusedMultiplyAdd(Stage):
         w = self.fmt.storage_bits
         super().__init__({"a": In(w), "b": In(w), "c": In(w), "d": Out(w)})
 
-    @property
-    def latency(self) -> int:
-        """Multiply + align/add + normalise/round (from a and b)."""
-        return sum(s.latency for s in self.stages)
-
-    @property
-    def stage_latencies(self) -> list[tuple[str, int]]:
-        return [(type(s).__name__, s.latency) for s in self.stages]
-
     def elaborate(self, platform):
         m = Module()
         m.submodules.multiply, m.submodules.align_add, m.submodules.round = self.stages
-        for s in self.stages:
-            m.d.comb += s.en.eq(self.en)
         m.d.comb += [self.mul.a.eq(self.a), self.mul.b.eq(self.b), self.add.product.eq(self.mul.product)]
-        if self.c_late:
-            m.d.comb += self.add.c.eq(self.c)
-        else:
-            wait = m.submodules.c_wait = Delay(self.fmt.storage_bits, self.mul.latency)
-            m.d.comb += [wait.en.eq(self.en), wait.i.eq(self.c), self.add.c.eq(wait.o)]
+        c_wait = 0 if self.c_late else self.mul.latency
+        m.d.comb += self.add.c.eq(delayed(m, "c_wait", self.fmt.storage_bits, c_wait, self.c))
         m.d.comb += [self.round.sum.eq(self.add.sum), self.d.eq(self.round.d)]
         return m

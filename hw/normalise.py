@@ -16,7 +16,7 @@ from golden.formats import get_format
 
 from .decode import exp_shape
 from .pipeline import Stage
-from .round import WIDE_EXP, round_to_format
+from .round import MODES, OVERFLOWS, WIDE_EXP, round_to_format
 from .specials import Specials, inf_word, nan_word, sign_bit
 
 __all__ = ["NormaliseRound"]
@@ -38,13 +38,12 @@ class NormaliseRound(Stage):
         Round at this many fraction bits (default: the format's mantissa).
     rounding : {"RZ", "RD", "RU", "RNE"}
     overflow : {"inf", "ieee"}
-        ``"inf"``: every overflow is infinity; ``"ieee"``: RZ saturates.
+        ``"inf"``: every overflow is infinity; ``"ieee"``: the rounding direction decides.
     positive_zero : bool
         Zero results are +0 whatever the sum's sign (NVIDIA).
 
     Members
     -------
-    en : In(1)
     total : In(signed(sum_bits))
     e_max : In(exp_shape())
     specials : In(Specials)
@@ -54,6 +53,9 @@ class NormaliseRound(Stage):
     LATENCY = 1
 
     def __init__(self, sum_bits, F, fd, frac_bits=None, rounding="RZ", overflow="inf", positive_zero=True):
+        if rounding not in MODES or overflow not in OVERFLOWS:
+            raise ValueError(f"rounding {rounding!r}, overflow {overflow!r}: valid roundings are {', '.join(MODES)}, "
+                             f"overflow rules {', '.join(OVERFLOWS)}")
         self.fd = get_format(fd)
         self.sum_bits, self.F = sum_bits, F
         self.p = self.fd.man_bits if frac_bits is None else frac_bits
@@ -82,6 +84,5 @@ class NormaliseRound(Stage):
             m.d.comb += result.eq(inf_word(fd) | (1 << sign_bit(fd)))
         with m.Else():
             m.d.comb += result.eq(word)
-        with m.If(self.en):
-            m.d.sync += self.d.eq(result)
+        m.d.sync += self.d.eq(result)
         return m

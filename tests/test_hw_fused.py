@@ -6,14 +6,17 @@ CDNA3 round-down algorithms, with random valid/ready stalls.
 The Verilator co-simulation (cosim/) runs the same units at full scale.
 """
 
+import zlib
+
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
+from conftest import simulate
 
 import golden
 import golden.vectors
 import hw
-from hw.pipeline import silence
+from hw.pipeline import questions_only
 
 REPRESENTATIVE = [
     ("volta", "HMMA.884.F32.F16"),
@@ -37,42 +40,6 @@ REPRESENTATIVE = [
 ]
 
 
-def simulate(unit, a, b, c, sa=None, sb=None, stall_in=0.0, stall_out=0.0, seed=0):
-    """Drive one dot-add per accepted cycle with random stalls; return d bits in order and the cycle count."""
-    rng = np.random.default_rng(seed)
-    n = len(c)
-    out = []
-    cycles = [0]
-
-    async def bench(ctx):
-        i = 0
-        while len(out) < n:
-            give = i < n and rng.random() >= stall_in
-            if give:
-                lane = {"a": [int(x) for x in a[i]], "b": [int(x) for x in b[i]], "c": int(c[i])}
-                if sa is not None:
-                    lane["scale_a"] = [int(x) for x in sa[i]]
-                    lane["scale_b"] = [int(x) for x in sb[i]]
-                ctx.set(unit.i.payload, [lane])
-            ctx.set(unit.i.valid, give)
-            ctx.set(unit.o.ready, rng.random() >= stall_out)
-            # values sampled at the clock edge: (clk, rst, *signals)
-            _, _, accepted, produced, ready, value = await ctx.tick().sample(
-                unit.i.ready, unit.o.valid, unit.o.ready, unit.o.payload)
-            if give and accepted:
-                i += 1
-            if produced and ready:
-                out.append(int(value[0]))
-            cycles[0] += 1
-            assert cycles[0] < 50 * (n + 50), "the unit stopped producing results"
-
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return np.array(out, np.uint64), cycles[0]
-
-
 def vectors(ins, n, seed):
     rng = np.random.default_rng(seed)
     a, b, c, sa, sb = golden.vectors.random_operands(ins, n, rng, "all")
@@ -83,10 +50,10 @@ def vectors(ins, n, seed):
 def test_rtl_matches_golden_under_stalls(arch, name):
     ins = golden.lookup(arch, name)
     unit = hw.dot_add_unit(ins)
-    a, b, c, sa, sb = vectors(ins, 150, seed=hash(name) % 1000)
+    a, b, c, sa, sb = vectors(ins, 150, seed=zlib.crc32(name.encode()) % 1000)
     got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2)
     want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
-    bad = np.nonzero(got != want)[0]
+    bad = golden.mismatching(ins, got, want)
     if len(bad):
         i = bad[0]
         pytest.fail(f"{len(bad)} of {len(c)} differ; first row {i}: RTL {int(got[i]):#x}, golden {int(want[i]):#x}\n"
@@ -146,9 +113,8 @@ def test_report_lists_latency_ii_and_size(capsys):
     out = capsys.readouterr().out
     row = [line for line in out.splitlines() if line.startswith("volta         HMMA.884.F32.F32")][0].split()
     latency, ii, cells, ff = int(row[3]), int(row[4]), int(row[5]), int(row[6])
-    unit = hw.dot_add_unit(("volta", "HMMA.884.F32.F32"))
-    silence(unit)
-    assert latency == unit.latency and ii == 1
+    with questions_only():
+        assert latency == hw.dot_add_unit(("volta", "HMMA.884.F32.F32")).latency and ii == 1
     assert cells > 1000 and ff > 100
     assert main(["report", "blackwell", "UTCOMMA", "--no-size"]) == 0
     assert "UTCOMMA.4X" in capsys.readouterr().out
