@@ -224,7 +224,10 @@ class RoundDownMerge(Stage):
 class FloorNormalise(Stage):
     """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
 
-    Latency 1.
+    Latency 1.  Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
+    two's complement significand and exponent for the RNE that follows (the floor is the
+    arithmetic right shift of the signed sum, RD on the value, where the Rounder works on sign
+    and magnitude); it shares the leading-one detector (:mod:`hw.bitscan`).
 
     Members
     -------

@@ -118,3 +118,55 @@ def test_report_lists_latency_ii_and_size(capsys):
     assert cells > 1000 and ff > 100
     assert main(["report", "blackwell", "UTCOMMA", "--no-size"]) == 0
     assert "UTCOMMA.4X" in capsys.readouterr().out
+
+
+def _round_values(fmt, n, rng):
+    """Exact values (sign, mag, exp) around the format's subnormal, normal and overflow ranges, ties included."""
+    f = golden.formats.get_format(fmt)
+    bits = rng.integers(1, 40, n)
+    mag = rng.integers(0, 1 << 62, n, dtype=np.int64) >> (62 - bits)
+    mag[::7] = 0
+    mag[1::7] = ((mag[1::7] >> 3) << 3) | 4          # exactly half an ulp below some place
+    top = rng.integers(f.emin - f.man_bits - 3, f.emax + 3, n)
+    exp = top - bits + 1
+    return rng.integers(0, 2, n), mag, exp
+
+
+@pytest.mark.parametrize("mode", ["RZ", "RD", "RU", "RNE"])
+@pytest.mark.parametrize("fmt,frac_bits,overflow", [("f32", None, "ieee"), ("f16", None, "inf"),
+                                                     ("f32", 13, "inf"), ("bf16", None, "ieee")])
+def test_rounder_matches_golden(mode, fmt, frac_bits, overflow):
+    """hw.round.Rounder against golden.formats.round_to_format, then the flush and +0 rules on top."""
+    from amaranth.sim import Simulator
+    from golden.formats import round_to_format
+    from hw.round import Rounder
+    sign, mag, exp = _round_values(fmt, 300, np.random.default_rng(zlib.crc32(f"{mode}{fmt}{frac_bits}".encode())))
+    f = golden.formats.get_format(fmt)
+    want = round_to_format(f, sign, mag, exp, mode, frac_bits=frac_bits, overflow=overflow).astype(np.uint64)
+    sign_bit = np.uint64(1 << (f.exp_bits + f.man_bits))
+    subnormal_or_zero = (want & np.uint64(((1 << f.exp_bits) - 1) << f.man_bits)) == 0
+    for flush, positive_zero in ((False, False), (True, False), (False, True)):
+        rounder = Rounder(f, 40, mode, frac_bits, overflow, flush=flush, positive_zero=positive_zero,
+                          sticky="mask" if positive_zero else "trailing_zeros",
+                          lod="halves" if positive_zero else "flags")
+        got = []
+
+        async def bench(ctx):
+            for s, mg, e in zip(sign, mag, exp):
+                ctx.set(rounder.sign, int(s))
+                ctx.set(rounder.mag, int(mg))
+                ctx.set(rounder.e0, int(e))
+                got.append(ctx.get(rounder.word))
+
+        sim = Simulator(rounder)
+        sim.add_testbench(bench)
+        sim.run()
+        expected = want.copy()
+        if flush:
+            expected = np.where(subnormal_or_zero, want & sign_bit, want)
+        if positive_zero:
+            expected = np.where(want & ~sign_bit == 0, np.uint64(0), want)
+        bad = np.nonzero(np.array(got, np.uint64) != expected)[0]
+        assert not len(bad), (f"flush={flush} positive_zero={positive_zero}: {len(bad)} of {len(mag)} differ; first "
+                              f"sign={sign[bad[0]]} mag={int(mag[bad[0]]):#x} exp={exp[bad[0]]}: "
+                              f"{got[bad[0]]:#x}, golden {int(expected[bad[0]]):#x}")
