@@ -170,3 +170,33 @@ def test_rounder_matches_golden(mode, fmt, frac_bits, overflow):
         assert not len(bad), (f"flush={flush} positive_zero={positive_zero}: {len(bad)} of {len(mag)} differ; first "
                               f"sign={sign[bad[0]]} mag={int(mag[bad[0]]):#x} exp={exp[bad[0]]}: "
                               f"{got[bad[0]]:#x}, golden {int(expected[bad[0]]):#x}")
+
+
+def test_bad_datapaths_are_rejected_before_anything_is_built():
+    """Each datapath class names what it builds; a rejected unit or datapath never exists, so
+    Amaranth has nothing to report as created but never used."""
+    import gc
+    import warnings
+
+    from amaranth.hdl import UnusedElaboratable
+
+    from hw.fda import FDAChain
+    from hw.gps import GPS
+    from hw.sfma import SFMAChain
+    hgmma = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    gps = golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16").datapath
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedElaboratable)
+        with pytest.raises(ValueError, match="SFMAChain builds SFMA, not FDA"):
+            SFMAChain(hgmma.datapath)
+        with pytest.raises(ValueError, match="FDAChain builds FDA, not FDRDA"):
+            FDAChain(golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16").datapath)
+        with pytest.raises(ValueError, match="GPS has no block scales"):
+            GPS(gps.with_(scale_format=golden.formats.get_format("ue8m0"), block_size=4))
+        with pytest.raises(TypeError, match="takes a golden.Datapath"):
+            GPS(golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16"))
+        with pytest.raises(ValueError, match="lanes must be at least 1"):
+            hw.dot_add_unit(hgmma, lanes=0)
+        with pytest.raises(ValueError, match="not a multiple of the pass size"):
+            hw.dot_add_unit(hgmma, params=hgmma.params.with_(pass_size=5))
+        gc.collect()
