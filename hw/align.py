@@ -50,7 +50,6 @@ class AlignShifters(Stage):
 
     Members
     -------
-    en : In(1)
     products : In(ArrayLayout(term, k))
     c_term : In(Decoded(fc)), if ``fc``
     e_max : In(exp_shape())
@@ -80,11 +79,9 @@ class AlignShifters(Stage):
         for j in range(self.k):
             p = self.products[j]
             t = self._term(m, f"p{j}", p.sig, self.frac, p.exp, p.sign)
-            with m.If(self.en):
-                m.d.sync += self.terms[j].eq(t)
+            m.d.sync += self.terms[j].eq(t)
         if self.fc is not None:
             c = self.c_term
             t = self._term(m, "c", c.sig, self.fc.man_bits, c.exp, c.sign)
-            with m.If(self.en):
-                m.d.sync += self.terms[self.k].eq(t)
+            m.d.sync += self.terms[self.k].eq(t)
         return m

@@ -33,7 +33,6 @@ class CompressorTree(Stage):
 
     Members
     -------
-    en : In(1)
     terms : In(ArrayLayout(signed(term_bits), n))
     total : Out(signed(sum_width(term_bits, n)))
     """
@@ -68,6 +67,5 @@ class CompressorTree(Stage):
             rows = nxt
             level += 1
         final = rows[0] + rows[1] if len(rows) == 2 else rows[0]
-        with m.If(self.en):
-            m.d.sync += self.total.eq(final)
+        m.d.sync += self.total.eq(final)
         return m

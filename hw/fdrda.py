@@ -16,17 +16,19 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from golden.algorithms import Params
-from golden.formats import get_format
 
 from .align import AlignShifters
+from .bitscan import leading_one
 from .compress import CompressorTree
 from .decode import Decoded, OperandDecode, exp_shape
+from .fda import FDAChain
 from .maxexp import MaxExponentTree
-from .multiply import Product, Specials
-from .normalise import NormaliseRound, _leading_one
-from .pipeline import Delay, Stage, any_of
+from .multiply import Product
+from .normalise import NormaliseRound
+from .pipeline import DatapathPipeline, Pipeline, Stage, any_of, delayed
+from .specials import Specials, product_specials
 
-__all__ = ["FDRDAPass", "EXCLUDED"]
+__all__ = ["FDRDAPass", "FDRDAChain", "EXCLUDED"]
 
 EXCLUDED = -(1 << (exp_shape().width - 1))      # exponent of a zero product: left out of every maximum
 WIDE = signed(16)
@@ -40,7 +42,6 @@ class AMDProducts(Stage):
 
     Members
     -------
-    en : In(1)
     a, b : In(ArrayLayout(storage bits, k))
     c : In(fc.storage_bits)
     products : Out(ArrayLayout(Product, k))      (zeros carry the EXCLUDED exponent)
@@ -79,11 +80,9 @@ class AMDProducts(Stage):
                 # |s| >= 2 counts one more in the exponent; e >= 128 is infinity (ISA.md fact 4)
                 over = ~zero & ~special & ((exp + (sig >> (frac + 1) != 0)) >= 128)
             p = self.products[j]
-            with m.If(self.en):
-                m.d.sync += [p.sign.eq(sign), p.sig.eq(Mux(zero, 0, sig)),
-                             p.exp.eq(Mux(zero, EXCLUDED, exp))]
-            bad = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
-            inf = (x.inf | y.inf) & ~bad
+            m.d.sync += [p.sign.eq(sign), p.sig.eq(Mux(zero, 0, sig)),
+                         p.exp.eq(Mux(zero, EXCLUDED, exp))]
+            bad, inf = product_specials(x, y)
             nan.append(bad)
             pinf.append(inf & ~sign)
             ninf.append(inf & sign)
@@ -100,11 +99,10 @@ class AMDProducts(Stage):
         p3, n3 = any_of(pover), any_of(nover)
         step1 = nan1 | p1 | n1
         sp = self.specials
-        with m.If(self.en):
-            m.d.sync += [self.c_term.eq(c),
-                         sp.nan.eq(nan1 | (~step1 & p3 & n3)),
-                         sp.pinf.eq(Mux(step1, p1 & ~nan1, p3 & ~n3)),
-                         sp.ninf.eq(Mux(step1, n1 & ~nan1, n3 & ~p3))]
+        m.d.sync += [self.c_term.eq(c),
+                     sp.nan.eq(nan1 | (~step1 & p3 & n3)),
+                     sp.pinf.eq(Mux(step1, p1 & ~nan1, p3 & ~n3)),
+                     sp.ninf.eq(Mux(step1, n1 & ~nan1, n3 & ~p3))]
         return m
 
 
@@ -113,14 +111,13 @@ def DotSum(width: int) -> data.StructLayout:
     return data.StructLayout({"s": signed(width), "e": exp_shape(), "has": 1})
 
 
-class SetDot(Stage):
+class SetDot(Pipeline):
     """Align a set of products to its own maximum (F, RZ) and sum them: max tree + shifters + adder tree.
 
     Latency: the tree's, plus 1 (align) and 1 (compress).
 
     Members
     -------
-    en : In(1)
     products : In(ArrayLayout(Product, n))
     dot : Out(DotSum(width))
     """
@@ -130,27 +127,21 @@ class SetDot(Stage):
         self.tree = MaxExponentTree(n, max_levels_per_stage)
         self.align = AlignShifters(Product(fa, fb), fa.man_bits + fb.man_bits, n, F)
         self.csa = CompressorTree(self.align.width, n)
+        self.stages = [self.tree, self.align, self.csa]
         self.width = self.csa.width
         super().__init__({"products": In(data.ArrayLayout(Product(fa, fb), n)), "dot": Out(DotSum(self.width))})
-
-    @property
-    def latency(self) -> int:
-        return self.tree.latency + self.align.latency + self.csa.latency
 
     def elaborate(self, platform):
         m = Module()
         tree, align, csa = m.submodules.max_exponent, m.submodules.align, m.submodules.compress = \
             self.tree, self.align, self.csa
-        for s in (tree, align, csa):
-            m.d.comb += s.en.eq(self.en)
         for j in range(self.n):
             m.d.comb += tree.exps[j].eq(self.products[j].exp)
-        wait = m.submodules.products_wait = Delay(data.ArrayLayout(Product(self.fa, self.fb), self.n), tree.latency)
-        m.d.comb += [wait.en.eq(self.en), wait.i.eq(self.products),
-                     align.products.eq(wait.o), align.e_max.eq(tree.e_max), csa.terms.eq(align.terms)]
-        e = m.submodules.e_wait = Delay(exp_shape(), align.latency + csa.latency)
-        m.d.comb += [e.en.eq(self.en), e.i.eq(tree.e_max),
-                     self.dot.s.eq(csa.total), self.dot.e.eq(e.o), self.dot.has.eq(e.o != EXCLUDED)]
+        products = delayed(m, "products_wait", data.ArrayLayout(Product(self.fa, self.fb), self.n), tree.latency,
+                           self.products)
+        m.d.comb += [align.products.eq(products), align.e_max.eq(tree.e_max), csa.terms.eq(align.terms)]
+        e = delayed(m, "e_wait", exp_shape(), align.latency + csa.latency, tree.e_max)
+        m.d.comb += [self.dot.s.eq(csa.total), self.dot.e.eq(e), self.dot.has.eq(e != EXCLUDED)]
         return m
 
 
@@ -161,7 +152,6 @@ class EvenOddMerge(Stage):
 
     Members
     -------
-    en : In(1)
     even, odd : In(DotSum(width))
     dot : Out(DotSum(width + 1))
     """
@@ -181,8 +171,7 @@ class EvenOddMerge(Stage):
         so = Signal(signed(self.width))
         # an empty set's sum is 0, and 0 floors to 0 at any shift
         m.d.comb += [se.eq(ev.s >> (e - ev.e).as_unsigned()), so.eq(od.s >> (e - od.e).as_unsigned())]
-        with m.If(self.en):
-            m.d.sync += [self.dot.s.eq(se + so), self.dot.e.eq(e), self.dot.has.eq(ev.has | od.has)]
+        m.d.sync += [self.dot.s.eq(se + so), self.dot.e.eq(e), self.dot.has.eq(ev.has | od.has)]
         return m
 
 
@@ -195,7 +184,6 @@ class RoundDownMerge(Stage):
 
     Members
     -------
-    en : In(1)
     dot : In(DotSum(width))
     c_term : In(Decoded(fc))
     total : Out(signed(...))     (dot_floor_bits fraction bits below 2**e_max)
@@ -229,19 +217,20 @@ class RoundDownMerge(Stage):
             dropped = e_c < e_max - p.c_drop
             m.d.comb += C.eq(Mux(dropped, 0, (sc << (p.c_floor_bits - self.fc.man_bits)) >>
                                  (e_max - e_c).as_unsigned()))
-        with m.If(self.en):
-            m.d.sync += [self.total.eq(D + (C << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(e_max)]
+        m.d.sync += [self.total.eq(D + (C << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(e_max)]
         return m
 
 
 class FloorNormalise(Stage):
     """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
 
-    Latency 1.
+    Latency 1.  Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
+    two's complement significand and exponent for the RNE that follows (the floor is the
+    arithmetic right shift of the signed sum, RD on the value, where the Rounder works on sign
+    and magnitude); it shares the leading-one detector (:mod:`hw.bitscan`).
 
     Members
     -------
-    en : In(1)
     total : In(signed(width))     (``dot_floor_bits`` fraction bits below ``2**e_max``)
     e_max : In(exp_shape())
     sig : Out(signed(final_floor_bits + 2))
@@ -262,36 +251,43 @@ class FloorNormalise(Stage):
         m.d.comb += mag.eq(Mux(self.total < 0, -self.total, self.total))
         lsb = Signal(WIDE)
         top = Signal(WIDE)
-        m.d.comb += [lsb.eq(self.e_max - p.dot_floor_bits), top.eq(lsb + _leading_one(mag, 0, W))]
+        m.d.comb += [lsb.eq(self.e_max - p.dot_floor_bits), top.eq(lsb + leading_one(mag, "halves"))]
         e_n = Signal(WIDE)
         m.d.comb += e_n.eq(Mux(top > -126, top, -126))
         shifted = Signal(signed(W + ff))
         m.d.comb += shifted.eq(self.total << ff)
-        with m.If(self.en):
-            m.d.sync += [self.sig.eq(shifted >> (e_n - lsb).as_unsigned()), self.e_n.eq(e_n)]
+        m.d.sync += [self.sig.eq(shifted >> (e_n - lsb).as_unsigned()), self.e_n.eq(e_n)]
         return m
 
 
-class FDRDAPass(Stage):
+class FDRDAPass(DatapathPipeline):
     """One FDRDA or GFDRDA pass of ``k`` products (``params.base`` decides).
 
     Parameters
     ----------
-    fa, fb, fc, fd : Format
-    k : int
-        Products in this pass.
-    params : golden.Params
+    datapath : golden.Datapath
+        The pass: formats, ``k``, ``params``.
+    max_levels_per_stage : int
+        Comparator levels between registers in the exponent-max trees.
 
     Members
     -------
-    en : In(1)
-    a, b : In(ArrayLayout(storage bits, k))
-    c : In(fc.storage_bits)
-    d : Out(fd.storage_bits)
+    a, b, c, d : see :class:`hw.pipeline.DatapathPipeline`
     """
 
-    def __init__(self, fa, fb, fc, fd, k, params: Params, fs=None, block=None, max_levels_per_stage=3):
-        self.fa, self.fb, self.fc, self.fd = (get_format(f) for f in (fa, fb, fc, fd))
+    BASES = ("FDRDA", "GFDRDA")
+
+    @classmethod
+    def check(cls, datapath, max_levels_per_stage: int = 3) -> None:
+        super().check(datapath)
+        p = datapath.params
+        if p.floor_rounding != "RD":
+            raise NotImplementedError(f"the {p.base} RTL floors (floor_rounding='RD'); "
+                                      f"floor_rounding={p.floor_rounding!r} exists in golden only")
+
+    def __init__(self, datapath, max_levels_per_stage: int = 3):
+        self.fa, self.fb, self.fc, self.fd = datapath.formats
+        k, params = datapath.k, datapath.params
         self.k, self.params = k, params
         self.grouped = params.base == "GFDRDA"
         self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow)
@@ -300,7 +296,7 @@ class FDRDAPass(Stage):
                          for i in (0, 1)]
             self.merge2 = EvenOddMerge(max(s.width for s in self.sets))
             dot_width, dot_frac = self.merge2.width + 1, params.merge_floor_bits
-            dot_stages = [self.sets[0], self.merge2]
+            dot_stages = [self.sets[0], self.merge2]          # the odd set runs beside the even one
         else:
             self.sets = [SetDot(self.fa, self.fb, k, params.F, max_levels_per_stage)]
             dot_width, dot_frac = self.sets[0].width, params.F
@@ -310,26 +306,17 @@ class FDRDAPass(Stage):
         self.norm = NormaliseRound(params.final_floor_bits + 3, params.final_floor_bits, self.fd, None, "RNE",
                                    params.overflow, positive_zero=params.zero_sign == "positive")
         self.stages = [self.mul, *dot_stages, self.merge, self.floor, self.norm]
-        super().__init__({"a": In(data.ArrayLayout(self.fa.storage_bits, k)),
-                          "b": In(data.ArrayLayout(self.fb.storage_bits, k)),
-                          "c": In(self.fc.storage_bits), "d": Out(self.fd.storage_bits)})
-
-    @property
-    def latency(self) -> int:
-        return sum(s.latency for s in self.stages)
+        super().__init__(datapath)
 
     def elaborate(self, platform):
         m = Module()
         mul, merge, floor, norm = self.mul, self.merge, self.floor, self.norm
         m.submodules.products, m.submodules.merge_c = mul, merge
         m.submodules.floor, m.submodules.normalise = floor, norm
-        for s in (mul, merge, floor, norm, *self.sets):
-            m.d.comb += s.en.eq(self.en)
         m.d.comb += [mul.a.eq(self.a), mul.b.eq(self.b), mul.c.eq(self.c)]
         dot_latency = self.sets[0].latency
         if self.grouped:
             m.submodules.even, m.submodules.odd, m.submodules.merge_even_odd = *self.sets, self.merge2
-            m.d.comb += self.merge2.en.eq(self.en)
             for i, s in enumerate(self.sets):
                 for n, j in enumerate(range(i, self.k, 2)):
                     m.d.comb += s.products[n].eq(mul.products[j])
@@ -343,15 +330,24 @@ class FDRDAPass(Stage):
             m.d.comb += self.sets[0].products.eq(mul.products)
             dot = self.sets[0].dot
 
-        def delay(name, shape, cycles, src):
-            d = m.submodules[name] = Delay(shape, cycles)
-            m.d.comb += [d.en.eq(self.en), d.i.eq(src)]
-            return d.o
-
-        c = delay("c_wait", Decoded(self.fc), dot_latency, mul.c_term)
+        c = delayed(m, "c_wait", Decoded(self.fc), dot_latency, mul.c_term)
         m.d.comb += [merge.dot.eq(dot), merge.c_term.eq(c)]
         m.d.comb += [floor.total.eq(merge.total), floor.e_max.eq(merge.e_max)]
-        spec = delay("specials_wait", Specials, dot_latency + merge.latency + floor.latency, mul.specials)
+        spec = delayed(m, "specials_wait", Specials, dot_latency + merge.latency + floor.latency, mul.specials)
         m.d.comb += [norm.total.eq(floor.sig), norm.e_max.eq(floor.e_n), norm.specials.eq(spec),
                      self.d.eq(norm.d)]
         return m
+
+
+class FDRDAChain(FDAChain):
+    """FDRDA and GFDRDA, one pass or a chain of them (CoFDRDA, CoGFDRDA): :class:`FDAChain` of
+    :class:`FDRDAPass`.  No block scales."""
+
+    BASES = ("FDRDA", "GFDRDA")
+    SCALES = "never"
+    PASS = FDRDAPass
+
+    @classmethod
+    def check(cls, datapath, max_levels_per_stage: int = 3) -> None:
+        super().check(datapath, max_levels_per_stage)
+        FDRDAPass.check(datapath, max_levels_per_stage)

@@ -40,108 +40,21 @@ fixed); a subnormal c needs nothing, its exponent is the format's minimum.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
 
+from .bitscan import leading_one, trailing_zeros
 from .decode import OperandDecode
-from .pipeline import Delay, Stage
+from .pipeline import Pipeline, Stage, delayed
+from .round import WIDE_EXP, round_to_format
+from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
-__all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd",
-           "leading_one", "trailing_zeros", "round_to_format", "quiet_nan", "WIDE_EXP"]
+__all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd"]
 
-WIDE_EXP = signed(16)      # product exponents of binary64 reach -2148; every intermediate fits in 16 bits
 GUARD = 2                  # window bits below the product
-
-
-def quiet_nan(fmt) -> int:
-    """The canonical quiet NaN of an IEEE format (0x7FC00000, 0x7FF8000000000000)."""
-    f = get_format(fmt)
-    return (((1 << f.exp_bits) - 1) << f.man_bits) | (1 << (f.man_bits - 1))
-
-
-def _highest_set(bits):
-    """Index of the highest set bit of a list of 1-bit values (0 when none): log2(n) levels of muxes."""
-    n = 1
-    while n < len(bits):
-        n *= 2
-    nodes = [(bits[i] if i < len(bits) else Const(0, 1), None) for i in range(n)]
-    while len(nodes) > 1:
-        nxt = []
-        for (v_lo, p_lo), (v_hi, p_hi) in zip(nodes[0::2], nodes[1::2]):
-            pos = v_hi if p_lo is None else Cat(Mux(v_hi, p_hi, p_lo), v_hi)
-            nxt.append((v_hi | v_lo, pos))
-        nodes = nxt
-    return nodes[0][1] if nodes[0][1] is not None else Const(0, 1)
-
-
-def leading_one(value):
-    """Index of the highest set bit of ``value`` (0 when it is 0): a balanced tree, log2(width) mux levels."""
-    return _highest_set([value[i] for i in range(len(value))])
-
-
-def trailing_zeros(value):
-    """Number of zero bits below the lowest set bit of ``value`` (meaningless when it is 0)."""
-    width = len(value)
-    return (width - 1) - _highest_set([value[i] for i in reversed(range(width))])
-
-
-def round_to_format(m: Module, name: str, mag, e0, sign, fmt, flush: bool = False):
-    """RNE of ``(-1)**sign * mag * 2**e0`` to ``fmt``: combinational; returns the bit-pattern signal.
-
-    Gradual underflow (the last place never drops below ``2**(emin - man_bits)``),
-    overflow to infinity; a zero ``mag`` gives a zero of sign ``sign``, and so
-    does a non-zero value that rounds to zero.  ``flush``: a subnormal result
-    becomes a zero of its sign (the GPS rule: IEEE rounding first, then flush).
-    NaN and infinite operands are the caller's business.
-    """
-    f = get_format(fmt)
-    pm, W = f.man_bits, len(mag)
-    top = Signal(range(max(W, 2)), name=f"{name}_top")
-    m.d.comb += top.eq(leading_one(mag))
-    e_top = Signal(WIDE_EXP, name=f"{name}_e_top")
-    m.d.comb += e_top.eq(e0 + top)
-    lead = Signal(WIDE_EXP, name=f"{name}_lead")            # exponent of the result's leading place
-    m.d.comb += lead.eq(Mux(e_top > f.emin, e_top, f.emin))
-    # shift the magnitude right to the result's last place 2**(lead - pm); G zero bits below it
-    # keep the shift non-negative when the value needs no rounding at all
-    G = pm + 1
-    V = Signal(unsigned(W + G), name=f"{name}_v")
-    m.d.comb += V.eq(mag << G)
-    s_raw = Signal(WIDE_EXP, name=f"{name}_s_raw")
-    m.d.comb += s_raw.eq(lead - pm - e0 + G)                   # >= 1 by construction
-    cap = W + G + 1
-    s = Signal(range(cap + 1), name=f"{name}_s")
-    m.d.comb += s.eq(Mux(s_raw > cap, cap, s_raw[:len(s)]))
-    s1 = Signal(range(cap), name=f"{name}_s1")                 # position of the round bit
-    m.d.comb += s1.eq(s - 1)
-    shifted = Signal(unsigned(pm + 3), name=f"{name}_shifted")  # kept bits and the round bit
-    m.d.comb += shifted.eq(V >> s1)
-    kept, rbit = shifted[1:], shifted[0]
-    # sticky: a set bit of V below the round bit, i.e. of mag below s1 - G
-    tz = Signal(range(max(W, 2)), name=f"{name}_tz")
-    m.d.comb += tz.eq(trailing_zeros(mag))
-    sticky = (mag != 0) & (tz + G < s1)
-    rounded = Signal(unsigned(pm + 2), name=f"{name}_rounded")
-    m.d.comb += rounded.eq(kept + (rbit & (sticky | kept[0])))
-    carry = rounded[pm + 1]
-    sig = Signal(unsigned(pm + 1), name=f"{name}_sig")
-    m.d.comb += sig.eq(Mux(carry, rounded[1:], rounded))
-    res_lead = Signal(WIDE_EXP, name=f"{name}_res_lead")
-    m.d.comb += res_lead.eq(lead + carry)
-    normal = sig[pm]
-    sign_bit = f.exp_bits + f.man_bits
-    inf_word = ((1 << f.exp_bits) - 1) << f.man_bits
-    word = Signal(f.storage_bits, name=f"{name}_word")
-    with m.If(normal & (res_lead > f.emax)):
-        m.d.comb += word.eq(inf_word | (sign << sign_bit))
-    with m.Elif(normal):
-        m.d.comb += word.eq(sig[:pm] | ((res_lead + f.bias)[:f.exp_bits] << pm) | (sign << sign_bit))
-    with m.Else():                                             # subnormal or zero
-        m.d.comb += word.eq((0 if flush else sig[:pm]) | (sign << sign_bit))
-    return word
 
 
 def FMAProduct(fmt) -> data.StructLayout:
@@ -171,7 +84,6 @@ class FMAMultiply(Stage):
 
     Members
     -------
-    en : In(1)
     a, b : In(fmt.storage_bits)
     product : Out(FMAProduct(fmt))
     """
@@ -194,24 +106,23 @@ class FMAMultiply(Stage):
             x = dec.out
             # a subnormal significand is shifted up to the hidden-bit position, its exponent down
             lz = Signal(range(p), name=f"{name}_lz")
-            m.d.comb += lz.eq((p - 1) - leading_one(x.sig))
+            m.d.comb += lz.eq((p - 1) - leading_one(x.sig, "flags"))
             sig = Signal(p, name=f"{name}_sig")
             exp = Signal(WIDE_EXP, name=f"{name}_exp")
             m.d.comb += [sig.eq(x.sig << lz), exp.eq(x.exp - lz)]
             ops.append((x, sig, exp))
         (x, sx, ex), (y, sy, ey) = ops
         zero = x.zero | y.zero
-        nan = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
+        nan, inf = product_specials(x, y)
         o = self.product
-        with m.If(self.en):
-            m.d.sync += [
-                o.sign.eq(x.sign ^ y.sign),
-                o.exp.eq(ex + ey),
-                o.sig.eq(sx * sy),
-                o.zero.eq(zero),
-                o.nan.eq(nan),
-                o.inf.eq((x.inf | y.inf) & ~nan),
-            ]
+        m.d.sync += [
+            o.sign.eq(x.sign ^ y.sign),
+            o.exp.eq(ex + ey),
+            o.sig.eq(sx * sy),
+            o.zero.eq(zero),
+            o.nan.eq(nan),
+            o.inf.eq(inf),
+        ]
         return m
 
 
@@ -224,7 +135,6 @@ class FMAAlignAdd(Stage):
 
     Members
     -------
-    en : In(1)
     product : In(FMAProduct(fmt))
     c : In(fmt.storage_bits)
     sum : Out(FMASum(fmt))
@@ -280,14 +190,13 @@ class FMAAlignAdd(Stage):
         sign = Mux(pr.inf, pr.sign, Mux(c.inf, c.sign,
                    Mux(total == 0, pr.zero & c.zero & pr.sign & c.sign, c.sign ^ neg)))
         o = self.sum
-        with m.If(self.en):
-            m.d.sync += [
-                o.mag.eq(Mux(neg, -total, total)),
-                o.exp.eq(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2))),
-                o.sign.eq(sign),
-                o.nan.eq(nan),
-                o.inf.eq(inf),
-            ]
+        m.d.sync += [
+            o.mag.eq(Mux(neg, -total, total)),
+            o.exp.eq(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2))),
+            o.sign.eq(sign),
+            o.nan.eq(nan),
+            o.inf.eq(inf),
+        ]
         return m
 
 
@@ -300,7 +209,6 @@ class FMARound(Stage):
 
     Members
     -------
-    en : In(1)
     sum : In(FMASum(fmt))
     d : Out(fmt.storage_bits)
     """
@@ -314,15 +222,13 @@ class FMARound(Stage):
     def elaborate(self, platform):
         m = Module()
         f, s = self.fmt, self.sum
-        word = round_to_format(m, "rnd", s.mag, s.exp, s.sign, f)
-        inf_word = ((1 << f.exp_bits) - 1) << f.man_bits
-        with m.If(self.en):
-            m.d.sync += self.d.eq(Mux(s.nan, quiet_nan(f),
-                                      Mux(s.inf, inf_word | (s.sign << (f.exp_bits + f.man_bits)), word)))
+        word = round_to_format(m, "rnd", s.mag, s.exp, s.sign, f, mode="RNE", overflow="ieee",
+                               sticky="trailing_zeros", lod="flags")
+        m.d.sync += self.d.eq(Mux(s.nan, quiet_nan(f), Mux(s.inf, inf_word(f) | (s.sign << sign_bit(f)), word)))
         return m
 
 
-class FusedMultiplyAdd(Stage):
+class FusedMultiplyAdd(Pipeline):
     """One IEEE fused multiply-add unit: multiply -> align and add -> normalise and round.
 
     Parameters
@@ -335,7 +241,6 @@ class FusedMultiplyAdd(Stage):
 
     Members
     -------
-    en : In(1)
     a, b, c : In(fmt.storage_bits)
     d : Out(fmt.storage_bits)
 
@@ -350,25 +255,11 @@ class FusedMultiplyAdd(Stage):
         w = self.fmt.storage_bits
         super().__init__({"a": In(w), "b": In(w), "c": In(w), "d": Out(w)})
 
-    @property
-    def latency(self) -> int:
-        """Multiply + align/add + normalise/round (from a and b)."""
-        return sum(s.latency for s in self.stages)
-
-    @property
-    def stage_latencies(self) -> list[tuple[str, int]]:
-        return [(type(s).__name__, s.latency) for s in self.stages]
-
     def elaborate(self, platform):
         m = Module()
         m.submodules.multiply, m.submodules.align_add, m.submodules.round = self.stages
-        for s in self.stages:
-            m.d.comb += s.en.eq(self.en)
         m.d.comb += [self.mul.a.eq(self.a), self.mul.b.eq(self.b), self.add.product.eq(self.mul.product)]
-        if self.c_late:
-            m.d.comb += self.add.c.eq(self.c)
-        else:
-            wait = m.submodules.c_wait = Delay(self.fmt.storage_bits, self.mul.latency)
-            m.d.comb += [wait.en.eq(self.en), wait.i.eq(self.c), self.add.c.eq(wait.o)]
+        c_wait = 0 if self.c_late else self.mul.latency
+        m.d.comb += self.add.c.eq(delayed(m, "c_wait", self.fmt.storage_bits, c_wait, self.c))
         m.d.comb += [self.round.sum.eq(self.add.sum), self.d.eq(self.round.d)]
         return m

@@ -12,16 +12,13 @@ from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from golden.algorithms import Params
-from golden.formats import get_format
-
 from .align import AlignShifters
 from .compress import CompressorTree, sum_width
 from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
-from .multiply import Specials
 from .normalise import NormaliseRound
-from .pipeline import Delay, Stage, any_of
+from .pipeline import DatapathPipeline, Stage, any_of, delayed
+from .specials import Specials
 
 __all__ = ["GDFS"]
 
@@ -33,7 +30,6 @@ class FP4Products(Stage):
 
     Members
     -------
-    en : In(1)
     a, b : In(ArrayLayout(4, k))
     scale_a, scale_b : In(ArrayLayout(8, blocks))
     c : In(32)
@@ -68,25 +64,22 @@ class FP4Products(Stage):
             x, y = da.out, db.out
             mag = Signal(8, name=f"p{j}_mag")
             m.d.comb += mag.eq((x.sig * y.sig) << (x.exp + y.exp - base).as_unsigned()[:3])
-            with m.If(self.en):
-                m.d.sync += [self.products[j].eq(Mux(x.sign ^ y.sign, -mag, mag)),
-                             self.zero[j].eq(x.zero | y.zero)]
+            m.d.sync += [self.products[j].eq(Mux(x.sign ^ y.sign, -mag, mag)),
+                         self.zero[j].eq(x.zero | y.zero)]
         nan = []
         for i in range(self.blocks):
             for n, src in enumerate((self.scale_a, self.scale_b)):
                 ds = m.submodules[f"dec_s{n}_{i}"] = OperandDecode(self.fs)
                 m.d.comb += ds.bits.eq(src[i])
                 nan.append(ds.out.nan)
-                with m.If(self.en):
-                    m.d.sync += self.scales[2 * i + n].eq(ds.out)
+                m.d.sync += self.scales[2 * i + n].eq(ds.out)
         dc = m.submodules.dec_c = OperandDecode(self.fc)
         m.d.comb += dc.bits.eq(self.c)
         any_nan = any_of(nan) | dc.out.nan
-        with m.If(self.en):
-            m.d.sync += [self.c_term.eq(dc.out),
-                         self.specials.nan.eq(any_nan),
-                         self.specials.pinf.eq(dc.out.inf & ~dc.out.sign & ~any_nan),
-                         self.specials.ninf.eq(dc.out.inf & dc.out.sign & ~any_nan)]
+        m.d.sync += [self.c_term.eq(dc.out),
+                     self.specials.nan.eq(any_nan),
+                     self.specials.pinf.eq(dc.out.inf & ~dc.out.sign & ~any_nan),
+                     self.specials.ninf.eq(dc.out.inf & dc.out.sign & ~any_nan)]
         return m
 
 
@@ -102,7 +95,6 @@ class ScaledGroups(Stage):
 
     Members
     -------
-    en : In(1)
     products : In(ArrayLayout(signed(9), k))
     zero : In(k)
     scales : In(ArrayLayout(Decoded(fs), 2 * blocks))
@@ -133,36 +125,43 @@ class ScaledGroups(Stage):
             m.d.comb += mag.eq(Mux(sigma < 0, -sigma, sigma))
             zero_term = all_zero | sa.zero | sb.zero
             t = self.terms[n]
-            with m.If(self.en):
-                m.d.sync += [t.sign.eq(sigma < 0), t.sig.eq(mag * sa.sig * sb.sig),
-                             t.exp.eq(Mux(zero_term, self.e_zero, sa.exp + sb.exp))]
+            m.d.sync += [t.sign.eq(sigma < 0), t.sig.eq(mag * sa.sig * sb.sig),
+                         t.exp.eq(Mux(zero_term, self.e_zero, sa.exp + sb.exp))]
         return m
 
 
-class GDFS(Stage):
+class GDFS(DatapathPipeline):
     """The GDFS datapath of one lane.
 
     Parameters
     ----------
-    ins : golden.Instruction
-        A GDFS instruction (e2m1 operands, ue8m0 or ue4m3 scales, f32 c and d).
-    params : golden.Params
-        ``F`` (35), ``e_zero`` (-139), ``group`` (16).
+    datapath : golden.Datapath
+        e2m1 operands, ue8m0 or ue4m3 scales, f32 c and d; ``params``: ``F`` (35), ``e_zero``
+        (-139), ``group`` (16), ``out_rounding``, ``out_frac_bits``, ``overflow``, ``zero_sign``.
 
     Members
     -------
-    en : In(1)
-    a, b : In(ArrayLayout(4, K))
-    scale_a, scale_b : In(ArrayLayout(8, K // block))
-    c : In(32)
-    d : Out(32)
+    a, b, scale_a, scale_b, c, d : see :class:`hw.pipeline.DatapathPipeline`
     """
 
-    def __init__(self, ins, params: Params):
-        fa, fb, fc, fd = ins.formats
-        fs = get_format(ins.scale_format)
+    BASES = ("GDFS",)
+    SCALES = "required"
+
+    @classmethod
+    def check(cls, datapath) -> None:
+        super().check(datapath)
+        p, k = datapath.params, datapath.k
+        g = p.group or 16
+        if p.pass_size is not None and p.pass_size < k:
+            raise NotImplementedError(f"no RTL for a GDFS chain (pass size {p.pass_size} < K={k})")
+        if k % g or datapath.block_size % g:
+            raise ValueError(f"the GDFS group {g} must divide K={k} and the block size {datapath.block_size}")
+
+    def __init__(self, datapath):
+        fa, fb, fc, fd = datapath.formats
+        fs, params = datapath.scale_format, datapath.params
         self.fa, self.fb, self.fc, self.fd, self.fs = fa, fb, fc, fd, fs
-        k, block, g = ins.k, ins.block_size, params.group or 16
+        k, block, g = datapath.k, datapath.block_size, params.group or 16
         self.k, self.block, self.params = k, block, params
         self.mul = FP4Products(fa, fb, fc, fs, k, k // block)
         self.groups = ScaledGroups(fs, k, block, params.e_zero, g)
@@ -172,49 +171,30 @@ class GDFS(Stage):
         self.norm = NormaliseRound(self.csa.width, params.F, fd, params.out_frac_bits, params.out_rounding,
                                    params.overflow, positive_zero=params.zero_sign == "positive")
         self.stages = [self.mul, self.groups, self.tree, self.align, self.csa, self.norm]
-        super().__init__({
-            "a": In(data.ArrayLayout(fa.storage_bits, k)), "b": In(data.ArrayLayout(fb.storage_bits, k)),
-            "scale_a": In(data.ArrayLayout(fs.storage_bits, k // block)),
-            "scale_b": In(data.ArrayLayout(fs.storage_bits, k // block)),
-            "c": In(fc.storage_bits), "d": Out(fd.storage_bits),
-        })
-
-    @property
-    def latency(self) -> int:
-        return sum(s.latency for s in self.stages)
-
-    @property
-    def stage_latencies(self):
-        return [(type(s).__name__, s.latency) for s in self.stages]
+        super().__init__(datapath)
 
     def elaborate(self, platform):
         m = Module()
         mul, groups, tree, align, csa, norm = self.stages
         for name, s in zip(("products", "groups", "max_exponent", "align", "compress", "normalise"), self.stages):
             m.submodules[name] = s
-            m.d.comb += s.en.eq(self.en)
         m.d.comb += [mul.a.eq(self.a), mul.b.eq(self.b), mul.c.eq(self.c),
                      mul.scale_a.eq(self.scale_a), mul.scale_b.eq(self.scale_b)]
         m.d.comb += [groups.products.eq(mul.products), groups.zero.eq(mul.zero), groups.scales.eq(mul.scales)]
         n = self.k // (self.params.group or 16)
 
-        def delay(name, shape, cycles, src):
-            d = m.submodules[name] = Delay(shape, cycles)
-            m.d.comb += [d.en.eq(self.en), d.i.eq(src)]
-            return d.o
-
         # c waits for the group stage, then c and the group terms wait for the max tree
-        c1 = delay("c_wait1", Decoded(self.fc), groups.latency, mul.c_term)
+        c1 = delayed(m, "c_wait1", Decoded(self.fc), groups.latency, mul.c_term)
         for j in range(n):
             m.d.comb += tree.exps[j].eq(groups.terms[j].exp)
         m.d.comb += tree.exps[n].eq(Mux(c1.zero, self.params.e_zero, c1.exp))
-        terms = delay("terms_wait", data.ArrayLayout(GroupTerm(self.fs), n), tree.latency, groups.terms)
-        c2 = delay("c_wait2", Decoded(self.fc), tree.latency, c1)
+        terms = delayed(m, "terms_wait", data.ArrayLayout(GroupTerm(self.fs), n), tree.latency, groups.terms)
+        c2 = delayed(m, "c_wait2", Decoded(self.fc), tree.latency, c1)
         m.d.comb += [align.products.eq(terms), align.c_term.eq(c2), align.e_max.eq(tree.e_max)]
         # a zero c aligns to nothing whatever its exponent; the tree saw e_zero for it
         m.d.comb += csa.terms.eq(align.terms)
-        emax = delay("emax_wait", exp_shape(), align.latency + csa.latency, tree.e_max)
-        spec = delay("specials_wait", Specials,
-                     groups.latency + tree.latency + align.latency + csa.latency, mul.specials)
+        emax = delayed(m, "emax_wait", exp_shape(), align.latency + csa.latency, tree.e_max)
+        spec = delayed(m, "specials_wait", Specials,
+                       groups.latency + tree.latency + align.latency + csa.latency, mul.specials)
         m.d.comb += [norm.total.eq(csa.total), norm.e_max.eq(emax), norm.specials.eq(spec), self.d.eq(norm.d)]
         return m

@@ -25,18 +25,19 @@ from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from golden.algorithms import Params
 from golden.formats import get_format
 
+from .bitscan import trailing_zeros
 from .decode import OperandDecode
-from .fma import WIDE_EXP, quiet_nan, round_to_format, trailing_zeros
-from .pipeline import Delay, Stage
+from .pipeline import DatapathPipeline, Stage, delayed
+from .round import WIDE_EXP, round_to_format
+from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
 __all__ = ["F32Multiply", "F32Add", "GPS"]
 
 F32 = get_format("f32")
-_SIGN = 1 << 31
-_INF = 0x7F800000
+_INF = inf_word(F32)
+_SIGN = sign_bit(F32)
 
 
 def _ieee_with_subnormals(f):
@@ -60,7 +61,6 @@ class F32Multiply(Stage):
 
     Members
     -------
-    en : In(1)
     a : In(fa.storage_bits)
     b : In(fb.storage_bits)
     p : Out(32)
@@ -88,7 +88,9 @@ class F32Multiply(Stage):
         prod = Signal(n)
         m.d.comb += prod.eq(x.sig * y.sig)
         word = Signal(32)
-        if n <= F32.man_bits + 1:                        # exact: normalise by one place, check the range
+        # exact products need no rounding: normalise by one place and check the range (the shared
+        # rounder would cost a shifter per multiplier for the same bits)
+        if n <= F32.man_bits + 1:
             top = prod[n - 1]
             e = Signal(WIDE_EXP)
             m.d.comb += e.eq(x.exp + y.exp + top)
@@ -96,20 +98,19 @@ class F32Multiply(Stage):
             m.d.comb += man.eq(Mux(top, prod[:n - 1] << (F32.man_bits - (n - 1)),
                                    prod[:n - 2] << (F32.man_bits - (n - 2))))
             with m.If(e < F32.emin):
-                m.d.comb += word.eq(sign << 31)
+                m.d.comb += word.eq(sign << _SIGN)
             with m.Elif(e > F32.emax):
-                m.d.comb += word.eq(_INF | (sign << 31))
+                m.d.comb += word.eq(_INF | (sign << _SIGN))
             with m.Else():
-                m.d.comb += word.eq(man | ((e + F32.bias)[:8] << 23) | (sign << 31))
+                m.d.comb += word.eq(man | ((e + F32.bias)[:F32.exp_bits] << F32.man_bits) | (sign << _SIGN))
         else:
             e0 = Signal(WIDE_EXP)
             m.d.comb += e0.eq(x.exp + y.exp - (wa - 1) - (wb - 1))
-            m.d.comb += word.eq(round_to_format(m, "rnd", prod, e0, sign, F32, flush=True))
-        nan = x.nan | y.nan | (x.inf & yz) | (xz & y.inf)
-        inf = x.inf | y.inf
-        with m.If(self.en):
-            m.d.sync += self.p.eq(Mux(nan, quiet_nan(F32), Mux(inf, _INF | (sign << 31),
-                                                              Mux(xz | yz, sign << 31, word))))
+            m.d.comb += word.eq(round_to_format(m, "rnd", prod, e0, sign, F32, mode="RNE", overflow="ieee",
+                                                flush=True, sticky="trailing_zeros", lod="flags"))
+        nan, inf = product_specials(x, y, xz, yz)
+        m.d.sync += self.p.eq(Mux(nan, quiet_nan(F32), Mux(inf, _INF | (sign << _SIGN),
+                                                          Mux(xz | yz, sign << _SIGN, word))))
         return m
 
 
@@ -118,7 +119,7 @@ class F32Add(Stage):
 
     The smaller operand is aligned in a 27-bit window (3 bits below the
     larger one's last place, the bits shifted out jammed into a sticky bit),
-    added or subtracted, then rounded by :func:`hw.fma.round_to_format`.
+    added or subtracted, then rounded by the shared :class:`hw.round.Rounder`.
     Subnormal inputs are read as IEEE subnormals (GPS never produces one).
 
     Parameters
@@ -128,7 +129,6 @@ class F32Add(Stage):
 
     Members
     -------
-    en : In(1)
     x, y : In(32)
     s : Out(32)
     """
@@ -173,11 +173,11 @@ class F32Add(Stage):
         m.d.comb += mag.eq(Mux(neg, -total, total))
         e0 = Signal(WIDE_EXP)
         m.d.comb += e0.eq(big_exp - (p - 1) - g)
-        word = round_to_format(m, "rnd", mag, e0, sign, F32, flush=self.flush)
+        word = round_to_format(m, "rnd", mag, e0, sign, F32, mode="RNE", overflow="ieee", flush=self.flush,
+                               sticky="trailing_zeros", lod="flags")
         nan = x.nan | y.nan | (x.inf & y.inf & (x.sign ^ y.sign))
         inf_sign = Mux(x.inf, x.sign, y.sign)
-        with m.If(self.en):
-            m.d.sync += self.s.eq(Mux(nan, quiet_nan(F32), Mux(x.inf | y.inf, _INF | (inf_sign << 31), word)))
+        m.d.sync += self.s.eq(Mux(nan, quiet_nan(F32), Mux(x.inf | y.inf, _INF | (inf_sign << _SIGN), word)))
         return m
 
 
@@ -186,64 +186,57 @@ def _depth(n: int) -> int:
     return 0 if n == 1 else 1 + max(_depth(n // 2), _depth(n - n // 2))
 
 
-class GPS(Stage):
+class GPS(DatapathPipeline):
     """The GPS dot-add: f32 products, pairwise group sums, sequential accumulation from c.
 
     Parameters
     ----------
-    fa, fb : Format
-        f16 or bf16.
-    fc, fd : Format
-        f32.
-    k : int
-        Products per dot-add.
-    params : golden.Params
-        ``group`` (G, 2 or 4).
+    datapath : golden.Datapath
+        f16 or bf16 a and b, f32 c and d, ``k`` products; ``params.group`` (G, 2 or 4) is
+        the only parameter GPS reads.
 
     Members
     -------
-    en : In(1)
-    a, b : In(ArrayLayout(storage bits, k))
-    c : In(32)
-    d : Out(32)
+    a, b, c, d : see :class:`hw.pipeline.DatapathPipeline`
 
     ``latency`` is ``1 + depth(G) + ceil(K / G)``: multiply, the group trees, one add per group.
     """
 
-    def __init__(self, fa, fb, fc, fd, k: int, params: Params):
-        self.fa, self.fb, self.fc, self.fd = (get_format(f) for f in (fa, fb, fc, fd))
-        if self.fc.name != "f32" or self.fd.name != "f32":
-            raise ValueError(f"GPS accumulates in f32, not {self.fc.name} -> {self.fd.name}")
+    BASES = ("GPS",)
+
+    @classmethod
+    def check(cls, datapath) -> None:
+        super().check(datapath)
+        fa, fb, fc, fd = datapath.formats
+        if fc.name != "f32" or fd.name != "f32":
+            raise ValueError(f"GPS accumulates in f32, not {fc.name} -> {fd.name}")
+        for f in (fa, fb):
+            _ieee_with_subnormals(f)
+
+    def __init__(self, datapath):
+        self.fa, self.fb, self.fc, self.fd = datapath.formats
+        k, params = datapath.k, datapath.params
         self.k, self.params, self.G = k, params, params.group
         self.groups = [list(range(j, min(j + self.G, k))) for j in range(0, k, self.G)]
         self.muls = [F32Multiply(self.fa, self.fb) for _ in range(k)]
         self.tree_depth = _depth(len(self.groups[0]))
-        super().__init__({"a": In(data.ArrayLayout(self.fa.storage_bits, k)),
-                          "b": In(data.ArrayLayout(self.fb.storage_bits, k)),
-                          "c": In(32), "d": Out(32)})
+        super().__init__(datapath)
 
-    @property
-    def latency(self) -> int:
-        return F32Multiply.LATENCY + (self.tree_depth + len(self.groups)) * F32Add.LATENCY
-
-    @property
-    def stage_latencies(self) -> list[tuple[str, int]]:
-        """(stage, cycles) in order: multiply, the pairwise levels of a group, one accumulation add per group."""
-        return ([("F32Multiply", F32Multiply.LATENCY)]
+    def named_stages(self):
+        """Multiply, the pairwise levels of a group, one accumulation add per group (the adders
+        are built at elaboration: their cycles stand for them)."""
+        return ([("F32Multiply", self.muls[0])]
                 + [(f"pairwise{lv}.F32Add", F32Add.LATENCY) for lv in range(self.tree_depth)]
                 + [(f"accumulate{j}.F32Add", F32Add.LATENCY) for j in range(len(self.groups))])
 
-    def _wait(self, m, name, value, cycles):
-        """``value`` delayed by ``cycles`` (enabled with the pipeline)."""
-        if cycles == 0:
-            return value
-        w = m.submodules[name] = Delay(32, cycles)
-        m.d.comb += [w.en.eq(self.en), w.i.eq(value)]
-        return w.o
+    @staticmethod
+    def _wait(m, name, value, cycles):
+        """``value`` delayed by ``cycles``."""
+        return delayed(m, name, 32, cycles, value) if cycles else value
 
     def _adder(self, m, name, x, y):
         add = m.submodules[name] = F32Add(flush=True)
-        m.d.comb += [add.en.eq(self.en), add.x.eq(x), add.y.eq(y)]
+        m.d.comb += [add.x.eq(x), add.y.eq(y)]
         return add.s
 
     def _pairwise(self, m, name, terms):
@@ -262,12 +255,12 @@ class GPS(Stage):
         products = []
         for j, mul in enumerate(self.muls):
             m.submodules[f"mul{j}"] = mul
-            m.d.comb += [mul.en.eq(self.en), mul.a.eq(self.a[j]), mul.b.eq(self.b[j])]
+            m.d.comb += [mul.a.eq(self.a[j]), mul.b.eq(self.b[j])]
             products.append((mul.p, mul.latency))
         sums = [self._pairwise(m, f"group{g}_add", [products[j] for j in idx]) for g, idx in enumerate(self.groups)]
         # c, a subnormal or zero one read as +0, waits for the first group sum
         t = sums[0][1]
-        c_flushed = Mux(self.c[23:31] == 0, 0, self.c)
+        c_flushed = Mux(self.c[F32.man_bits:_SIGN] == 0, 0, self.c)
         d = self._wait(m, "c_wait", c_flushed, t)
         for g, (gamma, t_g) in enumerate(sums):
             d = self._adder(m, f"accumulate{g}", d, self._wait(m, f"gamma{g}_wait", gamma, t - t_g))

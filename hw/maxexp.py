@@ -31,7 +31,6 @@ class MaxExponentTree(Stage):
 
     Members
     -------
-    en : In(1)
     exps : In(ArrayLayout(exp_shape(), n))
     e_max : Out(exp_shape())
     """
@@ -67,12 +66,10 @@ class MaxExponentTree(Stage):
                 regs = []
                 for i, v in enumerate(layer):
                     r = Signal(exp_shape(), name=f"max_r{stages}_{i}")
-                    with m.If(self.en):
-                        m.d.sync += r.eq(v)
+                    m.d.sync += r.eq(v)
                     regs.append(r)
                 layer = regs
                 stages += 1
-        with m.If(self.en):
-            m.d.sync += self.e_max.eq(layer[0])
+        m.d.sync += self.e_max.eq(layer[0])
         assert stages + 1 == self.latency, "the tree's registers must match its declared latency"
         return m

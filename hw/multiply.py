@@ -13,6 +13,7 @@ from golden.formats import get_format
 
 from .decode import Decoded, OperandDecode, exp_shape
 from .pipeline import Stage, any_of
+from .specials import Specials, product_specials
 
 __all__ = ["Product", "Specials", "MultiplierArray"]
 
@@ -20,9 +21,6 @@ __all__ = ["Product", "Specials", "MultiplierArray"]
 def Product(fa, fb) -> data.StructLayout:
     """One exact product: ``(-1)**sign * sig * 2**(exp - frac)``, ``frac = man_a + man_b``; zeros carry e_zero."""
     return data.StructLayout({"sign": 1, "exp": exp_shape(), "sig": fa.man_bits + fb.man_bits + 2})
-
-
-Specials = data.StructLayout({"nan": 1, "pinf": 1, "ninf": 1})
 
 
 class MultiplierArray(Stage):
@@ -46,7 +44,6 @@ class MultiplierArray(Stage):
 
     Members
     -------
-    en : In(1)
     a, b : In(ArrayLayout(storage bits, k))
     c : In(fc.storage_bits)
     scale_a, scale_b : In(ArrayLayout(8, k // block)), when scaled
@@ -96,14 +93,12 @@ class MultiplierArray(Stage):
                     nan.append(sa.out.nan | sb.out.nan)
             zero = x.zero | y.zero
             p = self.products[j]
-            with m.If(self.en):
-                m.d.sync += [
-                    p.sign.eq(x.sign ^ y.sign),
-                    p.sig.eq(Mux(zero, 0, x.sig * y.sig)),
-                    p.exp.eq(Mux(zero, self.e_zero, exp)),
-                ]
-            bad = x.nan | y.nan | (x.inf & y.zero) | (x.zero & y.inf)
-            inf = (x.inf | y.inf) & ~bad
+            m.d.sync += [
+                p.sign.eq(x.sign ^ y.sign),
+                p.sig.eq(Mux(zero, 0, x.sig * y.sig)),
+                p.exp.eq(Mux(zero, self.e_zero, exp)),
+            ]
+            bad, inf = product_specials(x, y)
             nan.append(bad)
             pinf.append(inf & ~(x.sign ^ y.sign))
             ninf.append(inf & (x.sign ^ y.sign))
@@ -114,14 +109,13 @@ class MultiplierArray(Stage):
         ninf.append(dc.out.inf & dc.out.sign)
         any_p, any_n = any_of(pinf), any_of(ninf)
         any_nan = any_of(nan) | (any_p & any_n)
-        with m.If(self.en):
-            m.d.sync += [
-                self.c_term.eq(dc.out),
-                self.c_term.exp.eq(Mux(dc.out.zero, self.e_zero, dc.out.exp)),
-                self.specials.nan.eq(any_nan),
-                self.specials.pinf.eq(any_p & ~any_nan),
-                self.specials.ninf.eq(any_n & ~any_nan),
-            ]
+        m.d.sync += [
+            self.c_term.eq(dc.out),
+            self.c_term.exp.eq(Mux(dc.out.zero, self.e_zero, dc.out.exp)),
+            self.specials.nan.eq(any_nan),
+            self.specials.pinf.eq(any_p & ~any_nan),
+            self.specials.ninf.eq(any_n & ~any_nan),
+        ]
         return m
 
 

@@ -1,35 +1,40 @@
-"""Pipeline plumbing shared by every datapath: stage registers and delay lines.
+"""Pipeline plumbing shared by every datapath: stages, pipelines of stages and delay lines.
 
-Every arithmetic stage is a :class:`Stage`: a ``wiring.Component`` with an
-``en`` input (the whole pipeline advances when ``en`` is high, so a stalled
-output holds every stage) and a ``latency`` property, the number of register
-stages between its inputs and its outputs.  :class:`Delay` carries side
-signals (special-value flags, exponents, operands of later chain passes)
-alongside a stage for the same number of cycles.
+Every arithmetic block is a :class:`Stage`: a ``wiring.Component`` with a ``latency``, the
+number of register stages between its inputs and its outputs.  Stages have no enable: the unit
+and the tensor core wrap their datapaths in Amaranth's ``EnableInserter``, so the ``sync``
+domain of every stage and delay line advances only when the output is free, and a stalled
+output holds the whole pipeline.  A :class:`Pipeline` is a stage made of stages in series; its
+latency and ``stage_latencies`` come from those stages.  :class:`Delay` carries side signals
+(special-value flags, exponents, operands of later chain passes) alongside a stage for the same
+number of cycles.
+
+:class:`Checked` components validate their arguments before they exist, so a rejected one is
+never created (and Amaranth never warns that it was "created but never used");
+:func:`questions_only` is for designs built only to be asked their latency or grouping.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import re
+import warnings
+
 from amaranth import Module, Signal
-from amaranth.lib import wiring
+from amaranth.hdl import Elaboratable, UnusedElaboratable
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["Stage", "Delay", "register", "any_of"]
+from golden.catalog import Datapath
+
+__all__ = ["Stage", "Pipeline", "Delay", "Checked", "DatapathPipeline", "delayed", "any_of", "questions_only", "silence"]
 
 
 class Stage(wiring.Component):
-    """Base of the arithmetic stages: subclasses add their ports and set ``LATENCY``.
-
-    Members
-    -------
-    en : In(1)
-        Advance the pipeline this cycle.
-    """
+    """Base of the arithmetic stages: subclasses add their ports and set ``LATENCY``."""
 
     LATENCY = 1
-
-    def __init__(self, signature_members: dict):
-        super().__init__({"en": In(1), **signature_members})
 
     @property
     def latency(self) -> int:
@@ -37,17 +42,32 @@ class Stage(wiring.Component):
         return self.LATENCY
 
 
-def register(m: Module, en, value, name: str, shape=None, init=0):
-    """A register loaded from ``value`` when ``en``; returns the register's output."""
-    shape = shape if shape is not None else value.shape()
-    reg = Signal(shape, name=name, init=init)
-    with m.If(en):
-        m.d.sync += reg.eq(value)
-    return reg
+class Pipeline(Stage):
+    """A stage made of stages in series: ``latency`` and ``stage_latencies`` add them up.
+
+    Subclasses set ``self.stages`` (the stages in order, named by their class) or override
+    :meth:`named_stages`, whose entries may also be plain cycle counts for stages built only at
+    elaboration (the GPS adders).
+    """
+
+    stages: list = []
+
+    def named_stages(self) -> list[tuple[str, object]]:
+        """``(name, stage or cycles)`` in order."""
+        return [(type(s).__name__, s) for s in self.stages]
+
+    @property
+    def stage_latencies(self) -> list[tuple[str, int]]:
+        """``(stage, cycles)`` in order: what ``latency`` adds up."""
+        return [(name, s if isinstance(s, int) else s.latency) for name, s in self.named_stages()]
+
+    @property
+    def latency(self) -> int:
+        return sum(cycles for _, cycles in self.stage_latencies)
 
 
 class Delay(wiring.Component):
-    """``cycles`` enabled registers in series (0 cycles: a wire).
+    """``cycles`` registers in series (0 cycles: a wire).
 
     Parameters
     ----------
@@ -58,7 +78,6 @@ class Delay(wiring.Component):
 
     Members
     -------
-    en : In(1)
     i : In(shape)
     o : Out(shape)
     """
@@ -68,7 +87,7 @@ class Delay(wiring.Component):
             raise ValueError("a delay cannot be negative")
         self._shape = shape
         self.cycles = cycles
-        super().__init__({"en": In(1), "i": In(shape), "o": Out(shape)})
+        super().__init__({"i": In(shape), "o": Out(shape)})
 
     @property
     def latency(self) -> int:
@@ -79,11 +98,87 @@ class Delay(wiring.Component):
         value = self.i
         for n in range(self.cycles):
             reg = Signal(self._shape, name=f"d{n}")
-            with m.If(self.en):
-                m.d.sync += reg.eq(value)
+            m.d.sync += reg.eq(value)
             value = reg
         m.d.comb += self.o.eq(value)
         return m
+
+
+def delayed(m: Module, name: str, shape, cycles: int, value):
+    """``value`` through a :class:`Delay` of ``cycles`` added to ``m`` as ``name``; returns its output."""
+    d = m.submodules[name] = Delay(shape, cycles)
+    m.d.comb += d.i.eq(value)
+    return d.o
+
+
+class Checked:
+    """Mixin of components that check their arguments before they exist.
+
+    ``check`` (a classmethod taking the constructor's arguments) raises on bad input before the
+    object is created, so a rejected component never exists to be reported as unused.
+    """
+
+    @classmethod
+    def check(cls, *args, **kwargs) -> None:
+        """Raise ``ValueError`` (or ``NotImplementedError``) naming what is wrong and what is valid."""
+
+    def __new__(cls, *args, **kwargs):
+        cls.check(*args, **kwargs)
+        return super().__new__(cls, *args, src_loc_at=1, **kwargs)
+
+
+class DatapathPipeline(Checked, Pipeline):
+    """Base of the datapaths (one lane of a dot-add unit, one group of a tensor core): built from
+    a :class:`golden.Datapath` alone, checked before it exists.
+
+    Subclasses name the base algorithms they build (``BASES``) and whether they take block
+    scales (``SCALES``: ``"never"``, ``"optional"``, ``"required"``), and extend :meth:`check`.
+
+    Members
+    -------
+    a, b : In(ArrayLayout(storage bits, k))
+    c : In(c_format.storage_bits)
+    scale_a, scale_b : In(ArrayLayout(scale storage bits, k // block_size)), when scaled
+    d : Out(d_format.storage_bits)
+    """
+
+    BASES: tuple = ()
+    SCALES = "never"
+
+    @classmethod
+    def check(cls, datapath, *args, **kwargs) -> None:
+        if not isinstance(datapath, Datapath):
+            raise TypeError(f"{cls.__name__} takes a golden.Datapath (Instruction.datapath), "
+                            f"not {type(datapath).__name__}")
+        base = datapath.params.base
+        if base not in cls.BASES:
+            raise ValueError(f"{cls.__name__} builds {', '.join(cls.BASES)}, not {base} ({datapath})")
+        scaled = datapath.scale_format is not None
+        if scaled and cls.SCALES == "never":
+            raise ValueError(f"{base} has no block scales, but the datapath has scale format "
+                             f"{datapath.scale_format.name} ({datapath})")
+        if not scaled and cls.SCALES == "required":
+            raise ValueError(f"{base} needs a scale format and block size ({datapath})")
+        if scaled and (not datapath.block_size or datapath.k % datapath.block_size):
+            raise ValueError(f"block size {datapath.block_size} must divide K={datapath.k} ({datapath})")
+        if datapath.k < 1:
+            raise ValueError(f"K must be at least 1, not {datapath.k}")
+
+    def __init__(self, datapath: Datapath, members: dict | None = None):
+        self.datapath = datapath
+        super().__init__({**self.operand_members(datapath), **(members or {})})
+
+    @staticmethod
+    def operand_members(datapath: Datapath) -> dict:
+        """The ports a, b, c, [scale_a, scale_b] and d of a datapath."""
+        fa, fb, fc, fd = datapath.formats
+        members = {"a": In(data.ArrayLayout(fa.storage_bits, datapath.k)),
+                   "b": In(data.ArrayLayout(fb.storage_bits, datapath.k)),
+                   "c": In(fc.storage_bits)}
+        if datapath.scale_format is not None:
+            scale = data.ArrayLayout(datapath.scale_format.storage_bits, datapath.scale_blocks)
+            members |= {"scale_a": In(scale), "scale_b": In(scale)}
+        return members | {"d": Out(fd.storage_bits)}
 
 
 def any_of(bits):
@@ -94,19 +189,37 @@ def any_of(bits):
     return out
 
 
-def silence(obj, _seen=None) -> None:
-    """Mark an elaboratable and every elaboratable it holds as deliberately unused.
+@contextlib.contextmanager
+def questions_only():
+    """Build designs only to ask them questions (latency, stages, groups, opcodes), never to
+    elaborate them: Amaranth's ``UnusedElaboratable`` warnings are ignored inside the block.
 
-    Units are built for their latency or their groups alone (reports, errors); Amaranth would
-    otherwise warn, when they are collected, that each stage "was created but never used".
+    Drop every such design before the block ends (a function's locals are): the warning comes
+    when an object is collected, which the block forces on the way out.
     """
-    from amaranth.hdl import Elaboratable
-    seen = _seen if _seen is not None else set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        try:
+            yield
+        finally:
+            gc.collect()
+
+
+def silence(obj) -> None:
+    """No "created but never used" warning for ``obj`` and the elaboratables it holds, whenever
+    they are collected (a public warning filter per object).  Prefer :func:`questions_only`; this
+    is for an object that outlives the block that made it."""
+    for o in _elaboratables(obj, set()):
+        warnings.filterwarnings("ignore", message=re.escape(f"{o!r} created but never used"),
+                                category=UnusedElaboratable)
+
+
+def _elaboratables(obj, seen: set):
     if id(obj) in seen:
         return
     seen.add(id(obj))
     if isinstance(obj, Elaboratable):
-        obj._MustUse__silence = True
+        yield obj
         children = vars(obj).values()
     elif isinstance(obj, (list, tuple)):
         children = obj
@@ -115,6 +228,4 @@ def silence(obj, _seen=None) -> None:
     else:
         return
     for child in children:
-        if isinstance(child, (Elaboratable, list, tuple, dict)):
-            silence(child, seen)
-
+        yield from _elaboratables(child, seen)

@@ -33,8 +33,8 @@ from amaranth.back import rtlil
 
 import golden
 
-from .pipeline import silence
-from .unit import SUPPORTED, dot_add_unit
+from .pipeline import questions_only
+from .unit import DATAPATHS, SUPPORTED, dot_add_unit
 
 __all__ = ["unit_size", "main", "SIZE_MODES"]
 
@@ -75,10 +75,6 @@ def _has_f64_multiplier(ins) -> bool:
     return any(f.name == "f64" for f in ins.formats[:2])
 
 
-def _silence(elaboratable):
-    silence(elaboratable)                         # built for its latency only, never elaborated
-
-
 def _fmt_size(size) -> tuple[str, str]:
     if not size:
         return "-", "-"
@@ -88,10 +84,6 @@ def _fmt_size(size) -> tuple[str, str]:
 
 def _sizes(units: list, mode: str, jobs: int) -> list:
     """Sizes of ``(ins, unit)`` pairs; identical RTL synthesised once, ``jobs`` Yosys runs at a time."""
-    if mode == "none":
-        for _, u in units:
-            _silence(u)
-        return [None] * len(units)
     texts, keys = [], []
     for ins, u in units:
         text = rtlil.convert(u, name="unit")
@@ -106,7 +98,16 @@ def _sizes(units: list, mode: str, jobs: int) -> list:
 
 def _config_key(ins, lanes):
     """Instructions with equal keys build the same unit (HGMMA's N variants, aliases, shapes)."""
-    return (ins.params, ins.formats, ins.k, ins.scale_format, ins.block_size, lanes)
+    return (ins.datapath, lanes)
+
+
+def _unit_facts(ins, lanes: int) -> tuple[int, int, list]:
+    """``(latency, initiation interval, stage latencies)`` of an instruction's unit, built only to ask."""
+    with questions_only():
+        unit = dot_add_unit(ins, lanes=lanes)
+        facts = unit.latency, unit.initiation_interval, unit.stage_latencies
+        del unit
+    return facts
 
 
 def _size_of_instruction(ins, lanes: int, fast: bool) -> dict:
@@ -132,15 +133,18 @@ def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
     missing = [i for i in found if i.params.base not in SUPPORTED]
     have = [i for i in found if i.params.base in SUPPORTED]
     # worker processes build, convert and synthesise each distinct unit; rows print in order
+    facts: dict = {}
     with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = _submit_sizes(pool, have, lanes, mode)
         for ins in have:
-            unit = dot_add_unit(ins, lanes=lanes)
-            _silence(unit)
-            size = futures[_config_key(ins, lanes)].result() if mode != "none" else None
+            key = _config_key(ins, lanes)
+            if key not in facts:
+                facts[key] = _unit_facts(ins, lanes)
+            latency, ii, stage_latencies = facts[key]
+            size = futures[key].result() if mode != "none" else None
             cells, ff = _fmt_size(size)
-            stages = " + ".join(f"{c}" for _, c in unit.stage_latencies)
-            print(f"{ins.arch:13s} {ins.name:44s} {ins.algorithm:9s} {unit.latency:7d} {unit.initiation_interval:3d} "
+            stages = " + ".join(f"{c}" for _, c in stage_latencies)
+            print(f"{ins.arch:13s} {ins.name:44s} {ins.algorithm:9s} {latency:7d} {ii:3d} "
                   f"{cells:>8s} {ff:>8s}  {stages}", file=out, flush=True)
     for ins in missing:
         print(f"{ins.arch:13s} {ins.name:44s} {ins.algorithm:9s} {'-':>7s} {'-':>3s} {'-':>8s} {'-':>8s}  no RTL yet",
@@ -150,29 +154,43 @@ def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
     return 1 if missing else 0
 
 
+def _core_facts(arch: str, instrs) -> dict:
+    """What the report says of a tensor core, from a core built only to ask."""
+    from .tensor_core import TensorCore
+    with questions_only():
+        core = TensorCore(arch, instrs)
+        facts = {"arch": core.arch, "instructions": core.instructions, "latency": core.latency,
+                 "ii": core.initiation_interval,
+                 "groups": [(g.name, len(g.members), g.template, g.datapath, dp.latency)
+                            for g, dp in zip(core.groups, core.datapaths)]}
+        del core
+    return facts
+
+
 def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out) -> int:
     from .tensor_core import TensorCore
-    core = TensorCore(arch, instrs)
-    print(f"{core.arch} tensor core: {len(core.instructions)} instruction(s) on {len(core.groups)} shared "
-          f"datapath(s), latency {core.latency}, II {core.initiation_interval}", file=out)
+    core = _core_facts(arch, instrs)
+    groups = core["groups"]
+    print(f"{core['arch']} tensor core: {len(core['instructions'])} instruction(s) on {len(groups)} shared "
+          f"datapath(s), latency {core['latency']}, II {core['ii']}", file=out)
     print(f"{'group':60s} {'instrs':>6s} {'latency':>7s} {'cells':>8s} {'FF bits':>8s}", file=out)
-    size_mode = "none" if mode == "none" else mode
-    group_units = [(g.template, dp) for g, dp in zip(core.groups, core.datapaths)]
-    # a group's datapath alone (not behind streams) is synthesised as it stands
-    group_sizes = _sizes(group_units, size_mode, jobs) if size_mode != "none" else [None] * len(group_units)
-    for g, dp, size in zip(core.groups, core.datapaths, group_sizes):
+    if mode == "none":
+        group_sizes = [None] * len(groups)
+    else:
+        # a group's datapath alone (not behind streams) is synthesised as it stands
+        group_sizes = _sizes([(t, DATAPATHS[dp.params.base](dp)) for _, _, t, dp, _ in groups], mode, jobs)
+    for (name, members, _, _, latency), size in zip(groups, group_sizes):
         cells, ff = _fmt_size(size)
-        print(f"{g.name:60s} {len(g.members):6d} {dp.latency:7d} {cells:>8s} {ff:>8s}", file=out)
-    if size_mode == "none":
-        _silence(core)
+        print(f"{name:60s} {members:6d} {latency:7d} {cells:>8s} {ff:>8s}", file=out)
+    if mode == "none":
         return 0
-    _silence(core)
-    fresh = TensorCore(arch, instrs)                   # the datapaths above were elaborated on their own
-    core_size = _sizes([(core.instructions[0], fresh)], size_mode if size_mode != "auto" else (
-        "fast" if any(_has_f64_multiplier(i) for i in core.instructions) else "full"), jobs)[0]
+    instructions = core["instructions"]
+    core_mode = mode if mode != "auto" else (
+        "fast" if any(_has_f64_multiplier(i) for i in instructions) else "full")
+    core_size = _sizes([(instructions[0], TensorCore(arch, instrs))], core_mode, jobs)[0]
     with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = _submit_sizes(pool, core.instructions, 1, size_mode)
-        unit_sizes = [futures[_config_key(ins, 1)].result() for ins in core.instructions]
+        futures = _submit_sizes(pool, instructions, 1, mode)
+        unit_sizes = [futures[_config_key(ins, 1)].result() for ins in instructions]
     total = sum(s["cells"] for s in unit_sizes)
     cells, ff = _fmt_size(core_size)
     print(f"tensor core: {cells} cells, {ff} FF bits; one unit per instruction: {total} cells in "
@@ -187,8 +205,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m hw", description="RTL reports")
     sub = p.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("report", help="latency, II and size per instruction (or per tensor core)")
-    rp.add_argument("arch", help="architecture, or all")
-    rp.add_argument("instr", nargs="?", help="name or family (default: all)")
+    rp.add_argument("arch", help="architecture, a comma list of them, or all")
+    rp.add_argument("instr", nargs="?", help="name or family, or a comma list of them (default: all)")
     rp.add_argument("--lanes", type=int, default=1)
     rp.add_argument("--size", choices=SIZE_MODES, default="full",
                     help="full: Yosys synth with ABC (default); fast: without ABC; auto: fast for f64 units; none")
@@ -201,15 +219,9 @@ def main(argv=None) -> int:
     try:
         if args.lanes < 1 or args.jobs < 1:
             raise ValueError("--lanes and --jobs must be at least 1")
-        if args.arch == "all":
-            if args.tensor_core:
-                raise ValueError("--tensor-core takes one architecture")
-            found = golden.instructions(None, args.instr)
-        else:
-            found = golden.instructions(args.arch, args.instr)
-        if not found:
-            golden.lookup(args.arch, args.instr)
-            raise ValueError(f"no instruction matches {args.instr!r} on {args.arch}")
+        if args.tensor_core and (args.arch.strip().lower() == "all" or "," in args.arch):
+            raise ValueError(f"--tensor-core takes one architecture, not {args.arch!r}")
+        found = golden.select(args.arch, args.instr)
         if mode != "none":
             yosys_command()                   # a missing Yosys is said now, not from a worker later
     except (ValueError, RuntimeError) as e:

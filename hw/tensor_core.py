@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth import Module, Signal
+from amaranth.hdl import EnableInserter
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -31,8 +32,8 @@ from golden.catalog import Instruction, canonical_arch
 from golden.formats import get_format
 
 from .decode import UnionFormat, union_format
-from .pipeline import Delay
-from .unit import DATAPATHS
+from .pipeline import Checked, Delay
+from .unit import DATAPATHS, datapath_class
 
 __all__ = ["TensorCore", "DatapathGroup", "datapath_groups", "UNION_BASES"]
 
@@ -50,6 +51,11 @@ class DatapathGroup:
     fb: object
 
     @property
+    def datapath(self) -> golden.Datapath:
+        """What the group's datapath is built from: the template's, with the (union) a/b formats."""
+        return self.template.datapath.with_(a_format=self.fa, b_format=self.fb)
+
+    @property
     def name(self) -> str:
         t = self.template
         scale = f" {t.scale_format}/{t.block_size}" if t.scale_format else ""
@@ -63,9 +69,10 @@ def _short(fmt) -> str:
     return fmt.name
 
 
-def _group_key(ins: Instruction):
-    key = (ins.params, ins.k, ins.c_format, ins.d_format, ins.scale_format, ins.block_size)
-    return key if ins.params.base in UNION_BASES else key + (ins.a_format, ins.b_format)
+def _group_key(ins: Instruction) -> golden.Datapath:
+    """The instruction's datapath; where a union decoder can take any a/b format, without them."""
+    dp = ins.datapath
+    return dp.with_(a_format=None, b_format=None) if ins.params.base in UNION_BASES else dp
 
 
 def datapath_groups(instructions) -> list[DatapathGroup]:
@@ -81,7 +88,7 @@ def datapath_groups(instructions) -> list[DatapathGroup]:
     return out
 
 
-class TensorCore(wiring.Component):
+class TensorCore(Checked, wiring.Component):
     """Every instruction of ``arch`` behind one opcode-selected, fully pipelined stream.
 
     Parameters
@@ -100,23 +107,26 @@ class TensorCore(wiring.Component):
         The result in the instruction's d format, right-aligned.
     """
 
+    @classmethod
+    def check(cls, arch: str, instructions=None) -> None:
+        arch = canonical_arch(arch)
+        instructions = cls._instructions(arch, instructions)
+        if not instructions:
+            raise ValueError(f"no instructions for a tensor core on {arch}")
+        for ins in instructions:
+            if ins.arch != arch:
+                raise ValueError(f"{ins.arch} {ins.name} is not a {arch} instruction")
+            datapath_class(ins.datapath, f"{ins.arch} {ins.name}")
+
+    @staticmethod
+    def _instructions(arch: str, instructions) -> list:
+        return list(instructions) if instructions is not None else golden.instructions(arch)
+
     def __init__(self, arch: str, instructions=None):
-        self._MustUse__silence = True          # until the checks pass: a rejected core is never built
         self.arch = canonical_arch(arch)
-        self.instructions = list(instructions) if instructions is not None else golden.instructions(self.arch)
-        if not self.instructions:
-            raise ValueError(f"no instructions for a tensor core on {self.arch}")
-        for ins in self.instructions:
-            if ins.arch != self.arch:
-                raise ValueError(f"{ins.arch} {ins.name} is not a {self.arch} instruction")
-            if ins.params.base not in DATAPATHS:
-                raise NotImplementedError(f"no RTL for {ins.params.base} ({ins.arch} {ins.name})")
-        self._MustUse__silence = False
+        self.instructions = self._instructions(self.arch, instructions)
         self.groups = datapath_groups(self.instructions)
-        self.datapaths = []
-        for g in self.groups:
-            t = g.template
-            self.datapaths.append(DATAPATHS[t.params.base](_FormatsView(t, g.fa, g.fb), t.params))
+        self.datapaths = [DATAPATHS[g.template.params.base](g.datapath) for g in self.groups]
         self.k_max = max(i.k for i in self.instructions)
         fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]
         self.a_bits = max(f.storage_bits for f in fmt("a_format"))
@@ -157,10 +167,12 @@ class TensorCore(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.i.payload
-        en = self.o.ready | ~self.o.valid
-        m.d.comb += self.i.ready.eq(en)
-        valid = m.submodules.valid = Delay(1, self.latency)
-        m.d.comb += [valid.en.eq(en), valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
+        # every datapath and delay line advances when the output is free (EnableInserter)
+        advance = Signal()
+        m.d.comb += [advance.eq(self.o.ready | ~self.o.valid), self.i.ready.eq(advance)]
+        valid = Delay(1, self.latency)
+        m.submodules.valid = EnableInserter(advance)(valid)
+        m.d.comb += [valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
         # which group answers, and when
         gsel_shape = max(1, (len(self.groups) - 1).bit_length())
         gsel = Signal(gsel_shape)
@@ -170,14 +182,15 @@ class TensorCore(wiring.Component):
                     m.d.comb += gsel.eq(self.group_of(ins))
             with m.Default():                  # unused opcodes: group 0, a result nobody asked for
                 m.d.comb += gsel.eq(0)
-        gwait = m.submodules.group_wait = Delay(gsel_shape, self.latency)
-        m.d.comb += [gwait.en.eq(en), gwait.i.eq(gsel)]
+        gwait = Delay(gsel_shape, self.latency)
+        m.submodules.group_wait = EnableInserter(advance)(gwait)
+        m.d.comb += gwait.i.eq(gsel)
         for g_no, (g, dp) in enumerate(zip(self.groups, self.datapaths)):
-            m.submodules[f"group{g_no}"] = dp
-            m.d.comb += dp.en.eq(en)
+            m.submodules[f"group{g_no}"] = EnableInserter(advance)(dp)
             self._feed(m, g_no, g, dp, p)
-            out = m.submodules[f"group{g_no}_wait"] = Delay(len(dp.d), self.latency - dp.latency)
-            m.d.comb += [out.en.eq(en), out.i.eq(dp.d)]
+            out = Delay(len(dp.d), self.latency - dp.latency)
+            m.submodules[f"group{g_no}_wait"] = EnableInserter(advance)(out)
+            m.d.comb += out.i.eq(dp.d)
             with m.If(gwait.o == g_no):
                 m.d.comb += self.o.payload.eq(out.o)
         return m
@@ -207,15 +220,3 @@ class TensorCore(wiring.Component):
             for name in ("scale_a", "scale_b"):
                 for j in range(t.k // t.block_size):
                     m.d.comb += getattr(dp, name)[j].eq(getattr(p, name)[j][:sbits])
-
-
-class _FormatsView:
-    """``ins`` with (union) a/b formats in ``formats``, for the datapath builders (which read
-    ``formats``, ``k`` and the scales)."""
-
-    def __init__(self, ins, fa, fb):
-        self._ins = ins
-        self.formats = (fa, fb, get_format(ins.c_format), get_format(ins.d_format))
-
-    def __getattr__(self, name):
-        return getattr(self._ins, name)

@@ -1,14 +1,14 @@
 """The dot-add unit of one catalog instruction: lanes of a datapath behind valid/ready streams.
 
-:func:`dot_add_unit` is the generator: it reads the instruction's algorithm
-parameters from golden's catalog (the same :class:`golden.Instruction` the
-golden model runs) and builds the datapath.  A custom design is one parameter
-away: ``dot_add_unit(ins, params=ins.params.with_(F=27))``.
+:func:`dot_add_unit` is the generator: it takes the instruction's :class:`golden.Datapath` (the
+same description the golden model runs) and builds the datapath of its base algorithm.  A custom
+design is one parameter away: ``dot_add_unit(ins, params=ins.params.with_(F=27))``.
 """
 
 from __future__ import annotations
 
-from amaranth import Module
+from amaranth import Module, Signal
+from amaranth.hdl import EnableInserter
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -18,44 +18,35 @@ from golden.catalog import Instruction
 from golden.formats import get_format
 
 from .fda import FDAChain
-from .fdrda import FDRDAPass
+from .fdrda import FDRDAChain
 from .gdfs import GDFS
 from .gps import GPS
-from .pipeline import Delay
+from .pipeline import Checked, Delay
 from .sfma import SFMAChain
 
-__all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS"]
+__all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS", "datapath_class"]
 
-
-def _fda(ins: Instruction, params: Params):
-    fa, fb, fc, fd = ins.formats
-    return FDAChain(fa, fb, fc, fd, ins.k, params, ins.scale_format, ins.block_size)
-
-
-def _fdrda(ins: Instruction, params: Params):
-    fa, fb, fc, fd = ins.formats
-    return FDAChain(fa, fb, fc, fd, ins.k, params, pass_class=FDRDAPass)
-
-
-def _sfma(ins: Instruction, params: Params):
-    fa, fb, fc, fd = ins.formats
-    return SFMAChain(fa, fb, fc, fd, ins.k, params)
-
-
-def _gps(ins: Instruction, params: Params):
-    fa, fb, fc, fd = ins.formats
-    return GPS(fa, fb, fc, fd, ins.k, params)
-
-
-# Datapath builders by base algorithm: each takes (instruction, params) and returns a Stage-like
-# component with ports en, a, b, c, [scale_a, scale_b], d, a `latency` and `stage_latencies`.
-DATAPATHS = {"FDA": _fda, "GDFS": GDFS, "FDRDA": _fdrda, "GFDRDA": _fdrda, "SFMA": _sfma, "GPS": _gps}
+# Datapath classes by base algorithm: each takes a golden.Datapath and is a DatapathPipeline
+# (ports a, b, c, [scale_a, scale_b], d; `latency`, `stage_latencies`)
+DATAPATHS = {"FDA": FDAChain, "GDFS": GDFS, "FDRDA": FDRDAChain, "GFDRDA": FDRDAChain, "SFMA": SFMAChain,
+             "GPS": GPS}
 SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 
-def lane_layout(ins: Instruction) -> data.StructLayout:
-    """One dot-add's operands, LSB first: a[0..K-1], b[0..K-1], c, then scale_a, scale_b if scaled."""
-    fa, fb, fc, _ = ins.formats
+def datapath_class(datapath, who: str = ""):
+    """The class that builds ``datapath``, its arguments checked (nothing is built)."""
+    base = datapath.params.base
+    if base not in DATAPATHS:
+        raise NotImplementedError(f"no RTL for {base} yet{f' ({who})' if who else ''}; "
+                                  f"RTL exists for: {', '.join(SUPPORTED)}")
+    DATAPATHS[base].check(datapath)
+    return DATAPATHS[base]
+
+
+def lane_layout(ins) -> data.StructLayout:
+    """One dot-add's operands, LSB first: a[0..K-1], b[0..K-1], c, then scale_a, scale_b if scaled
+    (``ins``: an Instruction or a Datapath)."""
+    fa, fb, fc, _ = (get_format(f) for f in ins.formats)
     fields = {"a": data.ArrayLayout(fa.storage_bits, ins.k), "b": data.ArrayLayout(fb.storage_bits, ins.k),
               "c": fc.storage_bits}
     if ins.scale_format:
@@ -65,18 +56,23 @@ def lane_layout(ins: Instruction) -> data.StructLayout:
     return data.StructLayout(fields)
 
 
-class DotAddUnit(wiring.Component):
+def _datapath(ins: Instruction, params: Params | None):
+    return ins.datapath if params is None else ins.datapath.with_(params=params)
+
+
+class DotAddUnit(Checked, wiring.Component):
     """``lanes`` dot-adds per cycle for one instruction, fully pipelined.
 
-    The pipeline advances whenever the output register is free or being read
-    (``en = o.ready | ~o.valid``), so backpressure holds every stage.
+    The datapaths run in a ``sync`` domain enabled (Amaranth's ``EnableInserter``) whenever the
+    output register is free or being read (``o.ready | ~o.valid``), so backpressure holds every
+    stage.
 
     Parameters
     ----------
     ins : golden.Instruction
-        The instruction (formats, K, scales) ...
+        The instruction: its ``datapath`` (formats, K, scales, params) ...
     params : golden.Params, optional
-        ... and its algorithm parameters (default ``ins.params``).
+        ... with these algorithm parameters instead of ``ins.params``.
     lanes : int
         Dot-adds accepted per cycle.
 
@@ -86,26 +82,22 @@ class DotAddUnit(wiring.Component):
     o : Out(stream.Signature(ArrayLayout(d bits, lanes)))
     """
 
+    @classmethod
+    def check(cls, ins: Instruction, params: Params | None = None, lanes: int = 1) -> None:
+        if lanes < 1:
+            raise ValueError(f"lanes must be at least 1, not {lanes}")
+        datapath_class(_datapath(ins, params), f"{ins.arch} {ins.name}")
+
     def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1):
         self.ins = ins
-        self.params = params or ins.params
-        if self.params.base not in DATAPATHS:
-            self._MustUse__silence = True                  # never built: no "unused" warning later
-            raise NotImplementedError(f"no RTL for {self.params.base} yet ({ins.arch} {ins.name}); "
-                                      f"RTL exists for: {', '.join(SUPPORTED)}")
-        if self.params.floor_rounding != "RD" and self.params.base in ("FDRDA", "GFDRDA"):
-            self._MustUse__silence = True
-            raise NotImplementedError(f"the {self.params.base} RTL floors (floor_rounding='RD'); "
-                                      f"floor_rounding={self.params.floor_rounding!r} exists in golden only")
-        if lanes < 1:
-            self._MustUse__silence = True
-            raise ValueError("lanes must be at least 1")
+        self.datapath = _datapath(ins, params)
+        self.params = self.datapath.params
         self.lanes = lanes
-        fa, fb, fc, fd = ins.formats
-        self.datapaths = [DATAPATHS[self.params.base](ins, self.params) for _ in range(lanes)]
+        build = DATAPATHS[self.params.base]
+        self.datapaths = [build(self.datapath) for _ in range(lanes)]
         super().__init__({
             "i": In(stream.Signature(data.ArrayLayout(lane_layout(ins), lanes))),
-            "o": Out(stream.Signature(data.ArrayLayout(fd.storage_bits, lanes))),
+            "o": Out(stream.Signature(data.ArrayLayout(self.datapath.d_format.storage_bits, lanes))),
         })
 
     @property
@@ -126,15 +118,16 @@ class DotAddUnit(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         assert sum(c for _, c in self.stage_latencies) == self.latency, "stages must add up to the unit latency"
-        en = self.o.ready | ~self.o.valid
-        m.d.comb += self.i.ready.eq(en)
-        valid = m.submodules.valid = Delay(1, self.latency)
-        m.d.comb += [valid.en.eq(en), valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
+        advance = Signal()
+        m.d.comb += [advance.eq(self.o.ready | ~self.o.valid), self.i.ready.eq(advance)]
+        valid = Delay(1, self.latency)
+        m.submodules.valid = EnableInserter(advance)(valid)
+        m.d.comb += [valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
         for n, dp in enumerate(self.datapaths):
-            m.submodules[f"lane{n}"] = dp
+            m.submodules[f"lane{n}"] = EnableInserter(advance)(dp)
             lane = self.i.payload[n]
-            m.d.comb += [dp.en.eq(en), dp.a.eq(lane.a), dp.b.eq(lane.b), dp.c.eq(lane.c), self.o.payload[n].eq(dp.d)]
-            if self.ins.scale_format:
+            m.d.comb += [dp.a.eq(lane.a), dp.b.eq(lane.b), dp.c.eq(lane.c), self.o.payload[n].eq(dp.d)]
+            if self.datapath.scale_format:
                 m.d.comb += [dp.scale_a.eq(lane.scale_a), dp.scale_b.eq(lane.scale_b)]
         return m
 

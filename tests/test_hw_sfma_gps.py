@@ -11,15 +11,16 @@ other result, signed zeros included, is bit exact.
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
+from conftest import run_stage, simulate
 
 import golden
 import golden.vectors
 import hw
 from golden.fma import fma_exact, fma_f32, fma_f64
 from golden.formats import NAN, decode, from_float, get_format
-from hw.fma import FusedMultiplyAdd, quiet_nan
+from hw.fma import FusedMultiplyAdd
 from hw.gps import F32Add, F32Multiply
+from hw.specials import quiet_nan
 
 SFMA_UNITS = [
     ("hopper", "DMMA.8x8x4"),                      # f64, K=4
@@ -38,68 +39,12 @@ GPS_UNITS = [
 ]
 
 
-def simulate(unit, a, b, c, stall_in=0.0, stall_out=0.0, seed=0):
-    """Drive one dot-add per accepted cycle with random stalls; return d bits in order and the cycle count."""
-    rng = np.random.default_rng(seed)
-    n = len(c)
-    out = []
-    cycles = [0]
-
-    async def bench(ctx):
-        i = 0
-        while len(out) < n:
-            give = i < n and rng.random() >= stall_in
-            if give:
-                ctx.set(unit.i.payload, [{"a": [int(x) for x in a[i]], "b": [int(x) for x in b[i]], "c": int(c[i])}])
-            ctx.set(unit.i.valid, give)
-            ctx.set(unit.o.ready, rng.random() >= stall_out)
-            # values sampled at the clock edge: (clk, rst, *signals)
-            _, _, accepted, produced, ready, value = await ctx.tick().sample(
-                unit.i.ready, unit.o.valid, unit.o.ready, unit.o.payload)
-            if give and accepted:
-                i += 1
-            if produced and ready:
-                out.append(int(value[0]))
-            cycles[0] += 1
-            assert cycles[0] < 50 * (n + 50), "the unit stopped producing results"
-
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return np.array(out, np.uint64), cycles[0]
-
-
-def run_stage(stage, inputs: dict, n: int):
-    """Feed ``n`` operand sets to a bare pipelined stage (``en`` high); return its single output per set."""
-    (out_name,) = [name for name, member in stage.signature.members.items() if member.flow.name == "Out"]
-    port = getattr(stage, out_name)
-    got = []
-
-    async def bench(ctx):
-        ctx.set(stage.en, 1)
-        for t in range(n + stage.latency):
-            if t < n:
-                for name, values in inputs.items():
-                    ctx.set(getattr(stage, name), int(values[t]))
-            await ctx.tick()
-            got.append(ctx.get(port))
-
-    sim = Simulator(stage)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return np.array(got[stage.latency - 1:stage.latency - 1 + n], np.uint64)
-
-
 def is_nan(fmt, bits):
     return decode(fmt, np.asarray(bits, np.uint64)).cls == NAN
 
 
-def mismatches(fmt, got, want):
-    """Rows where RTL and golden differ, a NaN matching any NaN."""
-    got, want = np.asarray(got, np.uint64), np.asarray(want, np.uint64)
-    return np.nonzero((got != want) & ~(is_nan(fmt, got) & is_nan(fmt, want)))[0]
+# the GPS units' NaN rule (any NaN matches, ISA.md fact 3) for their binary32 stages on their own
+GPS_DATAPATH = golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16").datapath
 
 
 def vectors(ins, n, seed):
@@ -116,7 +61,7 @@ def check_unit(arch, name, n, seed):
     a, b, c = vectors(ins, n, seed)
     got, _ = simulate(unit, a, b, c, stall_in=0.2, stall_out=0.2, seed=seed)
     want = golden.dot_add(ins, a, b, c).astype(np.uint64)
-    bad = mismatches(ins.formats[3], got, want)
+    bad = golden.mismatching(ins, got, want)
     if len(bad):
         i = bad[0]
         pytest.fail(f"{len(bad)} of {len(c)} differ; first row {i}: RTL {int(got[i]):#x}, golden {int(want[i]):#x}\n"
@@ -247,7 +192,7 @@ def test_gps_flush_boundaries(arch, name):
     a, b, c = gps_targeted(ins, 150, np.random.default_rng(7))
     got, _ = simulate(hw.dot_add_unit(ins), a, b, c, stall_in=0.1, stall_out=0.1)
     want = golden.dot_add(ins, a, b, c).astype(np.uint64)
-    bad = mismatches("f32", got, want)
+    bad = golden.mismatching(ins, got, want)
     assert not len(bad), f"{len(bad)} of {len(c)} differ; first row {bad[0]}: " + str(
         golden.trace(ins, a[bad[0]], b[bad[0]], c[bad[0]]))
 
@@ -259,7 +204,7 @@ def _f32_flush(x):
 
 
 def _same_f32(got, want):
-    return mismatches("f32", got, want)
+    return golden.mismatching(GPS_DATAPATH, got, want)
 
 
 def _f32_operands(n, rng):

@@ -14,8 +14,9 @@ import pytest
 
 import golden.vectors
 from golden.fma import fma_f32, fma_f64
+from conftest import run_stage
 from hw.fma import FusedMultiplyAdd
-from test_hw_sfma_gps import is_nan, run_stage, targeted_fma
+from test_hw_sfma_gps import is_nan, targeted_fma
 
 sf = pytest.importorskip("softfloatpy", reason="Berkeley SoftFloat binding (softfloatpy) not installed")
 
