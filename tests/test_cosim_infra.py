@@ -4,6 +4,7 @@ Two small Verilator builds of the stand-in (cosim.standin) serve every
 simulation here; they are cached under build/cosim/test between runs.
 """
 
+import json
 import os
 import re
 import stat
@@ -358,3 +359,105 @@ def test_stuck_and_chatty_units_are_caught(tmp_path):
         make.reference = standin.reference
         r = cr.run_instruction(ins, _config(tmp_path, n=500), make)
         assert r.status != "ok" and re.search(words, r.message), (cls.__name__, r.status, r.message)
+
+
+# ---- the RTL backend (a capture session) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("pair, lanes", [(HGMMA, 1), (("hopper", "DMMA.8x8x4"), 3)],
+                         ids=["HGMMA-f32", "DMMA-f64-3lanes"])
+def test_rtl_backend_returns_every_output_in_input_order(pair, lanes):
+    """More vectors than the calibration batch, a lane count that pads the last beat, and a
+    64-bit D format (where no constant could stand for 'never matches')."""
+    ins = ins_of(pair)
+    backend = RTLBackend(lanes=lanes, build_root=ROOT, unit=StandInUnits(latency=3))
+    a, b, c, sa, sb = vectors.VectorStream(ins, "bits", seed=9).take(1001)
+    d = backend(ins, a, b, c, sa, sb)
+    assert backend.name == "rtl"
+    assert d.dtype == np.uint64 and d.shape == (1001,)
+    assert np.array_equal(d, standin.reference(ins, a, b, c))
+    if ins.formats[3].storage_bits == 64:
+        assert (d >> np.uint64(63)).any()                   # full 64-bit patterns come back
+    assert backend(ins, a[:0], b[:0], c[:0]).shape == (0,)
+
+
+def test_rtl_backend_errors_are_cosims_own(tmp_path):
+    ins = ins_of(HGMMA)
+    a, b, c, _, _ = vectors.VectorStream(ins, "bits").take(10)
+
+    def none(i, lanes):
+        raise cosim.NoRTL(f"no RTL for {i.algorithm} yet")
+    with pytest.raises(cosim.NoRTL, match=r"no RTL for hopper HGMMA.64xNx16.F32: no RTL for FDA yet"):
+        RTLBackend(unit=none)(ins, a, b, c)
+
+    class Liar(standin.StandInUnit):
+        @property
+        def latency(self):
+            return 4
+    with pytest.raises(cosim.SimError, match="declares latency 4"):
+        RTLBackend(build_root=ROOT, unit=lambda i, lanes: Liar(i, lanes, latency=3))(ins, a, b, c)
+    assert issubclass(cosim.SimError, RuntimeError)
+    with pytest.raises(ValueError, match="lanes must be >= 1"):
+        RTLBackend(lanes=0)
+
+
+def test_capture_and_score_share_one_session(clean_build):
+    """The same session loop either scores (counting mismatches) or captures (keeping every output)."""
+    from cosim import session
+    ins = ins_of(HGMMA)
+    lay = payload.PayloadLayout(ins, 1)
+    ops = vectors.VectorStream(ins, "bits", seed=1).take(700)
+    capture = session.Capture(700)
+    s = session.simulate(clean_build, lay, vectors.ArrayStream(ins, *ops), capture, n=700, batch_vectors=300)
+    assert s.error is None and s.vectors == 700 and s.run_dir is None
+    assert np.array_equal(capture.d, standin.reference(ins, *ops))
+    wrong = capture.d.copy()
+    wrong[[5, 600]] ^= np.uint64(1)
+    score = session.Score(ins, cosim.FixedReference(wrong), max_saved=1)
+    s = session.simulate(clean_build, lay, vectors.ArrayStream(ins, *ops), score, n=700, batch_vectors=700)
+    assert score.count == 2 and list(score.failing["index"]) == [5] and s.run_dir is not None
+
+
+# ---- the file protocol ---------------------------------------------------------------------------------
+
+def _source(path):
+    return (bld.REPO / path).read_text()
+
+
+def test_protocol_is_the_one_both_sides_use():
+    """Driver and testbench name the run directory's files and fields only through tb.protocol."""
+    import ast
+    tb_src, session_src = _source("tb/cosim_tb.py"), _source("cosim/session.py")
+    assert "from tb import protocol" in tb_src and "from tb import protocol" in session_src
+    for path in ["tb/cosim_tb.py", *(str(p.relative_to(bld.REPO)) for p in (bld.REPO / "cosim").glob("*.py"))]:
+        literals = [n.value for n in ast.walk(ast.parse(_source(path))) if isinstance(n, ast.Constant)
+                    and isinstance(n.value, str)]
+        assert not [t for t in literals if re.search(r"^(in|out)_(\d|$)|job\.json|end\.json|final\.json|cur_(in|out)|"
+                                                      r"COSIM_(IN|OUT|RUN_DIR)|^(beats|stall_in|stall_out|"
+                                                      r"first_in|load_error|extra)$", t)], path
+    # the protocol module loads in the simulator's Python: the standard library only at its top
+    tree = ast.parse(_source("tb/protocol.py"))
+    top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names} | \
+          {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
+    assert top <= {"__future__", "json", "os", "dataclasses", "pathlib"}, top
+    # its names are the harness's
+    harness = _source("tb/cosim_harness.sv")
+    assert f'$value$plusargs("{protocol.PLUSARG_IN}=%s"' in harness
+    assert f'$value$plusargs("{protocol.PLUSARG_OUT}=%s"' in harness
+    assert all(re.search(rf"\b{port}\b", harness) for port in protocol.STAT_PORTS)
+
+
+def test_protocol_records_round_trip(tmp_path):
+    job = protocol.Job(watchdog=1200, drain_cycles=30)
+    job.write(tmp_path / protocol.JOB)
+    assert protocol.Job.read(tmp_path / protocol.JOB) == job
+    assert json.loads((tmp_path / protocol.JOB).read_text()) == {"watchdog": 1200, "drain_cycles": 30,
+                                                                 "clock_impl": "gpi", "give_up_s": 600.0}
+    ctl = protocol.BatchControl(beats=3, seed=7, stall_in=protocol.stall16(0.1), stall_out=0)
+    ctl.write(tmp_path / protocol.in_control(4))
+    assert (tmp_path / "in_4.json").exists() and protocol.BatchControl.read(tmp_path / "in_4.json") == ctl
+    assert ctl.stall_in == 6554
+    with pytest.raises(ValueError, match=r"stall probability must be in \[0, 1\)"):
+        protocol.stall16(1.0)
+    assert protocol.plusargs(tmp_path) == [f"+COSIM_IN={tmp_path}/cur_in.bin", f"+COSIM_OUT={tmp_path}/cur_out.bin"]
+    with pytest.raises(ValueError, match="expected 2 x 3"):
+        protocol.from_words32(b"\0" * 8, 70, rows=2)
