@@ -1,15 +1,19 @@
-"""Command line: ``python -m cosim run | replay | lint | bench | toolchain``.
+"""Command line: ``python -m cosim run | tensor-core | replay | lint | bench | toolchain``.
+
+ARCH and INSTR take a name, a comma list or ``all`` everywhere (``golden.select``).
 
 Examples::
 
     python -m cosim run hopper HGMMA                 # every HGMMA: ~1 min each, >= 100,000 vectors
     python -m cosim run ampere HMMA.16816.F32 -n 1000000 --seed 7 --stall 0.3
     python -m cosim run all all -n 100000            # every instruction (make cosim-all)
+    python -m cosim run volta,turing HMMA.884 -n 20000   # comma lists
     python -m cosim run hopper HGMMA --unit standin  # the machinery, on the stand-in unit
     python -m cosim replay build/cosim/failures/hopper_HGMMA.64xNx16.F32_seed1_....npz --waves
     python -m cosim lint hopper HGMMA                # verilator --lint-only -Wall on the generated RTL
     python -m cosim bench                            # throughput: stand-in and HGMMA unit, 1-8 lanes
     python -m cosim tensor-core volta                # the whole Volta tensor core, mixed opcodes
+    python -m cosim tensor-core volta,turing --vectors bits   # each core in turn
     python -m cosim toolchain
 """
 
