@@ -314,6 +314,14 @@ def test_bad_names_are_clear_errors(capsys):
     assert "unknown architecture 'hoper'" in capsys.readouterr().err
     assert cosim_main(["run", "volta", "HMMA", "-j", "0"]) == 2
     assert "--jobs must be >= 1" in capsys.readouterr().err
+    # every sub-command takes ARCH / INSTR through golden.select and --vectors through one resolver
+    for argv in (["lint", "volta,hoper"], ["bench", "hoper"], ["tensor-core", "volta,hoper"]):
+        assert cosim_main(argv) == 2
+        assert "unknown architecture 'hoper'" in capsys.readouterr().err, argv
+    for argv in (["run", "volta", "--vectors", "nope"], ["tensor-core", "volta", "--vectors", "nope"],
+                 ["bench", "--vectors", "nope"]):
+        assert cosim_main(argv) == 2
+        assert "unknown vector generator 'nope'" in capsys.readouterr().err, argv
 
 
 @pytest.mark.slow
