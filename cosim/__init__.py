@@ -4,18 +4,27 @@
 >>> ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 >>> r = cosim.run_instruction(ins, cosim.Config(n=100_000, stall=0.2))   # doctest: +SKIP
 >>> r.status, r.mismatches, r.rate                                        # doctest: +SKIP
+>>> cosim.RTLBackend()(ins, a, b, c)                                      # doctest: +SKIP
 
-Modules: toolchain (find Verilator/Yosys/cocotb), build (elaborate, cached
-Verilator builds, lint), payload (the unit's payload layout and file formats),
-vectors (pluggable generators), run (drive, score, report), standin (a
-stand-in unit for testing the machinery).  ``python -m cosim --help``.
+Modules: toolchain (find Verilator/Yosys/cocotb), build (elaborate, cached Verilator
+builds), lint (verilator --lint-only and its waivers), payload (the unit's payload layout),
+vectors (pluggable generators), units (unit providers), session (one simulation: batches
+in, outputs to a scoring or capturing hook), run (score instructions), failures (report,
+save and replay failing vectors), table (the run table), backend (the RTL as a function),
+tensor_core (a whole tensor core), standin (a stand-in unit for testing the machinery).
+The file protocol with the testbench is ``tb.protocol``.  ``python -m cosim --help``.
 """
 
-from .build import Build, BuildError, build_unit, elaborate, lint, lint_unit, unit_interface
+from .backend import RTLBackend
+from .build import Build, BuildError, build_unit, elaborate, unit_interface
+from .failures import load_failures, replay, save_failures
+from .lint import lint_unit          # the module cosim.lint keeps its name: its lint() is cosim.lint.lint
 from .payload import PayloadLayout
-from .run import Config, NoRTL, Result, replay, run_instruction, run_many, select, unit_provider
+from .run import Config, Result, run_instruction, run_many
+from .session import SimError
 from .toolchain import ToolchainError
+from .units import FixedReference, NoRTL, unit_provider
 
-__all__ = ["Build", "BuildError", "Config", "NoRTL", "PayloadLayout", "Result", "ToolchainError", "build_unit",
-           "elaborate", "lint", "lint_unit", "replay", "run_instruction", "run_many", "select", "unit_interface",
-           "unit_provider"]
+__all__ = ["Build", "BuildError", "Config", "FixedReference", "NoRTL", "PayloadLayout", "RTLBackend", "Result",
+           "SimError", "ToolchainError", "build_unit", "elaborate", "lint_unit", "load_failures", "replay",
+           "run_instruction", "run_many", "save_failures", "unit_interface", "unit_provider"]

@@ -1,15 +1,19 @@
-"""Command line: ``python -m cosim run | replay | lint | bench | toolchain``.
+"""Command line: ``python -m cosim run | tensor-core | replay | lint | bench | toolchain``.
+
+ARCH and INSTR take a name, a comma list or ``all`` everywhere (``golden.select``).
 
 Examples::
 
     python -m cosim run hopper HGMMA                 # every HGMMA: ~1 min each, >= 100,000 vectors
     python -m cosim run ampere HMMA.16816.F32 -n 1000000 --seed 7 --stall 0.3
     python -m cosim run all all -n 100000            # every instruction (make cosim-all)
+    python -m cosim run volta,turing HMMA.884 -n 20000   # comma lists
     python -m cosim run hopper HGMMA --unit standin  # the machinery, on the stand-in unit
     python -m cosim replay build/cosim/failures/hopper_HGMMA.64xNx16.F32_seed1_....npz --waves
     python -m cosim lint hopper HGMMA                # verilator --lint-only -Wall on the generated RTL
     python -m cosim bench                            # throughput: stand-in and HGMMA unit, 1-8 lanes
     python -m cosim tensor-core volta                # the whole Volta tensor core, mixed opcodes
+    python -m cosim tensor-core volta,turing --vectors bits   # each core in turn
     python -m cosim toolchain
 """
 
@@ -24,9 +28,14 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from . import build as bld
-from . import run as cr
-from . import toolchain
+import golden  # noqa: E402
+
+from . import build as bld  # noqa: E402
+from . import failures, table, toolchain  # noqa: E402
+from . import lint as lnt  # noqa: E402
+from . import run as cr  # noqa: E402
+from .units import NoRTL, unit_provider  # noqa: E402
+from .vectors import resolve as resolve_vectors  # noqa: E402
 
 
 def _config(args) -> cr.Config:
@@ -49,11 +58,10 @@ def _config(args) -> cr.Config:
 
 
 def cmd_run(args) -> int:
-    instrs = cr.select(args.arch, args.instr)
+    instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
-    from .vectors import resolve
-    resolve(cfg.vectors)                              # fail early on a bad generator name
-    unit = cr.unit_provider(args.unit)
+    resolve_vectors(cfg.vectors)                      # fail early on a bad generator name
+    unit = unit_provider(args.unit)
     toolchain.setup()
     what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"
                                                if not cfg.waves else "2,000 vectors (waves)")
@@ -64,7 +72,7 @@ def cmd_run(args) -> int:
     for r in results:
         if r.waves_file and r.status != "MISMATCH":
             print(f"waves: {r.ins.name}: {r.waves_file}")
-    return cr.summarize(results)
+    return table.summarize(results)
 
 
 def cmd_tensor_core(args) -> int:
@@ -73,38 +81,36 @@ def cmd_tensor_core(args) -> int:
         raise ValueError(f"-n must be >= 1, got {args.n}")
     if not 0.0 <= args.stall < 1.0:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
-    import golden.vectors
-    if args.vectors not in golden.vectors.KINDS:
-        raise ValueError(f"unknown vector kind {args.vectors!r}; valid: {', '.join(golden.vectors.KINDS)}")
-    cr.select(args.arch, args.instr)                  # clear errors for bad names, before any build
+    resolve_vectors(args.vectors)                     # clear errors for bad names, before any build
+    golden.select(args.arch, args.instr)
     toolchain.setup()
     return tensor_core.main(args)
 
 
 def cmd_replay(args) -> int:
     cfg = _config(args)
-    meta, arrays = cr.load_failures(args.file)
+    meta, arrays = failures.load_failures(args.file)
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
           f"(saved with unit {meta.get('unit')}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
-    r = cr.replay(args.file, cfg, args.unit)
-    print(cr.HEADER)
-    print(cr.row(r))
+    r = failures.replay(args.file, cfg, args.unit)
+    print(table.HEADER)
+    print(table.row(r))
     if r.waves_file and r.status != "MISMATCH":
         print(f"waves: {r.waves_file}")
-    return cr.summarize([r])
+    return table.summarize([r])
 
 
 def cmd_lint(args) -> int:
     explicit = args.arch not in (None, "all") or args.instr not in (None, "all")
-    instrs = cr.select(args.arch, args.instr)
-    unit = cr.unit_provider(args.unit)
+    instrs = golden.select(args.arch, args.instr)
+    unit = unit_provider(args.unit)
     root = bld.BUILD_ROOT / "lint"
     seen: dict = {}
     linted, missing, failing = 0, [], 0
     for ins in instrs:
         try:
             comp = unit(ins, args.lanes)
-        except cr.NoRTL as e:
+        except NoRTL as e:
             missing.append((ins, str(e)))
             continue
         text = bld.elaborate(comp)
@@ -113,13 +119,13 @@ def cmd_lint(args) -> int:
             print(f"{ins.arch:13s} {ins.name:42s} same RTL as {seen[key]}")
             continue
         seen[key] = f"{ins.arch} {ins.name}"
-        rep = bld.lint_unit(comp, root / bld._safe(ins.arch) / bld._safe(ins.name))
+        rep = lnt.lint_unit(comp, root / bld.safe_name(ins.arch) / bld.safe_name(ins.name))
         linted += 1
         failing += not rep.ok
         print(f"{ins.arch:13s} {ins.name:42s} {rep.summary()}")
         for m in rep.active:
             print(f"    {m}")
-    print(f"{linted} design(s) linted, {failing} with warnings; waivers and their reasons: {bld.WAIVERS}")
+    print(f"{linted} design(s) linted, {failing} with warnings; waivers and their reasons: {lnt.WAIVERS}")
     if missing:
         algs = sorted({i.algorithm for i, _ in missing})
         print(f"{len(missing)} instruction(s) without RTL yet (algorithms {', '.join(algs)})")
@@ -129,23 +135,27 @@ def cmd_lint(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    """Co-simulation throughput: the stand-in unit and one real unit at several lane counts."""
-    import golden
-    ins = golden.lookup(args.arch, args.instr)
-    units = [("standin", cr.unit_provider("standin"), "bits")] + \
-        ([] if args.standin_only else [("hw", cr.unit_provider("hw"), args.vectors)])
+    """Co-simulation throughput: the stand-in unit and the real unit at several lane counts."""
+    instrs = golden.select(args.arch, args.instr)
+    resolve_vectors(args.vectors)
+    if any(lanes < 1 for lanes in args.lanes_list):
+        raise ValueError(f"--lanes must be >= 1 each, got {args.lanes_list}")
+    units = [("standin", unit_provider("standin"), "bits")] + \
+        ([] if args.standin_only else [("hw", unit_provider("hw"), args.vectors)])
+    toolchain.setup()
     print(f"{'unit':8s} {'instruction':24s} {'lanes':>5s} {'vectors':>9s} {'build s':>8s} {'time s':>7s} "
           f"{'dot-adds/s':>11s} {'sim cycles/s':>12s}  status")
     status = 0
-    for name, unit, kind in units:
-        for lanes in args.lanes_list:
-            cfg = cr.Config(n=args.n, lanes=lanes, progress=0, vectors=kind, rerun_with_waves=False,
-                            stall=0.0, build_root=bld.BUILD_ROOT / "bench" if name == "standin" else None)
-            r = cr.run_instruction(ins, cfg, unit)
-            status |= not r.ok
-            build = "cached" if r.build_source == "cached" else f"{r.build_seconds:.1f}"
-            print(f"{name:8s} {ins.name:24s} {lanes:5d} {r.vectors:9d} {build:>8s} {r.seconds:7.2f} "
-                  f"{r.rate:11,.0f} {r.cycles_per_s:12,.0f}  {r.status}", flush=True)
+    for ins in instrs:
+        for name, unit, kind in units:
+            for lanes in args.lanes_list:
+                cfg = cr.Config(n=args.n, lanes=lanes, progress=0, vectors=kind, rerun_with_waves=False,
+                                stall=0.0, build_root=bld.BUILD_ROOT / "bench" if name == "standin" else None)
+                r = cr.run_instruction(ins, cfg, unit)
+                status |= not r.ok
+                build = "cached" if r.build_source == "cached" else f"{r.build_seconds:.1f}"
+                print(f"{name:8s} {ins.name:24s} {lanes:5d} {r.vectors:9d} {build:>8s} {r.seconds:7.2f} "
+                      f"{r.rate:11,.0f} {r.cycles_per_s:12,.0f}  {r.status}", flush=True)
     return status
 
 
@@ -171,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="build and co-simulate matching instructions")
     run.add_argument("arch", help="architecture, several separated by commas, or all")
-    run.add_argument("instr", nargs="?", default=None, help="name or family (default: all)")
+    run.add_argument("instr", nargs="?", default=None,
+                     help="name or family, several separated by commas, or all (default: all)")
     run.add_argument("-n", type=int, default=None,
                      help="vectors per instruction (default: ~1 minute each and at least 100,000; 2,000 with --waves)")
     run.add_argument("--budget", type=float, default=None, help="seconds per instruction when -n is not given (60)")
@@ -183,11 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     tc = sub.add_parser("tensor-core", help="co-simulate an architecture's opcode-selected tensor core")
-    tc.add_argument("arch", help="architecture")
-    tc.add_argument("instr", nargs="?", default=None, help="only the instructions matching this (default: all)")
+    tc.add_argument("arch", help="architecture (one core each), several separated by commas, or all")
+    tc.add_argument("instr", nargs="?", default=None,
+                    help="only the instructions matching this name or family, or a comma list (default: all)")
     tc.add_argument("-n", type=int, default=None, help="dot-adds (default: ~1 minute and at least 100,000)")
     tc.add_argument("--budget", type=float, default=None, help="seconds when -n is not given (60)")
-    tc.add_argument("--vectors", default="mixed", help="generator kind: bits, normal, mixed (default), structured, all")
+    tc.add_argument("--vectors", default="mixed",
+                    help="generator: bits, normal, mixed (default), a registered name or module:function")
     tc.add_argument("--seed", type=int, default=1, help="vector and stall seed (default 1)")
     tc.add_argument("--stall", type=float, default=cr.Config.stall,
                     help=f"valid/ready stall probability on each side (default {cr.Config.stall:g})")
@@ -200,20 +213,27 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_replay)
 
     ln = sub.add_parser("lint", help="verilator --lint-only -Wall on the generated Verilog")
-    ln.add_argument("arch", nargs="?", default="all")
-    ln.add_argument("instr", nargs="?", default=None)
-    ln.add_argument("--lanes", type=int, default=1)
-    ln.add_argument("--unit", default=None)
+    ln.add_argument("arch", nargs="?", default="all",
+                    help="architecture, several separated by commas, or all (default: all)")
+    ln.add_argument("instr", nargs="?", default=None,
+                    help="name or family, several separated by commas, or all (default: all)")
+    ln.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input (default 1)")
+    ln.add_argument("--unit", default=None,
+                    help="hw (default: hw.dot_add_unit), or standin[:latency=N,ii=N,bug=0|1]")
     ln.set_defaults(func=cmd_lint)
 
     be = sub.add_parser("bench", help="co-simulation throughput (stand-in and real unit, several lane counts)")
-    be.add_argument("arch", nargs="?", default="hopper")
-    be.add_argument("instr", nargs="?", default="HGMMA.64xNx16.F32")
-    be.add_argument("-n", type=int, default=1_000_000)
+    be.add_argument("arch", nargs="?", default="hopper",
+                    help="architecture, several separated by commas, or all (default: hopper)")
+    be.add_argument("instr", nargs="?", default="HGMMA.64xNx16.F32",
+                    help="name or family, several separated by commas, or all (default: HGMMA.64xNx16.F32)")
+    be.add_argument("-n", type=int, default=1_000_000, help="vectors per run (default 1,000,000)")
     be.add_argument("--lanes", dest="lanes_list", type=lambda t: [int(x) for x in t.split(",")], default=[1, 2, 4, 8],
                     help="comma-separated lane counts (default 1,2,4,8)")
-    be.add_argument("--standin-only", action="store_true")
-    be.add_argument("--vectors", default="mixed", help="generator for the real unit (default mixed)")
+    be.add_argument("--standin-only", action="store_true", help="only the stand-in unit")
+    be.add_argument("--vectors", default="mixed",
+                    help="generator for the real unit: bits, normal, mixed (default), a registered name or "
+                         "module:function")
     be.set_defaults(func=cmd_bench)
 
     tc = sub.add_parser("toolchain", help="show the tools found")
@@ -225,7 +245,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError, toolchain.ToolchainError, bld.BuildError) as e:
+    except (ValueError, TypeError, FileNotFoundError, toolchain.ToolchainError, bld.BuildError, NoRTL) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

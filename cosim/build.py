@@ -1,4 +1,4 @@
-"""Elaborate a unit to Verilog, build it with Verilator inside the harness, lint it.
+"""Elaborate a unit to Verilog and build it with Verilator inside the harness (cached).
 
 One build directory per configuration:
 ``build/cosim/<arch>/<instr>/<hash>``, where the hash covers the generated
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import fnmatch
 import hashlib
 import json
 import os
@@ -31,7 +30,6 @@ REPO = Path(__file__).resolve().parent.parent
 BUILD_ROOT = REPO / "build" / "cosim"
 HARNESS = REPO / "tb" / "cosim_harness.sv"
 HARNESS_DPI = REPO / "tb" / "cosim_dpi.cpp"
-WAIVERS = Path(__file__).resolve().parent / "lint_waivers.vlt"
 TOP = "cosim_harness"
 UNIT_MODULE = "cosim_unit"
 UNIT_FILE = "cosim_unit.v"
@@ -43,7 +41,7 @@ EXE = TOP                     # cocotb's runner names the executable after the t
 # public_flat_rw/rd metacomments.  (A public internal signal may change from
 # outside at any time, so Verilator re-evaluates every logic cone that reads
 # one at each eval: with --public-depth 1, the whole datapath twice a cycle.)
-# Lint warnings belong to `lint()`, not to the build log.
+# Lint warnings belong to cosim.lint, not to the build log.
 SIM_FLAGS = ("--no-public-flat-rw", "-Wno-fatal", "-Wno-lint", "-Wno-style")
 WAVE_FLAGS = {"fst": ("--trace-fst", "--trace-structs"), "vcd": ("--trace-structs",)}   # vcd: the runner's --trace
 
@@ -140,7 +138,8 @@ class Build:
         return self.dir / "build.log"
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """``name`` as one path component (build directories, failure files)."""
     return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
 
 
@@ -175,7 +174,7 @@ def plan_build(component, arch: str, instr: str, *, waves: bool = False, root: P
     if verilog_text is not None:
         component._MustUse__silence = True          # not elaborated here: the text stands for it
     text = verilog_text if verilog_text is not None else elaborate(component)
-    _check_ports(text)
+    check_ports(text)
     params = {"IN_W": iface.in_width, "OUT_W": iface.out_width}
     wave_format = toolchain.waves_format() if waves else None
     flags = list(SIM_FLAGS) + (list(WAVE_FLAGS[wave_format]) if waves else [])
@@ -186,7 +185,7 @@ def plan_build(component, arch: str, instr: str, *, waves: bool = False, root: P
         h.update(b"\0")
     key = h.hexdigest()
     root = Path(root) if root is not None else BUILD_ROOT
-    d = root / _safe(arch) / _safe(instr) / key[:16]
+    d = root / safe_name(arch) / safe_name(instr) / key[:16]
     meta = dict(arch=arch, instr=instr, key=key, params=params, flags=flags, waves=waves, wave_format=wave_format,
                 toolchain=tc.fingerprint())
     return Build(d, key, arch, instr, iface.in_width, iface.out_width, iface.latency, iface.initiation_interval,
@@ -240,13 +239,13 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
                              always=True,
                              log_file=str(d / "build.log"))
         except (Exception, SystemExit) as e:     # the runner raises RuntimeError or exits
-            tail = _tail(d / "build.log")
+            tail = log_tail(d / "build.log")
             raise BuildError(f"Verilator build of {arch} {instr} failed ({e}); "
                              f"log {d / 'build.log'}:\n{tail}") from None
         seconds = time.perf_counter() - t0
         if not (d / EXE).exists():
             raise BuildError(f"Verilator build of {arch} {instr} produced no {EXE}; log {d / 'build.log'}:\n"
-                             f"{_tail(d / 'build.log')}")
+                             f"{log_tail(d / 'build.log')}")
         (d / "stamp.json").write_text(json.dumps({**meta, "build_s": round(seconds, 2)}, indent=1))
         _save_runtime(runtime, d)
         _prune(d)
@@ -330,7 +329,8 @@ def _make_overrides(variables: dict):
                 os.environ["MAKEFLAGS"] = old
 
 
-def _check_ports(text: str) -> None:
+def check_ports(text: str) -> None:
+    """Raise :class:`BuildError` unless the unit's Verilog has exactly the ports the harness drives."""
     m = re.search(rf"module\s+{UNIT_MODULE}\s*\(([^)]*)\)", text)
     if not m:
         raise BuildError(f"the generated Verilog has no module {UNIT_MODULE}")
@@ -346,141 +346,12 @@ def _check_ports(text: str) -> None:
         raise BuildError(f"unit has ports the harness does not drive: {', '.join(sorted(extra))}")
 
 
-def _tail(path: Path, lines: int = 40) -> str:
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of a log file, for error messages."""
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
-
-
-# ---- lint ------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Waiver:
-    rule: str
-    file: str
-    match: str
-    reason: str
-
-
-@dataclass
-class LintMessage:
-    severity: str            # Warning | Error
-    rule: str
-    file: str
-    line: int
-    text: str
-    waiver: Waiver | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.file else ""
-        return f"%{self.severity}-{self.rule}: {where}: {self.text}"
-
-
-@dataclass
-class LintReport:
-    sources: list
-    messages: list
-    returncode: int
-    command: list
-
-    @property
-    def active(self) -> list:
-        return [m for m in self.messages if m.waiver is None]
-
-    @property
-    def waived(self) -> list:
-        return [m for m in self.messages if m.waiver is not None]
-
-    @property
-    def ok(self) -> bool:
-        return not self.active
-
-    def summary(self) -> str:
-        counts: dict = {}
-        for m in self.waived:
-            counts[m.rule] = counts.get(m.rule, 0) + 1
-        waived = ", ".join(f"{r} x{n}" for r, n in sorted(counts.items()))
-        return (f"{len(self.active)} warning(s)" + (f", {len(self.waived)} waived ({waived})" if waived else ""))
-
-    def __str__(self) -> str:
-        return "\n".join([str(m) for m in self.active] + [self.summary()])
-
-
-def read_waivers(path: Path = WAIVERS) -> list:
-    """Waivers of a Verilator config file: ``lint_off -rule R [-file "glob"] [-match "glob"]``.
-
-    Each needs its reason in the ``//`` comment lines just above it (consecutive
-    waivers share the comment above the first).
-    """
-    waivers, comment, prev = [], [], ""
-    for raw in Path(path).read_text().splitlines():
-        line = raw.strip()
-        if line.startswith("//"):
-            if prev != "comment":
-                comment = []
-            comment.append(line[2:].strip())
-            prev = "comment"
-            continue
-        if not line:
-            comment, prev = [], ""
-            continue
-        if line.startswith("`verilator_config"):
-            continue
-        m = re.match(r'lint_off\s+-rule\s+(\w+)(?:\s+-file\s+"([^"]*)")?(?:\s+-match\s+"([^"]*)")?\s*$', line)
-        if not m:
-            raise ValueError(f"{path}: cannot read waiver line {raw!r}")
-        if not comment:
-            raise ValueError(f"{path}: waiver {line!r} has no reason (a // comment above it)")
-        waivers.append(Waiver(m.group(1), m.group(2) or "*", m.group(3) or "*", " ".join(comment)))
-        prev = "waiver"
-    return waivers
-
-
-_MSG = re.compile(r"^%(Warning|Error)(?:-([A-Z0-9_]+))?:\s*(?:([^:\s]+):(\d+):(?:\d+:)?)?\s*(.*)$")
-
-
-def parse_lint(output: str, waivers=()) -> list:
-    msgs = []
-    for line in output.splitlines():
-        m = _MSG.match(line)
-        if not m:
-            continue
-        severity, rule, file, lineno, text = m.groups()
-        if severity == "Error" and text.startswith("Exiting due to"):
-            continue
-        msg = LintMessage(severity, rule or "ERROR", file or "", int(lineno or 0), text.strip())
-        for w in waivers:
-            if w.rule == msg.rule and fnmatch.fnmatch(msg.file, w.file) and fnmatch.fnmatch(msg.text, w.match):
-                msg.waiver = w
-                break
-        msgs.append(msg)
-    return msgs
-
-
-def lint(sources, top: str, *, parameters=None, waivers: Path | None = WAIVERS, extra_args=()) -> LintReport:
-    """``verilator --lint-only -Wall`` on ``sources``; warnings matched against the written-down waivers."""
-    import subprocess
-    tc = toolchain.setup()
-    cmd = [tc.verilator.path, "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top,
-           *[f"-G{k}={v}" for k, v in (parameters or {}).items()], *extra_args, *map(str, sources)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    ws = read_waivers(waivers) if waivers else []
-    return LintReport([str(s) for s in sources], parse_lint(proc.stdout + proc.stderr, ws), proc.returncode, cmd)
-
-
-def lint_unit(component, directory: Path, *, with_harness: bool = True) -> LintReport:
-    """Lint a unit's generated Verilog (written to ``directory/cosim_unit.v``), and the harness around it."""
-    iface = unit_interface(component)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / UNIT_FILE
-    text = elaborate(component)
-    _check_ports(text)
-    path.write_text(text)
-    if with_harness:
-        return lint([HARNESS, path], TOP, parameters={"IN_W": iface.in_width, "OUT_W": iface.out_width})
-    return lint([path], UNIT_MODULE)
 
 
 def build_info(b: Build) -> dict:

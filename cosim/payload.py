@@ -11,8 +11,8 @@ Vector ``v`` of a run travels in beat ``v // lanes``, lane ``v % lanes``.
 
 Payloads are held as little-endian arrays of 64-bit words (``[beats, words]``)
 and travel to and from the harness as raw little-endian 32-bit words
-(:func:`to_words32`, :func:`from_words32`); hex helpers for ``$readmemh`` /
-``$writememh`` files are here too.
+(:func:`tb.protocol.to_words32`, :func:`tb.protocol.from_words32`); hex helpers
+for ``$readmemh`` / ``$writememh`` files are here.
 Everything is numpy: no Python loop runs per vector.
 """
 
@@ -106,7 +106,7 @@ class PayloadLayout:
         words = np.zeros((beats, self.in_words + 1), np.uint64)     # one spare word for spills
         lane_ops = {name: x.reshape(beats, self.lanes, -1) for name, x in ops.items()}
         for f in self.fields:
-            _put(words, lane_ops[f.name][:, f.lane, f.index], f.offset, f.width)
+            put_field(words, lane_ops[f.name][:, f.lane, f.index], f.offset, f.width)
         return words[:, :self.in_words]
 
     def pack_out(self, d) -> np.ndarray:
@@ -115,7 +115,7 @@ class PayloadLayout:
         words = np.zeros((d.shape[0], self.out_words + 1), np.uint64)
         w = self.widths["d"]
         for lane in range(self.lanes):
-            _put(words, d[:, lane], lane * w, w)
+            put_field(words, d[:, lane], lane * w, w)
         return words[:, :self.out_words]
 
     def unpack_out(self, words: np.ndarray) -> np.ndarray:
@@ -124,7 +124,7 @@ class PayloadLayout:
         w = self.widths["d"]
         d = np.empty((words.shape[0], self.lanes), np.uint64)
         for lane in range(self.lanes):
-            d[:, lane] = _get(words, lane * w, w)
+            d[:, lane] = get_field(words, lane * w, w)
         return d.reshape(-1)
 
     def unpack_in(self, words: np.ndarray):
@@ -133,13 +133,17 @@ class PayloadLayout:
         beats = words.shape[0]
         out = {name: np.zeros((beats, self.lanes, cnt), np.uint64) for name, cnt in self.counts.items() if cnt}
         for f in self.fields:
-            out[f.name][:, f.lane, f.index] = _get(words, f.offset, f.width)
+            out[f.name][:, f.lane, f.index] = get_field(words, f.offset, f.width)
         res = {name: x.reshape(beats * self.lanes, -1) for name, x in out.items()}
         c = res["c"][:, 0]
         return res["a"], res["b"], c, res.get("scale_a"), res.get("scale_b")
 
 
-def _put(words: np.ndarray, x: np.ndarray, offset: int, width: int) -> None:
+def put_field(words: np.ndarray, x: np.ndarray, offset: int, width: int) -> None:
+    """OR ``x`` (one value per row, ``width`` bits) into rows of 64-bit words at bit ``offset``.
+
+    ``words`` needs one spare word at the end where a field may spill over.
+    """
     wi, sh = divmod(offset, 64)
     x = x.astype(np.uint64, copy=False)
     words[:, wi] |= x << np.uint64(sh)
@@ -147,7 +151,8 @@ def _put(words: np.ndarray, x: np.ndarray, offset: int, width: int) -> None:
         words[:, wi + 1] |= x >> np.uint64(64 - sh)
 
 
-def _get(words: np.ndarray, offset: int, width: int) -> np.ndarray:
+def get_field(words: np.ndarray, offset: int, width: int) -> np.ndarray:
+    """The ``width``-bit field at bit ``offset`` of each row of 64-bit words (the inverse of :func:`put_field`)."""
     wi, sh = divmod(offset, 64)
     x = words[:, wi] >> np.uint64(sh)
     if sh + width > 64:
@@ -155,33 +160,6 @@ def _get(words: np.ndarray, offset: int, width: int) -> np.ndarray:
     if width < 64:
         x = x & np.uint64((1 << width) - 1)
     return x
-
-
-# ---- binary files (tb/cosim_dpi.cpp) ----------------------------------------------------------------
-
-def words32(width: int) -> int:
-    return (width + 31) // 32
-
-
-def to_words32(words: np.ndarray, width: int) -> bytes:
-    """Rows as the harness's DPI loader reads them: ``ceil(width / 32)`` little-endian 32-bit words each."""
-    words = np.ascontiguousarray(words, np.uint64)
-    rows = words.shape[0]
-    w32 = words.astype("<u8", copy=False).view("<u4").reshape(rows, -1)
-    return np.ascontiguousarray(w32[:, :words32(width)]).tobytes()
-
-
-def from_words32(data: bytes, width: int, rows: int | None = None) -> np.ndarray:
-    """Rows of 64-bit words from the harness's output file (inverse of :func:`to_words32`)."""
-    nw32 = words32(width)
-    w32 = np.frombuffer(data, "<u4")
-    if w32.size % nw32 or (rows is not None and w32.size != rows * nw32):
-        raise ValueError(f"output file holds {w32.size} 32-bit words; expected "
-                         f"{'a multiple of ' if rows is None else f'{rows} x '}{nw32}")
-    w32 = w32.reshape(-1, nw32)
-    if nw32 % 2:
-        w32 = np.concatenate([w32, np.zeros((w32.shape[0], 1), "<u4")], axis=1)
-    return np.ascontiguousarray(w32).view("<u8").astype(np.uint64)
 
 
 # ---- hex files ($readmemh / $writememh) ------------------------------------------------------------

@@ -19,11 +19,11 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 
 import golden
-import golden.vectors
 
 from . import build as bld
-from . import run as cr
-from .payload import _get, _put
+from .payload import get_field, put_field
+from .run import Result, simulate_and_score
+from .vectors import resolve
 
 __all__ = ["CoreLayout", "CoreStream", "run_core", "CoreResult"]
 
@@ -57,11 +57,11 @@ class CoreLayout:
         words = np.zeros((len(c), self.in_words + 1), np.uint64)
         for name, j, offset, width in self.fields:
             x = np.asarray(ops[name], np.uint64)
-            _put(words, x if j is None else x[:, j], offset, width)
+            put_field(words, x if j is None else x[:, j], offset, width)
         return words[:, :self.in_words]
 
     def unpack_out(self, words) -> np.ndarray:
-        return _get(np.asarray(words, np.uint64), 0, self.out_width)
+        return get_field(np.asarray(words, np.uint64), 0, self.out_width)
 
     def mismatching(self, got, expected, ops) -> np.ndarray:
         """Rows that differ, each under its own instruction's NaN rule."""
@@ -70,15 +70,15 @@ class CoreLayout:
         for op in np.unique(opcode):
             rows = np.nonzero(opcode == op)[0]
             ins = self.core.instructions[int(op)]
-            bad.append(rows[cr.mismatching(ins, got[rows], expected[rows])])
+            bad.append(rows[golden.mismatching(ins, got[rows], expected[rows])])
         return np.sort(np.concatenate(bad)) if bad else np.zeros(0, np.int64)
 
 
 class CoreStream:
-    """Random instructions, each with operands from ``golden.vectors.random_operands``, padded."""
+    """Random instructions, each with operands from a generator (:func:`cosim.vectors.resolve`), padded."""
 
-    def __init__(self, core, kind: str = "mixed", seed: int = 1):
-        self.core, self.kind = core, kind
+    def __init__(self, core, kind="mixed", seed: int = 1):
+        self.core, self.generate = core, resolve(kind)
         self.rng = np.random.default_rng(seed)
         self.per_instruction = np.zeros(len(core.instructions), np.int64)
 
@@ -95,7 +95,7 @@ class CoreStream:
             if not len(rows):
                 continue
             self.per_instruction[op] += len(rows)
-            xa, xb, xc, xsa, xsb = golden.vectors.random_operands(ins, len(rows), rng, self.kind)
+            xa, xb, xc, xsa, xsb = self.generate(ins, len(rows), rng)
             a[rows, :ins.k], b[rows, :ins.k], c[rows] = xa, xb, xc
             if xsa is not None:
                 sa[rows, :xsa.shape[1]], sb[rows, :xsb.shape[1]] = xsa, xsb
@@ -122,7 +122,7 @@ class CoreResult:
     instructions: int
     groups: int
     latency: int
-    result: cr.Result
+    result: Result
     per_instruction: dict = field(default_factory=dict)     # name -> vectors
     failing: list = field(default_factory=list)             # (name, a, b, c, expected, got)
 
@@ -135,16 +135,19 @@ def run_core(arch: str, instr: str | None = None, *, n: int | None = None, budge
              min_n: int = 100_000, seed: int = 1, stall: float = 0.1, vectors: str = "mixed",
              progress: float = 15.0, core=None, reference=None) -> CoreResult:
     """Build ``TensorCore(arch)`` (the instructions matching ``instr``) and co-simulate it."""
-    from hw.tensor_core import TensorCore
-    instructions = cr.select(arch, instr)
-    core = core or TensorCore(instructions[0].arch, instructions)
+    if core is None:
+        from hw.tensor_core import TensorCore
+        instructions = golden.select(arch, instr)
+        if len({i.arch for i in instructions}) > 1:
+            raise ValueError(f"a tensor core is one architecture's; {arch!r} names several")
+        core = TensorCore(instructions[0].arch, instructions)
     name = "tensor_core" if instr in (None, "", "all") else f"tensor_core_{instr}"
     b = bld.build_unit(core, core.arch, name)
     layout = CoreLayout(core)
     stream = CoreStream(core, vectors, seed)
-    res = cr.simulate(b, layout, stream, reference or core_reference(core), n=n, budget_s=budget_s, min_n=min_n,
-                      seed=seed, stall_in=stall, stall_out=stall, progress=progress,
-                      label=f"{core.arch} tensor core")
+    res = simulate_and_score(b, layout, stream, reference or core_reference(core), mismatching=layout.mismatching,
+                             n=n, budget_s=budget_s, min_n=min_n, seed=seed, stall_in=stall, stall_out=stall,
+                             progress=progress, label=f"{core.arch} tensor core")
     res.build_seconds, res.build_source = b.seconds, b.source
     out = CoreResult(core.arch, len(core.instructions), len(core.groups), core.latency, res,
                      {i.name: int(k) for i, k in zip(core.instructions, stream.per_instruction)})
@@ -175,9 +178,17 @@ def report(r: CoreResult, out=None) -> None:
 
 
 def main(args) -> int:
+    """``python -m cosim tensor-core ARCH [INSTR]``: each named architecture's core in turn."""
+    from hw.tensor_core import TensorCore
     t0 = time.perf_counter()
-    r = run_core(args.arch, args.instr, n=args.n, budget_s=args.budget or 60.0, seed=args.seed, stall=args.stall,
-                 vectors=args.vectors, progress=args.progress)
-    report(r)
+    by_arch: dict = {}
+    for ins in golden.select(args.arch, args.instr):
+        by_arch.setdefault(ins.arch, []).append(ins)
+    status = 0
+    for arch, instructions in by_arch.items():
+        r = run_core(arch, args.instr, n=args.n, budget_s=args.budget or 60.0, seed=args.seed, stall=args.stall,
+                     vectors=args.vectors, progress=args.progress, core=TensorCore(arch, instructions))
+        report(r)
+        status |= not r.ok
     print(f"({time.perf_counter() - t0:.0f} s in all)", file=sys.stderr)
-    return 0 if r.ok else 1
+    return status

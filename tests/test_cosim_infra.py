@@ -4,6 +4,7 @@ Two small Verilator builds of the stand-in (cosim.standin) serve every
 simulation here; they are cached under build/cosim/test between runs.
 """
 
+import json
 import os
 import re
 import stat
@@ -13,11 +14,15 @@ import time
 import numpy as np
 import pytest
 
+import cosim
 import golden
 from cosim import build as bld
-from cosim import payload, run as cr, standin, toolchain, vectors
+from cosim import failures, lint, payload, run as cr, standin, table, toolchain, vectors
 from cosim.__main__ import main as cosim_main
+from cosim.backend import RTLBackend
+from cosim.units import StandInUnits
 from hw.pipeline import silence
+from tb import protocol
 
 ROOT = bld.BUILD_ROOT / "test"
 HGMMA = ("hopper", "HGMMA.64xNx16.F32")
@@ -102,7 +107,7 @@ def test_payload_round_trip(pair, lanes):
     assert (w0 >> (ins.k * (wa + wb))) & ((1 << wc) - 1) == c[0]
     assert w0 >> lay.in_width == 0
     # file formats
-    assert np.array_equal(payload.from_words32(payload.to_words32(words, lay.in_width), lay.in_width)
+    assert np.array_equal(protocol.from_words32(protocol.to_words32(words, lay.in_width), lay.in_width)
                           [:, :lay.in_words], words)
     assert np.array_equal(payload.from_hex(payload.to_hex(words, lay.in_width), lay.in_width), words)
     d = c[:n] & np.uint64((1 << lay.widths["d"]) - 1)
@@ -193,11 +198,11 @@ def test_unit_contract_is_checked():
     with pytest.raises(bld.BuildError, match="not an amaranth.lib.wiring.Component"):
         bld.unit_interface(object())
     with pytest.raises(bld.BuildError, match="unit ports missing: clk, rst"):
-        bld._check_ports("module cosim_unit(i__payload, i__valid, i__ready, o__payload, o__valid, o__ready);")
+        bld.check_ports("module cosim_unit(i__payload, i__valid, i__ready, o__payload, o__valid, o__ready);")
 
 
 def test_lint_standin_and_harness(tmp_path):
-    rep = bld.lint_unit(standin.StandInUnit(ins_of(HGMMA), 2, latency=2), tmp_path)
+    rep = lint.lint_unit(standin.StandInUnit(ins_of(HGMMA), 2, latency=2), tmp_path)
     assert rep.ok, str(rep)                                # the harness is -Wall clean, the unit's are waived
     assert rep.waived and all(m.waiver.reason for m in rep.waived)
     assert all(m.file.endswith("cosim_unit.v") for m in rep.waived)
@@ -207,10 +212,10 @@ def test_waivers_need_reasons(tmp_path):
     f = tmp_path / "w.vlt"
     f.write_text('`verilator_config\n// why\nlint_off -rule A -file "*x.v"\nlint_off -rule B\n\nlint_off -rule C\n')
     with pytest.raises(ValueError, match="has no reason"):
-        bld.read_waivers(f)
+        lint.read_waivers(f)
     f.write_text('`verilator_config\n// why\nlint_off -rule A -file "*x.v"\nlint_off -rule B\n')
-    assert [(w.rule, w.file, w.reason) for w in bld.read_waivers(f)] == [("A", "*x.v", "why"), ("B", "*", "why")]
-    assert bld.read_waivers()                               # the project's own file parses
+    assert [(w.rule, w.file, w.reason) for w in lint.read_waivers(f)] == [("A", "*x.v", "why"), ("B", "*", "why")]
+    assert lint.read_waivers()                               # the project's own file parses
 
 
 # ---- simulation ----------------------------------------------------------------------------------------
@@ -223,12 +228,12 @@ def _config(tmp_path, **kw):
 
 def test_standin_under_stalls(clean_build, tmp_path, capsys):
     ins = ins_of(HGMMA)
-    r = cr.run_instruction(ins, _config(tmp_path, n=50_000, stall=0.3, seed=2), cr.StandInUnits(latency=3))
+    r = cr.run_instruction(ins, _config(tmp_path, n=50_000, stall=0.3, seed=2), StandInUnits(latency=3))
     assert r.status == "ok", r.message
     assert (r.vectors, r.mismatches) == (50_000, 0)
     assert r.build_source == "cached"
     assert r.latency_measured == 3 and r.ii_measured == 1
-    r0 = cr.run_instruction(ins, _config(tmp_path, n=200_000, stall=0.0), cr.StandInUnits(latency=3))
+    r0 = cr.run_instruction(ins, _config(tmp_path, n=200_000, stall=0.0), StandInUnits(latency=3))
     assert r0.ok and r0.cycles >= 200_000
     with capsys.disabled():
         print(f"\n[cosim] stand-in, 1 lane: {r.rate:,.0f} dot-adds/s with 30% stalls (50k); "
@@ -239,7 +244,7 @@ def test_mismatch_is_caught_saved_and_replayed(buggy_build, tmp_path, capsys):
     ins = ins_of(HGMMA)
     n = 30_001                                              # not a multiple of the 3 lanes: padded, not scored
     cfg = _config(tmp_path, n=n, stall=0.25, lanes=3, seed=4)
-    unit = cr.StandInUnits(latency=5, initiation_interval=2, bug=True)
+    unit = StandInUnits(latency=5, initiation_interval=2, bug=True)
     r = cr.run_instruction(ins, cfg, unit)
     _, _, c, _, _ = vectors.VectorStream(ins, "mixed", seed=4).take(n)
     planted = int(np.count_nonzero((c & np.uint64(0xFF)) == standin.BUG_BYTE))
@@ -249,12 +254,12 @@ def test_mismatch_is_caught_saved_and_replayed(buggy_build, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "first failing vector" in out and "replay: python -m cosim replay" in out
     assert r.failures_file and r.failures_file.exists() and r.failures_file.parent == tmp_path
-    meta, arrays = cr.load_failures(r.failures_file)
+    meta, arrays = failures.load_failures(r.failures_file)
     assert meta["unit"] == unit.spec and meta["lanes"] == 3 and len(arrays["c"]) == planted
     assert np.all((arrays["c"] & np.uint64(0xFF)) == standin.BUG_BYTE)
     assert np.all(arrays["got"] == arrays["expected"] ^ np.uint64(1))
     # the saved vectors fail again, through the command line too
-    again = cr.replay(r.failures_file, _config(tmp_path))
+    again = failures.replay(r.failures_file, _config(tmp_path))
     assert again.status == "MISMATCH" and again.mismatches == planted == again.vectors
     assert cosim_main(["replay", str(r.failures_file), "--progress", "0"]) == 1
 
@@ -270,10 +275,10 @@ def test_parallel_runs_report_every_row_and_failure(buggy_build, tmp_path):
     assert [r.status for r in results] == ["MISMATCH", "MISMATCH"]
     assert all(r.build_source == "cached" and r.latency_measured == 5 for r in results)
     assert text.count("HGMMA.64xNx16.F32") >= 4 and text.count("first failing vector") == 2
-    assert text.splitlines()[0] == cr.HEADER and "hopper" in text.splitlines()[1]
-    assert cr.summarize(results, out=io.StringIO()) == 1
+    assert text.splitlines()[0] == table.HEADER and "hopper" in text.splitlines()[1]
+    assert table.summarize(results, out=io.StringIO()) == 1
     with pytest.raises(ValueError, match="spec string"):
-        cr.run_many([ins, ins], cfg, cr.StandInUnits(), jobs=2)
+        cr.run_many([ins, ins], cfg, StandInUnits(), jobs=2)
 
 
 def test_declared_latency_is_checked(clean_build, tmp_path):
@@ -291,10 +296,10 @@ def test_declared_latency_is_checked(clean_build, tmp_path):
 
 def test_no_rtl_is_reported(tmp_path):
     def none(ins, lanes):
-        raise cr.NoRTL(f"no RTL for {ins.algorithm} yet")
+        raise cosim.NoRTL(f"no RTL for {ins.algorithm} yet")
     results = [cr.run_instruction(ins_of(HGMMA), _config(tmp_path, n=10), none)]
     assert results[0].status == "no RTL"
-    assert cr.summarize(results, out=sys.stderr) == 1
+    assert table.summarize(results, out=sys.stderr) == 1
 
 
 def test_bad_names_are_clear_errors(capsys):
@@ -305,12 +310,18 @@ def test_bad_names_are_clear_errors(capsys):
     assert cosim_main(["run", "volta", "HGMMA"]) == 2
     assert "exists on: hopper" in capsys.readouterr().err
     assert cosim_main(["run", "hopper", "HGMMA", "--stall", "1.5"]) == 2
-    assert len(cr.select("hopper", "HGMMA")) == 4 and len(cr.select("all", None)) == len(golden.CATALOG)
-    assert [i.arch for i in cr.select("volta,turing", "HMMA.884")] == ["volta"] * 3 + ["turing"] * 3
     assert cosim_main(["run", "volta,hoper", "HMMA"]) == 2
     assert "unknown architecture 'hoper'" in capsys.readouterr().err
     assert cosim_main(["run", "volta", "HMMA", "-j", "0"]) == 2
     assert "--jobs must be >= 1" in capsys.readouterr().err
+    # every sub-command takes ARCH / INSTR through golden.select and --vectors through one resolver
+    for argv in (["lint", "volta,hoper"], ["bench", "hoper"], ["tensor-core", "volta,hoper"]):
+        assert cosim_main(argv) == 2
+        assert "unknown architecture 'hoper'" in capsys.readouterr().err, argv
+    for argv in (["run", "volta", "--vectors", "nope"], ["tensor-core", "volta", "--vectors", "nope"],
+                 ["bench", "--vectors", "nope"]):
+        assert cosim_main(argv) == 2
+        assert "unknown vector generator 'nope'" in capsys.readouterr().err, argv
 
 
 @pytest.mark.slow
@@ -318,7 +329,7 @@ def test_waves_on_mismatch(tmp_path, capsys):
     """The failing vectors rerun on a tracing build (FST, or VCD without the lz4 headers)."""
     ins = ins_of(HGMMA)
     cfg = _config(tmp_path, n=3000, stall=0.1, lanes=3, rerun_with_waves=True, rerun_max=4)
-    r = cr.run_instruction(ins, cfg, cr.StandInUnits(latency=5, initiation_interval=2, bug=True))
+    r = cr.run_instruction(ins, cfg, StandInUnits(latency=5, initiation_interval=2, bug=True))
     assert r.status == "MISMATCH"
     assert r.waves_file is not None and r.waves_file.exists() and r.waves_file.stat().st_size > 0
     assert r.waves_file.suffix == "." + toolchain.waves_format()
@@ -356,3 +367,105 @@ def test_stuck_and_chatty_units_are_caught(tmp_path):
         make.reference = standin.reference
         r = cr.run_instruction(ins, _config(tmp_path, n=500), make)
         assert r.status != "ok" and re.search(words, r.message), (cls.__name__, r.status, r.message)
+
+
+# ---- the RTL backend (a capture session) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("pair, lanes", [(HGMMA, 1), (("hopper", "DMMA.8x8x4"), 3)],
+                         ids=["HGMMA-f32", "DMMA-f64-3lanes"])
+def test_rtl_backend_returns_every_output_in_input_order(pair, lanes):
+    """More vectors than the calibration batch, a lane count that pads the last beat, and a
+    64-bit D format (where no constant could stand for 'never matches')."""
+    ins = ins_of(pair)
+    backend = RTLBackend(lanes=lanes, build_root=ROOT, unit=StandInUnits(latency=3))
+    a, b, c, sa, sb = vectors.VectorStream(ins, "bits", seed=9).take(1001)
+    d = backend(ins, a, b, c, sa, sb)
+    assert backend.name == "rtl"
+    assert d.dtype == np.uint64 and d.shape == (1001,)
+    assert np.array_equal(d, standin.reference(ins, a, b, c))
+    if ins.formats[3].storage_bits == 64:
+        assert (d >> np.uint64(63)).any()                   # full 64-bit patterns come back
+    assert backend(ins, a[:0], b[:0], c[:0]).shape == (0,)
+
+
+def test_rtl_backend_errors_are_cosims_own(tmp_path):
+    ins = ins_of(HGMMA)
+    a, b, c, _, _ = vectors.VectorStream(ins, "bits").take(10)
+
+    def none(i, lanes):
+        raise cosim.NoRTL(f"no RTL for {i.algorithm} yet")
+    with pytest.raises(cosim.NoRTL, match=r"no RTL for hopper HGMMA.64xNx16.F32: no RTL for FDA yet"):
+        RTLBackend(unit=none)(ins, a, b, c)
+
+    class Liar(standin.StandInUnit):
+        @property
+        def latency(self):
+            return 4
+    with pytest.raises(cosim.SimError, match="declares latency 4"):
+        RTLBackend(build_root=ROOT, unit=lambda i, lanes: Liar(i, lanes, latency=3))(ins, a, b, c)
+    assert issubclass(cosim.SimError, RuntimeError)
+    with pytest.raises(ValueError, match="lanes must be >= 1"):
+        RTLBackend(lanes=0)
+
+
+def test_capture_and_score_share_one_session(clean_build):
+    """The same session loop either scores (counting mismatches) or captures (keeping every output)."""
+    from cosim import session
+    ins = ins_of(HGMMA)
+    lay = payload.PayloadLayout(ins, 1)
+    ops = vectors.VectorStream(ins, "bits", seed=1).take(700)
+    capture = session.Capture(700)
+    s = session.simulate(clean_build, lay, vectors.ArrayStream(ins, *ops), capture, n=700, batch_vectors=300)
+    assert s.error is None and s.vectors == 700 and s.run_dir is None
+    assert np.array_equal(capture.d, standin.reference(ins, *ops))
+    wrong = capture.d.copy()
+    wrong[[5, 600]] ^= np.uint64(1)
+    score = session.Score(ins, cosim.FixedReference(wrong), max_saved=1)
+    s = session.simulate(clean_build, lay, vectors.ArrayStream(ins, *ops), score, n=700, batch_vectors=700)
+    assert score.count == 2 and list(score.failing["index"]) == [5] and s.run_dir is not None
+
+
+# ---- the file protocol ---------------------------------------------------------------------------------
+
+def _source(path):
+    return (bld.REPO / path).read_text()
+
+
+def test_protocol_is_the_one_both_sides_use():
+    """Driver and testbench name the run directory's files and fields only through tb.protocol."""
+    import ast
+    tb_src, session_src = _source("tb/cosim_tb.py"), _source("cosim/session.py")
+    assert "from tb import protocol" in tb_src and "from tb import protocol" in session_src
+    for path in ["tb/cosim_tb.py", *(str(p.relative_to(bld.REPO)) for p in (bld.REPO / "cosim").glob("*.py"))]:
+        literals = [n.value for n in ast.walk(ast.parse(_source(path))) if isinstance(n, ast.Constant)
+                    and isinstance(n.value, str)]
+        assert not [t for t in literals if re.search(r"^(in|out)_(\d|$)|job\.json|end\.json|final\.json|cur_(in|out)|"
+                                                      r"COSIM_(IN|OUT|RUN_DIR)|^(beats|stall_in|stall_out|"
+                                                      r"first_in|load_error|extra)$", t)], path
+    # the protocol module loads in the simulator's Python: the standard library only at its top
+    tree = ast.parse(_source("tb/protocol.py"))
+    top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names} | \
+          {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
+    assert top <= {"__future__", "json", "os", "dataclasses", "pathlib"}, top
+    # its names are the harness's
+    harness = _source("tb/cosim_harness.sv")
+    assert f'$value$plusargs("{protocol.PLUSARG_IN}=%s"' in harness
+    assert f'$value$plusargs("{protocol.PLUSARG_OUT}=%s"' in harness
+    assert all(re.search(rf"\b{port}\b", harness) for port in protocol.STAT_PORTS)
+
+
+def test_protocol_records_round_trip(tmp_path):
+    job = protocol.Job(watchdog=1200, drain_cycles=30)
+    job.write(tmp_path / protocol.JOB)
+    assert protocol.Job.read(tmp_path / protocol.JOB) == job
+    assert json.loads((tmp_path / protocol.JOB).read_text()) == {"watchdog": 1200, "drain_cycles": 30,
+                                                                 "clock_impl": "gpi", "give_up_s": 600.0}
+    ctl = protocol.BatchControl(beats=3, seed=7, stall_in=protocol.stall16(0.1), stall_out=0)
+    ctl.write(tmp_path / protocol.in_control(4))
+    assert (tmp_path / "in_4.json").exists() and protocol.BatchControl.read(tmp_path / "in_4.json") == ctl
+    assert ctl.stall_in == 6554
+    with pytest.raises(ValueError, match=r"stall probability must be in \[0, 1\)"):
+        protocol.stall16(1.0)
+    assert protocol.plusargs(tmp_path) == [f"+COSIM_IN={tmp_path}/cur_in.bin", f"+COSIM_OUT={tmp_path}/cur_out.bin"]
+    with pytest.raises(ValueError, match="expected 2 x 3"):
+        protocol.from_words32(b"\0" * 8, 70, rows=2)

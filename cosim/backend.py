@@ -1,0 +1,72 @@
+"""The RTL as a function: a batch of dot-adds through an instruction's unit, its outputs back.
+
+``RTLBackend()(ins, a, b, c, scale_a, scale_b)`` builds the unit (``hw.dot_add_unit`` by
+default; cached under ``build/cosim`` like every co-simulation build), runs all the vectors in
+one Verilator simulation without stalls, and returns ``d`` in the order of the inputs: a
+:class:`cosim.session.Capture` hook on the same session that scores ``python -m cosim run``.
+The dissection suite (``probe``) uses it as its ``rtl`` backend.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+
+from .payload import PayloadLayout
+from .run import build_checked
+from .session import Capture, SimError, simulate
+from .units import NoRTL, unit_provider
+from .vectors import ArrayStream
+
+
+class RTLBackend:
+    """An instruction's RTL unit co-simulated under Verilator: one simulation (no stalls) per call.
+
+    Parameters
+    ----------
+    lanes : int
+        Dot-adds per unit input.
+    build_root : Path, optional
+        Where the Verilator builds are cached (default ``build/cosim``).
+    unit : str or callable, optional
+        The unit provider (:func:`cosim.unit_provider`): ``hw`` (default), ``standin[:...]`` or a
+        callable ``(ins, lanes) -> component``.
+
+    Raises :class:`cosim.NoRTL` when the provider has no RTL for the instruction,
+    :class:`cosim.BuildError` when the unit does not build, :class:`cosim.SimError` when the
+    simulation fails, :class:`cosim.ToolchainError` when Verilator or Yosys is missing.
+    """
+
+    name = "rtl"
+
+    def __init__(self, lanes: int = 1, build_root=None, unit=None):
+        if lanes < 1:
+            raise ValueError(f"lanes must be >= 1, got {lanes}")
+        self.lanes, self.build_root = lanes, build_root
+        self.provider = unit_provider(unit)
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
+        """The unit's ``d`` (uint64 bit patterns, shape ``[R]``) for each row of ``a [R, K]``, ``b [R, K]``, ``c [R]``."""
+        a = np.asarray(a, np.uint64)
+        n = a.shape[0]
+        if n == 0:
+            return np.zeros(0, np.uint64)
+        try:
+            component = self.provider(ins, self.lanes)
+        except NoRTL as e:
+            raise NoRTL(f"no RTL for {ins.arch} {ins.name}: {e}") from None
+        layout = PayloadLayout(ins, self.lanes)
+        built = build_checked(component, layout, root=self.build_root)
+        capture = Capture(n)
+        s = simulate(built, layout, ArrayStream(ins, a, b, c, scale_a, scale_b), capture, n=n,
+                     batch_vectors=max(n, 256))
+        if s.error:                                 # the run directory stays: the message names its log
+            raise SimError(f"co-simulation of {ins.arch} {ins.name} failed: {s.error}")
+        if s.run_dir is not None:
+            shutil.rmtree(s.run_dir, ignore_errors=True)
+        if s.timing_error:
+            raise SimError(f"co-simulation of {ins.arch} {ins.name} failed: {s.timing_error}")
+        if capture.filled != n:
+            raise SimError(f"co-simulation of {ins.arch} {ins.name} returned {capture.filled} of {n} outputs")
+        return capture.d

@@ -1,0 +1,122 @@
+"""Failing vectors of a co-simulation: the report, the replay file, the waveform rerun.
+
+On a mismatch :func:`report_failure` prints golden's trace of the first failing vector (or its
+operands, for another reference), saves the failing vectors to an ``.npz``
+(:func:`save_failures`, read back by :func:`load_failures`) for ``python -m cosim replay FILE``
+(:func:`replay`), and reruns the first of them on an FST-tracing build without stalls, printing
+the waveform's path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import golden
+
+from . import build as bld
+from . import run                   # run imports this module: names from it are looked up when called
+from .payload import PayloadLayout
+from .units import FixedReference
+from .vectors import ArrayStream
+
+FAILURES_DIR = bld.BUILD_ROOT / "failures"
+OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
+
+
+def report_failure(res, cfg, provider, reference, component_for_waves, out=None) -> None:
+    """Print what failed in ``res`` (a MISMATCH result), save the failing vectors, rerun them with waves.
+
+    ``component_for_waves()`` makes a fresh unit for the waveform build.
+    """
+    out = out or sys.stdout
+    ins, f = res.ins, res.failing
+    print(f"\n{ins.arch} {ins.name}: {res.message}", file=out)
+    if f is None or not len(f["index"]):
+        if f is None:
+            print("(no failing vectors were kept)", file=out)
+        return
+    _print_first(ins, f, reference, out)
+    res.failures_file = save_failures(res, cfg, provider)
+    print(f"failing vectors ({len(f['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
+          f"  replay: python -m cosim replay {res.failures_file}", file=out)
+    if cfg.rerun_with_waves and not cfg.waves:
+        _rerun_with_waves(res, cfg, component_for_waves, out)
+
+
+def _print_first(ins, f: dict, reference, out) -> None:
+    width = max(ins.formats[3].storage_bits // 4, 1)
+    print(f"first failing vector #{int(f['index'][0])}: got 0x{int(f['got'][0]):0{width}x}, "
+          f"expected 0x{int(f['expected'][0]):0{width}x}", file=out)
+    if reference is golden.dot_add:
+        sa = None if f["scale_a"] is None else f["scale_a"][0]
+        sb = None if f["scale_b"] is None else f["scale_b"][0]
+        print(golden.trace(ins, f["a"][0], f["b"][0], f["c"][0], sa, sb), file=out)
+    else:
+        print(f"  a={_hex(f['a'][0])}\n  b={_hex(f['b'][0])}\n  c=0x{int(f['c'][0]):x}", file=out)
+
+
+def _rerun_with_waves(res, cfg, component_for_waves, out) -> None:
+    ins, f = res.ins, res.failing
+    k = min(cfg.rerun_max, len(f["index"]))
+    ops = tuple(None if f[x] is None else f[x][:k] for x in OPERANDS)
+    print(f"rerunning {k} failing vector(s) with waveforms (no stalls)...", file=out, flush=True)
+    layout = PayloadLayout(ins, cfg.lanes)
+    try:
+        b = bld.build_unit(component_for_waves(), ins.arch, ins.name, waves=True, root=cfg.build_root)
+    except bld.BuildError as e:
+        print(f"  the waveform build failed: {e}", file=out)
+        return
+    run.note_wave_format(b)
+    wres = run.simulate_and_score(b, layout, ArrayStream(ins, *ops), FixedReference(f["expected"][:k]),
+                                  n=k, seed=cfg.seed, batch_vectors=cfg.batch_vectors, keep_run_dir=True)
+    res.waves_file = wres.waves_file
+    if wres.status == "ERROR":
+        print(f"  waveform run failed: {wres.message}", file=out)
+    else:
+        print(f"  {wres.mismatches} of {k} mismatch again" +
+              ("" if wres.mismatches else ": the failure depends on the stall pattern or on earlier "
+               "vectors; rerun the whole run with WAVES=1 and the same SEED and N"), file=out)
+    print(f"  waves: {wres.waves_file}", file=out)
+
+
+def _hex(x) -> str:
+    return "[" + ", ".join(f"0x{int(v):x}" for v in np.asarray(x).reshape(-1)) + "]"
+
+
+def save_failures(res, cfg, provider) -> Path:
+    """The failing vectors of ``res`` as an .npz that ``python -m cosim replay`` reads."""
+    d = Path(cfg.failures_dir) if cfg.failures_dir else FAILURES_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    ins = res.ins
+    path = d / f"{ins.arch}_{bld.safe_name(ins.name)}_seed{cfg.seed}_{time.strftime('%Y%m%d-%H%M%S')}.npz"
+    meta = {"arch": ins.arch, "instr": ins.name, "lanes": cfg.lanes, "seed": cfg.seed,
+            "unit": getattr(provider, "spec", None), "mismatches": res.mismatches, "vectors": res.vectors,
+            "stall": cfg.stall, "vectors_kind": cfg.vectors if isinstance(cfg.vectors, str) else repr(cfg.vectors)}
+    arrays = {k: v for k, v in res.failing.items() if v is not None}
+    np.savez_compressed(path, meta=json.dumps(meta), **arrays)
+    return path
+
+
+def load_failures(path) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of a saved failure file."""
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+        arrays = {k: z[k] for k in z.files if k != "meta"}
+    for k in ("scale_a", "scale_b"):
+        arrays.setdefault(k, None)
+    return meta, arrays
+
+
+def replay(path, config=None, unit=None):
+    """Run the vectors saved in ``path`` again (same instruction; the unit spec saved with them by default)."""
+    meta, arr = load_failures(path)
+    ins = golden.lookup(meta["arch"], meta["instr"])
+    cfg = dataclasses.replace(config or run.Config(), lanes=int(meta.get("lanes", 1)))
+    spec = unit if unit is not None else meta.get("unit") or "hw"
+    return run.run_instruction(ins, cfg, spec, vectors_from=tuple(arr[x] for x in OPERANDS))
