@@ -162,8 +162,8 @@ def _read_stamp(d: Path):
     return stamp if (d / EXE).exists() else None
 
 
-def plan_build(component, arch: str, instr: str, *, waves: bool = False, root: Path | None = None,
-               verilog_text: str | None = None) -> tuple[Build, str]:
+def plan_build(component, arch: str, instr: str, *, waves: bool = False,
+               root: Path | None = None) -> tuple[Build, str]:
     """The :class:`Build` that :func:`build_unit` would produce (not built yet) and the Verilog text.
 
     The key hashes what the executable depends on; the unit's declared latency
@@ -171,19 +171,12 @@ def plan_build(component, arch: str, instr: str, *, waves: bool = False, root: P
     """
     tc = toolchain.setup()
     iface = unit_interface(component)
-    if verilog_text is not None:
-        component._MustUse__silence = True          # not elaborated here: the text stands for it
-    text = verilog_text if verilog_text is not None else elaborate(component)
+    text = elaborate(component)
     check_ports(text)
     params = {"IN_W": iface.in_width, "OUT_W": iface.out_width}
     wave_format = toolchain.waves_format() if waves else None
     flags = list(SIM_FLAGS) + (list(WAVE_FLAGS[wave_format]) if waves else [])
-    h = hashlib.sha256()
-    for part in (normalise_verilog(text), HARNESS.read_text(), HARNESS_DPI.read_text(), json.dumps(flags),
-                 json.dumps(params), f"waves={waves}", tc.fingerprint(), json.dumps(toolchain.make_overrides(tc))):
-        h.update(part.encode())
-        h.update(b"\0")
-    key = h.hexdigest()
+    key = build_key(text, params, flags, waves, tc)
     root = Path(root) if root is not None else BUILD_ROOT
     d = root / safe_name(arch) / safe_name(instr) / key[:16]
     meta = dict(arch=arch, instr=instr, key=key, params=params, flags=flags, waves=waves, wave_format=wave_format,
@@ -192,8 +185,19 @@ def plan_build(component, arch: str, instr: str, *, waves: bool = False, root: P
                  waves, False, 0.0, "planned", meta), text
 
 
+def build_key(verilog: str, params: dict, flags: list, waves: bool, tc) -> str:
+    """Hash of everything a build's executable depends on: the design's Verilog (without the
+    checkout's paths), the harness, flags, parameters and the toolchain."""
+    h = hashlib.sha256()
+    for part in (normalise_verilog(verilog), HARNESS.read_text(), HARNESS_DPI.read_text(), json.dumps(flags),
+                 json.dumps(params), f"waves={waves}", tc.fingerprint(), json.dumps(toolchain.make_overrides(tc))):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: Path | None = None,
-               verilog_text: str | None = None, force: bool = False) -> Build:
+               force: bool = False) -> Build:
     """Build the harness around ``component`` (cached; see the module docstring).
 
     ``waves`` builds the waveform-tracing variant (FST, or VCD where FST cannot
@@ -202,7 +206,7 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
     the C++ compiler fails.
     """
     tc = toolchain.setup()
-    plan, text = plan_build(component, arch, instr, waves=waves, root=root, verilog_text=verilog_text)
+    plan, text = plan_build(component, arch, instr, waves=waves, root=root)
     d, key, meta = plan.dir, plan.key, plan.meta
     root = d.parent.parent.parent
 

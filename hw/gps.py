@@ -22,7 +22,6 @@ are not modelled; ISA.md fact 3).
 from __future__ import annotations
 
 from amaranth import Module, Mux, Signal, signed
-from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import re
 import warnings
 
 from amaranth import Module, Signal
-from amaranth.hdl import Elaboratable, UnusedElaboratable
+from amaranth.hdl import UnusedElaboratable
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.catalog import Datapath
 
-__all__ = ["Stage", "Pipeline", "Delay", "Checked", "DatapathPipeline", "delayed", "any_of", "questions_only", "silence"]
+__all__ = ["Stage", "Pipeline", "Delay", "Checked", "DatapathPipeline", "delayed", "any_of", "questions_only"]
 
 
 class Stage(wiring.Component):
@@ -203,29 +202,3 @@ def questions_only():
             yield
         finally:
             gc.collect()
-
-
-def silence(obj) -> None:
-    """No "created but never used" warning for ``obj`` and the elaboratables it holds, whenever
-    they are collected (a public warning filter per object).  Prefer :func:`questions_only`; this
-    is for an object that outlives the block that made it."""
-    for o in _elaboratables(obj, set()):
-        warnings.filterwarnings("ignore", message=re.escape(f"{o!r} created but never used"),
-                                category=UnusedElaboratable)
-
-
-def _elaboratables(obj, seen: set):
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    if isinstance(obj, Elaboratable):
-        yield obj
-        children = vars(obj).values()
-    elif isinstance(obj, (list, tuple)):
-        children = obj
-    elif isinstance(obj, dict):
-        children = obj.values()
-    else:
-        return
-    for child in children:
-        yield from _elaboratables(child, seen)

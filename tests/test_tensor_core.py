@@ -109,10 +109,11 @@ def test_tensor_core_errors():
 
 
 def test_tensor_core_verilog_lints_clean(tmp_path):
-    from cosim import build as bld, toolchain
+    from cosim import toolchain
+    from cosim.lint import lint_unit
     toolchain.setup()
     hopper = [i for i in golden.instructions("hopper") if i.name.startswith("QGMMA")]
-    rep = bld.lint_unit(TensorCore("hopper", hopper), tmp_path)
+    rep = lint_unit(TensorCore("hopper", hopper), tmp_path)
     assert rep.ok, "\n".join(rep.active)
 
 
