@@ -9,18 +9,19 @@
 Modules: toolchain (find Verilator/Yosys/cocotb), build (elaborate, cached Verilator
 builds), lint (verilator --lint-only and its waivers), payload (the unit's payload layout),
 vectors (pluggable generators), units (unit providers), session (one simulation: batches
-in, outputs to a scoring or capturing hook), run (score instructions), failures (report,
-save and replay failing vectors), table (the run table), backend (the RTL as a function),
+in, outputs to a scoring or capturing hook), scoring (a session scored, as a Result; Config),
+run (score instructions, replay), failures (report and
+save failing vectors), table (the run table), backend (the RTL as a function),
 tensor_core (a whole tensor core), standin (a stand-in unit for testing the machinery).
 The file protocol with the testbench is ``tb.protocol``.  ``python -m cosim --help``.
 """
 
 from .backend import RTLBackend
 from .build import Build, BuildError, build_unit, elaborate, unit_interface
-from .failures import load_failures, replay, save_failures
+from .failures import load_failures, save_failures
 from .lint import lint_unit          # the module cosim.lint keeps its name: its lint() is cosim.lint.lint
 from .payload import PayloadLayout
-from .run import Config, Result, run_instruction, run_many
+from .run import Config, Result, replay, run_instruction, run_many
 from .session import SimError
 from .toolchain import ToolchainError
 from .units import FixedReference, NoRTL, unit_provider

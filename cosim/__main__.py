@@ -92,7 +92,7 @@ def cmd_replay(args) -> int:
     meta, arrays = failures.load_failures(args.file)
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
           f"(saved with unit {meta.get('unit')}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
-    r = failures.replay(args.file, cfg, args.unit)
+    r = cr.replay(args.file, cfg, args.unit)
     print(table.HEADER)
     print(table.row(r))
     if r.waves_file and r.status != "MISMATCH":

@@ -14,7 +14,7 @@ import shutil
 import numpy as np
 
 from .payload import PayloadLayout
-from .run import build_checked
+from .scoring import build_checked
 from .session import Capture, SimError, simulate
 from .units import NoRTL, unit_provider
 from .vectors import ArrayStream

@@ -3,13 +3,12 @@
 On a mismatch :func:`report_failure` prints golden's trace of the first failing vector (or its
 operands, for another reference), saves the failing vectors to an ``.npz``
 (:func:`save_failures`, read back by :func:`load_failures`) for ``python -m cosim replay FILE``
-(:func:`replay`), and reruns the first of them on an FST-tracing build without stalls, printing
+(:func:`cosim.run.replay`), and reruns the first of them on an FST-tracing build without stalls, printing
 the waveform's path.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import time
@@ -20,7 +19,7 @@ import numpy as np
 import golden
 
 from . import build as bld
-from . import run                   # run imports this module: names from it are looked up when called
+from . import scoring
 from .payload import PayloadLayout
 from .units import FixedReference
 from .vectors import ArrayStream
@@ -72,9 +71,9 @@ def _rerun_with_waves(res, cfg, component_for_waves, out) -> None:
     except bld.BuildError as e:
         print(f"  the waveform build failed: {e}", file=out)
         return
-    run.note_wave_format(b)
-    wres = run.simulate_and_score(b, layout, ArrayStream(ins, *ops), FixedReference(f["expected"][:k]),
-                                  n=k, seed=cfg.seed, batch_vectors=cfg.batch_vectors, keep_run_dir=True)
+    scoring.note_wave_format(b)
+    wres = scoring.simulate_and_score(b, layout, ArrayStream(ins, *ops), FixedReference(f["expected"][:k]),
+                                      n=k, seed=cfg.seed, batch_vectors=cfg.batch_vectors, keep_run_dir=True)
     res.waves_file = wres.waves_file
     if wres.status == "ERROR":
         print(f"  waveform run failed: {wres.message}", file=out)
@@ -111,12 +110,3 @@ def load_failures(path) -> tuple[dict, dict]:
     for k in ("scale_a", "scale_b"):
         arrays.setdefault(k, None)
     return meta, arrays
-
-
-def replay(path, config=None, unit=None):
-    """Run the vectors saved in ``path`` again (same instruction; the unit spec saved with them by default)."""
-    meta, arr = load_failures(path)
-    ins = golden.lookup(meta["arch"], meta["instr"])
-    cfg = dataclasses.replace(config or run.Config(), lanes=int(meta.get("lanes", 1)))
-    spec = unit if unit is not None else meta.get("unit") or "hw"
-    return run.run_instruction(ins, cfg, spec, vectors_from=tuple(arr[x] for x in OPERANDS))

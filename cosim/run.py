@@ -15,106 +15,19 @@ import dataclasses
 import os
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import golden
 
 from . import build as bld
 from . import failures
-from . import session
 from .payload import PayloadLayout
+from .scoring import Config, Result, build_checked, note_wave_format, simulate_and_score
 from .table import HEADER, progress, row
 from .units import NoRTL, unit_provider
 from .vectors import ArrayStream, VectorStream
 
-
-@dataclass
-class Config:
-    """How to co-simulate.  ``n=None`` runs for ``budget_s`` seconds and at least ``min_n`` vectors."""
-
-    n: int | None = None
-    budget_s: float = 60.0
-    min_n: int = 100_000
-    seed: int = 1
-    stall: float = 0.1                 # probability, each side, per cycle / per new input
-    stall_in: float | None = None      # override one side
-    stall_out: float | None = None
-    lanes: int = 1
-    vectors: object = "mixed"          # generator: name, "module:function" or callable
-    waves: bool = False
-    batch_vectors: int = 65536
-    progress: float = 15.0             # seconds between progress lines; 0: none
-    build_root: Path | None = None
-    failures_dir: Path | None = None
-    max_saved: int = 1000              # failing vectors kept for replay
-    rerun_with_waves: bool = True
-    rerun_max: int = 64                # failing vectors rerun with waves
-    keep_run_dir: bool = False
-    out: object = None                 # stream for reports (default sys.stdout)
-
-
-@dataclass
-class Result:
-    ins: golden.Instruction
-    status: str = "ok"                 # ok | MISMATCH | no RTL | ERROR
-    message: str = ""
-    lanes: int = 1
-    latency: int | None = None
-    initiation_interval: int | None = None
-    latency_measured: int | None = None
-    ii_measured: float | None = None
-    vectors: int = 0
-    mismatches: int = 0
-    seconds: float = 0.0
-    build_seconds: float = 0.0
-    build_source: str = ""
-    cycles: int = 0
-    sim_seconds: float = 0.0
-    failures_file: Path | None = None
-    waves_file: Path | None = None
-    run_dir: Path | None = None
-    failing: dict | None = None        # first failing vectors: a, b, c, scale_a, scale_b, expected, got, index
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    @property
-    def rate(self) -> float:
-        return self.vectors / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def cycles_per_s(self) -> float:
-        return self.cycles / self.sim_seconds if self.sim_seconds > 0 else 0.0
-
-
-# ---- one build, scored -------------------------------------------------------------------------------
-
-def simulate_and_score(b: bld.Build, layout, stream, reference: Callable, *, mismatching: Callable | None = None,
-                       max_saved: int = 1000, **schedule) -> Result:
-    """A :func:`cosim.session.simulate` of ``b`` with a :class:`cosim.session.Score` hook, as a :class:`Result`.
-
-    ``schedule``: :func:`cosim.session.simulate`'s keywords (n, budget_s, seed, stall_in, ...).
-    """
-    score = session.Score(layout.ins, reference, mismatching, max_saved)
-    s = session.simulate(b, layout, stream, score, **schedule)
-    res = Result(layout.ins, lanes=layout.lanes, latency=s.latency, initiation_interval=s.initiation_interval,
-                 latency_measured=s.latency_measured, ii_measured=s.ii_measured, vectors=s.vectors,
-                 mismatches=score.count, seconds=s.seconds, cycles=s.cycles, sim_seconds=s.sim_seconds,
-                 run_dir=s.run_dir, waves_file=s.waves_file)
-    if s.error:
-        res.status, res.message = "ERROR", s.error
-        return res
-    res.failing = score.failing
-    if s.timing_error:
-        res.status, res.message = "ERROR", s.timing_error
-    if score.count:
-        also = f"; also: {res.message}" if res.message else ""
-        res.status = "MISMATCH"
-        res.message = f"{score.count} of {s.vectors} results differ from the reference{also}"
-    return res
+__all__ = ["Config", "Result", "run_instruction", "run_many", "replay"]
 
 
 # ---- one instruction ---------------------------------------------------------------------------------
@@ -162,28 +75,6 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
     if res.status == "MISMATCH":
         failures.report_failure(res, cfg, provider, reference, lambda: provider(ins, cfg.lanes), out=out)
     return res
-
-
-def build_checked(component, layout: PayloadLayout, *, waves: bool = False, root=None) -> bld.Build:
-    """Build ``component`` after checking that its payloads are ``layout``'s (BuildError if not)."""
-    ins = layout.ins
-    iface = bld.unit_interface(component)
-    if (iface.in_width, iface.out_width) != (layout.in_width, layout.out_width):
-        raise bld.BuildError(f"the unit's payloads are {iface.in_width} -> {iface.out_width} bits; "
-                             f"{layout.lanes} lane(s) of {ins.name} need {layout.in_width} -> {layout.out_width} "
-                             "(see cosim/payload.py for the layout)")
-    return bld.build_unit(component, ins.arch, ins.name, waves=waves, root=root)
-
-
-_noted: set = set()
-
-
-def note_wave_format(b: bld.Build) -> None:
-    """Say once why the waveforms are VCD where FST was asked for."""
-    if b.wave_format == "vcd" and "vcd" not in _noted:
-        _noted.add("vcd")
-        from .toolchain import FST_HINT
-        print(f"note: {FST_HINT}", file=sys.stderr)
 
 
 # ---- many instructions ---------------------------------------------------------------------------------
@@ -252,3 +143,12 @@ def _run_in_worker(ins, cfg: Config, unit):
     buf = io.StringIO()
     r = run_instruction(ins, dataclasses.replace(cfg, out=buf), unit)
     return r, buf.getvalue()
+
+
+def replay(path, config: Config | None = None, unit=None) -> Result:
+    """Run the vectors saved in ``path`` again (same instruction; the unit spec saved with them by default)."""
+    meta, arr = failures.load_failures(path)
+    ins = golden.lookup(meta["arch"], meta["instr"])
+    cfg = dataclasses.replace(config or Config(), lanes=int(meta.get("lanes", 1)))
+    spec = unit if unit is not None else meta.get("unit") or "hw"
+    return run_instruction(ins, cfg, spec, vectors_from=tuple(arr[x] for x in failures.OPERANDS))

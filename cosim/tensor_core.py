@@ -22,7 +22,7 @@ import golden
 
 from . import build as bld
 from .payload import get_field, put_field
-from .run import Result, simulate_and_score
+from .scoring import Result, simulate_and_score
 from .vectors import resolve
 
 __all__ = ["CoreLayout", "CoreStream", "run_core", "CoreResult"]

@@ -258,7 +258,7 @@ def test_mismatch_is_caught_saved_and_replayed(buggy_build, tmp_path, capsys):
     assert np.all((arrays["c"] & np.uint64(0xFF)) == standin.BUG_BYTE)
     assert np.all(arrays["got"] == arrays["expected"] ^ np.uint64(1))
     # the saved vectors fail again, through the command line too
-    again = failures.replay(r.failures_file, _config(tmp_path))
+    again = cr.replay(r.failures_file, _config(tmp_path))
     assert again.status == "MISMATCH" and again.mismatches == planted == again.vectors
     assert cosim_main(["replay", str(r.failures_file), "--progress", "0"]) == 1
 
