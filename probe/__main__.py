@@ -1,6 +1,6 @@
-"""``python -m golden.probe ARCH INSTR [--backend golden|rtl|torch|golden:F=24] [--json PATH]``,
-``python -m golden.probe --all``, ``python -m golden.probe findings --out docs/findings``,
-``python -m golden.probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit)."""
+"""``python -m probe ARCH INSTR [--backend golden|rtl|torch|golden:F=24] [--json PATH]``,
+``python -m probe --all``, ``python -m probe findings --out docs/findings``,
+``python -m probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def main(argv=None) -> int:
 
 
 def _probe_main(argv) -> int:
-    ap = argparse.ArgumentParser(prog="python -m golden.probe",
+    ap = argparse.ArgumentParser(prog="python -m probe",
                                  description="Derive an MMA instruction's arithmetic from black-box tests "
                                              "and compare it with the catalog.")
     ap.add_argument("arch", nargs="?", help="architecture (hopper, cdna3, ...)")

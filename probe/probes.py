@@ -1,6 +1,6 @@
 """The probes: black-box experiments on a backend, after MMA-Sim section III and Fasi et al.
 
-Every probe takes a :class:`~golden.probe.rig.Rig` (one instruction's interface on one
+Every probe takes a :class:`~probe.rig.Rig` (one instruction's interface on one
 backend) and returns plain data (a dict).  Summands are numbered ``0..K-1`` for the
 products and ``K`` for ``c``.  Nothing here reads the catalog's algorithm parameters.
 """

@@ -10,14 +10,15 @@ algorithm family and its parameters from the results alone and compares them wit
 catalog entry.  Only the interface is taken from the catalog: operand formats, K, the
 scale format and block size.
 
-    python -m golden.probe hopper HGMMA.64xNx16.F32
-    python -m golden.probe hopper HMMA.16816.F32.BF16 --backend torch --json out.json
-    python -m golden.probe --all
-    python -m golden.probe findings --out docs/findings
+    python -m probe hopper HGMMA.64xNx16.F32
+    python -m probe hopper HMMA.16816.F32.BF16 --backend torch --json out.json
+    python -m probe --all
+    python -m probe findings --out docs/findings
 """
 
-from .backends import BackendError, GoldenBackend, ParamsBackend, RTLBackend, Unavailable, backend_from_name
-from .infer import FIELDS, Report, compare, probe
+from .backends import (Backend, BackendError, GoldenBackend, ParamsBackend, SimulatedRTL, Unavailable,
+                       backend_from_name)
+from .infer import Report, compare, probe
 
-__all__ = ["BackendError", "FIELDS", "GoldenBackend", "ParamsBackend", "RTLBackend", "Report", "Unavailable",
+__all__ = ["Backend", "BackendError", "GoldenBackend", "ParamsBackend", "Report", "SimulatedRTL", "Unavailable",
            "backend_from_name", "compare", "probe"]
