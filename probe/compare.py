@@ -1,4 +1,4 @@
-"""``python -m probe compare ARCH INSTR --backend B``: a backend against golden on random
+"""``python -m probe compare ARCH INSTR... --backend B``: a backend against golden on random
 dot-adds, bit for bit.
 
 Where the probes ask a few hundred crafted questions, this asks many random ones: uniform bit
@@ -99,21 +99,22 @@ def main(argv=None) -> int:
     """The ``compare`` command; errors propagate to ``python -m probe``, which reports them."""
     ap = argparse.ArgumentParser(prog="python -m probe compare",
                                  description="A backend against golden on random dot-adds, bit for bit.")
-    ap.add_argument("arch")
-    ap.add_argument("instr", nargs="+", help="one or more instruction names")
+    ap.add_argument("arch", help="architecture, several separated by commas, or all")
+    ap.add_argument("instr", nargs="+", help="instruction names or families (several, or separated by commas)")
     ap.add_argument("--backend", default="golden", help="golden, rtl, torch, or golden:FIELD=VALUE,...")
     ap.add_argument("-n", type=int, default=1024,
                     help="random dot-adds (a torch backend: n a-rows times n b-rows; default 1024)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--vectors", default="mixed", choices=golden.vectors.KINDS)
+    ap.add_argument("--vectors", default="mixed", choices=golden.vectors.KINDS,
+                    help="operand distribution (default mixed)")
     args = ap.parse_args(argv)
     if args.n < 1:
         raise ValueError(f"-n must be at least 1, got {args.n}")
+    pool = golden.select(args.arch, ",".join(args.instr))
     backend = backend_from_name(args.backend)
     label = getattr(backend, "name", args.backend)
     status = 0
-    for name in args.instr:
-        ins = golden.lookup(args.arch, name)
+    for ins in pool:
         try:
             r = compare_backend(ins, backend, args.n, args.seed, args.vectors, label)
         except Unavailable as e:                # this instruction only (no route on this GPU, say)

@@ -154,6 +154,35 @@ def test_cli(tmp_path):
     assert p.returncode == 1 and "F: catalog 25, probed 24" in p.stdout
 
 
+def test_cli_selects_like_the_other_commands(tmp_path):
+    """ARCH and INSTR take comma lists and families (golden.select): several instructions, one line each."""
+    out = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "probe", "ampere,ada", "HMMA.16816.F32,HMMA.16816.F32.BF16",
+                        "--group", "--json", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert [ln.split()[:3] for ln in p.stdout.splitlines()] == [
+        ["ampere", "HMMA.16816.F32", "CoFDA"], ["ada", "HMMA.16816.F32", "CoFDA"],              # by datapath
+        ["ampere", "HMMA.16816.F32.BF16", "CoFDA"], ["ada", "HMMA.16816.F32.BF16", "CoFDA"]]
+    probed = len({i.datapath for i in golden.select("ampere,ada", "HMMA.16816.F32,HMMA.16816.F32.BF16")})
+    assert f"4 instruction(s), {probed} probed, 4 match the catalog" in p.stderr
+    assert len(json.loads(out.read_text())) == probed
+    p = subprocess.run([sys.executable, "-m", "probe", "--all", "hopper", "HGMMA"], capture_output=True, text=True)
+    assert p.returncode == 2 and "give INSTR without --all" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True)
+    assert p.returncode == 2 and "give ARCH [INSTR], or --all" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32,HGMMX"], capture_output=True,
+                       text=True)
+    assert p.returncode == 2 and "HGMMX" in p.stderr
+
+
+def test_cli_group_applies_one_probe_per_datapath():
+    from probe.__main__ import _by_datapath
+    pool = golden.select("ampere,ada", "HMMA")
+    groups = _by_datapath(pool)
+    assert sum(map(len, groups)) == len(pool) and len(groups) < len(pool)
+    assert all(len({ins.datapath for ins in g}) == 1 for g in groups)
+
+
 def test_torch_backend_skips_cleanly():
     try:
         import torch
