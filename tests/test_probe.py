@@ -1,4 +1,4 @@
-"""golden.probe: black-box dissection recovers the catalog, catches mis-parameterised designs,
+"""probe: black-box dissection recovers the catalog, catches mis-parameterised designs,
 gives the same report on the RTL as on golden, and fails clearly on bad backends."""
 
 import dataclasses
@@ -10,22 +10,37 @@ import numpy as np
 import pytest
 
 import golden
-from golden.probe import BackendError, GoldenBackend, ParamsBackend, RTLBackend, Unavailable, probe
-from golden.probe.probes import classify_rounding, rounding_name
+from probe import BackendError, GoldenBackend, ParamsBackend, Unavailable, backend_from_name, probe
+from probe.probes import classify_rounding, rounding_name
 
 
-def _groups(pool):
+def _one_per_datapath(pool):
     seen = {}
     for ins in pool:
-        seen.setdefault((ins.params, ins.formats, ins.k, ins.scale_format, ins.block_size), ins)
+        seen.setdefault(ins.datapath, ins)
     return list(seen.values())
 
 
-GROUPS = _groups(golden.CATALOG)
+GROUPS = _one_per_datapath(golden.CATALOG)
+
+
+def test_probe_is_the_top_layer():
+    """golden, hw, cosim and tb never import probe (probe imports them)."""
+    import ast
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]
+    bad = []
+    for path in sorted(p for pkg in ("golden", "hw", "cosim", "tb") for p in (root / pkg).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            bad += [f"{path.relative_to(root)}: {n}" for n in names if n == "probe" or n.startswith("probe.")]
+    assert not bad, bad
 
 
 def test_every_datapath_recovered():
-    """One instruction per distinct (params, formats, K, scales): 160 datapaths for 311 entries."""
+    """One instruction per distinct datapath: 160 datapaths for 311 entries."""
+    assert (len(GROUPS), len(golden.CATALOG)) == (160, 311)
     bad = []
     for ins in GROUPS:
         r = probe(ins, GoldenBackend())
@@ -65,7 +80,8 @@ def test_summation_trees_print():
     assert r.facts["tree"]["text"] == "((((c + #0) + #1) + #2) + #3)"
     r = probe(golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16"), GoldenBackend())
     assert r.facts["tree"]["text"] == "((c + ((#0 + #1) + (#2 + #3))) + ((#4 + #5) + (#6 + #7)))"
-    assert r.fields["group"].value == 4 and r.fields["flush_subnormals"].value is True
+    assert r.fields["group"].value == 4 and set(r.fields) == set(golden.algorithms.FIELDS_READ["GPS"])
+    assert {r.facts["special"][f"subnormal {x}"] for x in "abc"} == {"flushed"}     # GPS always flushes
     r = probe(golden.lookup("ampere", "HMMA.1688.F32.TF32"), GoldenBackend())
     assert r.facts["tree"]["text"] == "fused5(fused5(c, #0, #1, #2, #3), #4, #5, #6, #7)"
     assert K == 4
@@ -138,18 +154,47 @@ def test_user_function_backend():
 
 def test_cli(tmp_path):
     out = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HGMMA.64x128x16.F32", "--json", str(out),
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64x128x16.F32", "--json", str(out),
                         "--quiet"], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == "matches"
     assert json.loads(out.read_text())["instruction"] == "HGMMA.64xNx16.F32"
-    p = subprocess.run([sys.executable, "-m", "golden.probe", "hoper", "HGMMA"], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "probe", "hoper", "HGMMA"], capture_output=True, text=True)
     assert p.returncode == 2 and "unknown architecture 'hoper'" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HMMA.884.F32.F32"], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HMMA.884.F32.F32"], capture_output=True,
                        text=True)
     assert p.returncode == 2 and "not available on hopper" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HGMMA.64xNx16.F32", "--backend",
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--backend",
                         "golden:F=24", "--quiet"], capture_output=True, text=True)
     assert p.returncode == 1 and "F: catalog 25, probed 24" in p.stdout
+
+
+def test_cli_selects_like_the_other_commands(tmp_path):
+    """ARCH and INSTR take comma lists and families (golden.select): several instructions, one line each."""
+    out = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "probe", "ampere,ada", "HMMA.16816.F32,HMMA.16816.F32.BF16",
+                        "--group", "--json", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert [ln.split()[:3] for ln in p.stdout.splitlines()] == [
+        ["ampere", "HMMA.16816.F32", "CoFDA"], ["ada", "HMMA.16816.F32", "CoFDA"],              # by datapath
+        ["ampere", "HMMA.16816.F32.BF16", "CoFDA"], ["ada", "HMMA.16816.F32.BF16", "CoFDA"]]
+    probed = len({i.datapath for i in golden.select("ampere,ada", "HMMA.16816.F32,HMMA.16816.F32.BF16")})
+    assert f"4 instruction(s), {probed} probed, 4 match the catalog" in p.stderr
+    assert len(json.loads(out.read_text())) == probed
+    p = subprocess.run([sys.executable, "-m", "probe", "--all", "hopper", "HGMMA"], capture_output=True, text=True)
+    assert p.returncode == 2 and "give INSTR without --all" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "probe"], capture_output=True, text=True)
+    assert p.returncode == 2 and "give ARCH [INSTR], or --all" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32,HGMMX"], capture_output=True,
+                       text=True)
+    assert p.returncode == 2 and "HGMMX" in p.stderr
+
+
+def test_cli_group_applies_one_probe_per_datapath():
+    from probe.__main__ import _by_datapath
+    pool = golden.select("ampere,ada", "HMMA")
+    groups = _by_datapath(pool)
+    assert sum(map(len, groups)) == len(pool) and len(groups) < len(pool)
+    assert all(len({ins.datapath for ins in g}) == 1 for g in groups)
 
 
 def test_torch_backend_skips_cleanly():
@@ -159,10 +204,10 @@ def test_torch_backend_skips_cleanly():
             pytest.skip("a GPU is present: the torch backend runs for real (see docs/probe.md)")
     except ImportError:
         pass
-    from golden.probe.torch_backend import TorchBackend
+    from probe.torch_backend import TorchBackend
     with pytest.raises(Unavailable):
         TorchBackend()
-    p = subprocess.run([sys.executable, "-m", "golden.probe", "hopper", "HGMMA.64xNx16.F32", "--backend", "torch"],
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--backend", "torch"],
                        capture_output=True, text=True)
     assert p.returncode == 0 and "skipped:" in p.stderr
 
@@ -173,26 +218,46 @@ def _comparable(r):
     j = r.to_json()
     for k in ("backend", "seconds", "backend_calls"):
         j.pop(k)
-    if r.ins.algorithm not in ("FDA", "CoFDA", "GDFS"):       # NaN payloads are unspecified there (ISA.md fact 3)
+    if not r.ins.exact_nan:                      # NaN payloads are unspecified there (golden.same_results)
         j["facts"]["special"].pop("_nan_patterns")
     return j
 
 
 def _rtl_same(arch, name):
-    try:
-        import hw  # noqa: F401
-        from cosim import toolchain
-        toolchain.setup()
-    except Exception as e:                       # no simulator toolchain here
-        pytest.skip(f"co-simulation unavailable: {e}")
     ins = golden.lookup(arch, name)
     g = probe(ins, GoldenBackend())
-    try:
-        r = probe(ins, RTLBackend())
-    except Unavailable as e:
-        pytest.skip(str(e))
+    r = probe(ins, backend_from_name("rtl"))
+    assert r.backend == "rtl"
     assert _comparable(r) == _comparable(g)
     assert r.matches
+
+
+def _no_rtl(ins, lanes):
+    import cosim
+    raise cosim.NoRTL("not written yet")
+
+
+def test_rtl_without_a_unit_is_unavailable():
+    """cosim.backend.RTLBackend raises cosim.NoRTL for a unit it has no RTL for: a skip, with the reason."""
+    rtl = backend_from_name("rtl", unit=_no_rtl)
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    with pytest.raises(Unavailable, match="no RTL for hopper HGMMA.64xNx16.F32: not written yet"):
+        probe(ins, rtl)
+
+
+def test_rtl_toolchain_and_import_errors_are_unavailable(monkeypatch):
+    import cosim
+    import cosim.backend
+
+    class NoVerilator:
+        def __init__(self, **kw):
+            raise cosim.ToolchainError("no verilator on PATH")
+    monkeypatch.setattr(cosim.backend, "RTLBackend", NoVerilator)
+    with pytest.raises(Unavailable, match="no simulator toolchain: no verilator on PATH"):
+        backend_from_name("rtl")
+    monkeypatch.setitem(sys.modules, "cosim.backend", None)          # import cosim.backend fails
+    with pytest.raises(Unavailable, match="co-simulation is not importable"):
+        backend_from_name("rtl")
 
 
 def test_rtl_report_equals_golden():
@@ -232,9 +297,9 @@ class _PairsBackend:
 
 
 def test_compare_catches_a_wrong_backend():
-    from golden.probe.backends import ParamsBackend
-    from golden.probe.__main__ import main as probe_main
-    from golden.probe.compare import compare_backend
+    from probe.backends import ParamsBackend
+    from probe.__main__ import main as probe_main
+    from probe.compare import compare_backend
 
     def compare_main(args):
         return probe_main(["compare"] + args)
@@ -333,8 +398,8 @@ class _FakeTorch:
 def test_torch_backend_plumbing_on_a_fake_gpu(monkeypatch):
     """Packing, the c split, transposes, diagonals and library settings of the GPU backend, with a
     fake torch whose products are golden's: every route must give golden's answer back."""
-    from golden.probe import torch_backend
-    from golden.probe.compare import compare_backend
+    from probe import torch_backend
+    from probe.compare import compare_backend
     fake = _FakeTorch()
     monkeypatch.setattr(torch_backend, "_torch", lambda: fake)
     gpu = torch_backend.TorchBackend()

@@ -7,23 +7,11 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import golden.algorithms
 from golden import Instruction
 
 from . import probes as P
 from .rig import Rig
-
-# Params fields that each base algorithm actually uses (the others are not compared)
-FIELDS = {
-    "SFMA": ("zero_sign",),
-    "GPS": ("group", "flush_subnormals"),
-    "FDA": ("pass_size", "F", "e_zero", "out_rounding", "out_frac_bits", "overflow", "zero_sign"),
-    "GDFS": ("pass_size", "F", "e_zero", "group", "out_rounding", "out_frac_bits", "overflow", "zero_sign"),
-    "FDRDA": ("pass_size", "F", "c_floor_bits", "dot_floor_bits", "final_floor_bits", "out_rounding",
-              "product_overflow", "c_drop", "zero_sign"),
-    "GFDRDA": ("pass_size", "F", "merge_floor_bits", "c_floor_bits", "dot_floor_bits", "final_floor_bits",
-               "out_rounding", "product_overflow", "c_drop", "zero_sign"),
-}
-
 
 @dataclass
 class Field:
@@ -69,7 +57,7 @@ class Report:
             "inferred": {"algorithm": self.family, "base": self.base,
                          "params": {k: v.to_json() for k, v in self.fields.items()}},
             "catalog": {"algorithm": ins.algorithm,
-                        "params": {k: getattr(ins.params, k) for k in FIELDS.get(ins.params.base, ())}},
+                        "params": {k: getattr(ins.params, k) for k in ins.params.fields_read}},
             "comparison": "matches" if self.matches else self.differences,
             "not_observable": self.unobserved,
             "facts": _jsonable(self.facts),
@@ -88,7 +76,7 @@ class Report:
             f"{k}={v.value}" + ("" if v.status == "measured" else "?" if v.status == "unobservable" else "(bound)")
             for k, v in self.fields.items()))
         L.append(f"catalog:  {ins.algorithm}  " + "  ".join(
-            f"{k}={getattr(ins.params, k)}" for k in FIELDS.get(ins.params.base, ())))
+            f"{k}={getattr(ins.params, k)}" for k in ins.params.fields_read))
         L.append(f"comparison: {self.summary()}")
         if self.unobserved:
             L.append("not observable black-box here: " + "; ".join(self.unobserved))
@@ -230,6 +218,8 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
             if base == "GFDRDA" and per.get(1, {}).get("exact"):
                 fields["merge_floor_bits"] = Field(per[1]["bits"], "measured",
                                                    "odd set merged (RD) at this many bits")
+            fields["floor_rounding"] = Field(rnd(K), "measured",
+                                             "how the alignments drop bits: c's alignment rounding (III-E)")
             cd = P.c_drop(rig)
             facts["c_drop"] = cd
             fields["c_drop"] = Field(cd.get("c_drop"), "measured", "c dropped when e_c < e_max - c_drop")
@@ -261,15 +251,13 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
     subs = [v for k, v in sv.items() if k.startswith("subnormal")]
     fields["flush_subnormals"] = Field(any(v == "flushed" for v in subs), "measured" if subs else "unobservable",
                                        "subnormal inputs, products or sums flushed")
-    if base is not None and base not in ("SFMA", "GPS") or base is None:
-        pass
     if base in ("SFMA", "GPS", None):
         for nm in ("out_rounding", "out_frac_bits", "overflow"):
             fields.pop(nm, None)
     if base == "GPS":
         fields.pop("zero_sign", None)
-    if base is not None:
-        keep = set(FIELDS[base])
+    if base is not None:                 # only what the algorithm reads: golden's table is the truth
+        keep = set(golden.algorithms.FIELDS_READ[base])
         fields = {k: v for k, v in fields.items() if k in keep}
     # the Fasi et al. tests
     facts["fasi"] = P.fasi(rig, p_out, mode)
@@ -287,7 +275,7 @@ def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
     diffs, unobs = [], []
     if base != cat.base or family != ins.algorithm:
         diffs.append(f"algorithm: catalog {ins.algorithm}, probed {family or 'unknown'}")
-    for nm in FIELDS.get(cat.base, ()):
+    for nm in cat.fields_read:
         want = getattr(cat, nm)
         f = fields.get(nm)
         if f is None or f.status == "unobservable":

@@ -5,7 +5,7 @@ exactly the conventions of :func:`golden.dot_add`: ``a, b`` are unsigned bit pat
 shape ``[R, K]`` (one element per integer, narrow formats in the low bits), ``c`` has shape
 ``[R]``, block scales ``[R, K // block]`` (None when unscaled), and ``d`` is returned as
 ``R`` unsigned bit patterns of the D format.  A hardware team plugs its own design in by
-passing any such function to :func:`golden.probe.probe`.
+passing any such function to :func:`probe.probe`.
 
 A backend may also have ``unsupported(ins, a, b, c, scale_a, scale_b) -> bool [R]``: rows
 it cannot compute faithfully (the GPU backend, for a ``c`` it cannot feed into the tensor
@@ -16,19 +16,30 @@ Provided here:
 * :class:`GoldenBackend`: :func:`golden.dot_add`.
 * :class:`ParamsBackend`: golden with changed algorithm parameters (a mis-parameterised
   design, or a hypothetical one such as CDNA3 with RZ instead of RD).
-* :class:`RTLBackend`: the Amaranth unit of ``hw.dot_add_unit`` under Verilator
-  (:mod:`cosim.evaluate`), all probe vectors in one simulation run.
+* :class:`SimulatedRTL`: the Amaranth unit of ``hw.dot_add_unit`` under Verilator
+  (:class:`cosim.backend.RTLBackend`, imported when asked for), all probe vectors in one
+  simulation run; no simulator or no RTL for the instruction is :class:`Unavailable`.
 * :class:`TorchBackend`: a real GPU through PyTorch (CUDA or ROCm), when one is present.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from typing import Protocol
 
 import numpy as np
 
 import golden
 from golden import Instruction
+
+
+class Backend(Protocol):
+    """What a backend is: any callable with :func:`golden.dot_add`'s signature over bit patterns
+    (a plain function qualifies; a ``name`` attribute, if present, labels the reports)."""
+
+    def __call__(self, ins: Instruction, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                 scale_a: np.ndarray | None = None, scale_b: np.ndarray | None = None) -> np.ndarray: ...
 
 
 class BackendError(RuntimeError):
@@ -87,20 +98,45 @@ class ParamsBackend:
         return golden.dot_add(self.instruction(ins), a, b, c, scale_a, scale_b)
 
 
-class RTLBackend:
-    """The RTL unit (``hw.dot_add_unit``) co-simulated under Verilator: one simulation per call."""
+class SimulatedRTL:
+    """The RTL unit co-simulated under Verilator (:class:`cosim.backend.RTLBackend`), with the
+    simulator's "cannot run here" errors turned into :class:`Unavailable`.
+
+    Parameters
+    ----------
+    lanes, build_root, unit
+        Passed to ``cosim.backend.RTLBackend`` (dot-adds per unit input, the build folder,
+        the unit provider).
+    """
 
     name = "rtl"
 
-    def __init__(self, lanes: int = 1, build_root=None):
-        self.lanes, self.build_root = lanes, build_root
+    def __init__(self, lanes: int = 1, build_root=None, unit=None):
+        with _rtl_unavailable():
+            from cosim.backend import RTLBackend      # imported here: probe runs without cosim's toolchain
+            self._rtl = RTLBackend(lanes=lanes, build_root=build_root, unit=unit)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
-        try:
-            from cosim import evaluate
-        except ImportError as e:                         # pragma: no cover - the repo ships cosim
-            raise Unavailable(f"co-simulation is not importable: {e}") from None
-        return evaluate.evaluate(ins, a, b, c, scale_a, scale_b, lanes=self.lanes, build_root=self.build_root)
+        with _rtl_unavailable(ins):
+            return self._rtl(ins, a, b, c, scale_a, scale_b)
+
+
+@contextlib.contextmanager
+def _rtl_unavailable(ins: Instruction | None = None):
+    """``ImportError``, ``cosim.NoRTL`` and ``cosim.ToolchainError`` as :class:`Unavailable`
+    (a missing simulator or a unit not written yet is a skip, not a failure)."""
+    where = f" for {ins.arch} {ins.name}" if ins is not None else ""
+    try:
+        yield
+    except ImportError as e:
+        raise Unavailable(f"co-simulation is not importable: {e}") from None
+    except Exception as e:
+        import cosim
+        if isinstance(e, cosim.NoRTL):
+            raise Unavailable(f"no RTL{where}: {e}") from None
+        if isinstance(e, cosim.ToolchainError):
+            raise Unavailable(f"no simulator toolchain: {e}") from None
+        raise
 
 
 def backend_from_name(name: str, **kw):
@@ -108,7 +144,7 @@ def backend_from_name(name: str, **kw):
     if name == "golden":
         return GoldenBackend()
     if name == "rtl":
-        return RTLBackend(**kw)
+        return SimulatedRTL(**kw)
     if name in ("torch", "gpu", "cuda", "rocm"):
         from .torch_backend import TorchBackend
         return TorchBackend(**kw)

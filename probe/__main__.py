@@ -1,0 +1,124 @@
+"""The probe command line (``probe.__main__:main``).
+
+``python -m probe ARCH [INSTR] [--backend golden|rtl|torch|golden:F=24] [--group] [--json PATH]``:
+ARCH an architecture, a comma list of them or ``all``; INSTR a name or family, a comma list
+of them, or all of ARCH's when left out (:func:`golden.select`).  One instruction gets the full
+report; several get one line each.  ``--all`` is ``all`` architectures.
+
+``python -m probe findings --out docs/findings`` (the paper's section VI), and
+``python -m probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit).
+
+Exit status: 0 when everything probed matches the catalog (or the backend cannot run here:
+"skipped"), 1 when something differs, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import golden
+
+from .backends import BackendError, Unavailable, backend_from_name
+from .infer import compare, probe
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "findings":
+        from .findings import main as findings_main
+        return findings_main(argv[1:])
+    try:
+        if argv and argv[0] == "compare":
+            from .compare import main as compare_main
+            return compare_main(argv[1:])
+        return _probe_main(argv)
+    except Unavailable as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        return 0
+    except (ValueError, TypeError, BackendError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m probe",
+                                 description="Derive MMA instructions' arithmetic from black-box tests and compare "
+                                             "it with the catalog.  Sub-commands: findings, compare.")
+    ap.add_argument("arch", nargs="?", help="architecture (hopper, cdna3, ...), several separated by commas, or all")
+    ap.add_argument("instr", nargs="?", help="instruction name (paper, PTX or ISA name) or family, several "
+                                             "separated by commas (default: all of ARCH's)")
+    ap.add_argument("--all", action="store_true", help="every catalog instruction (ARCH defaults to all)")
+    ap.add_argument("--group", action="store_true",
+                    help="probe one instruction per datapath and apply its result to the others")
+    ap.add_argument("--backend", default="golden",
+                    help="golden (default), rtl (co-simulation), torch (GPU), or golden:FIELD=VALUE,... "
+                         "(a mis-parameterised golden)")
+    ap.add_argument("--json", metavar="PATH", help="write the report(s) as JSON to PATH ('-': stdout)")
+    ap.add_argument("--quiet", action="store_true", help="one instruction: only the comparison line")
+    return ap
+
+
+def _probe_main(argv) -> int:
+    ap = _parser()
+    args = ap.parse_args(argv)
+    if args.all and args.instr:
+        ap.error("--all probes every instruction: give INSTR without --all")
+    if not (args.arch or args.all):
+        ap.error("give ARCH [INSTR], or --all, or a sub-command (findings, compare)")
+    pool = golden.select(args.arch, args.instr)
+    backend = backend_from_name(args.backend)
+    if len(pool) == 1 and not args.all:
+        return _one(pool[0], backend, args)
+    return _many(pool, backend, args)
+
+
+def _one(ins, backend, args) -> int:
+    """The full report of one instruction."""
+    r = probe(ins, backend)
+    print(r.summary() if args.quiet else r.text())
+    if args.json:
+        _write(args.json, r.to_json())
+    return 0 if r.matches else 1
+
+
+def _many(pool, backend, args) -> int:
+    """One line per instruction, a total on stderr; with ``--group`` one probe per datapath."""
+    reports, differ, t0 = [], 0, time.perf_counter()
+    groups = _by_datapath(pool) if args.group else [[ins] for ins in pool]
+    for members in groups:
+        r = probe(members[0], backend)
+        reports.append(r)
+        for ins in members:
+            ok = r.matches if ins is members[0] else not compare(ins, r.base, r.family, r.fields)[0]
+            differ += not ok
+            print(f"{ins.arch:13s} {ins.name:44s} {r.family or '?':9s} "
+                  f"{'matches' if ok else r.summary()}", flush=True)
+    print(f"{len(pool)} instruction(s), {len(groups)} probed, {len(pool) - differ} match the catalog, "
+          f"{differ} differ ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    if args.json:
+        _write(args.json, [r.to_json() for r in reports])
+    return 0 if differ == 0 else 1
+
+
+def _by_datapath(instrs) -> list[list]:
+    """The instructions grouped by :attr:`golden.Instruction.datapath` (equal datapaths, equal bits)."""
+    groups: dict = {}
+    for ins in instrs:
+        groups.setdefault(ins.datapath, []).append(ins)
+    return list(groups.values())
+
+
+def _write(path, obj):
+    text = json.dumps(obj, indent=2)
+    if path == "-":
+        print(text)
+    else:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
