@@ -24,15 +24,16 @@ only when asked for); nothing else imports it.
   ``rounding``, ``specials``, ``fasi``); :mod:`probe.rig` turns summand values into operands.
 * :mod:`probe.infer`: from the probes' results to a family and parameters, compared with
   the catalog on the fields the algorithm reads (:attr:`golden.Params.fields_read`).
-* :mod:`probe.backends`: golden, golden with changed parameters, the RTL co-simulated, and
-  :class:`Backend` (any callable); :mod:`probe.torch_backend`: a GPU through PyTorch.
+* :mod:`probe.contract`: :class:`Backend` (any callable with golden.dot_add's signature), its
+  errors and the check of its output; :mod:`probe.backends`: golden, golden with changed
+  parameters, the RTL co-simulated; :mod:`probe.torch_backend`: a GPU through PyTorch.
 * :mod:`probe.compare`: a backend against golden on random dot-adds, bit for bit.
 * :mod:`probe.findings`: the paper's section VI reproduced.
 * :mod:`probe.__main__`: the command line (``main`` is the console-script entry point).
 """
 
-from .backends import (Backend, BackendError, GoldenBackend, ParamsBackend, SimulatedRTL, Unavailable,
-                       backend_from_name)
+from .backends import GoldenBackend, ParamsBackend, SimulatedRTL, backend_from_name
+from .contract import Backend, BackendError, Unavailable
 from .infer import Report, compare, probe
 
 __all__ = ["Backend", "BackendError", "GoldenBackend", "ParamsBackend", "Report", "SimulatedRTL", "Unavailable",

@@ -21,7 +21,8 @@ import time
 
 import golden
 
-from .backends import BackendError, Unavailable, backend_from_name
+from .backends import backend_from_name
+from .contract import BackendError, Unavailable
 from .infer import compare, probe
 
 

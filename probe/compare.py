@@ -22,7 +22,8 @@ import golden
 import golden.vectors
 from golden.formats import decode
 
-from .backends import BackendError, Unavailable, backend_from_name, check_output
+from .backends import backend_from_name
+from .contract import BackendError, Unavailable, check_output
 
 __all__ = ["compare_backend", "Comparison", "main"]
 

@@ -227,7 +227,7 @@ def write(out: Path, backend=None) -> Path:
     L += ["", f"Figure 2: C ~ N(0, 1), A, B ~ 1000 N(0, 1) in f16, {len(d_rd):,} dot-adds of K = 8, against the "
           "f64 result. The RZ variant is the same golden FDRDA with one parameter changed, `floor_rounding=\"RZ\"`: "
           "its alignment floors (dot, c and the normalised sum) round toward zero instead of down.", "",
-          f"| | mean | median | share below 0 |", "|---|---|---|---|",
+          "| | mean | median | share below 0 |", "|---|---|---|---|",
           f"| RD (CDNA3) | {d_rd.mean():.3e} | {np.median(d_rd):.3e} | {np.mean(d_rd < 0):.3f} |",
           f"| RZ variant | {d_rz.mean():.3e} | {np.median(d_rz):.3e} | {np.mean(d_rz < 0):.3f} |", "",
           "![cdna3 bias](cdna3_bias.png)", "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import golden.algorithms
 from golden import Instruction
@@ -162,7 +162,6 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
     mode = P.rounding_name(orr)
     facts["special"] = P.special_values(rig, p_out)
     fields: dict = {}
-    unobserved: list = []
     base = None
     per = facts.get("precision", {}).get("per_summand", {})
 

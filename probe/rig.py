@@ -20,7 +20,7 @@ import numpy as np
 from golden import Instruction
 from golden.formats import from_float, get_format, to_float
 
-from .backends import check_output
+from .contract import check_output
 
 C = "c"
 

@@ -34,7 +34,7 @@ import numpy as np
 
 import golden
 
-from .backends import BackendError, Unavailable
+from .contract import BackendError, Unavailable
 
 _CAPABILITY = {(7, 0): "volta", (7, 5): "turing", (8, 0): "ampere", (8, 6): "ampere", (8, 7): "ampere",
                (8, 9): "ada", (9, 0): "hopper", (10, 0): "blackwell", (10, 3): "blackwell",

@@ -24,20 +24,6 @@ def _one_per_datapath(pool):
 GROUPS = _one_per_datapath(golden.CATALOG)
 
 
-def test_probe_is_the_top_layer():
-    """golden, hw, cosim and tb never import probe (probe imports them)."""
-    import ast
-    import pathlib
-    root = pathlib.Path(__file__).resolve().parents[1]
-    bad = []
-    for path in sorted(p for pkg in ("golden", "hw", "cosim", "tb") for p in (root / pkg).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
-            bad += [f"{path.relative_to(root)}: {n}" for n in names if n == "probe" or n.startswith("probe.")]
-    assert not bad, bad
-
-
 def test_every_datapath_recovered():
     """One instruction per distinct datapath: 160 datapaths for 311 entries."""
     assert (len(GROUPS), len(golden.CATALOG)) == (160, 311)

@@ -9,7 +9,7 @@ import numpy as np
 
 from golden.vectors import random_operands
 
-from ..backends import check_output
+from ..contract import check_output
 from .common import pick_X, summand_row
 
 
