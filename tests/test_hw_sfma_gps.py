@@ -16,7 +16,8 @@ from conftest import run_stage, simulate
 import golden
 import golden.vectors
 import hw
-from golden.fma import fma_exact, fma_f32, fma_f64
+from fma_oracle import fma_exact
+from golden.fma import fma_f32, fma_f64
 from golden.formats import NAN, decode, from_float, get_format
 from hw.fma import FusedMultiplyAdd
 from hw.gps import F32Add, F32Multiply

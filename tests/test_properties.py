@@ -179,7 +179,7 @@ def test_gps_equals_its_ieee_f32_operation_sequence():
 # --------------------------------------------------------------------------- SFMA
 
 def test_sfma_is_a_chain_of_correctly_rounded_fmas():
-    from golden.fma import fma_exact
+    from fma_oracle import fma_exact
     rng = np.random.default_rng(5)
     for arch, name, fmt in (("hopper", "DMMA.8x8x4", "f64"), ("cdna3", "v_mfma_f32_16x16x4_f32", "f32"),
                             ("cdna2", "v_mfma_f64_16x16x4_f64", "f64")):

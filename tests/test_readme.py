@@ -10,11 +10,16 @@ README = (REPO / "README.md").read_text()
 
 
 def test_the_api_example_runs(capsys):
+    from hw.pipeline import questions_only
     code = re.search(r"## The API in short\n+```python\n(.*?)```", README, re.S).group(1)
-    exec(compile(code, "README.md", "exec"), {})
+    with questions_only():                  # the example builds a unit and a core without elaborating them
+        namespace: dict = {}
+        exec(compile(code, "README.md", "exec"), namespace)
+        namespace.clear()
     out = capsys.readouterr().out
     assert "=> d = 0x" in out                         # the trace
     assert "F: catalog 25, probed 27" in out          # the probe found the changed design
+    assert "\n6 33\n" in out                          # the latencies the comment states
 
 
 def test_the_layout_has_one_line_per_package():
