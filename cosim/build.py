@@ -27,7 +27,19 @@ from pathlib import Path
 from . import toolchain
 
 REPO = Path(__file__).resolve().parent.parent
-BUILD_ROOT = REPO / "build" / "cosim"
+
+
+def _build_dir() -> Path:
+    """Where builds, replay files and lint runs go: ``$MMA_BUILD_DIR``, else ``build/`` of the
+    source checkout, else (an installed package) ``build/`` in the working directory."""
+    if os.environ.get("MMA_BUILD_DIR"):
+        return Path(os.environ["MMA_BUILD_DIR"]).resolve()
+    if (REPO / "pyproject.toml").exists():
+        return REPO / "build"
+    return Path.cwd() / "build"
+
+
+BUILD_ROOT = _build_dir() / "cosim"
 HARNESS = REPO / "tb" / "cosim_harness.sv"
 HARNESS_DPI = REPO / "tb" / "cosim_dpi.cpp"
 TOP = "cosim_harness"
