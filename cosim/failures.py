@@ -21,11 +21,11 @@ import golden
 from . import build as bld
 from . import scoring
 from .payload import PayloadLayout
+from .session import OPERANDS
 from .units import FixedReference
 from .vectors import ArrayStream
 
 FAILURES_DIR = bld.BUILD_ROOT / "failures"
-OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
 
 
 def report_failure(res, cfg, provider, reference, component_for_waves, out=None) -> None:

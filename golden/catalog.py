@@ -512,7 +512,7 @@ def select(arch: str | None = None, instr: str | None = None) -> list[Instructio
     """
     arches = [None] if arch is None or str(arch).strip().lower() in ("", "all") else \
         [canonical_arch(a) for a in _split(arch)]
-    if not any(arches) and arches != [None]:
+    if not arches:
         raise ValueError(f"no architecture named in {arch!r}; valid: {', '.join(ARCHITECTURES)}")
     names = [None] if instr is None or str(instr).strip().lower() in ("", "all") else _split(instr)
     if not names:

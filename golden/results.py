@@ -19,20 +19,14 @@ def same_results(ins, got, expected) -> np.ndarray:
     """Per element: does ``got`` equal ``expected`` under ``ins``'s rule (bool array)."""
     got = np.asarray(got, np.uint64)
     expected = np.asarray(expected, np.uint64)
-    same = got == expected
+    same = np.array(got == expected)            # an array even for one result, to set in place
     if not ins.params.exact_nan and not same.all():
+        differ = ~same                   # decode only where the bits differ: any NaN equals any NaN
         fd = ins.formats[3]
-        same |= (decode(fd, got).cls == NAN) & (decode(fd, expected).cls == NAN)
+        same[differ] = (decode(fd, got[differ]).cls == NAN) & (decode(fd, expected[differ]).cls == NAN)
     return same
 
 
 def mismatching(ins, got, expected) -> np.ndarray:
     """Indices (into the flattened arrays) where ``got`` and ``expected`` differ under ``ins``'s rule."""
-    got = np.asarray(got, np.uint64).reshape(-1)
-    expected = np.asarray(expected, np.uint64).reshape(-1)
-    bad = np.nonzero(got != expected)[0]
-    if bad.size and not ins.params.exact_nan:
-        fd = ins.formats[3]
-        both = (decode(fd, got[bad]).cls == NAN) & (decode(fd, expected[bad]).cls == NAN)
-        bad = bad[~both]
-    return bad
+    return np.nonzero(~same_results(ins, np.ravel(got), np.ravel(expected)))[0]
