@@ -13,7 +13,8 @@ SEED  ?= 1
 # a variable given on the command line or in the environment (not the default above)
 given = $(filter command line environment,$(origin $(1)))
 
-.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings
+.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
+        fpga fpga-sim fpga-run fpga-program
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -33,12 +34,21 @@ help:
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden-model throughput per algorithm, one core"
+	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
+	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
+	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=]"
+	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
+	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f]   load the built bitstream with openFPGALoader"
+	@echo "make fpga-run ARCH= INSTR= PORT=/dev/ttyUSB0 [N=]  random dot-adds on the board, scored against golden"
+	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	# the project itself, editable: its console scripts and the probe's plugin backends (fpga:URL)
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -84,3 +94,23 @@ lint-rtl: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
+
+# ---- FPGA deployment (fpga/) ----------------------------------------------------------------------
+BOARD ?= ulx3s-85f
+# one instruction (a unit) unless INSTR is given: INSTR=HGMMA alone would be a tensor core of every HGMMA
+FPGA_INSTR = $(if $(call given,INSTR),$(INSTR),HGMMA.64xNx16.F32)
+FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD))
+
+fpga-sim: $(STAMP)
+	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \
+	    $(if $(filter 1 yes true,$(WAVES)),--waves)
+
+fpga: $(STAMP)
+	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS)
+
+fpga-program: $(STAMP)
+	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS)
+
+fpga-run: $(STAMP)
+	$(if $(PORT),,$(error make fpga-run needs PORT=, the board's serial port: /dev/ttyUSB0, COM3, or socket://HOST:PORT))
+	$(PY) -m fpga run $(ARCH) $(FPGA_INSTR) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)

@@ -104,8 +104,20 @@ def _rtl_unavailable(ins: Instruction | None = None):
         raise
 
 
+PLUGIN_GROUP = "mma_rtl.probe_backends"
+
+
+def plugins() -> dict:
+    """Backends that packages above probe register under the entry-point group :data:`PLUGIN_GROUP`
+    (``fpga`` from this project's ``fpga`` package): ``{name: entry point}``.  probe never imports
+    them itself, so the layers stay in order; the entry point is loaded when its name is asked for."""
+    from importlib.metadata import entry_points
+    return {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP)}
+
+
 def backend_from_name(name: str, **kw):
-    """``golden``, ``rtl``, ``torch``, or ``golden:F=24,out_rounding=RNE`` (a ParamsBackend)."""
+    """``golden``, ``rtl``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
+    ``PLUGIN:ARGUMENT`` for a registered plugin (``fpga:socket://127.0.0.1:5555``, ``fpga:/dev/ttyUSB0``)."""
     if name == "golden":
         return GoldenBackend()
     if name == "rtl":
@@ -121,7 +133,17 @@ def backend_from_name(name: str, **kw):
                 raise ValueError(f"backend {name!r}: {k!r} is not a golden.Params field")
             changes[k] = _parse_value(v)
         return ParamsBackend(**changes)
-    raise ValueError(f"unknown backend {name!r}: golden, rtl, torch, or golden:FIELD=VALUE,...")
+    prefix, colon, argument = name.partition(":")
+    found = plugins()
+    if prefix in found:
+        if not colon or not argument:
+            raise ValueError(f"backend {prefix!r} needs an argument: {prefix}:ARGUMENT (fpga:URL, e.g. "
+                             f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
+        return found[prefix].load()(argument, **kw)
+    known = ["golden", "rtl", "torch", "golden:FIELD=VALUE,..."] + [f"{p}:ARGUMENT" for p in sorted(found)]
+    hint = ("" if found else f"; no plugin backends are registered (they come with the installed project: "
+            f"pip install -e . registers fpga:URL)")
+    raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")
 
 
 def _parse_value(v: str):

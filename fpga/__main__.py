@@ -1,0 +1,154 @@
+"""The FPGA command line (``fpga.__main__:main``, ``mma-fpga``).
+
+``python -m fpga sim ARCH INSTR [-n N] [--seed S] [--lanes L] [--waves] [--serve]``
+    the board top under Verilator, its serial pins bridged to TCP, driven by the real driver
+    through ``socket://``: identify, random and structured dot-adds scored against golden, and
+    planted link faults; ``--serve`` keeps the simulated board up for other programs instead.
+``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L]``
+    the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack).
+``python -m fpga program ARCH INSTR [--board ulx3s-85f]``
+    load that bitstream into a connected board with openFPGALoader.
+``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
+``python -m fpga identify --port URL``
+    a board (or a served simulated one) scored against golden; what a board runs.
+
+INSTR: one instruction builds its unit; several (a comma list, a family prefix) build a tensor
+core restricted to them (``--core`` forces a core for one).  Exit status: 0 when everything
+matched and worked, 1 on a mismatch or a failed check, 2 on bad input or an unusable link.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import golden
+
+from . import run as board_run
+from .config import BoardConfig
+from .driver import Board, BoardError
+
+
+def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> None:
+    ap.add_argument("arch", help="architecture (hopper, blackwell, cdna3, ...)")
+    ap.add_argument("instr", help="instruction(s): a name, a family prefix or a comma list; several make a tensor core")
+    ap.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input beat (default 1)")
+    ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
+    ap.add_argument("--baud", type=int, default=None, help="UART rate (default: the board's, 1,000,000)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sim = sub.add_parser("sim", help="the board top under Verilator, driven by the real driver over TCP")
+    _config_args(sim)
+    sim.add_argument("-n", type=int, default=None, help="dot-adds per instruction (default 300)")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--waves", action="store_true", help="write an FST/VCD waveform of the whole run")
+    sim.add_argument("--serve", action="store_true", help="keep the simulated board up and print its URL")
+    sim.add_argument("--port", type=int, default=0, help="TCP port for --serve (default: any free one)")
+    build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
+    _config_args(build)
+    build.add_argument("--board", default="ulx3s-85f")
+    build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the board clock")
+    prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader")
+    _config_args(prog)
+    prog.add_argument("--board", default="ulx3s-85f")
+    prog.add_argument("--flash", action="store_true", help="write the SPI flash (survives power-off)")
+    run = sub.add_parser("run", help="random dot-adds on a board, scored against golden")
+    run.add_argument("arch", nargs="?", help="check that the board runs these (default: whatever it runs)")
+    run.add_argument("instr", nargs="?")
+    run.add_argument("--port", required=True, help="serial port or pyserial URL (socket://HOST:PORT)")
+    run.add_argument("-n", type=int, default=10_000, help="dot-adds per instruction (default 10000)")
+    run.add_argument("--seed", type=int, default=1)
+    rep = sub.add_parser("replay", help="a saved failure file's vectors on a board again")
+    rep.add_argument("file")
+    rep.add_argument("--port", required=True)
+    ident = sub.add_parser("identify", help="what the board at PORT runs, and its link counters")
+    ident.add_argument("--port", required=True)
+    return ap
+
+
+def config_from(args) -> BoardConfig:
+    pool = golden.select(args.arch, args.instr)
+    kw = {"lanes": args.lanes}
+    if args.baud:
+        kw["baud"] = args.baud
+    return BoardConfig(pool[0].arch, tuple(i.name for i in pool), core=args.core or len(pool) > 1, **kw)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.cmd](args)
+    except (BoardError, ValueError, LookupError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_sim(args) -> int:
+    from . import simrun
+    return simrun.main(config_from(args), n=args.n, seed=args.seed, waves=args.waves,
+                       serve=args.serve, port=args.port)
+
+
+def cmd_build(args) -> int:
+    from . import build
+    return build.build_command(config_from(args), args.board, allow_timing_fail=args.allow_timing_fail)
+
+
+def cmd_program(args) -> int:
+    from . import build
+    return build.program_command(config_from(args), args.board, flash=args.flash)
+
+
+def _expected(args):
+    if not args.arch:
+        return None
+    if not args.instr:
+        raise ValueError("give ARCH and INSTR together, or neither (score whatever the board runs)")
+    return golden.select(args.arch, args.instr)
+
+
+def cmd_run(args) -> int:
+    from cosim.table import HEADER, row, summarize
+    wanted = _expected(args)
+    with Board(args.port) as board:
+        print(board.describe())
+        if wanted is not None:
+            missing = [i.name for i in wanted if i.arch != board.config.arch or i.name not in board.config.instructions]
+            if missing:
+                raise BoardError(f"the board at {args.port} does not run {', '.join(missing)}; it runs "
+                                 f"{board.config.arch} {', '.join(board.config.instructions)}")
+        print(HEADER)
+        results = board_run.run_board(board, wanted, n=args.n, seed=args.seed)
+        for r in results:
+            print(row(r))
+        return summarize(results)
+
+
+def cmd_replay(args) -> int:
+    from cosim.table import HEADER, row
+    with Board(args.port) as board:
+        res = board_run.replay(board, args.file)
+        print(HEADER)
+        print(row(res))
+        return 0 if res.ok else 1
+
+
+def cmd_identify(args) -> int:
+    with Board(args.port) as board:
+        print(board.describe())
+        for name, value in board.counters().items():
+            print(f"  {name:16s} {value}")
+    return 0
+
+
+COMMANDS = {"sim": cmd_sim, "build": cmd_build, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
+            "identify": cmd_identify}
+
+if __name__ == "__main__":
+    sys.exit(main())

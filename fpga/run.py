@@ -1,0 +1,164 @@
+"""Dot-adds through a board, real or simulated, scored bit for bit against golden.
+
+:func:`run_board` streams vectors (cosim's reproducible :class:`cosim.vectors.VectorStream`:
+uniform random bits, normal values and the structured edge cases) through
+:meth:`fpga.Board.dot_add` for each instruction the board runs, compares every result with
+:func:`golden.dot_add` under the instruction's NaN rule (:func:`golden.mismatching`), and returns
+:class:`cosim.Result` rows, so the table is the one ``make cosim`` prints.  Failing vectors are
+saved as an ``.npz`` that ``python -m fpga replay`` (on a board) and ``python -m cosim replay``
+(in co-simulation) both read.
+
+:func:`check_recovery` plants the link faults a cable can cause (a corrupted frame, a truncated
+one) and checks that the board reports each and stays usable.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import golden
+from cosim import build as cosim_build
+from cosim.scoring import Result
+from cosim.table import progress
+from cosim.vectors import ArrayStream, VectorStream
+
+from . import protocol
+
+FAILURES_DIR = cosim_build.BUILD_ROOT.parent / "fpga" / "failures"
+MAX_SAVED = 1000                       # failing vectors kept per instruction
+DEFAULT_VECTORS = "all"                # a third each: random bits, normal values, structured edge cases
+
+
+def run_board(board, instructions=None, *, n: int = 10_000, seed: int = 1, vectors=DEFAULT_VECTORS,
+              batch: int | None = None, failures_dir=None, out=None) -> list[Result]:
+    """Score ``n`` dot-adds of each instruction (default: all the board runs) against golden.
+
+    Parameters
+    ----------
+    board : fpga.Board
+        A connected board (``fpga.Board(url)``), or anything with its ``dot_add`` and ``config``.
+    instructions : list of golden.Instruction, optional
+        A subset of the board's instructions.
+    n, seed, vectors
+        Vectors per instruction, the stream's seed and generator (``cosim.vectors.resolve``).
+    batch : int, optional
+        Dot-adds per ``board.dot_add`` call (default: one full input buffer).
+    """
+    out = out or sys.stdout
+    pool = list(instructions) if instructions is not None else board.config.instruction_objects()
+    batch = batch or board.config.depth * board.config.lanes
+    results = []
+    for ins in pool:
+        res = score_stream(board, ins, VectorStream(ins, vectors, seed), n, batch)
+        if res.mismatches:
+            res.failures_file = save_failures(res, board, seed, vectors, failures_dir)
+            report_first(res, out)
+        results.append(res)
+    return results
+
+
+def score_stream(board, ins, stream, n: int, batch: int) -> Result:
+    """One instruction: ``n`` vectors from ``stream`` through ``board`` in batches, compared with golden."""
+    cfg = board.config
+    res = Result(ins, lanes=cfg.lanes, latency=cfg.latency, initiation_interval=1, build_source="")
+    kept = {k: [] for k in ("index", "a", "b", "c", "scale_a", "scale_b", "expected", "got")}
+    t0 = time.perf_counter()
+    done = 0
+    while done < n:
+        a, b, c, sa, sb = stream.take(min(batch, n - done))
+        got = board.dot_add(ins, a, b, c, sa, sb)
+        expected = golden.dot_add(ins, a, b, c, sa, sb)
+        bad = golden.mismatching(ins, got, expected)
+        res.mismatches += len(bad)
+        room = MAX_SAVED - sum(len(x) for x in kept["index"])
+        if len(bad) and room > 0:
+            bad = bad[:room]
+            for key, arr in (("a", a), ("b", b), ("c", c), ("scale_a", sa), ("scale_b", sb),
+                             ("expected", expected), ("got", got)):
+                if arr is not None:
+                    kept[key].append(np.asarray(arr)[bad])
+            kept["index"].append(bad + done)
+        done += len(c)
+        res.vectors = done
+        res.seconds = time.perf_counter() - t0
+        progress(f"{ins.arch} {ins.name}: {done}/{n} dot-adds, {res.mismatches} mismatches, {res.rate:.0f}/s")
+    progress(None)
+    if res.mismatches:
+        res.status = "MISMATCH"
+        res.message = f"{res.mismatches} of {res.vectors} results differ from golden"
+        res.failing = {k: (np.concatenate(v) if v else None) for k, v in kept.items()}
+    return res
+
+
+def save_failures(res: Result, board, seed: int, vectors, failures_dir=None) -> Path:
+    """The failing vectors as an .npz in cosim's replay format (``python -m cosim replay`` reads it)."""
+    d = Path(failures_dir) if failures_dir else FAILURES_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    ins = res.ins
+    path = d / f"{ins.arch}_{cosim_build.safe_name(ins.name)}_seed{seed}_{time.strftime('%Y%m%d-%H%M%S')}.npz"
+    meta = {"arch": ins.arch, "instr": ins.name, "lanes": board.config.lanes, "seed": seed,
+            "unit": None, "mismatches": res.mismatches, "vectors": res.vectors, "stall": 0,
+            "vectors_kind": vectors if isinstance(vectors, str) else repr(vectors),
+            "board": getattr(board, "url", None), "config_hash": f"{board.config.config_hash:08x}"}
+    arrays = {k: v for k, v in res.failing.items() if v is not None}
+    np.savez_compressed(path, meta=json.dumps(meta), **arrays)
+    return path
+
+
+def report_first(res: Result, out) -> None:
+    """The first failing vector with golden's trace, and where the rest were saved."""
+    f, ins = res.failing, res.ins
+    width = max(ins.formats[3].storage_bits // 4, 1)
+    print(f"\n{ins.arch} {ins.name}: {res.message}", file=out)
+    print(f"first failing vector #{int(f['index'][0])}: board gave 0x{int(f['got'][0]):0{width}x}, "
+          f"golden 0x{int(f['expected'][0]):0{width}x}", file=out)
+    sa = None if f["scale_a"] is None else f["scale_a"][0]
+    sb = None if f["scale_b"] is None else f["scale_b"][0]
+    print(golden.trace(ins, f["a"][0], f["b"][0], f["c"][0], sa, sb), file=out)
+    print(f"failing vectors ({len(f['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
+          f"  on the board again: python -m fpga replay {res.failures_file} --port URL\n"
+          f"  in co-simulation:   python -m cosim replay {res.failures_file}", file=out)
+
+
+def replay(board, path) -> Result:
+    """Run a saved failure file's vectors through ``board`` again and score them."""
+    from cosim.failures import load_failures
+    meta, arrays = load_failures(path)
+    ins = golden.lookup(meta["arch"], meta["instr"])
+    stream = ArrayStream(ins, arrays["a"], arrays["b"], arrays["c"], arrays["scale_a"], arrays["scale_b"])
+    return score_stream(board, ins, stream, stream.n, board.config.depth * board.config.lanes)
+
+
+# ---- the link under planted faults ------------------------------------------------------------------
+
+def check_recovery(board, out=None) -> list[str]:
+    """Plant a corrupted frame and a truncated one; each must be answered with its error status,
+    counted, and leave the board answering IDENTIFY.  Returns the problems found (empty: all good)."""
+    out = out or sys.stdout
+    problems = []
+    before = board.counters()
+    good = protocol.encode_request(protocol.Command.IDENTIFY)
+    corrupted = bytearray(good)
+    corrupted[-1] ^= 0x5A                                   # the CRC's last byte
+    for name, frame, status, counter in (
+            ("corrupted frame (bad CRC)", bytes(corrupted), protocol.Status.BAD_CRC, "crc_errors"),
+            ("truncated frame", good[:3], protocol.Status.TIMEOUT, "timeouts")):
+        got = board.raw_exchange(frame)
+        ok = got == status
+        after = board.counters()
+        counted = after[counter] == before[counter] + 1
+        board.identify()
+        print(f"  planted {name}: board answered {protocol.status_name(got)}"
+              f"{'' if counted else f', but {counter} did not count it'}; IDENTIFY afterwards ok", file=out)
+        if not ok:
+            problems.append(f"{name}: expected status {protocol.status_name(status)}, "
+                            f"got {protocol.status_name(got)}")
+        if not counted:
+            problems.append(f"{name}: counter {counter} went {before[counter]} -> {after[counter]}")
+        before = board.counters()
+    return problems
