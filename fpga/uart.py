@@ -97,8 +97,8 @@ class UARTRx(wiring.Component):
 
     Members
     -------
-    rx : In(1)
-        The serial pin, idle high; asynchronous.
+    rx : In(1, init=1)
+        The serial pin, idle high; asynchronous.  (``init=1``: an undriven pin in simulation is idle.)
     o : Out(stream.Signature(8, always_ready=True))
         One byte per good frame, valid for one cycle.
     framing_error : Out(1)
@@ -203,8 +203,7 @@ class UARTTx(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self._clocks_per_bit
-        idle = Const(-1, FRAME_BITS)
-        frame = Signal(FRAME_BITS, init=idle.value)   # bit 0 is on the pin; ones shift in behind
+        frame = Signal(FRAME_BITS, init=(1 << FRAME_BITS) - 1)   # bit 0 is on the pin; ones shift in behind
         countdown = Signal(range(n))
         shifts_left = Signal(range(FRAME_BITS))
         busy = Signal()

