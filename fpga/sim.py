@@ -43,9 +43,10 @@ EXE = "board_sim"
 VERILOG_FILE = "board.v"
 PORTS = {"clk": "input", "rst": "input", "uart_rx": "input", "uart_tx": "output"}
 
-# Lint warnings are not the simulation's business (cosim.lint); -O2 for the C++ of the design,
-# the main and the run-time library alike (Verilator's default is -Os).
-VERILATOR_FLAGS = ("-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "-CFLAGS", "-O2")
+# Lint warnings are not the simulation's business (cosim.lint).  The C++ of the design, the main
+# and the run-time library is compiled with -O2 (Verilator's makefile says -Os).
+VERILATOR_FLAGS = ("-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3")
+MAKE_OPT = {"OPT_FAST": "-O2", "OPT_GLOBAL": "-O2"}
 WAVE_FLAGS = {"fst": ("--trace-fst",), "vcd": ("--trace",)}
 RUNTIME_OBJECTS = "verilated*.[od]"
 START_TIMEOUT = 30.0          # seconds for the executable to start listening
@@ -126,7 +127,9 @@ def board_verilog(top) -> str:
 
 
 def _flags(wave_format: str | None) -> list[str]:
-    return list(VERILATOR_FLAGS) + (list(WAVE_FLAGS[wave_format]) if wave_format else [])
+    """Verilator's flags and (as ``VAR=value``) make's overrides of a build."""
+    return (list(VERILATOR_FLAGS) + (list(WAVE_FLAGS[wave_format]) if wave_format else []) +
+            [f"{k}={v}" for k, v in MAKE_OPT.items()])
 
 
 def sim_key(verilog: str, main: str, flags: list[str], tc) -> str:
@@ -211,8 +214,8 @@ def _runtime_cache(flags: list[str], tc) -> Path:
 def _compile(d: Path, flags: list[str], tc, runtime: Path) -> None:
     """Verilate, seed the cached run-time objects, make; output to ``d/build.log``."""
     verilate = [tc.verilator.path, "--cc", "--exe", "--top-module", MODULE, "--prefix", PREFIX, "-o", EXE,
-                "-Mdir", ".", *flags, VERILOG_FILE, MAIN_SOURCE.name]
-    overrides = [f"{k}={v}" for k, v in toolchain.make_overrides(tc).items()]
+                "-Mdir", ".", *(f for f in flags if "=" not in f), VERILOG_FILE, MAIN_SOURCE.name]
+    overrides = [f for f in flags if "=" in f] + [f"{k}={v}" for k, v in toolchain.make_overrides(tc).items()]
     make = [tc.make.path, "-f", f"{PREFIX}.mk", f"-j{os.cpu_count() or 1}", *overrides]
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     with open(d / "build.log", "w") as log:
@@ -271,6 +274,9 @@ class BoardSim:
         The executable exits when its first client disconnects.
     max_cycles : int, optional
         The executable exits after this many cycles.
+    idle_sleep_after : int, optional
+        Cycles with nothing on the serial lines after which the executable slows down to one bit-time
+        a millisecond, sparing the CPU (default 1,000,000; 0: never).  The design sees only cycles.
 
     Members
     -------
@@ -280,17 +286,19 @@ class BoardSim:
         The port it listens on.
     stats : dict
         After :meth:`stop`: cycles, seconds, cycles_per_s, to_board, from_board, dropped,
-        framing_errors, glitches (counts of the executable's UART models) and returncode.
+        framing_errors, glitches (counts of the executable's UART models), returncode and stderr.
     """
 
     def __init__(self, top_or_exe, clocks_per_bit: int, *, waves=None, log=None, port: int = 0,
-                 once: bool = False, max_cycles: int | None = None):
+                 once: bool = False, max_cycles: int | None = None, idle_sleep_after: int | None = None):
         if not isinstance(clocks_per_bit, int) or isinstance(clocks_per_bit, bool) or clocks_per_bit < 4:
             raise ValueError(f"clocks_per_bit must be an int >= 4 (clock cycles per UART bit), got {clocks_per_bit!r}")
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an int in 0..65535 (0: any free port), got {port!r}")
         if max_cycles is not None and (not isinstance(max_cycles, int) or max_cycles < 1):
             raise ValueError(f"max_cycles must be a positive int or None, got {max_cycles!r}")
+        if idle_sleep_after is not None and (not isinstance(idle_sleep_after, int) or idle_sleep_after < 0):
+            raise ValueError(f"idle_sleep_after must be an int >= 0 (cycles; 0: never) or None, got {idle_sleep_after!r}")
         self.exe = self._executable(top_or_exe, waves is not None)
         self.clocks_per_bit = clocks_per_bit
         self.waves = Path(waves) if waves is not None else None
@@ -298,6 +306,7 @@ class BoardSim:
         self.requested_port = port
         self.once = once
         self.max_cycles = max_cycles
+        self.idle_sleep_after = idle_sleep_after
         self.port: int | None = None
         self.stats: dict = {}
         self._proc = None
@@ -330,6 +339,8 @@ class BoardSim:
             cmd += ["--trace", str(self.waves)]
         if self.max_cycles is not None:
             cmd += ["--max-cycles", str(self.max_cycles)]
+        if self.idle_sleep_after is not None:
+            cmd += ["--idle-sleep-after", str(self.idle_sleep_after)]
         if self.once:
             cmd.append("--once")
         return cmd

@@ -23,6 +23,7 @@ typedef VerilatedVcdC TraceFile;
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -297,7 +298,10 @@ int main(int argc, char** argv) {
     UartReceiver host_rx(opt.clocks_per_bit);
     Bridge bridge(listen_on(opt.port), opt.once);
 
-    const uint64_t poll_every = opt.clocks_per_bit;   // about one poll a bit-time
+    // The socket is polled once a byte-time (at least every 1024 cycles: a system call costs as much as
+    // some hundred cycles of a small design); bytes are read ahead, so the line still carries the client's
+    // bytes back to back.  Idle for idle_sleep_after cycles, it polls once a bit-time with a 1 ms timeout.
+    const uint64_t poll_every = std::max<uint64_t>(10 * opt.clocks_per_bit, 1024);
     uint64_t cycle = 0, idle_cycles = 0, next_poll = 0;
     auto t0 = std::chrono::steady_clock::now();
     top->clk = 0;
@@ -310,7 +314,7 @@ int main(int argc, char** argv) {
             if (g_stop || bridge.finished) break;
             bool sleepy = opt.idle_sleep_after && idle_cycles >= opt.idle_sleep_after;
             bridge.service(host_tx.queue, sleepy ? 1 : 0);
-            next_poll = cycle + poll_every;
+            next_poll = cycle + (sleepy ? opt.clocks_per_bit : poll_every);
         }
         top->rst = cycle < RESET_CYCLES;
         top->uart_rx = cycle < RESET_CYCLES ? 1 : host_tx.step();
