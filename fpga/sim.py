@@ -334,7 +334,8 @@ class BoardSim:
         return self._proc is not None and self._proc.poll() is None
 
     def command(self) -> list[str]:
-        cmd = [str(self.exe), "--port", str(self.requested_port), "--clocks-per-bit", str(self.clocks_per_bit)]
+        cmd = [str(self.exe), "--port", str(self.requested_port), "--clocks-per-bit", str(self.clocks_per_bit),
+               "--exit-with-parent"]
         if self.waves is not None:
             cmd += ["--trace", str(self.waves)]
         if self.max_cycles is not None:
@@ -355,10 +356,10 @@ class BoardSim:
         line = self._read_line(timeout)
         m = re.fullmatch(r"listening on 127\.0\.0\.1:(\d+)\s*", line or "")
         if m is None:
-            self._terminate()
-            why = "timed out" if line is None else f"said {line.strip()!r}"
+            why = "timed out" if line is None else f"said {line.strip()!r}" if line else "exited"
+            stats = self.stop()
             raise SimError(f"the board simulation {self.exe.name} did not start listening ({why}; "
-                           f"exit {self._proc.returncode}): {self._stderr().strip() or '(no stderr)'}")
+                           f"exit {stats['returncode']}): {stats['stderr'].strip() or '(no stderr)'}")
         self.port = int(m.group(1))
         return self
 
@@ -375,6 +376,8 @@ class BoardSim:
 
     def wait(self, timeout: float | None = None) -> dict:
         """Wait for the executable to exit by itself (``once`` or ``max_cycles``); returns :attr:`stats`."""
+        if self._proc is None:
+            raise SimError("the board simulation is not running (call start() first)")
         try:
             self._proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -6,9 +6,12 @@ line (a flipped data bit, a broken stop bit), which the comparison and the execu
 check must catch.  One build per top for the whole module (~15 s each the first time, cached after).
 """
 
+import os
 import socket
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,6 +160,25 @@ def test_once_and_max_cycles_exit_by_themselves(loopback):
     assert sim.wait(timeout=10)["returncode"] == 0
     stats = BoardSim(loopback, 8, max_cycles=5000).start().wait(timeout=10)
     assert stats["returncode"] == 0 and stats["cycles"] == 5000
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"   # exited, not yet reaped
+    except OSError:
+        return True
+
+
+def test_a_forgotten_simulation_exits_with_its_parent(loopback):
+    code = (f"import os; from fpga.sim import BoardSim; sim = BoardSim({str(loopback.exe)!r}, 8).start(); "
+            f"print(sim._proc.pid, flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1])
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid)
 
 
 def test_port_in_use_is_a_clear_error(loopback):

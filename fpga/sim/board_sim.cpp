@@ -8,7 +8,8 @@
 // real clock-to-baud ratio, however fast the simulation runs.
 //
 // Options: --port N (0: any free port), --clocks-per-bit N, --trace FILE (a build with
-// waveforms), --max-cycles N, --once (exit when the client disconnects), --idle-sleep-after N.
+// waveforms), --max-cycles N, --once (exit when the client disconnects), --idle-sleep-after N,
+// --exit-with-parent.
 // Prints `listening on 127.0.0.1:PORT` on stdout once listening; statistics on stderr at exit.
 
 #include "Vboard.h"
@@ -56,11 +57,12 @@ struct Options {
     uint64_t max_cycles = 0;         // 0: no limit
     bool once = false;
     uint64_t idle_sleep_after = 1000000;   // idle cycles before polling with a 1 ms timeout; 0: never
+    bool exit_with_parent = false;   // exit when the process that started it is gone (no stray simulations)
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
     std::fprintf(stderr, "board_sim: %s\nusage: board_sim --clocks-per-bit N [--port N] [--trace FILE] "
-                 "[--max-cycles N] [--once] [--idle-sleep-after CYCLES]\n", what.c_str());
+                 "[--max-cycles N] [--once] [--idle-sleep-after CYCLES] [--exit-with-parent]\n", what.c_str());
     std::exit(2);
 }
 
@@ -88,6 +90,7 @@ Options parse_options(int argc, char** argv) {
         else if (a == "--max-cycles") o.max_cycles = parse_number("--max-cycles", value(), 1, UINT64_MAX);
         else if (a == "--once") o.once = true;
         else if (a == "--idle-sleep-after") o.idle_sleep_after = parse_number("--idle-sleep-after", value(), 0, UINT64_MAX);
+        else if (a == "--exit-with-parent") o.exit_with_parent = true;
         else if (a.rfind("+verilator", 0) == 0) continue;
         else usage_error("unknown option '" + a + "'");
     }
@@ -274,6 +277,7 @@ private:
 
 int main(int argc, char** argv) {
     Options opt = parse_options(argc, argv);
+    const pid_t parent = getppid();
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);
     std::signal(SIGPIPE, SIG_IGN);
@@ -311,7 +315,7 @@ int main(int argc, char** argv) {
     for (;;) {
         if (opt.max_cycles && cycle >= opt.max_cycles) break;
         if (cycle >= next_poll) {
-            if (g_stop || bridge.finished) break;
+            if (g_stop || bridge.finished || (opt.exit_with_parent && getppid() != parent)) break;
             bool sleepy = opt.idle_sleep_after && idle_cycles >= opt.idle_sleep_after;
             bridge.service(host_tx.queue, sleepy ? 1 : 0);
             next_poll = cycle + (sleepy ? opt.clocks_per_bit : poll_every);
