@@ -16,7 +16,6 @@ objects are compiled once per toolchain and flags and copied into new builds.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os

@@ -6,7 +6,6 @@ line (a flipped data bit, a broken stop bit), which the comparison and the execu
 check must catch.  One build per top for the whole module (~15 s each the first time, cached after).
 """
 
-import os
 import socket
 import subprocess
 import sys
