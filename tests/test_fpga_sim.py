@@ -238,7 +238,7 @@ def test_failed_compile_shows_the_log(loopback, tmp_path, monkeypatch):
 
 def test_idle_simulation_slows_down_and_wakes_up(loopback):
     with BoardSim(loopback, 25, idle_sleep_after=10_000) as sim:
-        time.sleep(1.0)                                   # nobody connected: 10k cycles, then 25 a millisecond
+        time.sleep(0.5)                                   # nobody connected: 10k cycles, then 25 a millisecond
         t0 = time.perf_counter()
         assert exchange(sim.url, b"wake") == b"wake"
         woke = time.perf_counter() - t0
