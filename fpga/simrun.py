@@ -28,17 +28,17 @@ def build(cfg: BoardConfig, waves: bool = False, out=None):
     """The simulator executable of ``cfg``'s board top (cached by its Verilog)."""
     out = out or sys.stdout
     t0 = time.perf_counter()
-    exe = build_board_sim(BoardTop(cfg), key=cfg.name, waves=waves)
-    print(f"board simulator: {exe} ({time.perf_counter() - t0:.1f} s)", file=out)
-    return exe
+    b = build_board_sim(BoardTop(cfg), name=cfg.name, waves=waves)
+    print(f"board simulator: {b.exe} ({b.source}, {time.perf_counter() - t0:.1f} s)", file=out)
+    return b
 
 
 def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool = False, serve: bool = False,
          port: int = 0, out=None) -> int:
     out = out or sys.stdout
-    exe = build(cfg, waves, out)
-    waves_file = exe.parent / "board.fst" if waves else None
-    with BoardSim(exe, cfg.clocks_per_bit, port=port, waves=waves_file) as sim:
+    b = build(cfg, waves, out)
+    waves_file = b.dir / f"board.{b.wave_format}" if waves else None
+    with BoardSim(b, cfg.clocks_per_bit, port=port, waves=waves_file) as sim:
         if serve:
             return _serve(sim, cfg, out)
         with Board(sim.url, expect=cfg) as board:
