@@ -403,3 +403,41 @@ def test_torch_backend_plumbing_on_a_fake_gpu(monkeypatch):
     assert {"f16", "bf16", "tf32", ("e4m3", "e5m2")} <= set(fake.calls)
     with pytest.raises(Unavailable, match="no PyTorch route|only unscaled"):
         gpu(golden.lookup("hopper", "HGMMA.64xNx16.F16"), a, b, c)
+
+
+# ---- plugin backends (entry points of packages above probe: fpga:URL) ---------------------------------
+
+class _FakeEntryPoint:
+    def __init__(self, factory):
+        self.factory, self.loaded = factory, 0
+
+    def load(self):
+        self.loaded += 1
+        return self.factory
+
+
+def test_plugin_backends_are_found_by_name_and_get_their_argument(monkeypatch):
+    import probe.backends as pb
+    ep = _FakeEntryPoint(lambda url, **kw: ("board", url, kw))
+    monkeypatch.setattr(pb, "plugins", lambda: {"fpga": ep})
+    assert backend_from_name("fpga:socket://127.0.0.1:1234") == ("board", "socket://127.0.0.1:1234", {})
+    assert ep.loaded == 1
+    with pytest.raises(ValueError, match=r"needs an argument: fpga:ARGUMENT"):
+        backend_from_name("fpga")
+    with pytest.raises(ValueError, match=r"unknown backend 'fgpa:x'.*fpga:ARGUMENT"):
+        backend_from_name("fgpa:x")
+
+
+def test_no_plugins_says_how_to_get_them(monkeypatch):
+    import probe.backends as pb
+    monkeypatch.setattr(pb, "plugins", lambda: {})
+    with pytest.raises(ValueError, match=r"no plugin backends are registered.*pip install -e \."):
+        backend_from_name("fpga:/dev/ttyUSB0")
+
+
+def test_the_project_registers_the_fpga_backend():
+    import probe.backends as pb
+    eps = pb.plugins()
+    if "fpga" not in eps:
+        pytest.skip("the project is not installed (make venv installs it editable, registering its entry points)")
+    assert eps["fpga"].value == "fpga.probe_backend:from_url"
