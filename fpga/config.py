@@ -256,9 +256,12 @@ class BoardConfig:
         """Checked, broadcast bit patterns of one instruction's operands (golden's rules)."""
         return Operands(self.instruction(instr), a, b, c, scale_a, scale_b)
 
-    def pack(self, instr, a, b, c, scale_a=None, scale_b=None) -> bytes:
+    def pack(self, instr, a=None, b=None, c=None, scale_a=None, scale_b=None) -> bytes:
         """R rows of golden bit-API operands -> ``ceil(R / lanes)`` entries of ``in_bytes`` bytes each
-        (a last, partly filled entry is padded with zero dot-adds)."""
+        (a last, partly filled entry is padded with zero dot-adds).
+
+        ``instr`` is an instruction of this board with its operands, or :class:`Operands` alone.
+        """
         ops = instr if isinstance(instr, Operands) else self.operands(instr, a, b, c, scale_a, scale_b)
         rows, n = ops.rows, self.entries(ops.rows)
         words = np.zeros((n, -(-self.in_bits // 64) + 1), np.uint64)      # a spare word for spills

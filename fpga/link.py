@@ -25,13 +25,29 @@ _SMALL, _ROM, _OUTBUF, _COUNTERS = range(4)
 _FIXED_LENGTH = {Command.IDENTIFY: 0, Command.COUNTERS: 0, Command.RESET: 0, Command.RUN: 2, Command.READ: 4}
 
 
-def crc16_step(crc, byte):
-    """CRC-16/CCITT-FALSE (:func:`fpga.protocol.crc16`) after one more byte: an XOR network."""
-    c = (crc ^ (byte << 8))[:16]
+def _crc16_int(crc: int, byte: int) -> int:
+    crc ^= byte << 8
     for _ in range(8):
-        shifted = (c << 1)[:16]
-        c = Mux(c[15], shifted ^ 0x1021, shifted)
-    return c
+        crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc
+
+
+# The update is linear over GF(2): bit i of the new CRC is the XOR of the (crc, byte) input bits
+# whose column has bit i set.  A flat XOR per bit, not eight nested multiplexers.
+_CRC_COLUMNS = [_crc16_int(1 << j, 0) for j in range(16)] + [_crc16_int(0, 1 << j) for j in range(8)]
+
+
+def crc16_step(crc, byte):
+    """CRC-16/CCITT-FALSE (:func:`fpga.protocol.crc16`) after one more byte: 16 XORs of input bits."""
+    bits = Cat(crc, byte)
+    return Cat(*[_xor([bits[j] for j, col in enumerate(_CRC_COLUMNS) if col >> i & 1]) for i in range(16)])
+
+
+def _xor(values):
+    total = values[0]
+    for v in values[1:]:
+        total = total ^ v
+    return total
 
 
 def _times(value, k: int):
