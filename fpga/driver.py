@@ -135,21 +135,24 @@ class Board:
             raise BoardError(f"{self.url}: the identify JSON does not parse ({e})") from None
         if info.get("protocol") != VERSION:
             raise BoardError(f"{self.url} speaks protocol {info.get('protocol')!r}; this driver speaks {VERSION}")
-        config = expect if expect is not None else self._rebuild(info, board_hash)
+        runs = f"{self.url} runs {_describe(info)} (config hash 0x{board_hash:08x})"
+        if expect is not None and expect.config_hash != board_hash:
+            raise BoardMismatch(f"{runs}, expected {expect.describe()} (config hash 0x{expect.config_hash:08x})")
+        config = expect if expect is not None else self._rebuild(info, runs)
         if config.config_hash != board_hash:
-            raise BoardMismatch(f"{self.url} runs {_describe(info)} (config hash 0x{board_hash:08x}), expected "
-                                f"{config.describe()} (config hash 0x{config.config_hash:08x})")
+            raise BoardMismatch(f"{runs}, but this checkout's golden and hw give that configuration config hash "
+                                f"0x{config.config_hash:08x}: the bitstream was built from other sources; rebuild it")
         return info, config
 
-    def _rebuild(self, info: dict, board_hash: int) -> BoardConfig:
+    @staticmethod
+    def _rebuild(info: dict, runs: str) -> BoardConfig:
         """The board's configuration as this checkout builds it."""
         try:
             return BoardConfig(info["arch"], tuple(name for _, name in sorted(info["instructions"])),
                                lanes=info["lanes"], core=info["core"], depth=info["depth"],
                                clock_hz=info["clock_hz"], baud=info["baud"])
         except (KeyError, TypeError, ValueError, NotImplementedError) as e:
-            raise BoardMismatch(f"{self.url} runs {_describe(info)} (config hash 0x{board_hash:08x}), which this "
-                                f"checkout cannot build: {e}") from None
+            raise BoardMismatch(f"{runs}, which this checkout cannot build: {e}") from None
 
     # ---- frames ----------------------------------------------------------------------------------
 
