@@ -2,7 +2,8 @@
 
 ``amaranth.back.verilog.convert(BoardTop(config), name="board")`` gives a module ``board`` with
 ports ``clk``, ``rst``, ``uart_rx`` and ``uart_tx`` (the Verilator board simulation); built for
-an amaranth-boards platform it takes the platform's ``uart`` pins, its default clock, and shows
+an amaranth-boards platform it takes the platform's ``uart`` pins (``rx``, ``tx``, through
+``amaranth.lib.io`` buffers), its default clock, and shows
 activity and errors on LEDs 0 and 1 where the board has them.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from amaranth import Module, Signal
 from amaranth.build import ResourceError
-from amaranth.lib import wiring
+from amaranth.lib import io, wiring
 from amaranth.lib.wiring import In, Out
 
 from .link import HostLink
@@ -44,6 +45,8 @@ class BoardTop(wiring.Component):
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
     def elaborate(self, platform):
+        if platform is not None:
+            self._check_clock(platform)
         m = Module()
         m.submodules.uart_rx = rx = UARTRx(self.clocks_per_bit)
         m.submodules.uart_tx = tx = UARTTx(self.clocks_per_bit)
@@ -57,9 +60,10 @@ class BoardTop(wiring.Component):
         if platform is None:
             m.d.comb += [rx.rx.eq(self.uart_rx), self.uart_tx.eq(tx.tx)]
             return m
-        self._check_clock(platform)
-        uart = platform.request("uart", 0)
-        m.d.comb += [rx.rx.eq(uart.rx.i), uart.tx.o.eq(tx.tx)]
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.rx_pin = rx_pin = io.Buffer("i", uart.rx)
+        m.submodules.tx_pin = tx_pin = io.Buffer("o", uart.tx)
+        m.d.comb += [rx.rx.eq(rx_pin.i), tx_pin.o.eq(tx.tx)]
         self._leds(m, platform, link)
         return m
 
@@ -74,9 +78,11 @@ class BoardTop(wiring.Component):
         leds = []
         for n in range(2):
             try:
-                leds.append(platform.request("led", n))
+                pin = platform.request("led", n, dir="-")
             except ResourceError:
                 break
+            m.submodules[f"led{n}"] = buffer = io.Buffer("o", pin)
+            leds.append(buffer)
         hold = Signal(LED_HOLD_BITS)
         with m.If(link.busy):
             m.d.sync += hold.eq((1 << LED_HOLD_BITS) - 1)

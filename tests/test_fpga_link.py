@@ -475,3 +475,39 @@ def test_a_request_damaged_in_transit_is_refused_by_the_board_and_resent():
     board = Board(SimPort(cfg, damage=identify + 40), expect=cfg)   # a byte inside the LOAD's entries
     assert np.array_equal(board.dot_add(ins, a, b, c), golden.dot_add(ins, a, b, c))
     assert board.retries == 1 and board.counters()["crc_errors"] == 1
+
+
+# ---- the board top (needs fpga.uart) -------------------------------------------------------------
+
+def _board_verilog(config) -> str:
+    pytest.importorskip("fpga.uart", reason="fpga/uart.py (the UART helper's) is not in this checkout yet")
+    from amaranth.back import verilog
+    from fpga.top import BoardTop
+    return verilog.convert(BoardTop(config), name="board")
+
+
+def _ports(text: str) -> set:
+    import re
+    return set(re.search(r"module board\((.*?)\);", text, re.S).group(1).replace(",", " ").split())
+
+
+def test_board_top_converts_with_serial_ports():
+    assert _ports(_board_verilog(small_config())) == {"clk", "rst", "uart_rx", "uart_tx"}
+
+
+@pytest.mark.slow
+def test_board_top_converts_for_hopper_hgmma():
+    assert _ports(_board_verilog(BoardConfig.from_names("hopper", "HGMMA.64xNx16.F32"))) == \
+        {"clk", "rst", "uart_rx", "uart_tx"}
+
+
+def test_board_top_takes_the_platforms_pins_and_checks_its_clock():
+    pytest.importorskip("fpga.uart", reason="fpga/uart.py (the UART helper's) is not in this checkout yet")
+    boards = pytest.importorskip("amaranth_boards.ulx3s")
+    from fpga.top import BoardTop
+    plan = boards.ULX3S_85F_Platform().prepare(BoardTop(small_config(clock_hz=25_000_000)), name="board")
+    rtlil = plan.files["board.il"]
+    assert all(pin in rtlil for pin in ("uart_0__rx", "uart_0__tx", "led_0", "led_1", "rx_pin", "tx_pin"))
+    with pytest.raises(ValueError, match="runs at 25000000 Hz but the configuration says clock_hz=4000000; "
+                                         "build with clock_hz=25000000"):
+        boards.ULX3S_85F_Platform().prepare(BoardTop(small_config()), name="board")
