@@ -1,0 +1,281 @@
+"""The host side of the link: :class:`Board` runs golden's dot_add bit API on a board.
+
+>>> with Board("/dev/ttyUSB0") as board:                          # doctest: +SKIP
+...     d = board.dot_add("HMMA.1684.F32.TF32", a, b, c)          # golden.dot_add's bits
+
+A board answers IDENTIFY with what it runs; the driver rebuilds that configuration from its own
+golden catalog and hw, and refuses a board whose configuration hash differs (the bitstream was
+built from other sources).  Rows travel in batches of the board's depth: LOAD in frames of at
+most :data:`FRAME_PAYLOAD_BYTES`, RUN, READ.  A LOAD whose frame arrived damaged may have written
+some entries; the driver resends it whole.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+
+import numpy as np
+
+from .config import BoardConfig, Operands
+from .protocol import (COUNTER_NAMES, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE, VERSION, Command,
+                       FrameParser, ProtocolError, Status, encode_request, parse_counters)
+
+__all__ = ["Board", "BoardError", "LinkTimeout", "BoardMismatch", "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]
+
+FRAME_PAYLOAD_BYTES = 4096      # a LOAD or READ frame carries at most this much (41 ms at 1 Mbaud)
+MAX_RETRIES = 3                 # resends of a request the board saw damaged
+READ_SLICE_S = 0.05             # one blocking read of the port: the deadline is checked this often
+DEFAULT_BAUD = BoardConfig.__dataclass_fields__["baud"].default
+
+_MEANING = {
+    Status.BAD_CRC: "the request arrived damaged",
+    Status.BAD_COMMAND: "the board does not know the command",
+    Status.BAD_LENGTH: "the payload length is not valid for the command",
+    Status.BAD_RANGE: "index or count outside the board's buffers",
+    Status.TIMEOUT: "the request stopped mid-way",
+    Status.OVERFLOW: "bytes arrived while the board was busy",
+}
+
+
+class BoardError(RuntimeError):
+    """Anything wrong with the board or the link (one line: what, and what is valid)."""
+
+
+class LinkTimeout(BoardError):
+    """No (complete) response in time."""
+
+
+class BoardMismatch(BoardError):
+    """The board runs another configuration than expected."""
+
+
+def _available_ports() -> str:
+    from serial.tools import list_ports
+    ports = sorted(p.device for p in list_ports.comports())
+    return ", ".join(ports) if ports else "none found"
+
+
+def _open(url: str, baud: int, timeout: float):
+    import serial
+    try:
+        return serial.serial_for_url(url, baudrate=baud, timeout=timeout)
+    except (serial.SerialException, ValueError, OSError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise BoardError(f"cannot open {url}: {reason}; available serial ports: {_available_ports()} "
+                         f"(or a pyserial URL such as socket://host:port)") from None
+
+
+def _describe(info: dict) -> str:
+    names = ",".join(name for _, name in sorted(info.get("instructions", [])))
+    kind = "tensor core" if info.get("core") else f"lanes={info.get('lanes')}"
+    return f"{info.get('arch')} {names} ({kind}, depth {info.get('depth')})"
+
+
+class Board:
+    """One board on a serial port (a pyserial URL, or an open port-like object).
+
+    Parameters
+    ----------
+    url : str or serial-like
+        What ``serial.serial_for_url`` takes (``/dev/ttyUSB0``, ``socket://localhost:5555``), or
+        an object with pyserial's ``read``, ``write`` and ``reset_input_buffer`` (used as it is).
+    baud : int, optional
+        The UART rate (default: ``expect.baud``, else :class:`BoardConfig`'s default).
+    timeout : float
+        Seconds to wait for a response to make progress before :class:`LinkTimeout`.
+    expect : BoardConfig, optional
+        The configuration the board must run (its hash is compared); default: whatever the board
+        says it runs, rebuilt from this checkout's golden and hw and checked the same way.
+
+    Members
+    -------
+    config : BoardConfig
+    info : dict
+        The board's identify JSON.
+    retries : int
+        Requests resent so far (damaged on the way or answered damaged).
+    cycles : int or None
+        Clock cycles the last RUN took (first issue to last result).
+    """
+
+    def __init__(self, url, *, baud: int | None = None, timeout: float = 5.0, expect: BoardConfig | None = None):
+        if not timeout > 0:
+            raise ValueError(f"timeout must be positive seconds, not {timeout!r}")
+        self.baud = baud or (expect.baud if expect is not None else DEFAULT_BAUD)
+        self.timeout = float(timeout)
+        self.retries = 0
+        self.cycles = None
+        if isinstance(url, str):
+            self.url = url
+            self.port = _open(url, self.baud, min(READ_SLICE_S, self.timeout))
+        else:
+            self.url = getattr(url, "name", None) or type(url).__name__
+            self.port = url
+        try:
+            self.port.reset_input_buffer()
+            self.info, self.config = self._identify(expect)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- identity --------------------------------------------------------------------------------
+
+    def _identify(self, expect: BoardConfig | None):
+        blob = self.request(Command.IDENTIFY)
+        if not blob.startswith(IDENTIFY_MAGIC) or len(blob) < len(IDENTIFY_MAGIC) + 6:
+            raise BoardError(f"{self.url} answered IDENTIFY with {blob[:16]!r}, not an identify blob "
+                             f"(which starts with {IDENTIFY_MAGIC!r})")
+        board_hash, n = struct.unpack_from("<IH", blob, len(IDENTIFY_MAGIC))
+        start = len(IDENTIFY_MAGIC) + 6
+        try:
+            info = json.loads(blob[start:start + n].decode())
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise BoardError(f"{self.url}: the identify JSON does not parse ({e})") from None
+        if info.get("protocol") != VERSION:
+            raise BoardError(f"{self.url} speaks protocol {info.get('protocol')!r}; this driver speaks {VERSION}")
+        runs = f"{self.url} runs {_describe(info)} (config hash 0x{board_hash:08x})"
+        if expect is not None and expect.config_hash != board_hash:
+            raise BoardMismatch(f"{runs}, expected {expect.describe()} (config hash 0x{expect.config_hash:08x})")
+        config = expect if expect is not None else self._rebuild(info, runs)
+        if config.config_hash != board_hash:
+            raise BoardMismatch(f"{runs}, but this checkout's golden and hw give that configuration config hash "
+                                f"0x{config.config_hash:08x}: the bitstream was built from other sources; rebuild it")
+        return info, config
+
+    @staticmethod
+    def _rebuild(info: dict, runs: str) -> BoardConfig:
+        """The board's configuration as this checkout builds it."""
+        try:
+            return BoardConfig(info["arch"], tuple(name for _, name in sorted(info["instructions"])),
+                               lanes=info["lanes"], core=info["core"], depth=info["depth"],
+                               clock_hz=info["clock_hz"], baud=info["baud"])
+        except (KeyError, TypeError, ValueError, NotImplementedError) as e:
+            raise BoardMismatch(f"{runs}, which this checkout cannot build: {e}") from None
+
+    # ---- frames ----------------------------------------------------------------------------------
+
+    def request(self, cmd, payload: bytes = b"") -> bytes:
+        """Send one request, return the OK response's payload; :class:`BoardError` otherwise.
+
+        A request the board saw damaged (BAD_CRC, TIMEOUT, OVERFLOW), or a damaged response to an
+        idempotent command, is sent again, up to :data:`MAX_RETRIES` times (counted in ``retries``).
+        """
+        cmd = Command(cmd)
+        frame = encode_request(cmd, payload)
+        for attempt in range(MAX_RETRIES + 1):
+            self.port.write(frame)
+            try:
+                status, body = self._response(cmd, len(frame))
+            except ProtocolError as e:
+                if cmd in IDEMPOTENT and attempt < MAX_RETRIES:
+                    self._resend()
+                    continue
+                raise BoardError(f"{self.url}: damaged response to {cmd.name} ({e}), {attempt} retries") from None
+            if status == Status.OK:
+                return body
+            if status in RETRYABLE and attempt < MAX_RETRIES:
+                self._resend()
+                continue
+            raise BoardError(self._refusal(cmd, status, attempt))
+        raise AssertionError("unreachable")
+
+    def _resend(self):
+        self.retries += 1
+        self.port.reset_input_buffer()
+
+    def _refusal(self, cmd: Command, status: int, attempt: int) -> str:
+        try:
+            name = Status(status).name
+            meaning = _MEANING[Status(status)]
+        except ValueError:
+            name, meaning = f"status 0x{status:02x}", "a status protocol 1 does not define"
+        after = f" after {attempt} retries" if attempt else ""
+        return f"{self.url} answered {name} to {cmd.name}{after}: {meaning}"
+
+    def _response(self, cmd: Command, sent: int) -> tuple[int, bytes]:
+        """The next response frame; the wait restarts whenever bytes arrive."""
+        parser = FrameParser(RESPONSE_SYNC)
+        received = 0
+        wait = self.timeout + sent * 10 / self.baud        # the request's own transfer time too
+        deadline = time.monotonic() + wait
+        while True:
+            frame = parser.frame()
+            if frame is not None:
+                return frame
+            chunk = self.port.read(parser.needed())
+            if chunk:
+                received += len(chunk)
+                parser.feed(chunk)
+                deadline = time.monotonic() + self.timeout
+            elif time.monotonic() > deadline:
+                got = f"{received} bytes of a response" if received else "nothing"
+                raise LinkTimeout(f"no response to {cmd.name} from {self.url} within {self.timeout:g} s "
+                                  f"(received {got}); is the board programmed, and at {self.baud} baud?")
+
+    # ---- the dot-add API -------------------------------------------------------------------------
+
+    def dot_add(self, instr, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
+        """``golden.dot_add``'s bit API on the board: any number of rows, any batch shape."""
+        ops = self.config.operands(instr, a, b, c, scale_a, scale_b)
+        fd = ops.ins.formats[3]
+        out = np.empty(ops.rows, fd.dtype)
+        rows_per_batch = self.config.depth * self.config.lanes
+        for lo in range(0, ops.rows, rows_per_batch):
+            hi = min(lo + rows_per_batch, ops.rows)
+            out[lo:hi] = self._batch(ops.take(lo, hi))
+        return out.reshape(ops.batch)
+
+    def _batch(self, ops: Operands) -> np.ndarray:
+        cfg = self.config
+        entries = cfg.entries(ops.rows)
+        self._load(cfg.pack(ops), entries)
+        (self.cycles,) = struct.unpack("<I", self._expect(Command.RUN, struct.pack("<H", entries), 4))
+        return cfg.unpack(ops.ins, self._read(entries), ops.rows)
+
+    def _load(self, data: bytes, entries: int) -> None:
+        size = self.config.in_bytes
+        per_frame = max(1, FRAME_PAYLOAD_BYTES // size)
+        for first in range(0, entries, per_frame):
+            n = min(per_frame, entries - first)
+            body = self._expect(Command.LOAD, struct.pack("<H", first) + data[first * size:(first + n) * size], 2)
+            if int.from_bytes(body, "little") != n:
+                raise BoardError(f"{self.url} wrote {int.from_bytes(body, 'little')} of {n} entries at {first}")
+
+    def _read(self, entries: int) -> bytes:
+        size = self.config.out_bytes
+        per_frame = max(1, FRAME_PAYLOAD_BYTES // size)
+        return b"".join(self._expect(Command.READ, struct.pack("<HH", first, min(per_frame, entries - first)),
+                                     min(per_frame, entries - first) * size)
+                        for first in range(0, entries, per_frame))
+
+    def _expect(self, cmd: Command, payload: bytes, nbytes: int) -> bytes:
+        body = self.request(cmd, payload)
+        if len(body) != nbytes:
+            raise BoardError(f"{self.url} answered {cmd.name} with {len(body)} bytes, expected {nbytes}")
+        return body
+
+    # ---- housekeeping ----------------------------------------------------------------------------
+
+    def counters(self) -> dict:
+        """The board's link counters (``frames_ok`` counts this request too)."""
+        return parse_counters(self._expect(Command.COUNTERS, b"", 4 * len(COUNTER_NAMES)))
+
+    def reset(self) -> None:
+        """Clear the board's counters (its buffers count as empty)."""
+        self._expect(Command.RESET, b"", 0)
+
+    def close(self) -> None:
+        close = getattr(self.port, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Board({self.url!r}: {self.config.describe()})"

@@ -1,0 +1,400 @@
+"""The board's frame controller: host-link frames on byte streams in and out, buffers, and the unit.
+
+:class:`HostLink` speaks :mod:`fpga.protocol` version 1.  Request bytes wait in a small FIFO (so
+the board keeps receiving while it runs or answers), are checked against their CRC as they
+arrive, and LOAD payload bytes go straight into the input buffer (block RAM with byte enables,
+no wide shift register).  RUN streams the input buffer through the unit into the output buffer;
+READ, IDENTIFY and COUNTERS answer from the output buffer, a ROM and the counters.
+"""
+
+from __future__ import annotations
+
+from amaranth import C, Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .protocol import COUNTER_NAMES, REQUEST_SYNC, RESPONSE_SYNC, Command, Status
+
+__all__ = ["HostLink", "crc16_step"]
+
+# what a response's payload bytes come from
+_SMALL, _ROM, _OUTBUF, _COUNTERS = range(4)
+# exact request payload lengths (LOAD's: 2 + whole entries, checked as the bytes arrive)
+_FIXED_LENGTH = {Command.IDENTIFY: 0, Command.COUNTERS: 0, Command.RESET: 0, Command.RUN: 2, Command.READ: 4}
+
+
+def _crc16_int(crc: int, byte: int) -> int:
+    crc ^= byte << 8
+    for _ in range(8):
+        crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc
+
+
+# The update is linear over GF(2): bit i of the new CRC is the XOR of the (crc, byte) input bits
+# whose column has bit i set.  A flat XOR per bit, not eight nested multiplexers.
+_CRC_COLUMNS = [_crc16_int(1 << j, 0) for j in range(16)] + [_crc16_int(0, 1 << j) for j in range(8)]
+
+
+def crc16_step(crc, byte):
+    """CRC-16/CCITT-FALSE (:func:`fpga.protocol.crc16`) after one more byte: 16 XORs of input bits."""
+    bits = Cat(crc, byte)
+    return Cat(*[_xor([bits[j] for j, col in enumerate(_CRC_COLUMNS) if col >> i & 1]) for i in range(16)])
+
+
+def _xor(values):
+    total = values[0]
+    for v in values[1:]:
+        total = total ^ v
+    return total
+
+
+def _times(value, k: int):
+    """``value * k`` for a constant ``k`` as shifts and adds (no multiplier, no DSP block)."""
+    terms = [value << n for n in range(k.bit_length()) if k >> n & 1]
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
+class HostLink(wiring.Component):
+    """Host-link frames in and out, the input and output buffers, and the unit's streams.
+
+    Parameters
+    ----------
+    config : fpga.config.BoardConfig
+        The unit's payload shapes, the buffer depth, the identify blob and the timeout.
+    clocks_per_bit : int
+        Clock cycles per UART bit: the inter-byte timeout is ``config.timeout_bytes * 10 *
+        clocks_per_bit`` cycles.
+    fifo_depth : int
+        Request bytes held while the board is busy; more are dropped and counted (rx_overflows).
+
+    Members
+    -------
+    rx : In(stream.Signature(8, always_ready=True))
+        Received bytes.
+    framing_error : In(1)
+        A pulse per byte the UART dropped (counted).
+    tx : Out(stream.Signature(8))
+        Bytes to send.
+    unit_i : Out(stream.Signature(config.in_shape))
+    unit_o : In(stream.Signature(config.out_shape))
+    busy : Out(1)
+        A frame is under way (an activity LED).
+    error : Out(1)
+        The last response was an error.
+    """
+
+    def __init__(self, config, clocks_per_bit: int, *, fifo_depth: int = 16):
+        if clocks_per_bit < 1:
+            raise ValueError(f"clocks_per_bit must be at least 1, not {clocks_per_bit}")
+        if fifo_depth < 2:
+            raise ValueError(f"fifo_depth must be at least 2, not {fifo_depth}")
+        self.config = config
+        self.timeout_cycles = config.timeout_bytes * 10 * clocks_per_bit
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "rx": In(stream.Signature(8, always_ready=True)),
+            "framing_error": In(1),
+            "tx": Out(stream.Signature(8)),
+            "unit_i": Out(stream.Signature(config.in_shape)),
+            "unit_o": In(stream.Signature(config.out_shape)),
+            "busy": Out(1),
+            "error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.config
+        m = Module()
+
+        # ---- request bytes: a FIFO, overflows and framing errors counted ----
+        m.submodules.rx_fifo = fifo = SyncFIFO(width=8, depth=self.fifo_depth)
+        m.d.comb += [fifo.w_data.eq(self.rx.payload), fifo.w_en.eq(self.rx.valid)]
+        byte, have, take = fifo.r_data, fifo.r_rdy, fifo.r_en
+        got = Signal()
+        m.d.comb += got.eq(have & take)
+        overflow = Signal()
+        m.d.comb += overflow.eq(self.rx.valid & ~fifo.w_rdy)
+
+        # ---- counters: one increment (or the RESET clear) per counter per cycle ----
+        counters = {name: Signal(32, name=name) for name in COUNTER_NAMES}
+        inc = {name: Signal(name=f"inc_{name}") for name in COUNTER_NAMES}
+        clear_counters = Signal()
+        for name, counter in counters.items():
+            with m.If(clear_counters):
+                m.d.sync += counter.eq(0)
+            with m.Elif(inc[name]):
+                m.d.sync += counter.eq(counter + 1)
+        m.d.comb += [inc["rx_overflows"].eq(overflow), inc["framing_errors"].eq(self.framing_error)]
+        lost, clear_lost = Signal(), Signal()         # a byte was dropped since the last response
+        with m.If(overflow):
+            m.d.sync += lost.eq(1)
+        with m.Elif(clear_lost):
+            m.d.sync += lost.eq(0)
+
+        # ---- CRC, one register for both directions ----
+        crc, crc_byte, crc_update, crc_init = Signal(16), Signal(8), Signal(), Signal()
+        with m.If(crc_init):
+            m.d.sync += crc.eq(0xFFFF)
+        with m.Elif(crc_update):
+            m.d.sync += crc.eq(crc16_step(crc, crc_byte))
+
+        # ---- inter-byte timeout within a frame ----
+        timing = Signal()
+        timer = Signal(range(self.timeout_cycles + 1))
+        timed_out = Signal()
+        m.d.sync += timer.eq(Mux(got | ~timing, 0, timer + 1))
+        m.d.comb += timed_out.eq(timing & ~have & (timer >= self.timeout_cycles - 1))
+
+        # ---- buffers and the identify ROM ----
+        in_width, out_bits = cfg.in_bytes * 8, cfg.out_bits
+        m.submodules.inbuf = inbuf = Memory(shape=unsigned(in_width), depth=cfg.depth, init=[])
+        m.submodules.outbuf = outbuf = Memory(shape=unsigned(out_bits), depth=cfg.depth, init=[])
+        blob = cfg.identify_blob
+        m.submodules.identify = rom = Memory(shape=unsigned(8), depth=len(blob), init=list(blob))
+        in_write, in_read = inbuf.write_port(granularity=8), inbuf.read_port()
+        out_write, out_read = outbuf.write_port(), outbuf.read_port()
+        rom_read = rom.read_port()
+
+        # ---- frame state ----
+        header = Signal(24)                           # cmd, length:u16 as received
+        cmd, length = header[0:8], header[8:24]
+        count = Signal(2)                             # header / CRC bytes so far
+        p = Signal(16)                                # payload bytes so far (either direction)
+        param = Signal(32)                            # the first 4 payload bytes
+        index, count16 = param[0:16], param[16:32]   # LOAD/READ index (RUN's count), READ's count
+        bad = Signal(8)                               # status decided before the payload ends
+        crc_rx = Signal(16)
+        ptr = Signal(range(cfg.depth + 1))            # entry: LOAD writes, READ reads
+        ebyte = Signal(range(max(cfg.in_bytes, cfg.out_bytes)))   # byte within the entry
+        loaded = Signal(16)
+        status, resp_len, source = Signal(8), Signal(16), Signal(2)
+        small = Signal(32)                            # LOAD's count, RUN's cycles
+        issue, done = Signal(range(cfg.depth + 1)), Signal(range(cfg.depth + 1))
+        holding, counting, cycles = Signal(), Signal(), Signal(32)
+        tx_step = Signal()                            # a response payload byte goes out this cycle
+
+        def respond(code, nbytes=0, src=_SMALL):
+            m.d.sync += [status.eq(code), resp_len.eq(nbytes), source.eq(src), count.eq(0), p.eq(0),
+                         self.error.eq(code != Status.OK)]
+            m.d.comb += [crc_init.eq(1), clear_lost.eq(1)]
+            m.next = "SEND_HEADER"
+
+        def receive_or_time_out():
+            m.d.comb += [take.eq(1), timing.eq(1)]
+            with m.If(~have & timed_out):
+                m.d.comb += inc["timeouts"].eq(1)
+                respond(Status.TIMEOUT)
+
+        def rx_crc():
+            m.d.comb += [crc_byte.eq(byte), crc_update.eq(1)]
+
+        with m.FSM(name="link") as fsm:
+            with m.State("HUNT"):
+                m.d.comb += take.eq(1)
+                with m.If(have):
+                    with m.If(byte == REQUEST_SYNC):
+                        m.d.comb += crc_init.eq(1)
+                        m.d.sync += count.eq(0)
+                        m.next = "HEADER"
+                    with m.Else():
+                        m.d.comb += inc["skipped_bytes"].eq(1)
+
+            with m.State("HEADER"):
+                receive_or_time_out()
+                with m.If(have):
+                    rx_crc()
+                    m.d.sync += [header.eq(Cat(header[8:], byte)), count.eq(count + 1)]
+                    with m.If(count == 2):
+                        m.next = "CHECK_HEADER"
+
+            with m.State("CHECK_HEADER"):
+                m.d.sync += [p.eq(0), param.eq(0), ebyte.eq(0), loaded.eq(0), count.eq(0), bad.eq(0)]
+                with m.If(length > cfg.max_length):     # answered now; the rest is skipped
+                    m.d.comb += inc["bad_frames"].eq(1)
+                    respond(Status.BAD_LENGTH)
+                with m.Else():
+                    self._check_header(m, cmd, length, bad)
+                    m.next = "PAYLOAD"
+                    with m.If(length == 0):
+                        m.next = "CRC"
+
+            with m.State("PAYLOAD"):
+                receive_or_time_out()
+                with m.If(have):
+                    rx_crc()
+                    m.d.sync += p.eq(p + 1)
+                    with m.If(p < 4):
+                        m.d.sync += param.word_select(p[:2], 8).eq(byte)
+                    loading = (cmd == Command.LOAD) & (bad == 0) & (p >= 2)
+                    with m.If(loading):
+                        self._write_entry_byte(m, in_write, byte, ptr, ebyte, loaded)
+                    with m.If((cmd == Command.LOAD) & (p == 1)):
+                        m.next = "LOAD_CHECK"
+                    with m.Elif(p + 1 == length):
+                        m.next = "CRC"
+
+            with m.State("LOAD_CHECK"):               # the index is in: may the entries be written?
+                fits = _times(index, cfg.in_bytes) + length <= cfg.depth * cfg.in_bytes + 2
+                m.d.sync += ptr.eq(index)
+                with m.If(~fits):
+                    m.d.sync += bad.eq(Status.BAD_RANGE)
+                m.next = "PAYLOAD"
+                with m.If(p == length):
+                    m.next = "CRC"
+
+            with m.State("CRC"):
+                receive_or_time_out()
+                with m.If(have):
+                    m.d.sync += [crc_rx.word_select(count[0], 8).eq(byte), count.eq(count + 1)]
+                    with m.If(count == 1):
+                        m.next = "EXEC"
+
+            with m.State("EXEC"):
+                with m.If(lost):                       # counted as rx_overflows already
+                    respond(Status.OVERFLOW)
+                with m.Elif(crc_rx != crc):
+                    m.d.comb += inc["crc_errors"].eq(1)
+                    respond(Status.BAD_CRC)
+                with m.Elif(bad != 0):
+                    m.d.comb += inc["bad_frames"].eq(1)
+                    respond(bad)
+                with m.Else():
+                    self._execute(m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small,
+                                  [issue, done, holding, counting, cycles], len(blob))
+
+            with m.State("RUN"):
+                run_count = index
+                advance = ~holding | self.unit_i.ready
+                m.d.comb += [in_read.addr.eq(issue), in_read.en.eq(advance),
+                             self.unit_i.valid.eq(holding), self.unit_i.payload.eq(in_read.data[:cfg.in_bits])]
+                with m.If(advance):
+                    m.d.sync += holding.eq(issue < run_count)
+                    with m.If(issue < run_count):
+                        m.d.sync += issue.eq(issue + 1)
+                issued = holding & self.unit_i.ready
+                m.d.sync += counting.eq(counting | issued)
+                with m.If(counting | issued):
+                    m.d.sync += cycles.eq(cycles + 1)
+                m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
+                             out_write.en.eq(self.unit_o.valid)]
+                with m.If(self.unit_o.valid):
+                    m.d.sync += done.eq(done + 1)
+                    with m.If(done + 1 == run_count):
+                        m.d.sync += small.eq(cycles + 1)
+                        m.d.comb += inc["frames_ok"].eq(1)
+                        respond(Status.OK, 4)
+
+            with m.State("SEND_HEADER"):
+                m.d.comb += [self.tx.valid.eq(1),
+                             self.tx.payload.eq(Cat(C(RESPONSE_SYNC, 8), status, resp_len).word_select(count, 8))]
+                with m.If(self.tx.ready):
+                    m.d.comb += [crc_byte.eq(self.tx.payload), crc_update.eq(count != 0)]
+                    m.d.sync += count.eq(count + 1)
+                    with m.If(count == 3):
+                        m.next = "SEND_PAYLOAD"
+                        with m.If(resp_len == 0):
+                            m.next = "SEND_CRC"
+
+            with m.State("SEND_PAYLOAD"):
+                payload = Signal(8)
+                with m.Switch(source):
+                    with m.Case(_SMALL):
+                        m.d.comb += payload.eq(small.word_select(p[:2], 8))
+                    with m.Case(_ROM):
+                        m.d.comb += payload.eq(rom_read.data)
+                    with m.Case(_OUTBUF):
+                        padded = Cat(out_read.data, C(0, cfg.out_bytes * 8 - out_bits))
+                        m.d.comb += payload.eq(padded.word_select(ebyte, 8))
+                    with m.Case(_COUNTERS):
+                        m.d.comb += payload.eq(Cat(*counters.values()).word_select(p[:5], 8))
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(payload), tx_step.eq(self.tx.ready)]
+                with m.If(self.tx.ready):
+                    m.d.comb += [crc_byte.eq(payload), crc_update.eq(1)]
+                    m.d.sync += p.eq(p + 1)
+                    with m.If(ebyte == cfg.out_bytes - 1):
+                        m.d.sync += [ebyte.eq(0), ptr.eq(ptr + 1)]
+                    with m.Else():
+                        m.d.sync += ebyte.eq(ebyte + 1)
+                    with m.If(p + 1 == resp_len):
+                        m.next = "SEND_CRC"
+
+            with m.State("SEND_CRC"):
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(crc.word_select(count[0], 8))]
+                with m.If(self.tx.ready):
+                    m.d.sync += count.eq(count + 1)
+                    with m.If(count == 1):
+                        m.next = "HUNT"
+
+        # sync read ports see the address one cycle ahead: the next byte's entry when one goes out
+        last_byte = tx_step & (ebyte == cfg.out_bytes - 1)
+        m.d.comb += [rom_read.addr.eq(Mux(tx_step, p + 1, p)),
+                     out_read.addr.eq(Mux(last_byte, ptr + 1, ptr)),
+                     self.unit_o.ready.eq(1),
+                     self.busy.eq(~fsm.ongoing("HUNT"))]
+        return m
+
+    def _check_header(self, m, cmd, length, bad):
+        """The status a header alone decides: unknown command, a length the command never has."""
+        with m.Switch(cmd):
+            for command, expected in _FIXED_LENGTH.items():
+                with m.Case(command):
+                    with m.If(length != expected):
+                        m.d.sync += bad.eq(Status.BAD_LENGTH)
+            with m.Case(Command.LOAD):
+                with m.If(length < 2):
+                    m.d.sync += bad.eq(Status.BAD_LENGTH)
+            with m.Default():
+                m.d.sync += bad.eq(Status.BAD_COMMAND)
+
+    def _write_entry_byte(self, m, port, byte, ptr, ebyte, loaded):
+        """One LOAD payload byte into its byte lane of the entry at ``ptr``."""
+        in_bytes = self.config.in_bytes
+        m.d.comb += [port.addr.eq(ptr), port.data.eq(byte.replicate(in_bytes)),
+                     port.en.eq(C(1, in_bytes) << ebyte)]
+        with m.If(ebyte == in_bytes - 1):
+            m.d.sync += [ebyte.eq(0), ptr.eq(ptr + 1), loaded.eq(loaded + 1)]
+        with m.Else():
+            m.d.sync += ebyte.eq(ebyte + 1)
+
+    def _execute(self, m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small, run_regs,
+                 blob_len):
+        """An intact, well-formed request: answer it, or start the run."""
+        depth, out_bytes = self.config.depth, self.config.out_bytes
+        ok = inc["frames_ok"]
+        with m.Switch(cmd):
+            with m.Case(Command.IDENTIFY):
+                m.d.comb += ok.eq(1)
+                respond(Status.OK, blob_len, _ROM)
+            with m.Case(Command.LOAD):
+                with m.If(ebyte != 0):                  # a partial entry at the end
+                    m.d.comb += inc["bad_frames"].eq(1)
+                    respond(Status.BAD_LENGTH)
+                with m.Else():
+                    m.d.sync += small.eq(loaded)
+                    m.d.comb += ok.eq(1)
+                    respond(Status.OK, 2)
+            with m.Case(Command.RUN):
+                with m.If((index == 0) | (index > depth)):
+                    m.d.comb += inc["bad_frames"].eq(1)
+                    respond(Status.BAD_RANGE)
+                with m.Else():
+                    m.d.sync += [r.eq(0) for r in run_regs]
+                    m.next = "RUN"
+            with m.Case(Command.READ):
+                with m.If(index + count16 > depth):
+                    m.d.comb += inc["bad_frames"].eq(1)
+                    respond(Status.BAD_RANGE)
+                with m.Else():
+                    m.d.sync += [ptr.eq(index), ebyte.eq(0)]
+                    m.d.comb += ok.eq(1)
+                    respond(Status.OK, _times(count16, out_bytes)[:16], _OUTBUF)
+            with m.Case(Command.COUNTERS):
+                m.d.comb += ok.eq(1)
+                respond(Status.OK, 4 * len(COUNTER_NAMES), _COUNTERS)
+            with m.Case(Command.RESET):
+                m.d.comb += clear_counters.eq(1)
+                respond(Status.OK)
