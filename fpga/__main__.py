@@ -70,11 +70,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def config_from(args) -> BoardConfig:
-    pool = golden.select(args.arch, args.instr)
-    kw = {"lanes": args.lanes}
-    if args.baud:
-        kw["baud"] = args.baud
-    return BoardConfig(pool[0].arch, tuple(i.name for i in pool), core=args.core or len(pool) > 1, **kw)
+    """The board the command line names: several instructions make a tensor core of them."""
+    several = len(golden.select(args.arch, args.instr)) > 1
+    kw = {"baud": args.baud} if args.baud else {}
+    return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=args.core or several, **kw)
 
 
 def main(argv=None) -> int:

@@ -28,6 +28,7 @@ from golden.formats import get_format
 from hw.pipeline import questions_only
 
 from .protocol import IDENTIFY_MAGIC, VERSION, max_length
+from .uart import clocks_per_bit
 
 __all__ = ["BoardConfig", "Operands"]
 
@@ -120,6 +121,7 @@ class BoardConfig:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         if not found:
             raise ValueError("a board needs at least one instruction")
+        clocks_per_bit(self.clock_hz, self.baud)          # a rate the UART cannot make is refused here
         if len(set(self.instructions)) != len(self.instructions):
             raise ValueError(f"instructions repeat: {', '.join(self.instructions)}")
         if self.core:
@@ -211,6 +213,18 @@ class BoardConfig:
             return self.instruction_objects[self.instructions.index(name)]
         raise ValueError(f"{getattr(instr, 'arch', self.arch)} {name} is not on this board; it runs "
                          f"{self.arch} {', '.join(self.instructions)}")
+
+    @property
+    def name(self) -> str:
+        """A short name for build folders: the first instruction, how many more, lanes or core."""
+        more = f"+{len(self.instructions) - 1}" if len(self.instructions) > 1 else ""
+        kind = "core" if self.core else f"x{self.lanes}"
+        return f"{self.arch}_{self.instructions[0]}{more}_{kind}".replace("/", "_")
+
+    @property
+    def clocks_per_bit(self) -> int:
+        """Board clock cycles per UART bit (:func:`fpga.uart.clocks_per_bit`: a rate error over 2 % is refused)."""
+        return clocks_per_bit(self.clock_hz, self.baud)
 
     def describe(self) -> str:
         kind = "tensor core" if self.core else f"lanes={self.lanes}"

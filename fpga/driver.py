@@ -154,7 +154,27 @@ class Board:
         except (KeyError, TypeError, ValueError, NotImplementedError) as e:
             raise BoardMismatch(f"{runs}, which this checkout cannot build: {e}") from None
 
+    def describe(self) -> str:
+        """One line: where the board is, what it runs, its configuration hash."""
+        return f"board at {self.url}: {_describe(self.info)}, config hash 0x{self.config.config_hash:08x}"
+
+    def identify(self) -> dict:
+        """IDENTIFY again (the board still answers, and still runs the same configuration)."""
+        info, _ = self._identify(self.config)
+        return info
+
     # ---- frames ----------------------------------------------------------------------------------
+
+    def raw_exchange(self, frame: bytes) -> int:
+        """Send ``frame`` as it is (a damaged or truncated one, to test the link) and return the
+        status of the board's answer; no retries.  :class:`LinkTimeout` if none comes."""
+        self.port.reset_input_buffer()
+        self.port.write(frame)
+        try:
+            status, _ = self._response(Command.IDENTIFY, len(frame))
+        except ProtocolError as e:
+            raise BoardError(f"{self.url}: damaged response to a planted frame ({e})") from None
+        return status
 
     def request(self, cmd, payload: bytes = b"") -> bytes:
         """Send one request, return the OK response's payload; :class:`BoardError` otherwise.

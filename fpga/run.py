@@ -50,7 +50,7 @@ def run_board(board, instructions=None, *, n: int = 10_000, seed: int = 1, vecto
         Dot-adds per ``board.dot_add`` call (default: one full input buffer).
     """
     out = out or sys.stdout
-    pool = list(instructions) if instructions is not None else board.config.instruction_objects()
+    pool = list(instructions) if instructions is not None else board.config.instruction_objects
     batch = batch or board.config.depth * board.config.lanes
     results = []
     for ins in pool:
@@ -153,12 +153,18 @@ def check_recovery(board, out=None) -> list[str]:
         after = board.counters()
         counted = after[counter] == before[counter] + 1
         board.identify()
-        print(f"  planted {name}: board answered {protocol.status_name(got)}"
+        print(f"  planted {name}: board answered {_status_name(got)}"
               f"{'' if counted else f', but {counter} did not count it'}; IDENTIFY afterwards ok", file=out)
         if not ok:
-            problems.append(f"{name}: expected status {protocol.status_name(status)}, "
-                            f"got {protocol.status_name(got)}")
+            problems.append(f"{name}: expected status {status.name}, got {_status_name(got)}")
         if not counted:
             problems.append(f"{name}: counter {counter} went {before[counter]} -> {after[counter]}")
         before = board.counters()
     return problems
+
+
+def _status_name(status: int) -> str:
+    try:
+        return protocol.Status(status).name
+    except ValueError:
+        return f"status 0x{status:02x}"

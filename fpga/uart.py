@@ -17,6 +17,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
+from hw.pipeline import Checked
+
 __all__ = ["MAX_RATE_ERROR", "MIN_CLOCKS_PER_BIT", "FRAME_BITS", "clocks_per_bit", "UARTRx", "UARTTx"]
 
 MAX_RATE_ERROR = 0.02        # the clock divider's rate error we accept (the sender may add as much)
@@ -80,7 +82,7 @@ def _check_clocks_per_bit(value) -> int:
     return value
 
 
-class UARTRx(wiring.Component):
+class UARTRx(Checked, wiring.Component):
     """8N1 receiver.
 
     The pin goes through a two-flip-flop synchroniser.  A low level in idle starts a frame; it is
@@ -105,8 +107,12 @@ class UARTRx(wiring.Component):
         One-cycle pulse for a frame whose stop bit was low.
     """
 
+    @classmethod
+    def check(cls, clocks_per_bit: int) -> None:
+        _check_clocks_per_bit(clocks_per_bit)
+
     def __init__(self, clocks_per_bit: int):
-        self._clocks_per_bit = _check_clocks_per_bit(clocks_per_bit)
+        self._clocks_per_bit = clocks_per_bit
         super().__init__({
             "rx": In(1, init=1),
             "o": Out(stream.Signature(DATA_BITS, always_ready=True)),
@@ -162,7 +168,7 @@ class UARTRx(wiring.Component):
         return m
 
 
-class UARTTx(wiring.Component):
+class UARTTx(Checked, wiring.Component):
     """8N1 transmitter.
 
     A byte is taken from ``i`` only while the transmitter is idle; its frame starts on the next
@@ -184,8 +190,12 @@ class UARTTx(wiring.Component):
         The serial pin, idle high.
     """
 
+    @classmethod
+    def check(cls, clocks_per_bit: int) -> None:
+        _check_clocks_per_bit(clocks_per_bit)
+
     def __init__(self, clocks_per_bit: int):
-        self._clocks_per_bit = _check_clocks_per_bit(clocks_per_bit)
+        self._clocks_per_bit = clocks_per_bit
         super().__init__({
             "i": In(stream.Signature(DATA_BITS)),
             "tx": Out(1, init=1),
