@@ -1,0 +1,1 @@
+"""FPGA deployment of the RTL units (issue 10)."""
