@@ -459,7 +459,11 @@ def _standin(arch: str, instr: str, lanes: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m fpga.build ARCH INSTR [--board] [--lanes] [--allow-timing-fail] [--seed]`` (the stand-in top)."""
+    """``python -m fpga.build ARCH INSTR [--board] [--lanes] [--allow-timing-fail] [--program]`` (the stand-in top).
+
+    Exit status 0, 1 when the design misses the board clock (without ``--allow-timing-fail``),
+    2 for an error (one line on stderr).
+    """
     parser = argparse.ArgumentParser(prog="python -m fpga.build", description=__doc__.splitlines()[0])
     parser.add_argument("arch")
     parser.add_argument("instr")
@@ -470,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--yosys", metavar="VERSION", help=f"a YoWASP Yosys release instead of the environment's "
                         f"(e.g. {FALLBACK_YOSYS}; installed into build/fpga-tools on first use)")
     parser.add_argument("--build-dir", type=Path, help="default build/fpga/<board>/<design>")
+    parser.add_argument("--program", action="store_true", help="then load the bitstream with openFPGALoader")
     args = parser.parse_args(argv)
     try:
         brd = find_board(args.board)
@@ -483,6 +488,12 @@ def main(argv: list[str] | None = None) -> int:
     if not report.timing_met and not args.allow_timing_fail:
         print("error: timing FAIL (--allow-timing-fail to accept)", file=sys.stderr)
         return 1
+    if args.program:
+        try:
+            program(report.bitstream, brd)
+        except BuildError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -157,6 +157,13 @@ def test_program_errors_are_one_line(monkeypatch, tmp_path):
         build.program_command(bit, "ulx3s-85f")
 
 
+def test_command_line_errors_are_one_line(capsys):
+    assert build.main(["hopper", "HGMMA.64xNx16.F32", "--board", "ulx3s-99f"]) == 2
+    assert capsys.readouterr().err.startswith("error: unknown board 'ulx3s-99f'; valid boards: ulx3s-85f")
+    assert build.main(["hopper", "HGMMA", "--board", "ulx3s-85f"]) == 2
+    assert capsys.readouterr().err == "error: the stand-in builds one instruction; hopper HGMMA names 4\n"
+
+
 # --- the real toolchain --------------------------------------------------------------------------
 
 def test_device_capacity_comes_from_nextpnr():
