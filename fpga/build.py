@@ -359,7 +359,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         :data:`FALLBACK_YOSYS`).
     """
     brd = find_board(board)
-    folder = Path(build_dir) if build_dir else default_build_dir(brd, design)
+    folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
     plan = brd.platform().prepare(
