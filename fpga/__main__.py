@@ -37,6 +37,15 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> No
     ap.add_argument("--baud", type=int, default=None, help="UART rate (default: the board's, 1,000,000)")
 
 
+def _build_args(ap: argparse.ArgumentParser) -> None:
+    from .boards import BOARDS
+    _config_args(ap)
+    ap.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)} (default ulx3s-85f)")
+    ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
+    ap.add_argument("--yosys", metavar="VERSION", help="a YoWASP Yosys release instead of the environment's "
+                    "(e.g. 0.64.0.0.post1131; installed into build/fpga-tools on first use)")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -48,12 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--serve", action="store_true", help="keep the simulated board up and print its URL")
     sim.add_argument("--port", type=int, default=0, help="TCP port for --serve (default: any free one)")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
-    _config_args(build)
-    build.add_argument("--board", default="ulx3s-85f")
+    _build_args(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the board clock")
-    prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader")
-    _config_args(prog)
-    prog.add_argument("--board", default="ulx3s-85f")
+    build.add_argument("--standin", action="store_true",
+                       help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
+    prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
+    _build_args(prog)
     prog.add_argument("--flash", action="store_true", help="write the SPI flash (survives power-off)")
     run = sub.add_parser("run", help="random dot-adds on a board, scored against golden")
     run.add_argument("arch", nargs="?", help="check that the board runs these (default: whatever it runs)")
@@ -69,18 +78,21 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def config_from(args) -> BoardConfig:
+def config_from(args, **kw) -> BoardConfig:
     """The board the command line names: several instructions make a tensor core of them."""
     several = len(golden.select(args.arch, args.instr)) > 1
-    kw = {"baud": args.baud} if args.baud else {}
+    if args.baud:
+        kw["baud"] = args.baud
     return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=args.core or several, **kw)
 
 
 def main(argv=None) -> int:
+    from .build import BuildError
+    from .sim import SimError
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.cmd](args)
-    except (BoardError, ValueError, LookupError) as e:
+    except (BoardError, BuildError, SimError, ValueError, LookupError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -94,14 +106,44 @@ def cmd_sim(args) -> int:
                        serve=args.serve, port=args.port)
 
 
+def _built(args, standin: bool = False):
+    """The bitstream of the board top (or the stand-in) the command line names: its BuildReport."""
+    from .boards import board as find_board
+    from .build import build
+    brd = find_board(args.board)
+    cfg = config_from(args, clock_hz=brd.clock_hz)
+    if standin:
+        from .standin import StandInTop
+        top = StandInTop(cfg.unit())
+        design = f"standin-{cfg.name}"
+    else:
+        from .top import BoardTop
+        top, design = BoardTop(cfg), cfg.name
+    print(f"building {design} for {brd.name} ({brd.device}, {brd.clock_hz / 1e6:g} MHz): "
+          f"synthesis, place and route, pack (minutes)", file=sys.stderr, flush=True)
+    return build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys)
+
+
 def cmd_build(args) -> int:
-    from . import build
-    return build.build_command(config_from(args), args.board, allow_timing_fail=args.allow_timing_fail)
+    report = _built(args, args.standin)
+    print(report.text(), end="")
+    if not report.timing_met and not args.allow_timing_fail:
+        print(f"error: timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_mhz:g} MHz board clock "
+              f"(--allow-timing-fail to keep the bitstream anyway; fewer instructions or another board)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_program(args) -> int:
-    from . import build
-    return build.program_command(config_from(args), args.board, flash=args.flash)
+    from .build import program
+    report = _built(args)
+    if not report.timing_met:
+        raise ValueError(f"the bitstream misses timing (Fmax {report.fmax_mhz:.2f} MHz < {report.clock_mhz:g} MHz): "
+                         f"not loading it; see {report.build_dir}/report.txt")
+    program(report.bitstream, args.board, flash=args.flash)
+    print(f"loaded {report.bitstream} into the {args.board}; next: make fpga-run PORT=/dev/ttyUSB0 "
+          f"(or python -m fpga identify --port /dev/ttyUSB0)")
+    return 0
 
 
 def _expected(args):

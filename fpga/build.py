@@ -25,7 +25,6 @@ the report says FAIL and :func:`main` exits non-zero unless ``--allow-timing-fai
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -447,55 +446,3 @@ def _loader_failure(output: str, brd: Board) -> str:
 
 
 # --- command line --------------------------------------------------------------------------------
-
-def _standin(arch: str, instr: str, lanes: int):
-    import golden
-
-    from .standin import StandInTop
-    chosen = golden.select(arch, instr)
-    if len(chosen) != 1:
-        raise ValueError(f"the stand-in builds one instruction; {arch} {instr} names {len(chosen)}")
-    return StandInTop.dot_add(chosen[0], lanes), f"standin-{chosen[0].arch}-{chosen[0].name}-x{lanes}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m fpga.build ARCH INSTR [--board] [--lanes] [--allow-timing-fail] [--program]`` (the stand-in top).
-
-    Exit status 0, 1 when the design misses the board clock (without ``--allow-timing-fail``),
-    2 for an error (one line on stderr).
-    """
-    parser = argparse.ArgumentParser(prog="python -m fpga.build", description=__doc__.splitlines()[0])
-    parser.add_argument("arch")
-    parser.add_argument("instr")
-    parser.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)}")
-    parser.add_argument("--lanes", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--allow-timing-fail", action="store_true")
-    parser.add_argument("--yosys", metavar="VERSION", help=f"a YoWASP Yosys release instead of the environment's "
-                        f"(e.g. {FALLBACK_YOSYS}; installed into build/fpga-tools on first use)")
-    parser.add_argument("--build-dir", type=Path, help="default build/fpga/<board>/<design>")
-    parser.add_argument("--program", action="store_true", help="then load the bitstream with openFPGALoader")
-    args = parser.parse_args(argv)
-    try:
-        brd = find_board(args.board)
-        top, design = _standin(args.arch, args.instr, args.lanes)
-        report = build(top, brd, design, build_dir=args.build_dir, seed=args.seed, allow_timing_fail=True,
-                       yosys_version=args.yosys)
-    except (ValueError, BuildError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(report.text(), end="")
-    if not report.timing_met and not args.allow_timing_fail:
-        print("error: timing FAIL (--allow-timing-fail to accept)", file=sys.stderr)
-        return 1
-    if args.program:
-        try:
-            program(report.bitstream, brd)
-        except BuildError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -46,6 +46,7 @@ def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool =
             print(HEADER, file=out)
             results = board_run.run_board(board, n=n or DEFAULT_N, seed=seed, out=out)
             for r in results:
+                r.build_source, r.build_seconds = b.source, b.seconds
                 print(row(r), file=out)
             problems = board_run.check_recovery(board, out)
         status = summarize(results, out)
