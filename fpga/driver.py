@@ -73,6 +73,14 @@ def _describe(info: dict) -> str:
     return f"{info.get('arch')} {names} ({kind}, depth {info.get('depth')})"
 
 
+def _round_robin(counts: list) -> list:
+    """``(request, row)`` pairs taking one row of each request in turn until all are used."""
+    order, longest = [], max(counts, default=0)
+    for i in range(longest):
+        order.extend((r, i) for r, n in enumerate(counts) if i < n)
+    return order
+
+
 class Board:
     """One board on a serial port (a pyserial URL, or an open port-like object).
 
@@ -246,6 +254,30 @@ class Board:
             hi = min(lo + rows_per_batch, ops.rows)
             out[lo:hi] = self._batch(ops.take(lo, hi))
         return out.reshape(ops.batch)
+
+    def dot_add_mixed(self, requests) -> list:
+        """Several instructions' dot-adds interleaved entry by entry through a tensor core, as a GPU
+        issues them: ``requests`` is a list of ``(instr, a, b, c[, scale_a, scale_b])``; returns one
+        result array per request, each as :meth:`dot_add` would return it."""
+        cfg = self.config
+        if not cfg.core:
+            raise ValueError(f"mixed batches need a tensor core; this board runs one unit ({cfg.describe()})")
+        ops = [cfg.operands(*r) for r in requests]
+        size = cfg.in_bytes
+        entries = [[p[i * size:(i + 1) * size] for i in range(o.rows)] for o, p in zip(ops, map(cfg.pack, ops))]
+        order = _round_robin([o.rows for o in ops])           # (request, row) in issue order
+        data = b"".join(entries[r][i] for r, i in order)
+        got = bytearray()
+        for lo in range(0, len(order), cfg.depth):
+            n = min(cfg.depth, len(order) - lo)
+            self._load(data[lo * size:(lo + n) * size], n)
+            (self.cycles,) = struct.unpack("<I", self._expect(Command.RUN, struct.pack("<H", n), 4))
+            got += self._read(n)
+        width = cfg.out_bytes
+        per_request = [bytearray() for _ in ops]
+        for k, (r, _) in enumerate(order):
+            per_request[r] += got[k * width:(k + 1) * width]
+        return [cfg.unpack(o.ins, bytes(raw), o.rows).reshape(o.batch) for o, raw in zip(ops, per_request)]
 
     def _batch(self, ops: Operands) -> np.ndarray:
         cfg = self.config

@@ -38,6 +38,9 @@ def run_board(board, instructions=None, *, n: int = 10_000, seed: int = 1, vecto
               batch: int | None = None, failures_dir=None, out=None) -> list[Result]:
     """Score ``n`` dot-adds of each instruction (default: all the board runs) against golden.
 
+    On a tensor core running several of them the instructions go through mixed, entry by entry
+    (:meth:`fpga.Board.dot_add_mixed`), as a GPU issues them.
+
     Parameters
     ----------
     board : fpga.Board
@@ -47,52 +50,83 @@ def run_board(board, instructions=None, *, n: int = 10_000, seed: int = 1, vecto
     n, seed, vectors
         Vectors per instruction, the stream's seed and generator (``cosim.vectors.resolve``).
     batch : int, optional
-        Dot-adds per ``board.dot_add`` call (default: one full input buffer).
+        Dot-adds per call to the board (default: one full input buffer).
     """
     out = out or sys.stdout
-    pool = list(instructions) if instructions is not None else board.config.instruction_objects
+    pool = list(instructions) if instructions is not None else list(board.config.instruction_objects)
     batch = batch or board.config.depth * board.config.lanes
-    results = []
-    for ins in pool:
-        res = score_stream(board, ins, VectorStream(ins, vectors, seed), n, batch)
+    streams = [VectorStream(ins, vectors, seed) for ins in pool]
+    if board.config.core and len(pool) > 1:
+        scores = score_mixed(board, streams, n, max(1, batch // len(pool)))
+    else:
+        scores = [score_stream(board, s, n, batch) for s in streams]
+    results = [sc.result() for sc in scores]
+    for res in results:
         if res.mismatches:
             res.failures_file = save_failures(res, board, seed, vectors, failures_dir)
             report_first(res, out)
-        results.append(res)
     return results
 
 
-def score_stream(board, ins, stream, n: int, batch: int) -> Result:
-    """One instruction: ``n`` vectors from ``stream`` through ``board`` in batches, compared with golden."""
-    cfg = board.config
-    res = Result(ins, lanes=cfg.lanes, latency=cfg.latency, initiation_interval=1, build_source="")
-    kept = {k: [] for k in ("index", "a", "b", "c", "scale_a", "scale_b", "expected", "got")}
-    t0 = time.perf_counter()
-    done = 0
-    while done < n:
-        a, b, c, sa, sb = stream.take(min(batch, n - done))
-        got = board.dot_add(ins, a, b, c, sa, sb)
-        expected = golden.dot_add(ins, a, b, c, sa, sb)
-        bad = golden.mismatching(ins, got, expected)
-        res.mismatches += len(bad)
-        room = MAX_SAVED - sum(len(x) for x in kept["index"])
+class Score:
+    """One instruction's tally: results compared with golden, the first failing vectors kept."""
+
+    def __init__(self, board, ins):
+        self.ins = ins
+        self.res = Result(ins, lanes=board.config.lanes, latency=board.config.latency, initiation_interval=1)
+        self.kept = {k: [] for k in ("index", "a", "b", "c", "scale_a", "scale_b", "expected", "got")}
+        self.started = time.perf_counter()
+
+    def add(self, ops, got) -> None:
+        a, b, c, sa, sb = ops
+        expected = golden.dot_add(self.ins, a, b, c, sa, sb)
+        bad = golden.mismatching(self.ins, got, expected)
+        res = self.res
+        room = MAX_SAVED - sum(len(x) for x in self.kept["index"])
         if len(bad) and room > 0:
-            bad = bad[:room]
+            keep = bad[:room]
             for key, arr in (("a", a), ("b", b), ("c", c), ("scale_a", sa), ("scale_b", sb),
                              ("expected", expected), ("got", got)):
                 if arr is not None:
-                    kept[key].append(np.asarray(arr)[bad])
-            kept["index"].append(bad + done)
-        done += len(c)
-        res.vectors = done
-        res.seconds = time.perf_counter() - t0
-        progress(f"{ins.arch} {ins.name}: {done}/{n} dot-adds, {res.mismatches} mismatches, {res.rate:.0f}/s")
-    progress(None)
-    if res.mismatches:
-        res.status = "MISMATCH"
-        res.message = f"{res.mismatches} of {res.vectors} results differ from golden"
-        res.failing = {k: (np.concatenate(v) if v else None) for k, v in kept.items()}
-    return res
+                    self.kept[key].append(np.asarray(arr)[keep])
+            self.kept["index"].append(keep + res.vectors)
+        res.mismatches += len(bad)
+        res.vectors += len(c)
+        res.seconds = time.perf_counter() - self.started
+        progress(f"{self.ins.arch} {self.ins.name}: {res.vectors} dot-adds, {res.mismatches} mismatches, "
+                 f"{res.rate:.0f}/s")
+
+    def result(self) -> Result:
+        progress(None)
+        res = self.res
+        if res.mismatches:
+            res.status = "MISMATCH"
+            res.message = f"{res.mismatches} of {res.vectors} results differ from golden"
+            res.failing = {k: (np.concatenate(v) if v else None) for k, v in self.kept.items()}
+        return res
+
+
+def score_stream(board, stream, n: int, batch: int) -> Score:
+    """One instruction: ``n`` vectors of ``stream`` through ``board`` in batches, compared with golden."""
+    score = Score(board, stream.ins)
+    while score.res.vectors < n:
+        ops = stream.take(min(batch, n - score.res.vectors))
+        score.add(ops, board.dot_add(stream.ins, *ops))
+    return score
+
+
+def score_mixed(board, streams, n: int, batch: int) -> list[Score]:
+    """Several instructions of a tensor core at once: each batch interleaves all of them."""
+    scores = [Score(board, s.ins) for s in streams]
+    started = time.perf_counter()
+    while scores[0].res.vectors < n:
+        ops = [s.take(min(batch, n - scores[0].res.vectors)) for s in streams]
+        got = board.dot_add_mixed([(s.ins, *o) for s, o in zip(streams, ops)])
+        for sc, o, d in zip(scores, ops, got):
+            sc.add(o, d)
+    for sc in scores:                          # one run for all: each instruction's share of the time
+        sc.res.seconds = (time.perf_counter() - started)
+    return scores
 
 
 def save_failures(res: Result, board, seed: int, vectors, failures_dir=None) -> Path:
@@ -131,7 +165,7 @@ def replay(board, path) -> Result:
     meta, arrays = load_failures(path)
     ins = golden.lookup(meta["arch"], meta["instr"])
     stream = ArrayStream(ins, arrays["a"], arrays["b"], arrays["c"], arrays["scale_a"], arrays["scale_b"])
-    return score_stream(board, ins, stream, stream.n, board.config.depth * board.config.lanes)
+    return score_stream(board, stream, stream.n, board.config.depth * board.config.lanes).result()
 
 
 # ---- the link under planted faults ------------------------------------------------------------------
