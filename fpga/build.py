@@ -215,9 +215,17 @@ def _run(command: list[str], cwd: Path, log: str, step: str) -> float:
         done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
-        raise BuildError(f"{step} failed (exit status {done.returncode}) after {seconds:.0f} s; "
-                         f"see {cwd / log} and {output}")
+        said = _tool_error(output)
+        hint = " (another Yosys release may get through: --yosys VERSION)" if step == "synthesis" else ""
+        raise BuildError(f"{step} failed (exit status {done.returncode}) after {seconds:.0f} s"
+                         f"{f': {said}' if said else ''}{hint}; see {cwd / log} and {output}")
     return seconds
+
+
+def _tool_error(output: Path) -> str:
+    """The last line of a tool's output that says ERROR (Yosys and nextpnr both do), if any."""
+    lines = [ln.strip() for ln in output.read_text(errors="replace").splitlines() if "ERROR" in ln]
+    return lines[-1][:200] if lines else ""
 
 
 def _version(command: list[str]) -> str:

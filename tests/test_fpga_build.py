@@ -196,3 +196,22 @@ def test_planted_small_device_fails_the_fit_check_before_place_and_route(tmp_pat
         build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path, capacity=tiny, reuse=False,
                     yosys_version=build.ENV_YOSYS)
     assert (tmp_path / "top.stat.json").exists() and not (tmp_path / "top.tim").exists()
+
+
+def test_a_failing_tool_is_one_line_with_its_error(tmp_path, monkeypatch):
+    """A planted Yosys that aborts as 0.70 does on the FDRDA board top: the error line is quoted."""
+    fake = tmp_path / "fake-yosys"
+    fake.write_text(f"#!{sys.executable}\nimport sys\n"
+                    "if '-V' in sys.argv: print('Yosys 0.70 (git sha1 fake)'); sys.exit(0)\n"
+                    "print('2.46.16.7. Executing ABC_OPS_REINTEGRATE pass')\n"
+                    "print(\"ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' failed in kernel/rtlil.cc:3091.\")\n"
+                    "sys.exit(1)\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("YOSYS", str(fake))
+    with pytest.raises(BuildError) as failed:
+        build.build(Blinky(), SMALL, "blinky", build_dir=tmp_path / "b", reuse=False)
+    message = str(failed.value)
+    assert "\n" not in message
+    assert message.startswith("synthesis failed (exit status 1) after ")
+    assert "ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' failed" in message
+    assert "--yosys VERSION" in message
