@@ -239,7 +239,13 @@ class BoardConfig:
                          "instructions": [[op, name] for name, op in self.opcodes.items()],
                          "latency": self.latency, "in_bits": self.in_bits, "in_bytes": self.in_bytes,
                          "out_bits": self.out_bits, "out_bytes": self.out_bytes, "depth": self.depth,
-                         "clock_hz": self.clock_hz, "baud": self.baud})
+                         "clock_hz": self.clock_hz, "baud": self.baud, "layout": self.layout})
+
+    @property
+    def layout(self) -> dict:
+        """Where each operand sits in one lane of an entry: ``{name: [bit offset, width]}``, LSB first
+        (lane ``l`` of an entry starts at bit ``l * in_bits / lanes``)."""
+        return {name: [field.offset, field.width] for name, field in self._lane_layout}
 
     @cached_property
     def config_hash(self) -> int:

@@ -194,7 +194,8 @@ def test_identify_blob_and_what_the_hash_covers():
     assert blob[14:].decode() == json.dumps(info, sort_keys=True, separators=(",", ":"))
     assert info == {"protocol": 1, "arch": "hopper", "instructions": [[0, "HMMA.1684.F32.TF32"]], "core": False,
                     "lanes": 1, "latency": cfg.latency, "in_bits": 288, "in_bytes": 36, "out_bits": 32,
-                    "out_bytes": 4, "depth": 4, "clock_hz": 25_000_000, "baud": 1_000_000}
+                    "out_bytes": 4, "depth": 4, "clock_hz": 25_000_000, "baud": 1_000_000,
+                    "layout": {"a": [0, 128], "b": [128, 128], "c": [256, 32]}}
     assert config(baud=115200, clock_hz=50_000_000).config_hash == cfg.config_hash      # not the arithmetic
     assert len({config(depth=8).config_hash, config(lanes=2).config_hash, cfg.config_hash,
                 config(("hopper", "HMMA.1688.F32.BF16")).config_hash}) == 4
