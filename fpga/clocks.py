@@ -199,7 +199,11 @@ class ECP5PLL(wiring.Component):
 
     def __init__(self, fin_hz: int, fout_hz: int):
         self.fin_hz, self.fout_hz = fin_hz, fout_hz
-        self.params = ecp5_pll(fin_hz, fout_hz)
+        try:
+            self.params = ecp5_pll(fin_hz, fout_hz)
+        except ValueError:
+            self._MustUse__silence = True       # refused, not forgotten: no "never used" warning
+            raise
         super().__init__({"clk_in": In(1), "clk_out": Out(1), "locked": Out(1)})
 
     def elaborate(self, platform):

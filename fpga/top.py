@@ -55,9 +55,10 @@ class BoardTop(wiring.Component):
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
     def elaborate(self, platform):
+        pll = None if platform is None else self._pll(platform)     # a clock it cannot make: refused first
         m = Module()
-        if platform is not None:
-            self._clock(m, platform)
+        if pll is not None:
+            self._clock(m, platform, pll)
         m.submodules.uart_rx = rx = UARTRx(self.clocks_per_bit)
         m.submodules.uart_tx = tx = UARTTx(self.clocks_per_bit)
         m.submodules.link = link = HostLink(self.config, self.clocks_per_bit)
@@ -77,22 +78,25 @@ class BoardTop(wiring.Component):
         self._leds(m, platform, link)
         return m
 
-    def _clock(self, m, platform) -> None:
-        """``sync`` from a PLL when the design clock is not the oscillator's (else the platform's)."""
+    def _pll(self, platform) -> ECP5PLL | None:
+        """The PLL making the design clock from the oscillator; None when they are the same clock."""
         board_hz = int(platform.default_clk_frequency)
-        design_hz = self.config.clock_hz
-        if board_hz == design_hz:
-            return
+        if board_hz == self.config.clock_hz:
+            return None
         if getattr(platform, "family", None) != "ecp5":
             raise ValueError(f"{type(platform).__name__} runs at {board_hz} Hz and has no PLL support here "
                              f"(ECP5 boards only); build with clock_hz={board_hz}")
-        m.submodules.pll = pll = ECP5PLL(board_hz, design_hz)
+        return ECP5PLL(board_hz, self.config.clock_hz)
+
+    def _clock(self, m, platform, pll: ECP5PLL) -> None:
+        """``sync`` from the PLL, fed by the oscillator, in reset until the PLL locks."""
+        m.submodules.pll = pll
         m.submodules.clk_pin = clk_pin = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
         m.d.comb += pll.clk_in.eq(clk_pin.i)
         m.domains.sync = sync = ClockDomain("sync")
         m.d.comb += sync.clk.eq(pll.clk_out)
         # on the domain's own clock signal: the net name that survives synthesis for nextpnr's LPF
-        platform.add_clock_constraint(sync.clk, design_hz)
+        platform.add_clock_constraint(sync.clk, self.config.clock_hz)
         m.submodules.reset_sync = ResetSynchronizer(~pll.locked | self._reset_button(m, platform), domain="sync")
 
     @staticmethod
