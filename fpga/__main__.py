@@ -143,6 +143,8 @@ def _built(args, standin: bool = False):
     else:
         from .top import BoardTop
         top, design = BoardTop(cfg), cfg.name
+    if cfg.clock_hz != brd.clock_hz:                   # its own build folder: a 25 MHz build stays
+        design += f"_{cfg.clock_hz / 1e6:g}MHz"
     pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
     print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
           f"synthesis, place and route, pack (minutes)", file=sys.stderr, flush=True)
