@@ -40,7 +40,7 @@ help:
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
 	@echo "                                  CLOCK: the design clock in MHz (a PLL makes it; default the board's)"
-	@echo "make fpga-run ARCH= INSTR= PORT=/dev/ttyUSB0 [N=]  random dot-adds on the board, scored against golden"
+	@echo "make fpga-run PORT=/dev/ttyUSB0 [N=] [ARCH= INSTR=]  random dot-adds on the board (whatever it runs, or check INSTR), scored against golden"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 
@@ -116,4 +116,4 @@ fpga-program: $(STAMP)
 
 fpga-run: $(STAMP)
 	$(if $(PORT),,$(error make fpga-run needs PORT=, the board's serial port: /dev/ttyUSB0, COM3, or socket://HOST:PORT))
-	$(PY) -m fpga run $(ARCH) $(FPGA_INSTR) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
+	$(PY) -m fpga run $(if $(call given,INSTR),$(ARCH) $(INSTR)) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
