@@ -156,7 +156,7 @@ def safe_name(name: str) -> str:
 
 
 @contextlib.contextmanager
-def _locked(path: Path):
+def locked(path: Path):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -226,7 +226,7 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
         return dataclasses.replace(plan, cached=source != "built", seconds=seconds, source=source)
 
     t0 = time.perf_counter()
-    with _locked(d.with_name(d.name + ".lock")):
+    with locked(d.with_name(d.name + ".lock")):
         stamp = None if force else _read_stamp(d)
         if stamp is not None and stamp.get("key") == key:
             with contextlib.suppress(OSError):
@@ -263,8 +263,8 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
             raise BuildError(f"Verilator build of {arch} {instr} produced no {EXE}; log {d / 'build.log'}:\n"
                              f"{log_tail(d / 'build.log')}")
         (d / "stamp.json").write_text(json.dumps({**meta, "build_s": round(seconds, 2)}, indent=1))
-        _save_runtime(runtime, d)
-        _prune(d)
+        save_runtime(runtime, d)
+        prune_builds(d)
         return result("built", seconds)
 
 
@@ -299,7 +299,7 @@ def _runner(runtime: Path | None, d: Path):
     return SeededVerilator()
 
 
-def _save_runtime(cache: Path, d: Path) -> None:
+def save_runtime(cache: Path, d: Path) -> None:
     if cache.is_dir():
         return
     tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
@@ -312,7 +312,7 @@ def _save_runtime(cache: Path, d: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _prune(d: Path, keep: int = KEEP_BUILDS) -> None:
+def prune_builds(d: Path, keep: int = KEEP_BUILDS) -> None:
     """Remove all but the ``keep`` most recently built or used build directories of this instruction."""
     dirs = [p for p in d.parent.iterdir() if p.is_dir() and (p / "stamp.json").exists()]
     dirs.sort(key=lambda p: (p / "stamp.json").stat().st_mtime, reverse=True)

@@ -48,7 +48,7 @@ from .uart import clocks_per_bit
 __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
            "passing_clock_mhz", "build", "program_command",
-           "program", "main"]
+           "program"]
 
 BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
 TOOLS_ROOT = _COSIM_ROOT.parent / "fpga-tools"

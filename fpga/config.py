@@ -22,7 +22,7 @@ from amaranth.lib import data
 import golden
 import hw
 from cosim.payload import get_field, put_field
-from golden.api import _prepare
+from golden.api import prepare_operands
 from golden.catalog import Instruction
 from golden.formats import get_format
 from hw.pipeline import questions_only
@@ -55,7 +55,7 @@ class Operands:
     """
 
     def __init__(self, ins: Instruction, a, b, c, scale_a=None, scale_b=None):
-        prepared = _prepare(ins, a, b, c, scale_a, scale_b)
+        prepared = prepare_operands(ins, a, b, c, scale_a, scale_b)
         self.ins = ins
         self.a, self.b, self.c = prepared.a, prepared.b, prepared.c
         self.scale_a, self.scale_b = prepared.sa, prepared.sb

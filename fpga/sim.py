@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim import toolchain
-from cosim.build import BUILD_ROOT, BuildError, _locked, _prune, _save_runtime, log_tail, normalise_verilog, safe_name
+from cosim.build import BUILD_ROOT, BuildError, locked, prune_builds, save_runtime, log_tail, normalise_verilog, safe_name
 
 __all__ = ["BuildError", "SimError", "SimBuild", "build_board_sim", "BoardSim", "SIM_ROOT", "MAIN_SOURCE"]
 
@@ -175,7 +175,7 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
     root = Path(root) if root is not None else SIM_ROOT
     d = root / safe_name(name) / key[:16]
     t0 = time.perf_counter()
-    with _locked(d.with_name(d.name + ".lock")):
+    with locked(d.with_name(d.name + ".lock")):
         if not force and _cached(d, key):
             with contextlib.suppress(OSError):
                 os.utime(d / "stamp.json")          # recently used: pruning keeps it
@@ -191,8 +191,8 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
         (d / "stamp.json").write_text(json.dumps({"key": key, "name": name, "flags": flags, "wave_format": wave_format,
                                                   "toolchain": tc.fingerprint(), "build_s": round(seconds, 2)},
                                                  indent=1))
-        _save_runtime(runtime, d)
-        _prune(d)
+        save_runtime(runtime, d)
+        prune_builds(d)
         return SimBuild(d, key, wave_format, "built", seconds)
 
 

@@ -62,7 +62,10 @@ def _np_dtype(fmt):
 
 
 @dataclass
-class _Prepared:
+class PreparedOperands:
+    """Operands checked and flattened to rows: ``a, b [R, K]``, ``c [R]``, block scales
+    ``[R, K // block]`` or None, all bit patterns; ``batch`` is the callers' batch shape."""
+
     a: np.ndarray
     b: np.ndarray
     c: np.ndarray
@@ -71,7 +74,9 @@ class _Prepared:
     batch: tuple
 
 
-def _prepare(ins: Instruction, a, b, c, scale_a, scale_b) -> _Prepared:
+def prepare_operands(ins: Instruction, a, b, c, scale_a, scale_b) -> PreparedOperands:
+    """What :func:`dot_add` does with its arguments before computing: formats and shapes checked
+    (one clear ValueError), broadcast, flattened; every other front end (the FPGA driver) calls it."""
     fa, fb, fc, _ = ins.formats
     a = as_bits(fa, a, "a")
     b = as_bits(fb, b, "b")
@@ -110,7 +115,7 @@ def _prepare(ins: Instruction, a, b, c, scale_a, scale_b) -> _Prepared:
                              f"to the batch shape {batch}") from None
     elif scale_a is not None or scale_b is not None:
         raise ValueError(f"{ins.name} on {ins.arch} takes no block scales")
-    return _Prepared(a, b, c, sa, sb, batch)
+    return PreparedOperands(a, b, c, sa, sb, batch)
 
 
 def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndarray:
@@ -133,7 +138,7 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndar
     numpy array of unsigned bit patterns in the D format, shape ``[...]``.
     """
     ins = _instruction(instr, arch)
-    pr = _prepare(ins, a, b, c, scale_a, scale_b)
+    pr = prepare_operands(ins, a, b, c, scale_a, scale_b)
     fa, fb, fc, fd = ins.formats
     R = pr.c.shape[0]
     out = np.empty(R, fd.dtype)
@@ -208,7 +213,7 @@ def _show(v, hex_width=None):
 def trace(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> Trace:
     """Run one dot-add (``a, b`` of shape ``[K]``) and keep every intermediate stage."""
     ins = _instruction(instr, arch)
-    pr = _prepare(ins, a, b, c, scale_a, scale_b)
+    pr = prepare_operands(ins, a, b, c, scale_a, scale_b)
     if pr.c.shape[0] != 1:
         raise ValueError(f"trace takes one dot-add (a, b of shape [{ins.k}], c a scalar), got batch {pr.batch}")
     fa, fb, fc, fd = ins.formats

@@ -141,8 +141,8 @@ def backend_from_name(name: str, **kw):
                              f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
         return found[prefix].load()(argument, **kw)
     known = ["golden", "rtl", "torch", "golden:FIELD=VALUE,..."] + [f"{p}:ARGUMENT" for p in sorted(found)]
-    hint = ("" if found else f"; no plugin backends are registered (they come with the installed project: "
-            f"pip install -e . registers fpga:URL)")
+    hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
+            "pip install -e . registers fpga:URL)")
     raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")
 
 

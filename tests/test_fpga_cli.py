@@ -2,7 +2,6 @@
 builds to a bitstream with the open toolchain (slow)."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
