@@ -54,8 +54,8 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
-# pytest-xdist: one worker per core (at most 4); on CI's 2 cores this took the suite from 465 s serial
-# (issue 9's fresh clone) to the figure in docs/verification.md
+# pytest-xdist: one worker per core (at most 4), which keeps the suite, FPGA tests included, under
+# 10 minutes on a 2-core machine (docs/verification.md has the measurement)
 test: $(STAMP)
 	$(PY) -m pytest -q -n auto --maxprocesses 4
 
