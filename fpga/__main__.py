@@ -33,6 +33,10 @@ from .config import BoardConfig
 from .driver import Board, BoardError
 
 
+TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (default 5; a simulated "
+                "board wants 120: python -m fpga sim --serve prints it)")
+
+
 def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> None:
     ap.add_argument("arch", help="architecture (hopper, blackwell, cdna3, ...)")
     ap.add_argument("instr", help="instruction(s): a name, a family prefix or a comma list; several make a tensor core")
@@ -87,11 +91,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", required=True, help="serial port or pyserial URL (socket://HOST:PORT)")
     run.add_argument("-n", type=int, default=10_000, help="dot-adds per instruction (default 10000)")
     run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
     rep = sub.add_parser("replay", help="a saved failure file's vectors on a board again")
     rep.add_argument("file")
     rep.add_argument("--port", required=True)
+    rep.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
     ident = sub.add_parser("identify", help="what the board at PORT runs, and its link counters")
     ident.add_argument("--port", required=True)
+    ident.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
     return ap
 
 
@@ -198,7 +205,7 @@ def _expected(args):
 def cmd_run(args) -> int:
     from cosim.table import HEADER, row, summarize
     wanted = _expected(args)
-    with Board(args.port) as board:
+    with Board(args.port, timeout=args.timeout) as board:
         print(board.describe())
         if wanted is not None:
             missing = [i.name for i in wanted if i.arch != board.config.arch or i.name not in board.config.instructions]
@@ -214,7 +221,7 @@ def cmd_run(args) -> int:
 
 def cmd_replay(args) -> int:
     from cosim.table import HEADER, row
-    with Board(args.port) as board:
+    with Board(args.port, timeout=args.timeout) as board:
         res = board_run.replay(board, args.file)
         print(HEADER)
         print(row(res))
@@ -222,7 +229,7 @@ def cmd_replay(args) -> int:
 
 
 def cmd_identify(args) -> int:
-    with Board(args.port) as board:
+    with Board(args.port, timeout=args.timeout) as board:
         print(board.describe())
         for name, value in board.counters().items():
             print(f"  {name:16s} {value}")

@@ -22,6 +22,10 @@ from .sim import BoardSim, build_board_sim
 from .top import BoardTop
 
 DEFAULT_N = 300                       # dot-adds per instruction: about a minute for an HGMMA unit
+# A simulated board runs its UART some 30 to 100 times slower than a real one (and slower still on
+# a loaded machine): a 4 KB LOAD frame is a million simulated cycles.  The driver's wait for a
+# response is sized for that.
+SIM_TIMEOUT_S = 120.0
 
 
 def build(cfg: BoardConfig, waves: bool = False, out=None):
@@ -41,7 +45,7 @@ def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool =
     with BoardSim(b, cfg.clocks_per_bit, port=port, waves=waves_file) as sim:
         if serve:
             return _serve(sim, cfg, out)
-        with Board(sim.url, expect=cfg) as board:
+        with Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
             print(board.describe(), file=out)
             print(HEADER, file=out)
             results = board_run.run_board(board, n=n or DEFAULT_N, seed=seed, out=out)
@@ -59,7 +63,7 @@ def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool =
 
 def _serve(sim, cfg: BoardConfig, out) -> int:
     print(f"simulated board ({cfg.name}) listening on {sim.url}\n"
-          f"  python -m fpga run --port {sim.url}\n"
+          f"  python -m fpga run --port {sim.url} --timeout {SIM_TIMEOUT_S:g}\n"
           f"  python -m probe {cfg.arch} {cfg.instructions[0]} --backend fpga:{sim.url}\n"
           f"Ctrl-C stops it.", file=out, flush=True)
     try:

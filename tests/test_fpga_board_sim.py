@@ -18,7 +18,7 @@ from cosim import toolchain
 from fpga import Board, BoardConfig, BoardMismatch
 from fpga import run as board_run
 from fpga.sim import BoardSim
-from fpga.simrun import build
+from fpga.simrun import SIM_TIMEOUT_S, build
 
 CONFIGS = {
     "FDA": ("hopper", "HGMMA.64xNx16.F32"),
@@ -52,7 +52,7 @@ def built():
 def run_sim(built, kind: str, n: int, tmp_path) -> tuple[list, list, str]:
     cfg = config(kind)
     out = io.StringIO()
-    with BoardSim(built(kind), cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg) as board:
+    with BoardSim(built(kind), cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
         results = board_run.run_board(board, n=n, seed=3, failures_dir=tmp_path, out=out)
         problems = board_run.check_recovery(board, out)
     return results, problems, out.getvalue()
@@ -101,7 +101,7 @@ def test_a_planted_wrong_result_is_caught_saved_and_traced(built, tmp_path, monk
         raise AssertionError("no result to plant a fault in")
     monkeypatch.setattr(Board, "dot_add", flip_one)
     out = io.StringIO()
-    with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim, Board(sim.url) as board:
+    with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim, Board(sim.url, timeout=SIM_TIMEOUT_S) as board:
         (res,) = board_run.run_board(board, n=16, failures_dir=tmp_path, out=out)
         assert res.status == "MISMATCH" and res.mismatches == 1
         assert int(res.failing["index"][0]) == flipped[0]
@@ -121,8 +121,8 @@ def test_driver_refuses_a_board_running_something_else(built):
     with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim:
         with pytest.raises(BoardMismatch, match=r"runs cdna3 v_mfma_f32_32x32x8_f16 .*expected cdna3 "
                                                 r"v_mfma_f32_32x32x8_bf16"):
-            Board(sim.url, expect=other)
-        with Board(sim.url) as board:                      # without expect: rebuilt from the blob, checked
+            Board(sim.url, expect=other, timeout=SIM_TIMEOUT_S)
+        with Board(sim.url, timeout=SIM_TIMEOUT_S) as board:                      # without expect: rebuilt from the blob, checked
             assert board.config == cfg
             rng = np.random.default_rng(0)
             a, b, c, _, _ = golden.vectors.random_operands(board.config.instruction_objects[0], 300, rng)
@@ -135,7 +135,7 @@ def test_probe_backend_runs_on_the_simulated_board(built):
     cfg = config("FDRDA")
     ins = cfg.instruction_objects[0]
     with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim:
-        backend = backend_from_name(f"fpga:{sim.url}")
+        backend = backend_from_name(f"fpga:{sim.url}", timeout=SIM_TIMEOUT_S)
         try:
             rng = np.random.default_rng(1)
             a, b, c, _, _ = golden.vectors.random_operands(ins, 40, rng)
