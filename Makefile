@@ -55,9 +55,10 @@ $(STAMP): requirements.txt pyproject.toml
 venv: $(STAMP)
 
 # pytest-xdist: one worker per core (at most 4), which keeps the suite, FPGA tests included, under
-# 10 minutes on a 2-core machine (docs/verification.md has the measurement)
+# 10 minutes on a 2-core machine (docs/verification.md has the measurement); loadgroup keeps the tests
+# that run Yosys in one worker (a fresh machine compiles its WebAssembly once)
 test: $(STAMP)
-	$(PY) -m pytest -q -n auto --maxprocesses 4
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 golden: $(STAMP)
 	$(PY) -m golden run $(ARCH) $(INSTR) -n $(N) --seed $(SEED) $(if $(VECTORS),--vectors $(VECTORS))

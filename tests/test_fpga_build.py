@@ -175,6 +175,9 @@ def test_device_capacity_comes_from_nextpnr():
     assert 0 < small.dsp < large.dsp and 0 < small.ebr < large.ebr
 
 
+# xdist_group: the tests that run Yosys share a worker with hw's report test, so a fresh machine
+# compiles Yosys's WebAssembly (1.7 GB, 46 s) once, not in two workers at the same time
+@pytest.mark.xdist_group("yosys")
 def test_blinky_builds_to_a_bitstream_and_a_report(tmp_path):
     # the environment's Yosys: make test has compiled its WebAssembly already (python -m hw report's
     # test); the default release's first run costs 40 s more, paid by the slow board-top build
@@ -190,6 +193,7 @@ def test_blinky_builds_to_a_bitstream_and_a_report(tmp_path):
     assert again == report
 
 
+@pytest.mark.xdist_group("yosys")
 def test_planted_small_device_fails_the_fit_check_before_place_and_route(tmp_path):
     tiny = Resources(lut4=10, ff=10_000, dsp=0, ebr=0)
     with pytest.raises(DoesNotFit, match=r"the design needs \d+ LUT4 of the LFE5U-12F's 10; try fewer"):

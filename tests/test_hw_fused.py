@@ -107,6 +107,7 @@ def test_custom_parameters_are_one_change_away():
     assert (got != golden.dot_add(ins, a, b, c)).any()      # F=20 really is a different design
 
 
+@pytest.mark.xdist_group("yosys")           # with the FPGA build tests: one Yosys WebAssembly compile
 def test_report_lists_latency_ii_and_size(capsys):
     from hw.report import main
     assert main(["report", "volta", "HMMA.884.F32.F32"]) == 0
