@@ -154,7 +154,7 @@ def _built(args, standin: bool = False):
         design += f"_{cfg.clock_hz / 1e6:g}MHz"
     pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
     print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
-          f"synthesis, place and route, pack (minutes)", file=sys.stderr, flush=True)
+          f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
                    clock_hz=cfg.clock_hz)
     return report, cfg
