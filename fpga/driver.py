@@ -19,8 +19,8 @@ import time
 import numpy as np
 
 from .config import BoardConfig, Operands
-from .protocol import (COUNTER_NAMES, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE, VERSION, Command,
-                       FrameParser, ProtocolError, Status, encode_request, parse_counters)
+from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE, VERSION,
+                       Command, FrameParser, ProtocolError, Status, encode_request, parse_counters)
 
 __all__ = ["Board", "BoardError", "LinkTimeout", "BoardMismatch", "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]
 
@@ -106,6 +106,10 @@ class Board:
         Requests resent so far (damaged on the way or answered damaged).
     cycles : int or None
         Clock cycles the last RUN took (first issue to last result).
+    slowdown : float
+        How much slower than its baud rate the link answered the first IDENTIFY (1 or a little
+        more for a board; 30 to 100 for the simulated one): the wait for the answer to a long
+        request (a LOAD) is its transfer time at the baud rate times this, plus ``timeout``.
     """
 
     def __init__(self, url, *, baud: int | None = None, timeout: float = 5.0, expect: BoardConfig | None = None):
@@ -115,6 +119,7 @@ class Board:
         self.timeout = float(timeout)
         self.retries = 0
         self.cycles = None
+        self.slowdown = 1.0
         if isinstance(url, str):
             self.url = url
             self.port = _open(url, self.baud, min(READ_SLICE_S, self.timeout))
@@ -123,15 +128,23 @@ class Board:
             self.port = url
         try:
             self.port.reset_input_buffer()
-            self.info, self.config = self._identify(expect)
+            self.info, self.config = self._identify(expect, measure=True)
         except BaseException:
             self.close()
             raise
 
+    def _measure_link(self, seconds: float, answer_bytes: int) -> None:
+        """The slowdown of the link against its baud rate, from the first IDENTIFY's round trip."""
+        line_bytes = len(encode_request(Command.IDENTIFY)) + FRAME_OVERHEAD + answer_bytes
+        self.slowdown = max(1.0, seconds / (line_bytes * 10 / self.baud))
+
     # ---- identity --------------------------------------------------------------------------------
 
-    def _identify(self, expect: BoardConfig | None):
+    def _identify(self, expect: BoardConfig | None, measure: bool = False):
+        started = time.monotonic()
         blob = self.request(Command.IDENTIFY)
+        if measure:
+            self._measure_link(time.monotonic() - started, len(blob))
         if not blob.startswith(IDENTIFY_MAGIC) or len(blob) < len(IDENTIFY_MAGIC) + 6:
             raise BoardError(f"{self.url} answered IDENTIFY with {blob[:16]!r}, not an identify blob "
                              f"(which starts with {IDENTIFY_MAGIC!r})")
@@ -226,7 +239,7 @@ class Board:
         """The next response frame; the wait restarts whenever bytes arrive."""
         parser = FrameParser(RESPONSE_SYNC)
         received = 0
-        wait = self.timeout + sent * 10 / self.baud        # the request's own transfer time too
+        wait = self.timeout + sent * 10 / self.baud * self.slowdown     # the request's own transfer time too
         deadline = time.monotonic() + wait
         while True:
             frame = parser.frame()

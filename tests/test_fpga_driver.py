@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from collections import deque
 
 import numpy as np
@@ -20,7 +21,7 @@ import golden
 from cosim.payload import PayloadLayout
 from fpga.config import BoardConfig
 from fpga.driver import Board, BoardError, BoardMismatch, LinkTimeout
-from fpga.protocol import (IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser, ProtocolError, Status,
+from fpga.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser, ProtocolError, Status,
                            decode_frame, encode_request, encode_response)
 from golden.vectors import random_operands
 
@@ -294,3 +295,23 @@ def test_bad_arguments_are_one_line_errors():
         board.dot_add("HMMA.1688.F16", [[0] * 8], [[0] * 8], [0])
     with pytest.raises(ValueError, match="timeout must be positive"):
         Board(FakeBoard(config()), timeout=0)
+
+
+class SlowLink(FakeBoard):
+    """A fake board whose answers trickle in, as the simulated board's do (its UART is slower
+    than its baud rate says)."""
+
+    def read(self, n):
+        time.sleep(0.002)
+        return super().read(min(n, 16))
+
+
+def test_the_driver_measures_how_slow_the_link_is():
+    """The wait for the answer to a long LOAD scales with the link's measured slowdown, so a simulated
+    board gets time for its slow UART and a real one is not waited on needlessly."""
+    cfg = config()
+    assert 1.0 <= Board(FakeBoard(cfg)).slowdown < 3             # instant: never below the baud rate
+    slow = Board(SlowLink(cfg))
+    line_s = (len(encode_request(Command.IDENTIFY)) + FRAME_OVERHEAD + len(cfg.identify_blob)) * 10 / slow.baud
+    reads = -(-(FRAME_OVERHEAD + len(cfg.identify_blob)) // 16)
+    assert slow.slowdown >= reads * 0.002 / line_s > 2
