@@ -34,7 +34,9 @@ class CoreLayout:
     lanes = 1
 
     def __init__(self, core):
-        self.core = core
+        # what it needs of the core, not the core: a layout outlives a core built only to be asked
+        self.instructions = list(core.instructions)
+        self.k_max, self.s_max = core.k_max, core.s_max
         self.ins = core.instructions[0]                 # for labels; rows name their own instruction
         self.fields = []                                # (name, index, offset, width)
         for name, fld in core.payload_layout:
@@ -69,7 +71,7 @@ class CoreLayout:
         bad = []
         for op in np.unique(opcode):
             rows = np.nonzero(opcode == op)[0]
-            ins = self.core.instructions[int(op)]
+            ins = self.instructions[int(op)]
             bad.append(rows[golden.mismatching(ins, got[rows], expected[rows])])
         return np.sort(np.concatenate(bad)) if bad else np.zeros(0, np.int64)
 

@@ -1,10 +1,10 @@
 """What a board runs (:class:`BoardConfig`): the unit, its buffers and link, its identity, and the
 packing of golden bit-API operands into the entries the unit takes.
 
-The packing follows the unit's own Amaranth payload layout (:func:`hw.lane_layout` for a
-:class:`hw.DotAddUnit`, :attr:`hw.TensorCore.payload_layout` for a tensor core): an entry is one
-beat of the unit's input stream as an integer, LSB first, in ``in_bytes`` little-endian bytes; a
-result is one beat of its output stream in ``out_bytes`` bytes.
+The packing is co-simulation's (:class:`cosim.payload.PayloadLayout` for a :class:`hw.DotAddUnit`,
+:class:`cosim.tensor_core.CoreLayout` for a tensor core): an entry is one beat of the unit's input
+stream as an integer, LSB first, in ``in_bytes`` little-endian bytes; a result is one beat of its
+output stream in ``out_bytes`` bytes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from amaranth.lib import data
 
 import golden
 import hw
-from cosim.payload import get_field, put_field
+from cosim.payload import PayloadLayout
+from cosim.tensor_core import CoreLayout
 from golden.api import prepare_operands
 from golden.catalog import Instruction
 from golden.formats import get_format
@@ -33,14 +34,6 @@ from .uart import clocks_per_bit
 __all__ = ["BoardConfig", "Operands"]
 
 _U16 = 0xFFFF
-
-
-@dataclass(frozen=True)
-class _Slot:
-    """Where one operand element sits in an entry."""
-
-    offset: int
-    width: int
 
 
 class Operands:
@@ -166,10 +159,19 @@ class BoardConfig:
 
     @cached_property
     def _unit_facts(self) -> tuple:
-        """(input payload shape, output payload shape, latency), from a unit built only to be asked."""
+        """(input payload shape, output payload shape, latency, a tensor core's CoreLayout or None),
+        from a unit built only to be asked."""
         with questions_only():
-            facts = _facts(self.unit())
+            unit = self.unit()
+            facts = (*_facts(unit), CoreLayout(unit) if self.core else None)
+            del unit                       # dropped inside the block (see questions_only)
         return facts
+
+    @cached_property
+    def payload(self):
+        """Co-simulation's packing of this unit's payloads: a :class:`cosim.payload.PayloadLayout`,
+        or for a tensor core a :class:`cosim.tensor_core.CoreLayout`."""
+        return self._unit_facts[3] if self.core else PayloadLayout(self.instruction_objects[0], self.lanes)
 
     @property
     def in_shape(self):
@@ -283,19 +285,14 @@ class BoardConfig:
         ``instr`` is an instruction of this board with its operands, or :class:`Operands` alone.
         """
         ops = instr if isinstance(instr, Operands) else self.operands(instr, a, b, c, scale_a, scale_b)
-        rows, n = ops.rows, self.entries(ops.rows)
-        words = np.zeros((n, -(-self.in_bits // 64) + 1), np.uint64)      # a spare word for spills
-        layout = self._lane_layout
-        if self.core:
-            opcode = layout["opcode"]
-            put_field(words, np.full(n, self.opcodes[ops.ins.name], np.uint64), opcode.offset, opcode.width)
-        for name, slots in self._operand_slots(ops.ins).items():
-            values = getattr(ops, name).reshape(rows, -1)
-            for lane in range(self.lanes):
-                rows_of_lane = np.arange(lane, rows, self.lanes)
-                dest = words[:len(rows_of_lane)]
-                for j, slot in enumerate(slots):
-                    put_field(dest, values[rows_of_lane, j], lane * layout.size + slot.offset, slot.width)
+        n = self.entries(ops.rows)
+        if self.core:                  # operands in the core's widest slots, K_max elements, the opcode first
+            k, s = self.payload.k_max, self.payload.s_max
+            width = {"a": k, "b": k, "scale_a": s, "scale_b": s}
+            words = self.payload.pack(np.full(n, self.opcodes[ops.ins.name], np.uint64),
+                                      *_padded(ops, n, width))
+        else:                          # a last, partly filled entry: zero dot-adds in its spare lanes
+            words = self.payload.pack(*_padded(ops, n * self.lanes, {}))
         return _to_bytes(words, self.in_bytes)
 
     def unpack(self, instr, data: bytes, rows: int) -> np.ndarray:
@@ -305,12 +302,9 @@ class BoardConfig:
         if len(data) != n * self.out_bytes:
             raise ValueError(f"{rows} rows take {n} results of {self.out_bytes} bytes ({n * self.out_bytes}), "
                              f"got {len(data)} bytes")
-        words = _from_bytes(data, n, self.out_bytes)
+        d = self.payload.unpack_out(_from_bytes(data, n, self.out_bytes))[:rows]
         fd = get_format(ins.d_format)
-        field_bits = self.out_bits // self.lanes
-        d = np.stack([get_field(words, lane * field_bits, field_bits) for lane in range(self.lanes)], axis=1)
-        d = d.reshape(-1)[:rows]
-        if field_bits > fd.storage_bits and (d >> np.uint64(fd.storage_bits)).any():
+        if (d >> np.uint64(fd.storage_bits)).any():
             bad = int(np.nonzero(d >> np.uint64(fd.storage_bits))[0][0])
             raise ValueError(f"result {bad} has bits set above the {fd.storage_bits}-bit {fd.name} result: "
                              f"0x{int(d[bad]):x} (the board sent a malformed result)")
@@ -321,27 +315,27 @@ class BoardConfig:
         """One lane's operands (a tensor core's whole entry, opcode included)."""
         return self.in_shape if self.core else self.in_shape.elem_shape
 
-    def _operand_slots(self, ins: Instruction) -> dict:
-        """``{operand: [_Slot of each element]}`` in one lane: the instruction's K elements first, each
-        right-aligned in its slot (a tensor core's slots are as wide as its widest format)."""
-        fields = dict(iter(self._lane_layout))
-        fa, fb, fc, _ = ins.formats
-        counts = {"a": (ins.k, fa), "b": (ins.k, fb), "c": (1, fc)}
-        if ins.scale_format:
-            fs = get_format(ins.scale_format)
-            counts["scale_a"] = counts["scale_b"] = (ins.k // ins.block_size, fs)
-        slots = {}
-        for name, (count, fmt) in counts.items():
-            field = fields[name]
-            step = _bits(field.shape.elem_shape) if isinstance(field.shape, data.ArrayLayout) else 0
-            slots[name] = [_Slot(field.offset + j * step, fmt.storage_bits) for j in range(count)]
-        return slots
-
 
 def _facts(unit) -> tuple:
     members = unit.signature.members
     return (members["i"].signature.members["payload"].shape, members["o"].signature.members["payload"].shape,
             unit.latency)
+
+
+def _padded(ops: Operands, rows: int, columns: dict) -> tuple:
+    """``ops``' a, b, c, scale_a, scale_b as zero-padded uint64 arrays of ``rows`` rows (and of
+    ``columns[name]`` columns where given)."""
+    out = []
+    for name in ("a", "b", "c", "scale_a", "scale_b"):
+        x = getattr(ops, name)
+        if x is None:
+            out.append(None)
+            continue
+        x = np.asarray(x, np.uint64).reshape(ops.rows, -1)
+        full = np.zeros((rows, columns.get(name, x.shape[1])), np.uint64)
+        full[:ops.rows, :x.shape[1]] = x
+        out.append(full[:, 0] if name == "c" else full)
+    return tuple(out)
 
 
 def _bits(shape) -> int:
