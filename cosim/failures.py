@@ -40,7 +40,7 @@ def report_failure(res, cfg, provider, reference, component_for_waves, out=None)
         if f is None:
             print("(no failing vectors were kept)", file=out)
         return
-    _print_first(ins, f, reference, out)
+    print_first(ins, f, reference, out)
     res.failures_file = save_failures(res, cfg, provider)
     print(f"failing vectors ({len(f['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
           f"  replay: python -m cosim replay {res.failures_file}", file=out)
@@ -48,7 +48,8 @@ def report_failure(res, cfg, provider, reference, component_for_waves, out=None)
         _rerun_with_waves(res, cfg, component_for_waves, out)
 
 
-def _print_first(ins, f: dict, reference, out) -> None:
+def print_first(ins, f: dict, reference, out) -> None:
+    """The first failing vector of ``f`` (a Result's ``failing``): golden's trace, or its operands."""
     width = max(ins.formats[3].storage_bits // 4, 1)
     print(f"first failing vector #{int(f['index'][0])}: got 0x{int(f['got'][0]):0{width}x}, "
           f"expected 0x{int(f['expected'][0]):0{width}x}", file=out)
@@ -90,13 +91,19 @@ def _hex(x) -> str:
 
 def save_failures(res, cfg, provider) -> Path:
     """The failing vectors of ``res`` as an .npz that ``python -m cosim replay`` reads."""
-    d = Path(cfg.failures_dir) if cfg.failures_dir else FAILURES_DIR
+    return write_failures(res, cfg.failures_dir or FAILURES_DIR, seed=cfg.seed, lanes=cfg.lanes, vectors=cfg.vectors,
+                          unit=getattr(provider, "spec", None), stall=cfg.stall)
+
+
+def write_failures(res, directory, *, seed: int, lanes: int, vectors, **meta) -> Path:
+    """``res.failing`` as an .npz in ``directory``, named after the instruction, seed and time, with its
+    meta data (the replay format; ``meta``: anything more the writer wants recorded)."""
+    d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     ins = res.ins
-    path = d / f"{ins.arch}_{bld.safe_name(ins.name)}_seed{cfg.seed}_{time.strftime('%Y%m%d-%H%M%S')}.npz"
-    meta = {"arch": ins.arch, "instr": ins.name, "lanes": cfg.lanes, "seed": cfg.seed,
-            "unit": getattr(provider, "spec", None), "mismatches": res.mismatches, "vectors": res.vectors,
-            "stall": cfg.stall, "vectors_kind": cfg.vectors if isinstance(cfg.vectors, str) else repr(cfg.vectors)}
+    path = d / f"{ins.arch}_{bld.safe_name(ins.name)}_seed{seed}_{time.strftime('%Y%m%d-%H%M%S')}.npz"
+    meta = {"arch": ins.arch, "instr": ins.name, "lanes": lanes, "seed": seed, "mismatches": res.mismatches,
+            "vectors": res.vectors, "vectors_kind": vectors if isinstance(vectors, str) else repr(vectors), **meta}
     arrays = {k: v for k, v in res.failing.items() if v is not None}
     np.savez_compressed(path, meta=json.dumps(meta), **arrays)
     return path

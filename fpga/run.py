@@ -14,7 +14,6 @@ one) and checks that the board reports each and stays usable.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 
 import golden
 from cosim import build as cosim_build
+from cosim.failures import load_failures, print_first, write_failures
 from cosim.scoring import Result
 from cosim.table import progress
 from cosim.vectors import ArrayStream, VectorStream
@@ -130,38 +130,23 @@ def score_mixed(board, streams, n: int, batch: int) -> list[Score]:
 
 
 def save_failures(res: Result, board, seed: int, vectors, failures_dir=None) -> Path:
-    """The failing vectors as an .npz in cosim's replay format (``python -m cosim replay`` reads it)."""
-    d = Path(failures_dir) if failures_dir else FAILURES_DIR
-    d.mkdir(parents=True, exist_ok=True)
-    ins = res.ins
-    path = d / f"{ins.arch}_{cosim_build.safe_name(ins.name)}_seed{seed}_{time.strftime('%Y%m%d-%H%M%S')}.npz"
-    meta = {"arch": ins.arch, "instr": ins.name, "lanes": board.config.lanes, "seed": seed,
-            "unit": None, "mismatches": res.mismatches, "vectors": res.vectors, "stall": 0,
-            "vectors_kind": vectors if isinstance(vectors, str) else repr(vectors),
-            "board": getattr(board, "url", None), "config_hash": f"{board.config.config_hash:08x}"}
-    arrays = {k: v for k, v in res.failing.items() if v is not None}
-    np.savez_compressed(path, meta=json.dumps(meta), **arrays)
-    return path
+    """The failing vectors in cosim's replay format (``python -m cosim replay`` reads it too)."""
+    return write_failures(res, failures_dir or FAILURES_DIR, seed=seed, lanes=board.config.lanes, vectors=vectors,
+                          unit=None, stall=0, board=getattr(board, "url", None),
+                          config_hash=f"{board.config.config_hash:08x}")
 
 
 def report_first(res: Result, out) -> None:
     """The first failing vector with golden's trace, and where the rest were saved."""
-    f, ins = res.failing, res.ins
-    width = max(ins.formats[3].storage_bits // 4, 1)
-    print(f"\n{ins.arch} {ins.name}: {res.message}", file=out)
-    print(f"first failing vector #{int(f['index'][0])}: board gave 0x{int(f['got'][0]):0{width}x}, "
-          f"golden 0x{int(f['expected'][0]):0{width}x}", file=out)
-    sa = None if f["scale_a"] is None else f["scale_a"][0]
-    sb = None if f["scale_b"] is None else f["scale_b"][0]
-    print(golden.trace(ins, f["a"][0], f["b"][0], f["c"][0], sa, sb), file=out)
-    print(f"failing vectors ({len(f['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
+    print(f"\n{res.ins.arch} {res.ins.name}: {res.message}", file=out)
+    print_first(res.ins, res.failing, golden.dot_add, out)
+    print(f"failing vectors ({len(res.failing['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
           f"  on the board again: python -m fpga replay {res.failures_file} --port URL\n"
           f"  in co-simulation:   python -m cosim replay {res.failures_file}", file=out)
 
 
 def replay(board, path) -> Result:
     """Run a saved failure file's vectors through ``board`` again and score them."""
-    from cosim.failures import load_failures
     meta, arrays = load_failures(path)
     ins = golden.lookup(meta["arch"], meta["instr"])
     stream = ArrayStream(ins, arrays["a"], arrays["b"], arrays["c"], arrays["scale_a"], arrays["scale_b"])
