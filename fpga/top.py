@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 
 from .clocks import ECP5PLL
 from .link import HostLink
-from .uart import UARTRx, UARTTx, clocks_per_bit
+from .uart import UARTRx, UARTTx
 
 __all__ = ["BoardTop"]
 
@@ -51,7 +51,7 @@ class BoardTop(wiring.Component):
 
     def __init__(self, config):
         self.config = config
-        self.clocks_per_bit = clocks_per_bit(config.clock_hz, config.baud)
+        self.clocks_per_bit = config.clocks_per_bit
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
     def elaborate(self, platform):
