@@ -18,11 +18,11 @@ given = $(filter command line environment,$(origin $(1)))
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
-	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=] [JOBS=]"
+	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=] [JOBS=] [PIPELINE=2]"
 	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
 	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
-	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=]"
+	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
@@ -36,7 +36,7 @@ help:
 	@echo "make bench                        golden-model throughput per algorithm, one core"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
-	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=] [CLOCK=MHz]"
+	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=] [CLOCK=MHz] [PIPELINE=2]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
 	@echo "                                  CLOCK: the design clock in MHz (a PLL makes it; default the board's)"
@@ -81,7 +81,8 @@ bench: $(STAMP)
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(LANES),--lanes $(LANES)) $(if $(filter 1 yes true,$(WAVES)),--waves) \
-             $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT))
+             $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
+             $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 cosim: $(STAMP)
 	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)
@@ -91,7 +92,7 @@ cosim-all: $(STAMP)
 
 cosim-core: $(STAMP)
 	$(PY) -m cosim tensor-core $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(call given,N),-n $(N)) \
-	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET))
+	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 lint-rtl: $(STAMP)
 	$(PY) -m cosim lint $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR))
@@ -103,7 +104,8 @@ clean:
 BOARD ?= ulx3s-85f
 # one instruction (a unit) unless INSTR is given: INSTR=HGMMA alone would be a tensor core of every HGMMA
 FPGA_INSTR = $(if $(call given,INSTR),$(INSTR),HGMMA.64xNx16.F32)
-FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK))
+FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) \
+            $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 fpga-sim: $(STAMP)
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \

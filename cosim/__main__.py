@@ -61,14 +61,15 @@ def cmd_run(args) -> int:
     instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
     resolve_vectors(cfg.vectors)                      # fail early on a bad generator name
-    unit = unit_provider(args.unit)
+    unit = unit_provider(args.unit, args.pipeline)
     toolchain.setup()
     what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"
                                                if not cfg.waves else "2,000 vectors (waves)")
     print(f"co-simulating {len(instrs)} instruction(s), {what} each, seed {cfg.seed}, stall {cfg.stall:g}, "
           f"{cfg.lanes} lane(s), unit {getattr(unit, 'spec', unit)}"
           + (f", {args.jobs} at a time" if args.jobs > 1 else ""), file=sys.stderr, flush=True)
-    results = cr.run_many(instrs, cfg, args.unit if args.jobs > 1 else unit, jobs=args.jobs)
+    results = cr.run_many(instrs, cfg, unit.spec if args.jobs > 1 and hasattr(unit, "spec") else unit,
+                          jobs=args.jobs)
     for r in results:
         if r.waves_file and r.status != "MISMATCH":
             print(f"waves: {r.ins.name}: {r.waves_file}")
@@ -83,6 +84,8 @@ def cmd_tensor_core(args) -> int:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
     resolve_vectors(args.vectors)                     # clear errors for bad names, before any build
     golden.select(args.arch, args.instr)
+    from hw.pipelining import Pipelining
+    Pipelining.parse(args.pipeline or "0")            # a bad spec: one line, before any build
     toolchain.setup()
     return tensor_core.main(args)
 
@@ -92,7 +95,8 @@ def cmd_replay(args) -> int:
     meta, arrays = failures.load_failures(args.file)
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
           f"(saved with unit {meta.get('unit')}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
-    r = cr.replay(args.file, cfg, args.unit)
+    r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline)
+                  if args.unit is not None or args.pipeline is not None else None)
     print(table.HEADER)
     print(table.row(r))
     if r.waves_file and r.status != "MISMATCH":
@@ -103,7 +107,7 @@ def cmd_replay(args) -> int:
 def cmd_lint(args) -> int:
     explicit = args.arch not in (None, "all") or args.instr not in (None, "all")
     instrs = golden.select(args.arch, args.instr)
-    unit = unit_provider(args.unit)
+    unit = unit_provider(args.unit, args.pipeline)
     root = bld.BUILD_ROOT / "lint"
     seen: dict = {}
     linted, missing, failing = 0, [], 0
@@ -175,7 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input (default 1)")
         sp.add_argument("--waves", action="store_true", help="dump an FST waveform (tracing build)")
         sp.add_argument("--unit", default=None,
-                        help="hw (default: hw.dot_add_unit), or standin[:latency=N,ii=N,bug=0|1]")
+                        help="hw (default: hw.dot_add_unit), hw:pipeline=SPEC, or standin[:latency=N,ii=N,bug=0|1]")
+        sp.add_argument("--pipeline", default=None, metavar="SPEC",
+                        help="the hw unit's pipelining: a level 0..3 and/or FIELD=N, e.g. 2 or 2,align=2 (default 0)")
         sp.add_argument("--progress", type=float, default=cr.Config.progress,
                         help=f"seconds between progress lines (0: none; default {cr.Config.progress:g})")
 
@@ -205,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("--stall", type=float, default=cr.Config.stall,
                     help=f"valid/ready stall probability on each side (default {cr.Config.stall:g})")
     tc.add_argument("--progress", type=float, default=cr.Config.progress, help="seconds between progress lines")
+    tc.add_argument("--pipeline", default=None, metavar="SPEC",
+                    help="the datapaths' pipelining: a level 0..3 and/or FIELD=N, e.g. 2 (default 0)")
     tc.set_defaults(func=cmd_tensor_core)
 
     rp = sub.add_parser("replay", help="rerun the vectors saved by a failing run")
@@ -218,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
     ln.add_argument("instr", nargs="?", default=None,
                     help="name or family, several separated by commas, or all (default: all)")
     ln.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input (default 1)")
+    ln.add_argument("--pipeline", default=None, metavar="SPEC",
+                    help="the hw unit's pipelining: a level 0..3 and/or FIELD=N (default 0)")
     ln.add_argument("--unit", default=None,
                     help="hw (default: hw.dot_add_unit), or standin[:latency=N,ii=N,bug=0|1]")
     ln.set_defaults(func=cmd_lint)

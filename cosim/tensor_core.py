@@ -135,14 +135,14 @@ class CoreResult:
 
 def run_core(arch: str, instr: str | None = None, *, n: int | None = None, budget_s: float = 60.0,
              min_n: int = 100_000, seed: int = 1, stall: float = 0.1, vectors: str = "mixed",
-             progress: float = 15.0, core=None, reference=None) -> CoreResult:
-    """Build ``TensorCore(arch)`` (the instructions matching ``instr``) and co-simulate it."""
+             progress: float = 15.0, core=None, reference=None, pipelining=None) -> CoreResult:
+    """Build ``TensorCore(arch, pipelining=...)`` (the instructions matching ``instr``) and co-simulate it."""
     if core is None:
         from hw.tensor_core import TensorCore
         instructions = golden.select(arch, instr)
         if len({i.arch for i in instructions}) > 1:
             raise ValueError(f"a tensor core is one architecture's; {arch!r} names several")
-        core = TensorCore(instructions[0].arch, instructions)
+        core = TensorCore(instructions[0].arch, instructions, pipelining=pipelining)
     name = "tensor_core" if instr in (None, "", "all") else f"tensor_core_{instr}"
     b = bld.build_unit(core, core.arch, name)
     layout = CoreLayout(core)
@@ -189,7 +189,8 @@ def main(args) -> int:
     status = 0
     for arch, instructions in by_arch.items():
         r = run_core(arch, args.instr, n=args.n, budget_s=args.budget or 60.0, seed=args.seed, stall=args.stall,
-                     vectors=args.vectors, progress=args.progress, core=TensorCore(arch, instructions))
+                     vectors=args.vectors, progress=args.progress,
+                     core=TensorCore(arch, instructions, pipelining=getattr(args, "pipeline", None)))
         report(r)
         status |= not r.ok
     print(f"({time.perf_counter() - t0:.0f} s in all)", file=sys.stderr)

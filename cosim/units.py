@@ -17,10 +17,18 @@ class NoRTL(Exception):
 
 
 class HwUnits:
-    """``hw.dot_add_unit(instr, lanes=...)``, imported when first used."""
+    """``hw.dot_add_unit(instr, lanes=..., pipelining=...)``, imported when first used.
 
-    spec = "hw"
+    ``pipeline``: a :class:`hw.Pipelining` spec ("0" .. "3", "2,align=2"); the provider's ``spec``
+    names it (``hw:pipeline=2``), so a replay of saved failing vectors rebuilds the same unit.
+    """
+
     reference = None                       # golden.dot_add
+
+    def __init__(self, pipeline: str = "0"):
+        from hw.pipelining import Pipelining          # checks the spec before anything is built
+        self.pipeline = str(Pipelining.parse(pipeline))
+        self.spec = "hw" if self.pipeline == "0" else f"hw:pipeline={self.pipeline}"
 
     def __call__(self, ins, lanes: int):
         try:
@@ -31,7 +39,7 @@ class HwUnits:
         if fn is None:
             raise NoRTL("hw has no dot_add_unit yet")
         try:
-            return fn(ins, lanes=lanes)
+            return fn(ins, lanes=lanes, pipelining=self.pipeline)
         except NotImplementedError as e:
             raise NoRTL(str(e) or f"no RTL for algorithm {ins.algorithm}") from None
 
@@ -50,12 +58,21 @@ class StandInUnits:
         return StandInUnit(ins, lanes, self.latency, self.initiation_interval, self.bug)
 
 
-def unit_provider(spec=None):
-    """``None``/``"hw"``, ``"standin[:latency=3,ii=1,bug=0]"``, or a callable ``(ins, lanes) -> component``."""
+def unit_provider(spec=None, pipeline: str | None = None):
+    """``None``/``"hw"``, ``"hw:pipeline=SPEC"``, ``"standin[:latency=3,ii=1,bug=0]"``, or a callable
+    ``(ins, lanes) -> component``.  ``pipeline`` (``--pipeline``) sets the hw unit's pipelining."""
+    if pipeline is not None and spec not in (None, "hw"):
+        raise ValueError(f"--pipeline applies to the hw unit, not {getattr(spec, 'spec', spec)!r}")
     if spec is None or spec == "hw":
-        return HwUnits()
+        return HwUnits(pipeline or "0")
     if callable(spec):
         return spec
+    if isinstance(spec, str) and spec.startswith("hw:"):
+        # one option; its value is a whole pipelining spec, commas included
+        name, eq, value = spec[3:].partition("=")
+        if name != "pipeline" or not eq:
+            raise ValueError(f"unit {spec!r}: hw takes one option, pipeline=SPEC (e.g. hw:pipeline=2)")
+        return HwUnits(value)
     if spec.startswith("standin"):
         opts = {"latency": 3, "ii": 1, "bug": 0}
         tail = spec.partition(":")[2]
@@ -65,7 +82,7 @@ def unit_provider(spec=None):
                 raise ValueError(f"unit {spec!r}: unknown option {k!r} (latency, ii, bug)")
             opts[k] = int(v)
         return StandInUnits(opts["latency"], opts["ii"], bool(opts["bug"]))
-    raise ValueError(f"unknown unit {spec!r}: hw, or standin[:latency=N,ii=N,bug=0|1]")
+    raise ValueError(f"unknown unit {spec!r}: hw[:pipeline=SPEC], or standin[:latency=N,ii=N,bug=0|1]")
 
 
 class FixedReference:

@@ -4,7 +4,7 @@
     the board top under Verilator, its serial pins bridged to TCP, driven by the real driver
     through ``socket://``: identify, random and structured dot-adds scored against golden, and
     planted link faults; ``--serve`` keeps the simulated board up for other programs instead.
-``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L] [--clock MHZ]``
+``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L] [--clock MHZ] [--pipeline SPEC]``
     the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack);
     ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator (default: the
     oscillator's frequency, no PLL).  A build that misses timing names a clock that would pass.
@@ -45,6 +45,9 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> No
     ap.add_argument("--baud", type=int, default=None, help="UART rate (default: the board's, 1,000,000)")
     ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
                     help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock)")
+    ap.add_argument("--pipeline", default="0", metavar="SPEC",
+                    help="the unit's pipelining: a level 0..3 and/or FIELD=N overrides, e.g. 2 or 2,align=2 "
+                         "(hw.Pipelining; default 0)")
 
 
 def _mhz(text: str) -> int:
@@ -109,7 +112,8 @@ def config_from(args, **kw) -> BoardConfig:
         kw["baud"] = args.baud
     if args.clock:
         kw["clock_hz"] = args.clock
-    return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=args.core or several, **kw)
+    return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=args.core or several,
+                                  pipelining=args.pipeline, **kw)
 
 
 def main(argv=None) -> int:

@@ -88,6 +88,10 @@ class BoardConfig:
         The board clock and the UART rate.
     timeout_bytes : int
         Board-side inter-byte timeout within a frame, in byte-times.
+    pipelining : str
+        The unit's pipelining spec (:meth:`hw.Pipelining.parse`: "0" .. "3", "2,align=2"); stored
+        canonical.  It changes the latency and the clock the unit closes at, never the arithmetic,
+        so the config hash leaves it out (the latency it brings is in the hash).
     """
 
     arch: str
@@ -98,8 +102,10 @@ class BoardConfig:
     clock_hz: int = 25_000_000
     baud: int = 1_000_000
     timeout_bytes: int = 1000
+    pipelining: str = "0"
 
     def __post_init__(self):
+        object.__setattr__(self, "pipelining", str(hw.Pipelining.parse(self.pipelining)))
         arch = golden.canonical_arch(self.arch)
         names = (self.instructions,) if isinstance(self.instructions, str) else tuple(self.instructions)
         found = [golden.lookup(arch, n if isinstance(n, str) else n.name) for n in names]
@@ -154,8 +160,8 @@ class BoardConfig:
     def unit(self):
         """A fresh unit: ``hw.dot_add_unit(ins, lanes)`` or ``hw.TensorCore(arch, instructions)``."""
         if self.core:
-            return hw.TensorCore(self.arch, list(self.instruction_objects))
-        return hw.dot_add_unit(self.instruction_objects[0], lanes=self.lanes)
+            return hw.TensorCore(self.arch, list(self.instruction_objects), pipelining=self.pipelining)
+        return hw.dot_add_unit(self.instruction_objects[0], lanes=self.lanes, pipelining=self.pipelining)
 
     @cached_property
     def _unit_facts(self) -> tuple:
@@ -221,7 +227,8 @@ class BoardConfig:
         """A short name for build folders: the first instruction, how many more, lanes or core."""
         more = f"+{len(self.instructions) - 1}" if len(self.instructions) > 1 else ""
         kind = "core" if self.core else f"x{self.lanes}"
-        return f"{self.arch}_{self.instructions[0]}{more}_{kind}".replace("/", "_")
+        deep = "" if self.pipelining == "0" else f"_p{self.pipelining.replace(',', '_').replace('=', '')}"
+        return f"{self.arch}_{self.instructions[0]}{more}_{kind}{deep}".replace("/", "_")
 
     @property
     def clocks_per_bit(self) -> int:
@@ -230,7 +237,7 @@ class BoardConfig:
 
     def describe(self) -> str:
         kind = "tensor core" if self.core else f"lanes={self.lanes}"
-        return f"{self.arch} {','.join(self.instructions)} ({kind}, depth {self.depth})"
+        return f"{self.arch} {','.join(self.instructions)} ({kind}, depth {self.depth}, pipelining {self.pipelining})"
 
     # ---- identity --------------------------------------------------------------------------------
 
@@ -241,7 +248,8 @@ class BoardConfig:
                          "instructions": [[op, name] for name, op in self.opcodes.items()],
                          "latency": self.latency, "in_bits": self.in_bits, "in_bytes": self.in_bytes,
                          "out_bits": self.out_bits, "out_bytes": self.out_bytes, "depth": self.depth,
-                         "clock_hz": self.clock_hz, "baud": self.baud, "layout": self.layout})
+                         "clock_hz": self.clock_hz, "baud": self.baud, "layout": self.layout,
+                         "pipelining": self.pipelining})
 
     @property
     def layout(self) -> dict:

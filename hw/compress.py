@@ -1,6 +1,8 @@
 """Carry-save adder tree (3:2 compressors) and one carry-propagate adder (FDA step 4).
 
-Latency 1: the tree and the final adder are one register stage; the sum is exact.
+Latency ``1`` at level 0: the tree and the final adder are one register stage; the sum is
+exact.  ``pipelining.compress`` puts a register after every that many 3:2 levels (while more
+than two rows remain), ``pipelining.final_add`` one between the tree and the adder.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from .pipeline import Stage
+from .pipelining import as_pipelining
 
 __all__ = ["CompressorTree", "sum_width"]
 
@@ -30,6 +33,8 @@ class CompressorTree(Stage):
         Signed width of each term.
     n : int
         Number of terms.
+    pipelining : Pipelining, optional
+        ``compress`` (3:2 levels per register, 0: none) and ``final_add``.
 
     Members
     -------
@@ -37,16 +42,40 @@ class CompressorTree(Stage):
     total : Out(signed(sum_width(term_bits, n)))
     """
 
-    LATENCY = 1
-
-    def __init__(self, term_bits: int, n: int):
+    def __init__(self, term_bits: int, n: int, pipelining=None):
         self.term_bits, self.n = term_bits, n
+        self.pipelining = as_pipelining(pipelining)
         self.width = sum_width(term_bits, n)
         super().__init__({"terms": In(data.ArrayLayout(signed(term_bits), n)),
                           "total": Out(signed(self.width))})
 
+    def _registered_levels(self) -> list[bool]:
+        """For each 3:2 level: whether a register follows it."""
+        every, rows, out = self.pipelining.compress, self.n, []
+        level = 0
+        while rows > 2:
+            rows = 2 * (rows // 3) + rows % 3
+            level += 1
+            out.append(bool(every) and level % every == 0 and rows > 2)
+        return out
+
+    @property
+    def latency(self) -> int:
+        return 1 + sum(self._registered_levels()) + self.pipelining.final_add
+
+    @staticmethod
+    def _register(m, rows, name):
+        regs = []
+        for i, r in enumerate(rows):
+            q = Signal.like(r, name=f"{name}_{i}")
+            m.d.sync += q.eq(r)
+            regs.append(q)
+        return regs
+
     def elaborate(self, platform):
         m = Module()
+        cuts = self._registered_levels()
+        built = 1
         W = self.width
         rows = []
         for i in range(self.n):
@@ -65,7 +94,12 @@ class CompressorTree(Stage):
                 nxt += [s, c]
             nxt += rows[len(rows) - len(rows) % 3:] if len(rows) % 3 else []
             rows = nxt
+            if cuts[level]:
+                rows, built = self._register(m, rows, f"csa{level}_r"), built + 1
             level += 1
+        if self.pipelining.final_add:
+            rows, built = self._register(m, rows, "final_r"), built + 1
+        assert built == self.latency, "the tree's registers must match its declared latency"
         final = rows[0] + rows[1] if len(rows) == 2 else rows[0]
         m.d.sync += self.total.eq(final)
         return m

@@ -20,6 +20,7 @@ from .maxexp import MaxExponentTree
 from .multiply import MultiplierArray, Product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Delay, delayed
+from .pipelining import as_pipelining
 from .specials import Specials
 
 __all__ = ["FDAPass", "FDAChain"]
@@ -33,8 +34,8 @@ class FDAPass(DatapathPipeline):
     datapath : golden.Datapath
         The pass: its formats, ``k`` (L), block scales (FDA with scales) and ``params``
         (``F``, ``e_zero``, ``out_rounding``, ``out_frac_bits``, ``overflow``, ``zero_sign``).
-    max_levels_per_stage : int
-        Comparator levels between registers in the exponent-max tree.
+    pipelining : Pipelining, int or str, optional
+        Register stages of the long stages (``None``: level 0).
 
     Members
     -------
@@ -44,16 +45,17 @@ class FDAPass(DatapathPipeline):
     BASES = ("FDA",)
     SCALES = "optional"
 
-    def __init__(self, datapath, max_levels_per_stage: int = 3):
+    def __init__(self, datapath, pipelining=None):
         self.fa, self.fb, self.fc, self.fd = datapath.formats
         self.fs, self.k, self.block, p = datapath.scale_format, datapath.k, datapath.block_size, datapath.params
-        self.mul = MultiplierArray(self.fa, self.fb, self.fc, self.k, p.e_zero, self.fs, self.block)
-        self.tree = MaxExponentTree(self.k + 1, max_levels_per_stage)
+        self.pipelining = pl = as_pipelining(pipelining)
+        self.mul = MultiplierArray(self.fa, self.fb, self.fc, self.k, p.e_zero, self.fs, self.block, pl)
+        self.tree = MaxExponentTree(self.k + 1, pl.max_levels)
         self.align = AlignShifters(Product(self.fa, self.fb), self.fa.man_bits + self.fb.man_bits, self.k, p.F,
-                                   self.fc)
-        self.csa = CompressorTree(self.align.width, self.k + 1)
+                                   self.fc, pl)
+        self.csa = CompressorTree(self.align.width, self.k + 1, pl)
         self.norm = NormaliseRound(self.csa.width, p.F, self.fd, p.out_frac_bits, p.out_rounding, p.overflow,
-                                   positive_zero=p.zero_sign == "positive")
+                                   positive_zero=p.zero_sign == "positive", pipelining=pl)
         self.stages = [self.mul, self.tree, self.align, self.csa, self.norm]
         super().__init__(datapath)
 
@@ -94,8 +96,8 @@ class FDAChain(DatapathPipeline):
     ----------
     datapath : golden.Datapath
         ``params.pass_size`` is L (``None``: one pass of K).
-    max_levels_per_stage : int
-        Comparator levels between registers in the exponent-max trees.
+    pipelining : Pipelining, int or str, optional
+        Register stages of the long stages (``None``: level 0).
 
     Members
     -------
@@ -107,26 +109,25 @@ class FDAChain(DatapathPipeline):
     PASS = FDAPass
 
     @classmethod
-    def check(cls, datapath, max_levels_per_stage: int = 3) -> None:
-        super().check(datapath)
+    def check(cls, datapath, pipelining=None) -> None:
+        super().check(datapath, pipelining)
         L = cls.pass_size(datapath)
         if datapath.k % L:
             raise ValueError(f"K={datapath.k} is not a multiple of the pass size L={L}")
         if datapath.scale_format is not None and L % datapath.block_size:
             raise ValueError(f"the pass size L={L} is not a multiple of the block size {datapath.block_size}")
-        if max_levels_per_stage < 1:
-            raise ValueError("max_levels_per_stage must be at least 1")
 
     @staticmethod
     def pass_size(datapath) -> int:
         return datapath.params.pass_size or datapath.k
 
-    def __init__(self, datapath, max_levels_per_stage: int = 3):
+    def __init__(self, datapath, pipelining=None):
         self.fa, self.fb, self.fc, self.fd = datapath.formats
+        self.pipelining = as_pipelining(pipelining)
         self.fs, self.k, self.block = datapath.scale_format, datapath.k, datapath.block_size
         self.L = L = self.pass_size(datapath)
         # pass j takes the previous result as its c (in the output format)
-        self.passes = [self.PASS(datapath.with_(k=L, c_format=self.fc if j == 0 else self.fd), max_levels_per_stage)
+        self.passes = [self.PASS(datapath.with_(k=L, c_format=self.fc if j == 0 else self.fd), self.pipelining)
                        for j in range(self.k // L)]
         super().__init__(datapath)
 

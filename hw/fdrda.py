@@ -26,6 +26,7 @@ from .maxexp import MaxExponentTree
 from .multiply import Product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Pipeline, Stage, any_of, delayed
+from .pipelining import Timeline, as_pipelining
 from .specials import Specials, product_specials
 
 __all__ = ["FDRDAPass", "FDRDAChain", "EXCLUDED"]
@@ -37,8 +38,9 @@ WIDE = signed(16)
 class AMDProducts(Stage):
     """Exact products; ``|p| >= 2**128`` overflows to infinity; special values in the paper's step order.
 
-    Latency 1.  Step 1 decides on the inputs' NaN and infinities (c included)
-    before step 3 looks at overflowed products (paper IV-F).
+    Latency ``1 + pipelining.multiply`` (a register between the decoders and the multipliers).
+    Step 1 decides on the inputs' NaN and infinities (c included) before step 3 looks at
+    overflowed products (paper IV-F).
 
     Members
     -------
@@ -49,25 +51,35 @@ class AMDProducts(Stage):
     specials : Out(Specials)
     """
 
-    LATENCY = 1
-
-    def __init__(self, fa, fb, fc, k, product_overflow=True):
+    def __init__(self, fa, fb, fc, k, product_overflow=True, pipelining=None):
         self.fa, self.fb, self.fc, self.k, self.product_overflow = fa, fb, fc, k, product_overflow
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({
             "a": In(data.ArrayLayout(fa.storage_bits, k)), "b": In(data.ArrayLayout(fb.storage_bits, k)),
             "c": In(fc.storage_bits), "products": Out(data.ArrayLayout(Product(fa, fb), k)),
             "c_term": Out(Decoded(fc)), "specials": Out(Specials),
         })
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.multiply
+
+    def _decode(self, m, tl, name, fmt, bits):
+        dec = m.submodules[name] = OperandDecode(fmt)
+        m.d.comb += dec.bits.eq(bits)
+        return tl.let(dec.out, Decoded(fmt), name)
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         frac = self.fa.man_bits + self.fb.man_bits
+        xs = [self._decode(m, tl, f"dec_a{j}", self.fa, self.a[j]) for j in range(self.k)]
+        ys = [self._decode(m, tl, f"dec_b{j}", self.fb, self.b[j]) for j in range(self.k)]
+        dc = self._decode(m, tl, "dec_c", self.fc, self.c)
+        tl.cut(self.pipelining.multiply)
         nan, pinf, ninf, pover, nover = [], [], [], [], []
         for j in range(self.k):
-            da = m.submodules[f"dec_a{j}"] = OperandDecode(self.fa)
-            db = m.submodules[f"dec_b{j}"] = OperandDecode(self.fb)
-            m.d.comb += [da.bits.eq(self.a[j]), db.bits.eq(self.b[j])]
-            x, y = da.out, db.out
+            x, y = tl(xs[j]), tl(ys[j])
             sig = Signal(frac + 2, name=f"p{j}_sig")
             m.d.comb += sig.eq(x.sig * y.sig)
             exp = Signal(exp_shape(), name=f"p{j}_exp")
@@ -88,9 +100,7 @@ class AMDProducts(Stage):
             ninf.append(inf & sign)
             pover.append(over & ~sign)
             nover.append(over & sign)
-        dc = m.submodules.dec_c = OperandDecode(self.fc)
-        m.d.comb += dc.bits.eq(self.c)
-        c = dc.out
+        c = tl(dc)
         nan.append(c.nan)
         pinf.append(c.inf & ~c.sign)
         ninf.append(c.inf & c.sign)
@@ -103,6 +113,7 @@ class AMDProducts(Stage):
                      sp.nan.eq(nan1 | (~step1 & p3 & n3)),
                      sp.pinf.eq(Mux(step1, p1 & ~nan1, p3 & ~n3)),
                      sp.ninf.eq(Mux(step1, n1 & ~nan1, n3 & ~p3))]
+        assert tl.cycle + 1 == self.latency, "the multipliers' registers must match their declared latency"
         return m
 
 
@@ -114,7 +125,7 @@ def DotSum(width: int) -> data.StructLayout:
 class SetDot(Pipeline):
     """Align a set of products to its own maximum (F, RZ) and sum them: max tree + shifters + adder tree.
 
-    Latency: the tree's, plus 1 (align) and 1 (compress).
+    Latency: the tree's, the shifters' and the compressor tree's.
 
     Members
     -------
@@ -122,11 +133,12 @@ class SetDot(Pipeline):
     dot : Out(DotSum(width))
     """
 
-    def __init__(self, fa, fb, n, F, max_levels_per_stage=3):
+    def __init__(self, fa, fb, n, F, pipelining=None):
         self.fa, self.fb, self.n, self.F = fa, fb, n, F
-        self.tree = MaxExponentTree(n, max_levels_per_stage)
-        self.align = AlignShifters(Product(fa, fb), fa.man_bits + fb.man_bits, n, F)
-        self.csa = CompressorTree(self.align.width, n)
+        pl = as_pipelining(pipelining)
+        self.tree = MaxExponentTree(n, pl.max_levels)
+        self.align = AlignShifters(Product(fa, fb), fa.man_bits + fb.man_bits, n, F, pipelining=pl)
+        self.csa = CompressorTree(self.align.width, n, pl)
         self.stages = [self.tree, self.align, self.csa]
         self.width = self.csa.width
         super().__init__({"products": In(data.ArrayLayout(Product(fa, fb), n)), "dot": Out(DotSum(self.width))})
@@ -148,7 +160,7 @@ class SetDot(Pipeline):
 class EvenOddMerge(Stage):
     """GFDRDA: the even and odd sums aligned to their maximum, rounded down at F bits, added.
 
-    Latency 1.
+    Latency ``1 + pipelining.merge`` (a register between the shifts and the add).
 
     Members
     -------
@@ -156,29 +168,35 @@ class EvenOddMerge(Stage):
     dot : Out(DotSum(width + 1))
     """
 
-    LATENCY = 1
-
-    def __init__(self, width):
+    def __init__(self, width, pipelining=None):
         self.width = width
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({"even": In(DotSum(width)), "odd": In(DotSum(width)), "dot": Out(DotSum(width + 1))})
+
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.merge
 
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         ev, od = self.even, self.odd
-        e = Signal(exp_shape())
-        m.d.comb += e.eq(Mux(ev.e > od.e, ev.e, od.e))
-        se = Signal(signed(self.width))
-        so = Signal(signed(self.width))
+        e = tl.let(Mux(ev.e > od.e, ev.e, od.e), exp_shape(), "e")
         # an empty set's sum is 0, and 0 floors to 0 at any shift
-        m.d.comb += [se.eq(ev.s >> (e - ev.e).as_unsigned()), so.eq(od.s >> (e - od.e).as_unsigned())]
-        m.d.sync += [self.dot.s.eq(se + so), self.dot.e.eq(e), self.dot.has.eq(ev.has | od.has)]
+        se = tl.let(ev.s >> (e - ev.e).as_unsigned(), signed(self.width), "se")
+        so = tl.let(od.s >> (e - od.e).as_unsigned(), signed(self.width), "so")
+        has = tl.let(ev.has | od.has, 1, "has")
+        tl.cut(self.pipelining.merge)
+        m.d.sync += [self.dot.s.eq(tl(se) + tl(so)), self.dot.e.eq(tl(e)), self.dot.has.eq(tl(has))]
+        assert tl.cycle + 1 == self.latency, "the merge's registers must match its declared latency"
         return m
 
 
 class RoundDownMerge(Stage):
     """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (ISA.md fact 4).
 
-    Latency 1.  The dot part keeps ``dot_floor_bits`` (32) fraction bits below
+    Latency ``1 + pipelining.merge`` (a register between the shifts and the add).  The dot part
+    keeps ``dot_floor_bits`` (32) fraction bits below
     ``2**e_max``, c keeps ``c_floor_bits`` (24); with ``c_drop`` c becomes 0
     when ``e_c < e_max - c_drop`` (GFDRDA).
 
@@ -190,41 +208,43 @@ class RoundDownMerge(Stage):
     e_max : Out(exp_shape())
     """
 
-    LATENCY = 1
-
-    def __init__(self, width, dot_frac, fc, params: Params):
+    def __init__(self, width, dot_frac, fc, params: Params, pipelining=None):
         self.width, self.dot_frac, self.fc, self.p = width, dot_frac, fc, params
+        self.pipelining = as_pipelining(pipelining)
         p = params
         self.total_bits = max(width + p.dot_floor_bits - dot_frac, 2 + p.dot_floor_bits + 1) + 2
         super().__init__({"dot": In(DotSum(width)), "c_term": In(Decoded(fc)),
                           "total": Out(signed(self.total_bits)), "e_max": Out(exp_shape())})
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.merge
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         p, W = self.p, self.total_bits
         dot, c = self.dot, self.c_term
         e_c = c.exp                                    # a zero c keeps its minimum exponent (-126)
-        e_max = Signal(exp_shape())
-        m.d.comb += e_max.eq(Mux(dot.has & (dot.e > e_c), dot.e, e_c))
-        D = Signal(signed(W))
-        m.d.comb += D.eq(Mux(dot.has, (dot.s << (p.dot_floor_bits - self.dot_frac)) >> (e_max - dot.e).as_unsigned(),
-                             0))
-        sc = Signal(signed(self.fc.man_bits + 3))
-        m.d.comb += sc.eq(Mux(c.sign, -c.sig, c.sig))
-        C = Signal(signed(W))
-        m.d.comb += C.eq((sc << (p.c_floor_bits - self.fc.man_bits)) >> (e_max - e_c).as_unsigned())
+        e_max = tl.let(Mux(dot.has & (dot.e > e_c), dot.e, e_c), exp_shape(), "e_max")
+        D = tl.let(Mux(dot.has, (dot.s << (p.dot_floor_bits - self.dot_frac)) >> (e_max - dot.e).as_unsigned(), 0),
+                   signed(W), "D")
+        sc = tl.let(Mux(c.sign, -c.sig, c.sig), signed(self.fc.man_bits + 3), "sc")
+        C = (sc << (p.c_floor_bits - self.fc.man_bits)) >> (e_max - e_c).as_unsigned()
         if p.c_drop is not None:
-            dropped = e_c < e_max - p.c_drop
-            m.d.comb += C.eq(Mux(dropped, 0, (sc << (p.c_floor_bits - self.fc.man_bits)) >>
-                                 (e_max - e_c).as_unsigned()))
-        m.d.sync += [self.total.eq(D + (C << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(e_max)]
+            C = Mux(e_c < e_max - p.c_drop, 0, C)
+        C = tl.let(C, signed(W), "C")
+        tl.cut(self.pipelining.merge)
+        m.d.sync += [self.total.eq(tl(D) + (tl(C) << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(tl(e_max))]
+        assert tl.cycle + 1 == self.latency, "the merge's registers must match its declared latency"
         return m
 
 
 class FloorNormalise(Stage):
     """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
 
-    Latency 1.  Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
+    Latency ``1 + pipelining.merge`` (a register between the shift amount and the shift).
+    Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
     two's complement significand and exponent for the RNE that follows (the floor is the
     arithmetic right shift of the signed sum, RD on the value, where the Rounder works on sign
     and magnitude); it shares the leading-one detector (:mod:`hw.bitscan`).
@@ -237,26 +257,29 @@ class FloorNormalise(Stage):
     e_n : Out(exp_shape())
     """
 
-    LATENCY = 1
-
-    def __init__(self, width, params: Params):
+    def __init__(self, width, params: Params, pipelining=None):
         self.width, self.p = width, params
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({"total": In(signed(width)), "e_max": In(exp_shape()),
                           "sig": Out(signed(params.final_floor_bits + 3)), "e_n": Out(exp_shape())})
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.merge
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         p, W, ff = self.p, self.width, self.p.final_floor_bits
-        mag = Signal(W)
-        m.d.comb += mag.eq(Mux(self.total < 0, -self.total, self.total))
-        lsb = Signal(WIDE)
-        top = Signal(WIDE)
-        m.d.comb += [lsb.eq(self.e_max - p.dot_floor_bits), top.eq(lsb + leading_one(mag, "halves"))]
-        e_n = Signal(WIDE)
-        m.d.comb += e_n.eq(Mux(top > -126, top, -126))
-        shifted = Signal(signed(W + ff))
-        m.d.comb += shifted.eq(self.total << ff)
-        m.d.sync += [self.sig.eq(shifted >> (e_n - lsb).as_unsigned()), self.e_n.eq(e_n)]
+        mag = tl.let(Mux(self.total < 0, -self.total, self.total), W, "mag")
+        lsb = tl.let(self.e_max - p.dot_floor_bits, WIDE, "lsb")
+        top = tl.let(lsb + leading_one(mag, "halves"), WIDE, "top")
+        e_n = tl.let(Mux(top > -126, top, -126), WIDE, "e_n")
+        amount = tl.let((e_n - lsb).as_unsigned(), name="amount")
+        tl.cut(self.pipelining.merge)
+        shifted = tl.let(tl(self.total) << ff, signed(W + ff), "shifted")
+        m.d.sync += [self.sig.eq(shifted >> tl(amount)), self.e_n.eq(tl(e_n))]
+        assert tl.cycle + 1 == self.latency, "the floor's registers must match its declared latency"
         return m
 
 
@@ -267,8 +290,8 @@ class FDRDAPass(DatapathPipeline):
     ----------
     datapath : golden.Datapath
         The pass: formats, ``k``, ``params``.
-    max_levels_per_stage : int
-        Comparator levels between registers in the exponent-max trees.
+    pipelining : Pipelining, int or str, optional
+        Register stages of the long stages (``None``: level 0).
 
     Members
     -------
@@ -278,33 +301,33 @@ class FDRDAPass(DatapathPipeline):
     BASES = ("FDRDA", "GFDRDA")
 
     @classmethod
-    def check(cls, datapath, max_levels_per_stage: int = 3) -> None:
-        super().check(datapath)
+    def check(cls, datapath, pipelining=None) -> None:
+        super().check(datapath, pipelining)
         p = datapath.params
         if p.floor_rounding != "RD":
             raise NotImplementedError(f"the {p.base} RTL floors (floor_rounding='RD'); "
                                       f"floor_rounding={p.floor_rounding!r} exists in golden only")
 
-    def __init__(self, datapath, max_levels_per_stage: int = 3):
+    def __init__(self, datapath, pipelining=None):
         self.fa, self.fb, self.fc, self.fd = datapath.formats
         k, params = datapath.k, datapath.params
         self.k, self.params = k, params
+        self.pipelining = pl = as_pipelining(pipelining)
         self.grouped = params.base == "GFDRDA"
-        self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow)
+        self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow, pl)
         if self.grouped:
-            self.sets = [SetDot(self.fa, self.fb, len(range(i, k, 2)), params.F, max_levels_per_stage)
-                         for i in (0, 1)]
-            self.merge2 = EvenOddMerge(max(s.width for s in self.sets))
+            self.sets = [SetDot(self.fa, self.fb, len(range(i, k, 2)), params.F, pl) for i in (0, 1)]
+            self.merge2 = EvenOddMerge(max(s.width for s in self.sets), pl)
             dot_width, dot_frac = self.merge2.width + 1, params.merge_floor_bits
             dot_stages = [self.sets[0], self.merge2]          # the odd set runs beside the even one
         else:
-            self.sets = [SetDot(self.fa, self.fb, k, params.F, max_levels_per_stage)]
+            self.sets = [SetDot(self.fa, self.fb, k, params.F, pl)]
             dot_width, dot_frac = self.sets[0].width, params.F
             dot_stages = [self.sets[0]]
-        self.merge = RoundDownMerge(dot_width, dot_frac, self.fc, params)
-        self.floor = FloorNormalise(self.merge.total_bits, params)
+        self.merge = RoundDownMerge(dot_width, dot_frac, self.fc, params, pl)
+        self.floor = FloorNormalise(self.merge.total_bits, params, pl)
         self.norm = NormaliseRound(params.final_floor_bits + 3, params.final_floor_bits, self.fd, None, "RNE",
-                                   params.overflow, positive_zero=params.zero_sign == "positive")
+                                   params.overflow, positive_zero=params.zero_sign == "positive", pipelining=pl)
         self.stages = [self.mul, *dot_stages, self.merge, self.floor, self.norm]
         super().__init__(datapath)
 
@@ -348,6 +371,6 @@ class FDRDAChain(FDAChain):
     PASS = FDRDAPass
 
     @classmethod
-    def check(cls, datapath, max_levels_per_stage: int = 3) -> None:
-        super().check(datapath, max_levels_per_stage)
-        FDRDAPass.check(datapath, max_levels_per_stage)
+    def check(cls, datapath, pipelining=None) -> None:
+        super().check(datapath, pipelining)
+        FDRDAPass.check(datapath, pipelining)

@@ -1,6 +1,9 @@
 """IEEE 754 fused multiply-add (binary64 and binary32): ``d = RNE(a * b + c)``, one rounding.
 
-Three stages, one register each (latency 3):
+Three stages, one register each at level 0 (latency 3); the pipelining knob adds registers
+inside them: ``multiply`` (between the decoders with the subnormal normalisation and the
+multiplier), ``fma`` (between the alignment and the add) and ``normalise`` (the rounder's cut
+points):
 
 =====================  ===========================================================  =======
 stage                  work                                                         latency
@@ -40,16 +43,17 @@ fixed); a subnormal c needs nothing, its exponent is the format's minimum.
 
 from __future__ import annotations
 
-from amaranth import Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
 
 from .bitscan import leading_one, trailing_zeros
-from .decode import OperandDecode
+from .decode import Decoded, OperandDecode
 from .pipeline import Pipeline, Stage, delayed
-from .round import WIDE_EXP, round_to_format
+from .pipelining import Timeline, as_pipelining
+from .round import WIDE_EXP, Rounder
 from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
 __all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd"]
@@ -75,12 +79,14 @@ def FMASum(fmt) -> data.StructLayout:
 
 
 class FMAMultiply(Stage):
-    """Decode a and b, normalise subnormals, exact significand product.  Latency 1.
+    """Decode a and b, normalise subnormals, exact significand product.  Latency ``1 + multiply``.
 
     Parameters
     ----------
     fmt : Format
         binary64 or binary32 (any IEEE format of ``golden.formats``).
+    pipelining : Pipelining, optional
+        ``multiply``: a register between the normalised significands and the multiplier.
 
     Members
     -------
@@ -88,30 +94,33 @@ class FMAMultiply(Stage):
     product : Out(FMAProduct(fmt))
     """
 
-    LATENCY = 1
-
-    def __init__(self, fmt):
+    def __init__(self, fmt, pipelining=None):
         self.fmt = get_format(fmt)
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({"a": In(self.fmt.storage_bits), "b": In(self.fmt.storage_bits),
                           "product": Out(FMAProduct(self.fmt))})
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.multiply
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         f = self.fmt
         p = f.man_bits + 1
         ops = []
         for name in ("a", "b"):
             dec = m.submodules[f"dec_{name}"] = OperandDecode(f)
             m.d.comb += dec.bits.eq(getattr(self, name))
-            x = dec.out
+            x = tl.let(dec.out, Decoded(f), f"dec_{name}_out")
             # a subnormal significand is shifted up to the hidden-bit position, its exponent down
-            lz = Signal(range(p), name=f"{name}_lz")
-            m.d.comb += lz.eq((p - 1) - leading_one(x.sig, "flags"))
-            sig = Signal(p, name=f"{name}_sig")
-            exp = Signal(WIDE_EXP, name=f"{name}_exp")
-            m.d.comb += [sig.eq(x.sig << lz), exp.eq(x.exp - lz)]
+            lz = tl.let((p - 1) - leading_one(x.sig, "flags"), range(p), f"{name}_lz")
+            sig = tl.let(x.sig << lz, p, f"{name}_sig")
+            exp = tl.let(x.exp - lz, WIDE_EXP, f"{name}_exp")
             ops.append((x, sig, exp))
-        (x, sx, ex), (y, sy, ey) = ops
+        tl.cut(self.pipelining.multiply)
+        (x, sx, ex), (y, sy, ey) = ((tl(v) for v in op) for op in ops)
         zero = x.zero | y.zero
         nan, inf = product_specials(x, y)
         o = self.product
@@ -123,15 +132,18 @@ class FMAMultiply(Stage):
             o.nan.eq(nan),
             o.inf.eq(inf),
         ]
+        assert tl.cycle + 1 == self.latency, "the multiplier's registers must match its declared latency"
         return m
 
 
 class FMAAlignAdd(Stage):
-    """Decode c, align it against the product, add; special values.  Latency 1.
+    """Decode c, align it against the product, add; special values.  Latency ``1 + fma``.
 
     Parameters
     ----------
     fmt : Format
+    pipelining : Pipelining, optional
+        ``fma``: a register between the alignment and the add.
 
     Members
     -------
@@ -140,15 +152,19 @@ class FMAAlignAdd(Stage):
     sum : Out(FMASum(fmt))
     """
 
-    LATENCY = 1
-
-    def __init__(self, fmt):
+    def __init__(self, fmt, pipelining=None):
         self.fmt = get_format(fmt)
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({"product": In(FMAProduct(self.fmt)), "c": In(self.fmt.storage_bits),
                           "sum": Out(FMASum(self.fmt))})
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.fma
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         f = self.fmt
         p, g, W = f.man_bits + 1, GUARD, window_bits(f)
         d_max = p + 2                                  # c's place at the top of the window
@@ -173,39 +189,46 @@ class FMAAlignAdd(Stage):
         c_tz = Signal(range(p))
         m.d.comb += c_tz.eq(trailing_zeros(c.sig))
         c_jam = (c.sig != 0) & (sh > c_tz + (W - p))
-        cw = Signal(W)
-        pw = Signal(W)
-        m.d.comb += [
-            cw.eq(Mux(anchor_c, c_top, c_shift | c_jam)),
-            pw.eq(Mux(anchor_c, 0, pr.sig << g)),
-        ]
-        sub = pr.sign ^ c.sign
-        total = Signal(signed(W + 2))
-        m.d.comb += total.eq(Mux(sub, cw - pw, cw + pw))
-        neg = total < 0
+        cw = tl.let(Mux(anchor_c, c_top, c_shift | c_jam), W, "cw")
+        pw = tl.let(Mux(anchor_c, 0, pr.sig << g), W, "pw")
+        sub = tl.let(pr.sign ^ c.sign, 1, "sub")
+        nan = tl.let(pr.nan | c.nan | (pr.inf & c.inf & sub), 1, "nan")
+        inf = tl.let((pr.inf | c.inf) & ~nan, 1, "inf")
+        # what the sign and the exponent need of the operands
+        facts = {name: tl.let(v, 1, name) for name, v in (
+            ("p_inf", pr.inf), ("p_sign", pr.sign), ("c_inf", c.inf), ("c_sign", c.sign),
+            ("both_neg_zero", pr.zero & c.zero & pr.sign & c.sign))}
+        exp = tl.let(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2)), WIDE_EXP, "exp")
+        tl.cut(self.pipelining.fma)
 
-        nan = pr.nan | c.nan | (pr.inf & c.inf & sub)
-        inf = (pr.inf | c.inf) & ~nan
+        cw, pw = tl(cw), tl(pw)
+        total = tl.let(Mux(tl(sub), cw - pw, cw + pw), signed(W + 2), "total")
+        neg = total < 0
+        fx = {name: tl(v) for name, v in facts.items()}
         # sign: of the infinity; of the sum; of an exact zero (-0 only for (-0) + (-0))
-        sign = Mux(pr.inf, pr.sign, Mux(c.inf, c.sign,
-                   Mux(total == 0, pr.zero & c.zero & pr.sign & c.sign, c.sign ^ neg)))
+        sign = Mux(fx["p_inf"], fx["p_sign"], Mux(fx["c_inf"], fx["c_sign"],
+                   Mux(total == 0, fx["both_neg_zero"], fx["c_sign"] ^ neg)))
         o = self.sum
         m.d.sync += [
             o.mag.eq(Mux(neg, -total, total)),
-            o.exp.eq(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2))),
+            o.exp.eq(tl(exp)),
             o.sign.eq(sign),
-            o.nan.eq(nan),
-            o.inf.eq(inf),
+            o.nan.eq(tl(nan)),
+            o.inf.eq(tl(inf)),
         ]
+        assert tl.cycle + 1 == self.latency, "the align/add stage's registers must match its declared latency"
         return m
 
 
 class FMARound(Stage):
-    """Normalise and round the sum to the format (RNE, gradual underflow, overflow to inf).  Latency 1.
+    """Normalise and round the sum to the format (RNE, gradual underflow, overflow to inf).
+
+    Latency ``1 +`` the rounder's cut points (``pipelining.rounder_cuts``).
 
     Parameters
     ----------
     fmt : Format
+    pipelining : Pipelining, optional
 
     Members
     -------
@@ -213,18 +236,28 @@ class FMARound(Stage):
     d : Out(fmt.storage_bits)
     """
 
-    LATENCY = 1
-
-    def __init__(self, fmt):
+    def __init__(self, fmt, pipelining=None):
         self.fmt = get_format(fmt)
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({"sum": In(FMASum(self.fmt)), "d": Out(self.fmt.storage_bits)})
+
+    @property
+    def latency(self) -> int:
+        return 1 + len(self.pipelining.rounder_cuts)
 
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         f, s = self.fmt, self.sum
-        word = round_to_format(m, "rnd", s.mag, s.exp, s.sign, f, mode="RNE", overflow="ieee",
-                               sticky="trailing_zeros", lod="flags")
-        m.d.sync += self.d.eq(Mux(s.nan, quiet_nan(f), Mux(s.inf, inf_word(f) | (s.sign << sign_bit(f)), word)))
+        rnd = m.submodules.rnd = Rounder(f, len(s.mag), mode="RNE", overflow="ieee", sticky="trailing_zeros",
+                                         lod="flags", cuts=self.pipelining.rounder_cuts)
+        m.d.comb += [rnd.mag.eq(s.mag), rnd.e0.eq(s.exp), rnd.sign.eq(s.sign)]
+        flags = tl.let(Cat(s.nan, s.inf, s.sign), 3, "flags")
+        for _ in range(rnd.latency):
+            tl.cut()
+        nan, inf, sign = tl(flags)
+        m.d.sync += self.d.eq(Mux(nan, quiet_nan(f), Mux(inf, inf_word(f) | (sign << sign_bit(f)), rnd.word)))
+        assert tl.cycle + 1 == self.latency, "the rounding stage's registers must match its declared latency"
         return m
 
 
@@ -236,21 +269,24 @@ class FusedMultiplyAdd(Pipeline):
     fmt : Format or str
         ``"f64"`` or ``"f32"``.
     c_late : bool
-        c is presented one cycle after a and b (it joins at the add stage, as
-        in an accumulation chain); otherwise it is delayed one cycle inside.
+        c is presented the multiplier's latency after a and b (it joins at the add stage, as
+        in an accumulation chain); otherwise it is delayed inside.
+    pipelining : Pipelining, int or str, optional
+        Register stages inside the three stages (``None``: level 0).
 
     Members
     -------
     a, b, c : In(fmt.storage_bits)
     d : Out(fmt.storage_bits)
 
-    ``latency`` is 3 from a and b (2 from c when ``c_late``).
+    ``latency`` is 3 from a and b at level 0 (2 from c when ``c_late``): the stages' sum.
     """
 
-    def __init__(self, fmt, c_late: bool = False):
+    def __init__(self, fmt, c_late: bool = False, pipelining=None):
         self.fmt = get_format(fmt)
         self.c_late = c_late
-        self.mul, self.add, self.round = FMAMultiply(self.fmt), FMAAlignAdd(self.fmt), FMARound(self.fmt)
+        pl = self.pipelining = as_pipelining(pipelining)
+        self.mul, self.add, self.round = FMAMultiply(self.fmt, pl), FMAAlignAdd(self.fmt, pl), FMARound(self.fmt, pl)
         self.stages = [self.mul, self.add, self.round]
         w = self.fmt.storage_bits
         super().__init__({"a": In(w), "b": In(w), "c": In(w), "d": Out(w)})

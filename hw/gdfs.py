@@ -18,6 +18,7 @@ from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Stage, any_of, delayed
+from .pipelining import Timeline, as_pipelining
 from .specials import Specials
 
 __all__ = ["GDFS"]
@@ -26,7 +27,7 @@ __all__ = ["GDFS"]
 class FP4Products(Stage):
     """Exact e2m1 products as signed integers in units of 2**-2 (|p| <= 36), with zero flags.
 
-    Latency 1.
+    Latency ``1 + pipelining.multiply`` (a register between the decoders and the multipliers).
 
     Members
     -------
@@ -40,10 +41,9 @@ class FP4Products(Stage):
     specials : Out(Specials)
     """
 
-    LATENCY = 1
-
-    def __init__(self, fa, fb, fc, fs, k, blocks):
+    def __init__(self, fa, fb, fc, fs, k, blocks, pipelining=None):
         self.fa, self.fb, self.fc, self.fs, self.k, self.blocks = fa, fb, fc, fs, k, blocks
+        self.pipelining = as_pipelining(pipelining)
         super().__init__({
             "a": In(data.ArrayLayout(fa.storage_bits, k)), "b": In(data.ArrayLayout(fb.storage_bits, k)),
             "scale_a": In(data.ArrayLayout(fs.storage_bits, blocks)),
@@ -54,32 +54,42 @@ class FP4Products(Stage):
             "c_term": Out(Decoded(fc)), "specials": Out(Specials),
         })
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.multiply
+
+    def _decode(self, m, tl, name, fmt, bits):
+        dec = m.submodules[name] = OperandDecode(fmt)
+        m.d.comb += dec.bits.eq(bits)
+        return tl.let(dec.out, Decoded(fmt), name)
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
         base = self.fa.emin + self.fb.emin
+        xs = [self._decode(m, tl, f"dec_a{j}", self.fa, self.a[j]) for j in range(self.k)]
+        ys = [self._decode(m, tl, f"dec_b{j}", self.fb, self.b[j]) for j in range(self.k)]
+        scales = [self._decode(m, tl, f"dec_s{n}_{i}", self.fs, src[i])
+                  for i in range(self.blocks) for n, src in enumerate((self.scale_a, self.scale_b))]
+        dc = self._decode(m, tl, "dec_c", self.fc, self.c)
+        tl.cut(self.pipelining.multiply)
         for j in range(self.k):
-            da = m.submodules[f"dec_a{j}"] = OperandDecode(self.fa)
-            db = m.submodules[f"dec_b{j}"] = OperandDecode(self.fb)
-            m.d.comb += [da.bits.eq(self.a[j]), db.bits.eq(self.b[j])]
-            x, y = da.out, db.out
+            x, y = tl(xs[j]), tl(ys[j])
             mag = Signal(8, name=f"p{j}_mag")
             m.d.comb += mag.eq((x.sig * y.sig) << (x.exp + y.exp - base).as_unsigned()[:3])
             m.d.sync += [self.products[j].eq(Mux(x.sign ^ y.sign, -mag, mag)),
                          self.zero[j].eq(x.zero | y.zero)]
         nan = []
-        for i in range(self.blocks):
-            for n, src in enumerate((self.scale_a, self.scale_b)):
-                ds = m.submodules[f"dec_s{n}_{i}"] = OperandDecode(self.fs)
-                m.d.comb += ds.bits.eq(src[i])
-                nan.append(ds.out.nan)
-                m.d.sync += self.scales[2 * i + n].eq(ds.out)
-        dc = m.submodules.dec_c = OperandDecode(self.fc)
-        m.d.comb += dc.bits.eq(self.c)
-        any_nan = any_of(nan) | dc.out.nan
-        m.d.sync += [self.c_term.eq(dc.out),
+        for i, s in enumerate(scales):
+            nan.append(tl(s).nan)
+            m.d.sync += self.scales[i].eq(tl(s))
+        c = tl(dc)
+        any_nan = any_of(nan) | c.nan
+        m.d.sync += [self.c_term.eq(c),
                      self.specials.nan.eq(any_nan),
-                     self.specials.pinf.eq(dc.out.inf & ~dc.out.sign & ~any_nan),
-                     self.specials.ninf.eq(dc.out.inf & dc.out.sign & ~any_nan)]
+                     self.specials.pinf.eq(c.inf & ~c.sign & ~any_nan),
+                     self.specials.ninf.eq(c.inf & c.sign & ~any_nan)]
+        assert tl.cycle + 1 == self.latency, "the multipliers' registers must match their declared latency"
         return m
 
 
@@ -91,7 +101,8 @@ def GroupTerm(fs) -> data.StructLayout:
 class ScaledGroups(Stage):
     """Exact group sums of 16 products, times the scale significands (ISA.md fact 1 and 5).
 
-    Latency 1 (the group adders and the scale multipliers).
+    Latency ``1 + pipelining.groups``: the group adders and the scale multipliers, with a register
+    between them when ``groups`` is 1.
 
     Members
     -------
@@ -101,10 +112,9 @@ class ScaledGroups(Stage):
     terms : Out(ArrayLayout(GroupTerm(fs), k // 16))
     """
 
-    LATENCY = 1
-
-    def __init__(self, fs, k, block, e_zero, group=16):
+    def __init__(self, fs, k, block, e_zero, group=16, pipelining=None):
         self.fs, self.k, self.block, self.e_zero, self.group = fs, k, block, e_zero, group
+        self.pipelining = as_pipelining(pipelining)
         self.blocks = k // block
         super().__init__({
             "products": In(data.ArrayLayout(signed(9), k)), "zero": In(k),
@@ -112,21 +122,29 @@ class ScaledGroups(Stage):
             "terms": Out(data.ArrayLayout(GroupTerm(fs), k // group)),
         })
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.groups
+
     def elaborate(self, platform):
         m = Module()
         g = self.group
         for n in range(self.k // g):
-            sigma = Signal(signed(sum_width(9, g)), name=f"sigma{n}")
-            m.d.comb += sigma.eq(sum(self.products[n * g + i] for i in range(g)))
+            tl = Timeline(m, f"g{n}_")
+            sigma = tl.let(sum(self.products[n * g + i] for i in range(g)), signed(sum_width(9, g)), f"sigma{n}")
             all_zero = self.zero[n * g:(n + 1) * g].all()
             blk = (n * g) // self.block
             sa, sb = self.scales[2 * blk], self.scales[2 * blk + 1]
-            mag = Signal(12, name=f"sigma{n}_mag")
-            m.d.comb += mag.eq(Mux(sigma < 0, -sigma, sigma))
-            zero_term = all_zero | sa.zero | sb.zero
+            mag = tl.let(Mux(sigma < 0, -sigma, sigma), 12, f"sigma{n}_mag")
+            neg = tl.let(sigma < 0, 1, "neg")
+            zero_term = tl.let(all_zero | sa.zero | sb.zero, 1, "zero_term")
+            sa_sig, sb_sig = tl.let(sa.sig, name="sa_sig"), tl.let(sb.sig, name="sb_sig")
+            exp = tl.let(sa.exp + sb.exp, name="exp")
+            tl.cut(self.pipelining.groups)
             t = self.terms[n]
-            m.d.sync += [t.sign.eq(sigma < 0), t.sig.eq(mag * sa.sig * sb.sig),
-                         t.exp.eq(Mux(zero_term, self.e_zero, sa.exp + sb.exp))]
+            m.d.sync += [t.sign.eq(tl(neg)), t.sig.eq(tl(mag) * tl(sa_sig) * tl(sb_sig)),
+                         t.exp.eq(Mux(tl(zero_term), self.e_zero, tl(exp)))]
+            assert tl.cycle + 1 == self.latency, "the group stage's registers must match its declared latency"
         return m
 
 
@@ -138,6 +156,8 @@ class GDFS(DatapathPipeline):
     datapath : golden.Datapath
         e2m1 operands, ue8m0 or ue4m3 scales, f32 c and d; ``params``: ``F`` (35), ``e_zero``
         (-139), ``group`` (16), ``out_rounding``, ``out_frac_bits``, ``overflow``, ``zero_sign``.
+    pipelining : Pipelining, int or str, optional
+        Register stages of the long stages (``None``: level 0).
 
     Members
     -------
@@ -148,8 +168,8 @@ class GDFS(DatapathPipeline):
     SCALES = "required"
 
     @classmethod
-    def check(cls, datapath) -> None:
-        super().check(datapath)
+    def check(cls, datapath, pipelining=None) -> None:
+        super().check(datapath, pipelining)
         p, k = datapath.params, datapath.k
         g = p.group or 16
         if p.pass_size is not None and p.pass_size < k:
@@ -157,19 +177,20 @@ class GDFS(DatapathPipeline):
         if k % g or datapath.block_size % g:
             raise ValueError(f"the GDFS group {g} must divide K={k} and the block size {datapath.block_size}")
 
-    def __init__(self, datapath):
+    def __init__(self, datapath, pipelining=None):
         fa, fb, fc, fd = datapath.formats
+        self.pipelining = pl = as_pipelining(pipelining)
         fs, params = datapath.scale_format, datapath.params
         self.fa, self.fb, self.fc, self.fd, self.fs = fa, fb, fc, fd, fs
         k, block, g = datapath.k, datapath.block_size, params.group or 16
         self.k, self.block, self.params = k, block, params
-        self.mul = FP4Products(fa, fb, fc, fs, k, k // block)
-        self.groups = ScaledGroups(fs, k, block, params.e_zero, g)
-        self.tree = MaxExponentTree(k // g + 1)
-        self.align = AlignShifters(GroupTerm(fs), 2 + 2 * fs.man_bits, k // g, params.F, fc)
-        self.csa = CompressorTree(self.align.width, k // g + 1)
+        self.mul = FP4Products(fa, fb, fc, fs, k, k // block, pl)
+        self.groups = ScaledGroups(fs, k, block, params.e_zero, g, pl)
+        self.tree = MaxExponentTree(k // g + 1, pl.max_levels)
+        self.align = AlignShifters(GroupTerm(fs), 2 + 2 * fs.man_bits, k // g, params.F, fc, pl)
+        self.csa = CompressorTree(self.align.width, k // g + 1, pl)
         self.norm = NormaliseRound(self.csa.width, params.F, fd, params.out_frac_bits, params.out_rounding,
-                                   params.overflow, positive_zero=params.zero_sign == "positive")
+                                   params.overflow, positive_zero=params.zero_sign == "positive", pipelining=pl)
         self.stages = [self.mul, self.groups, self.tree, self.align, self.csa, self.norm]
         super().__init__(datapath)
 

@@ -1,6 +1,8 @@
 """Multiplier array: exact significand products and exponent sums (FDA step 2), plus special values.
 
-Latency 1: decode and multiply are combinational, the products are registered.
+Latency ``1 + pipelining.multiply``: decode and multiply are combinational and the products are
+registered; ``multiply=1`` also registers the decoded operands, so each multiplier has registers
+on both sides (an ECP5 DSP's input and output registers).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from golden.formats import get_format
 
 from .decode import Decoded, OperandDecode, exp_shape
 from .pipeline import Stage, any_of
+from .pipelining import Timeline, as_pipelining
 from .specials import Specials, product_specials
 
 __all__ = ["Product", "Specials", "MultiplierArray"]
@@ -41,6 +44,8 @@ class MultiplierArray(Stage):
         Exponent of zero terms.
     fs : Format, optional
         Scale format; ``block`` products per scale.
+    pipelining : Pipelining, optional
+        ``multiply``: a register between the decoders and the multipliers.
 
     Members
     -------
@@ -52,9 +57,8 @@ class MultiplierArray(Stage):
     specials : Out(Specials)
     """
 
-    LATENCY = 1
-
-    def __init__(self, fa, fb, fc, k, e_zero, fs=None, block=None):
+    def __init__(self, fa, fb, fc, k, e_zero, fs=None, block=None, pipelining=None):
+        self.pipelining = as_pipelining(pipelining)
         self.fa, self.fb, self.fc = (get_format(f) for f in (fa, fb, fc))
         self.fs = get_format(fs) if fs else None
         self.k, self.e_zero, self.block = k, e_zero, block
@@ -72,25 +76,38 @@ class MultiplierArray(Stage):
             members["scale_b"] = In(data.ArrayLayout(self.fs.storage_bits, nblk))
         super().__init__(members)
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.multiply
+
+    def _decode(self, m, tl, name, fmt, bits):
+        """``bits`` decoded, as of the multipliers' cycle."""
+        dec = m.submodules[name] = OperandDecode(fmt)
+        m.d.comb += dec.bits.eq(bits)
+        return tl.let(dec.out, Decoded(fmt), name)
+
     def elaborate(self, platform):
         m = Module()
+        tl = Timeline(m)
+        xs = [self._decode(m, tl, f"dec_a{j}", self.fa, self.a[j]) for j in range(self.k)]
+        ys = [self._decode(m, tl, f"dec_b{j}", self.fb, self.b[j]) for j in range(self.k)]
+        if self.fs:
+            scales = [(self._decode(m, tl, f"dec_sa{j}", self.fs, self.scale_a[j // self.block]),
+                       self._decode(m, tl, f"dec_sb{j}", self.fs, self.scale_b[j // self.block]))
+                      for j in range(self.k)]
+        dc = self._decode(m, tl, "dec_c", self.fc, self.c)
+        tl.cut(self.pipelining.multiply)
         nan = []
         pinf = []
         ninf = []
         for j in range(self.k):
-            da = m.submodules[f"dec_a{j}"] = OperandDecode(self.fa)
-            db = m.submodules[f"dec_b{j}"] = OperandDecode(self.fb)
-            m.d.comb += [da.bits.eq(self.a[j]), db.bits.eq(self.b[j])]
-            x, y = da.out, db.out
+            x, y = tl(xs[j]), tl(ys[j])
             exp = x.exp + y.exp
             if self.fs:
-                blk = j // self.block
-                sa = m.submodules[f"dec_sa{j}"] = OperandDecode(self.fs)
-                sb = m.submodules[f"dec_sb{j}"] = OperandDecode(self.fs)
-                m.d.comb += [sa.bits.eq(self.scale_a[blk]), sb.bits.eq(self.scale_b[blk])]
-                exp = exp + sa.out.exp + sb.out.exp
+                sa, sb = (tl(s) for s in scales[j])
+                exp = exp + sa.exp + sb.exp
                 if j % self.block == 0:
-                    nan.append(sa.out.nan | sb.out.nan)
+                    nan.append(sa.nan | sb.nan)
             zero = x.zero | y.zero
             p = self.products[j]
             m.d.sync += [
@@ -102,20 +119,20 @@ class MultiplierArray(Stage):
             nan.append(bad)
             pinf.append(inf & ~(x.sign ^ y.sign))
             ninf.append(inf & (x.sign ^ y.sign))
-        dc = m.submodules.dec_c = OperandDecode(self.fc)
-        m.d.comb += dc.bits.eq(self.c)
-        nan.append(dc.out.nan)
-        pinf.append(dc.out.inf & ~dc.out.sign)
-        ninf.append(dc.out.inf & dc.out.sign)
+        c = tl(dc)
+        nan.append(c.nan)
+        pinf.append(c.inf & ~c.sign)
+        ninf.append(c.inf & c.sign)
         any_p, any_n = any_of(pinf), any_of(ninf)
         any_nan = any_of(nan) | (any_p & any_n)
         m.d.sync += [
-            self.c_term.eq(dc.out),
-            self.c_term.exp.eq(Mux(dc.out.zero, self.e_zero, dc.out.exp)),
+            self.c_term.eq(c),
+            self.c_term.exp.eq(Mux(c.zero, self.e_zero, c.exp)),
             self.specials.nan.eq(any_nan),
             self.specials.pinf.eq(any_p & ~any_nan),
             self.specials.ninf.eq(any_n & ~any_nan),
         ]
+        assert tl.cycle + 1 == self.latency, "the multipliers' registers must match their declared latency"
         return m
 
 

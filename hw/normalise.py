@@ -1,6 +1,7 @@
 """Normaliser and rounder: exact fixed-point sum to the output format (FDA step 5).
 
-Latency 1.  Two's complement to sign and magnitude, then the shared
+Latency ``1 + pipelining.normalise`` (the cut points of :attr:`Pipelining.normalise_cuts`: the
+magnitude here, the rest inside the rounder).  Two's complement to sign and magnitude, then the shared
 :class:`hw.round.Rounder` (RZ or RNE at ``p`` fraction bits: 23 for f32, 13 for the
 E8M13 result, 10 for f16; the overflow rule; the +0 rule for zero results), then
 the special-value override (canonical NaN, infinities) computed by the multiplier
@@ -16,7 +17,8 @@ from golden.formats import get_format
 
 from .decode import exp_shape
 from .pipeline import Stage
-from .round import MODES, OVERFLOWS, WIDE_EXP, round_to_format
+from .pipelining import Timeline, as_pipelining
+from .round import MODES, OVERFLOWS, WIDE_EXP, Rounder
 from .specials import Specials, inf_word, nan_word, sign_bit
 
 __all__ = ["NormaliseRound"]
@@ -41,6 +43,8 @@ class NormaliseRound(Stage):
         ``"inf"``: every overflow is infinity; ``"ieee"``: the rounding direction decides.
     positive_zero : bool
         Zero results are +0 whatever the sum's sign (NVIDIA).
+    pipelining : Pipelining, optional
+        ``normalise``: cut points (level 0: none).
 
     Members
     -------
@@ -50,9 +54,9 @@ class NormaliseRound(Stage):
     d : Out(fd.storage_bits)
     """
 
-    LATENCY = 1
-
-    def __init__(self, sum_bits, F, fd, frac_bits=None, rounding="RZ", overflow="inf", positive_zero=True):
+    def __init__(self, sum_bits, F, fd, frac_bits=None, rounding="RZ", overflow="inf", positive_zero=True,
+                 pipelining=None):
+        self.pipelining = as_pipelining(pipelining)
         if rounding not in MODES or overflow not in OVERFLOWS:
             raise ValueError(f"rounding {rounding!r}, overflow {overflow!r}: valid roundings are {', '.join(MODES)}, "
                              f"overflow rules {', '.join(OVERFLOWS)}")
@@ -63,19 +67,28 @@ class NormaliseRound(Stage):
         super().__init__({"total": In(signed(sum_bits)), "e_max": In(exp_shape()), "specials": In(Specials),
                           "d": Out(self.fd.storage_bits)})
 
+    @property
+    def latency(self) -> int:
+        return 1 + len(self.pipelining.normalise_cuts)
+
     def elaborate(self, platform):
         m = Module()
-        fd = self.fd
-        neg = self.total < 0
-        mag = Signal(unsigned(self.sum_bits))
-        m.d.comb += mag.eq(Mux(neg, -self.total, self.total))
-        e_lsb = Signal(WIDE_EXP)
-        m.d.comb += e_lsb.eq(self.e_max - self.F)
-        word = round_to_format(m, "round", mag, e_lsb, neg, fd, mode=self.rounding, frac_bits=self.p,
-                               overflow=self.overflow, positive_zero=self.positive_zero, sticky="mask",
-                               lod="halves")
+        fd, cuts = self.fd, self.pipelining.normalise_cuts
+        tl = Timeline(m)
+        neg = tl.let(self.total < 0, 1, "neg")
+        mag = tl.let(Mux(neg, -self.total, self.total), unsigned(self.sum_bits), "mag")
+        e_lsb = tl.let(self.e_max - self.F, WIDE_EXP, "e_lsb")
+        tl.cut("magnitude" in cuts)
+        rnd = m.submodules.round = Rounder(fd, self.sum_bits, mode=self.rounding, frac_bits=self.p,
+                                           overflow=self.overflow, positive_zero=self.positive_zero, sticky="mask",
+                                           lod="halves", cuts=self.pipelining.rounder_cuts)
+        m.d.comb += [rnd.mag.eq(tl(mag)), rnd.e0.eq(tl(e_lsb)), rnd.sign.eq(tl(neg))]
+        specials = tl.let(self.specials, Specials, "specials")
+        for _ in range(rnd.latency):
+            tl.cut()
+        word = tl.let(rnd.word, fd.storage_bits, "word")
         result = Signal(fd.storage_bits)
-        sp = self.specials
+        sp = tl(specials)
         with m.If(sp.nan):
             m.d.comb += result.eq(nan_word(fd))
         with m.Elif(sp.pinf):
@@ -85,4 +98,5 @@ class NormaliseRound(Stage):
         with m.Else():
             m.d.comb += result.eq(word)
         m.d.sync += self.d.eq(result)
+        assert tl.cycle + 1 == self.latency, "the normaliser's registers must match its declared latency"
         return m

@@ -27,6 +27,8 @@ from amaranth.lib.wiring import In, Out
 
 from golden.catalog import Datapath
 
+from .pipelining import as_pipelining
+
 __all__ = ["Stage", "Pipeline", "Delay", "Checked", "DatapathPipeline", "delayed", "any_of", "questions_only"]
 
 
@@ -132,6 +134,8 @@ class DatapathPipeline(Checked, Pipeline):
 
     Subclasses name the base algorithms they build (``BASES``) and whether they take block
     scales (``SCALES``: ``"never"``, ``"optional"``, ``"required"``), and extend :meth:`check`.
+    Every subclass takes ``(datapath, pipelining=None)``: a :class:`hw.Pipelining`, a level or
+    a spec (``None``: level 0), which its stages read for their register stages.
 
     Members
     -------
@@ -145,7 +149,8 @@ class DatapathPipeline(Checked, Pipeline):
     SCALES = "never"
 
     @classmethod
-    def check(cls, datapath, *args, **kwargs) -> None:
+    def check(cls, datapath, pipelining=None) -> None:
+        as_pipelining(pipelining)                     # a bad spec is refused before anything is built
         if not isinstance(datapath, Datapath):
             raise TypeError(f"{cls.__name__} takes a golden.Datapath (Instruction.datapath), "
                             f"not {type(datapath).__name__}")

@@ -3,7 +3,8 @@
 Every datapath that rounds a value to a format uses :class:`Rounder`: the FDA/GDFS/FDRDA
 normaliser (:class:`hw.normalise.NormaliseRound`), the fused multiply-add
 (:class:`hw.fma.FMARound`) and the GPS binary32 multiplier and adder (:mod:`hw.gps`).
-It is combinational (latency 0): the stage that holds it registers its output.
+It is combinational by default (latency 0); optional cut points (:data:`CUTS`) add registers
+inside it and the stage that holds it adds its ``latency`` up and registers its output.
 
 The value is ``(-1)**sign * mag * 2**e0`` with ``mag`` an unsigned integer.  The rounder finds
 the leading one, places the result's last place at ``max(e_top, emin) - frac_bits`` (which also
@@ -15,25 +16,27 @@ operands are the caller's business (each datapath has its own NaN).
 
 from __future__ import annotations
 
-from amaranth import Const, Module, Mux, Signal, signed, unsigned
+from amaranth import Const, Module, Mux, Shape, signed, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
 
 from .bitscan import LOD_TREES, leading_one, trailing_zeros
+from .pipelining import Timeline
 from .specials import inf_word, max_word, sign_bit
 
-__all__ = ["Rounder", "round_to_format", "MODES", "WIDE_EXP"]
+__all__ = ["Rounder", "round_to_format", "rounder_cuts", "MODES", "WIDE_EXP", "CUTS"]
 
 WIDE_EXP = signed(16)      # binary64 product exponents reach -2148; every intermediate fits in 16 bits
 MODES = ("RZ", "RD", "RU", "RNE")
 OVERFLOWS = ("inf", "ieee")
 STICKIES = ("mask", "trailing_zeros")
+CUTS = ("amount", "shift", "increment")     # the rounder's optional registers, in the order of the path
 
 
 class Rounder(wiring.Component):
-    """Round ``(-1)**sign * mag * 2**e0`` to ``fmt``.  Combinational (latency 0).
+    """Round ``(-1)**sign * mag * 2**e0`` to ``fmt``.  Latency: the number of ``cuts`` (default 0).
 
     Parameters
     ----------
@@ -56,6 +59,10 @@ class Rounder(wiring.Component):
         zero count of ``mag`` compared with the shift.  Both give the same bit; each call site
         keeps the one it had, which keeps its Yosys/ABC cell count (mask for the wide sums of the
         fused normalisers, trailing zeros for the narrow significands of the fma and GPS).
+    cuts : iterable of str
+        Registers at these points of :data:`CUTS`: after the shift amount (leading-one detector
+        and exponent arithmetic), after the shift and sticky bit, after the rounding increment.
+        ``latency`` is their number.
 
     Members
     -------
@@ -66,17 +73,18 @@ class Rounder(wiring.Component):
     word : Out(fmt.storage_bits)
     """
 
-    latency = 0
-
     def __init__(self, fmt, mag_bits: int, mode: str = "RNE", frac_bits: int | None = None,
                  overflow: str = "ieee", flush: bool = False, positive_zero: bool = False,
-                 sticky: str = "trailing_zeros", lod: str = "flags"):
+                 sticky: str = "trailing_zeros", lod: str = "flags", cuts=()):
         self.fmt = get_format(fmt)
         self.frac_bits = self.fmt.man_bits if frac_bits is None else frac_bits
         _check("rounding mode", mode, MODES)
         _check("overflow rule", overflow, OVERFLOWS)
         _check("sticky", sticky, STICKIES)
         _check("leading-one tree", lod, LOD_TREES)
+        for cut in cuts:
+            _check("rounder cut point", cut, CUTS)
+        self.cuts = frozenset(cuts)
         if not 1 <= self.frac_bits <= self.fmt.man_bits:
             raise ValueError(f"frac_bits must be 1..{self.fmt.man_bits} for {self.fmt.name}, not {self.frac_bits}")
         self.mag_bits, self.mode, self.overflow = mag_bits, mode, overflow
@@ -84,71 +92,74 @@ class Rounder(wiring.Component):
         super().__init__({"mag": In(mag_bits), "e0": In(WIDE_EXP), "sign": In(1),
                           "word": Out(self.fmt.storage_bits)})
 
-    def _increment(self, kept_lsb, rbit, sticky):
+    @property
+    def latency(self) -> int:
+        """Registers at the enabled cut points (0: combinational)."""
+        return len(self.cuts)
+
+    def _increment(self, kept_lsb, rbit, sticky, sign):
         """1 where the mode rounds the magnitude up."""
         inexact = rbit | sticky
         return {"RZ": 0, "RNE": rbit & (sticky | kept_lsb),
-                "RU": inexact & ~self.sign, "RD": inexact & self.sign}[self.mode]
+                "RU": inexact & ~sign, "RD": inexact & sign}[self.mode]
 
-    def _overflow_word(self):
+    def _overflow_word(self, sign):
         """The magnitude an overflow gives: infinity, or the largest finite value where the mode
         rounds toward zero under the IEEE rule."""
         inf, big = inf_word(self.fmt), max_word(self.fmt)
         if self.overflow == "inf" or self.mode == "RNE":
             return inf
-        return {"RZ": big, "RD": Mux(self.sign, inf, big), "RU": Mux(self.sign, big, inf)}[self.mode]
+        return {"RZ": big, "RD": Mux(sign, inf, big), "RU": Mux(sign, big, inf)}[self.mode]
 
     def elaborate(self, platform):
         m = Module()
         f, p, W = self.fmt, self.frac_bits, self.mag_bits
+        tl = Timeline(m)
         mag, e0 = self.mag, self.e0
-        top = Signal(range(max(W, 2)))
-        m.d.comb += top.eq(leading_one(mag, self.lod))
-        e_top = Signal(WIDE_EXP)
-        m.d.comb += e_top.eq(e0 + top)
-        lead = Signal(WIDE_EXP)                                 # exponent of the result's leading place
-        m.d.comb += lead.eq(Mux(e_top > f.emin, e_top, f.emin))
+        top = tl.let(leading_one(mag, self.lod), range(max(W, 2)), "top")
+        e_top = tl.let(e0 + top, WIDE_EXP, "e_top")
+        lead = tl.let(Mux(e_top > f.emin, e_top, f.emin), WIDE_EXP, "lead")   # the result's leading place
         # shift the magnitude right to the result's last place 2**(lead - p); G zero bits below it
         # keep the shift non-negative when the value needs no rounding at all
         G = p + 1
-        V = Signal(unsigned(W + G))
-        m.d.comb += V.eq(mag << G)
-        s_raw = Signal(WIDE_EXP)
-        m.d.comb += s_raw.eq(lead - p - e0 + G)                 # >= 1 by construction
+        s_raw = tl.let(lead - p - e0 + G, WIDE_EXP, "s_raw")                   # >= 1 by construction
         cap = W + G + 1
-        s = Signal(range(cap + 1))
-        m.d.comb += s.eq(Mux(s_raw > cap, cap, s_raw[:len(s)]))
-        s1 = Signal(range(cap))                                 # position of the round bit
-        m.d.comb += s1.eq(s - 1)
-        shifted = Signal(unsigned(p + 3))                       # kept bits and the round bit
-        m.d.comb += shifted.eq(V >> s1)
-        kept, rbit = shifted[1:], shifted[0]
-        sticky = Signal()
+        s = tl.let(Mux(s_raw > cap, cap, s_raw[:Shape.cast(range(cap + 1)).width]), range(cap + 1), "s")
+        s1 = tl.let(s - 1, range(cap), "s1")                                    # position of the round bit
+        if self.sticky == "trailing_zeros":
+            tz = tl.let(trailing_zeros(mag), range(max(W, 2)), "tz")
+        tl.cut("amount" in self.cuts)
+
+        V = tl.let(tl(mag) << G, unsigned(W + G), "V")
+        shifted = tl.let(V >> tl(s1), unsigned(p + 3), "shifted")             # kept bits and the round bit
         if self.sticky == "mask":
-            m.d.comb += sticky.eq((V & ((Const(1, W + G + 1) << s1) - 1)) != 0)
-        else:                                                   # a set bit of mag below s1 - G
-            tz = Signal(range(max(W, 2)))
-            m.d.comb += tz.eq(trailing_zeros(mag))
-            m.d.comb += sticky.eq((mag != 0) & (tz + G < s1))
-        rounded = Signal(unsigned(p + 2))
-        m.d.comb += rounded.eq(kept + self._increment(kept[0], rbit, sticky))
+            sticky = tl.let((V & ((Const(1, W + G + 1) << tl(s1)) - 1)) != 0, 1, "sticky")
+        else:                                                                   # a set bit of mag below s1 - G
+            sticky = tl.let((tl(mag) != 0) & (tl(tz) + G < tl(s1)), 1, "sticky")
+        tl.cut("shift" in self.cuts)
+
+        kept, rbit = tl(shifted)[1:], tl(shifted)[0]
+        rounded = tl.let(kept + self._increment(kept[0], rbit, tl(sticky), tl(self.sign)), unsigned(p + 2),
+                         "rounded")
+        tl.cut("increment" in self.cuts)
+
+        rounded = tl(rounded)
         carry = rounded[p + 1]
-        sig = Signal(unsigned(p + 1))
-        m.d.comb += sig.eq(Mux(carry, rounded[1:], rounded))
-        res_lead = Signal(WIDE_EXP)
-        m.d.comb += res_lead.eq(lead + carry)
+        sig = tl.let(Mux(carry, rounded[1:], rounded), unsigned(p + 1), "sig")
+        res_lead = tl.let(tl(lead) + carry, WIDE_EXP, "res_lead")
         normal = sig[p]
         man = sig[:p] << (f.man_bits - p)
-        sign = self.sign << sign_bit(f)
+        sign = tl(self.sign) << sign_bit(f)
         # a zero (or a flushed subnormal) is +0 under the positive-zero rule
         zero_sign = 0 if self.positive_zero and self.flush else (
             Mux(sig == 0, 0, sign) if self.positive_zero else sign)
         with m.If(normal & (res_lead > f.emax)):
-            m.d.comb += self.word.eq(self._overflow_word() | sign)
+            m.d.comb += self.word.eq(self._overflow_word(tl(self.sign)) | sign)
         with m.Elif(normal):
             m.d.comb += self.word.eq(man | ((res_lead + f.bias)[:f.exp_bits] << f.man_bits) | sign)
         with m.Else():                                          # subnormal or zero
             m.d.comb += self.word.eq((0 if self.flush else man) | zero_sign)
+        assert tl.cycle == self.latency, "the rounder's registers must match its declared latency"
         return m
 
 
@@ -163,3 +174,9 @@ def round_to_format(m: Module, name: str, mag, e0, sign, fmt, **options):
     r = m.submodules[name] = Rounder(fmt, len(mag), **options)
     m.d.comb += [r.mag.eq(mag), r.e0.eq(e0), r.sign.eq(sign)]
     return r.word
+
+
+def rounder_cuts(n: int) -> tuple:
+    """The first ``n`` cut points of the rounder in the order they pay off: the shift amount, the
+    shift, the increment."""
+    return CUTS[:n]

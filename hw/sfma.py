@@ -14,6 +14,7 @@ from amaranth import Module
 
 from .fma import FusedMultiplyAdd
 from .pipeline import DatapathPipeline, delayed
+from .pipelining import as_pipelining
 
 __all__ = ["SFMAChain"]
 
@@ -26,26 +27,30 @@ class SFMAChain(DatapathPipeline):
     datapath : golden.Datapath
         One IEEE format (binary64 or binary32) for a, b, c and d; ``k`` fmas.  SFMA reads no
         parameter (``params.fields_read`` is empty).
+    pipelining : Pipelining, int or str, optional
+        Register stages inside each fma (``None``: level 0).
 
     Members
     -------
     a, b, c, d : see :class:`hw.pipeline.DatapathPipeline`
 
-    ``latency`` is ``2 k + 1``: the first multiply, then 2 cycles per fma.
+    ``latency`` is ``2 k + 1`` at level 0: the first multiply, then 2 cycles per fma (deeper
+    pipelining: the multiplier's latency, then :attr:`step` cycles per fma).
     """
 
     BASES = ("SFMA",)
 
     @classmethod
-    def check(cls, datapath) -> None:
-        super().check(datapath)
+    def check(cls, datapath, pipelining=None) -> None:
+        super().check(datapath, pipelining)
         names = [f.name for f in datapath.formats]
         if len(set(names)) != 1:
             raise ValueError(f"SFMA needs one format for a, b, c and d, not {', '.join(names)}")
 
-    def __init__(self, datapath):
+    def __init__(self, datapath, pipelining=None):
         self.fmt, self.k = datapath.a_format, datapath.k
-        self.fmas = [FusedMultiplyAdd(self.fmt, c_late=True) for _ in range(self.k)]
+        self.pipelining = as_pipelining(pipelining)
+        self.fmas = [FusedMultiplyAdd(self.fmt, c_late=True, pipelining=self.pipelining) for _ in range(self.k)]
         super().__init__(datapath)
 
     @property

@@ -33,6 +33,7 @@ from golden.formats import get_format
 
 from .decode import UnionFormat, union_format
 from .pipeline import Checked, Delay
+from .pipelining import Pipelining, as_pipelining
 from .unit import DATAPATHS, datapath_class
 
 __all__ = ["TensorCore", "DatapathGroup", "datapath_groups", "UNION_BASES"]
@@ -97,6 +98,8 @@ class TensorCore(Checked, wiring.Component):
         Architecture (any name or alias :func:`golden.catalog.canonical_arch` takes).
     instructions : list of Instruction, optional
         A subset of the architecture's catalog (default: all of it); the opcodes index this list.
+    pipelining : Pipelining, int or str, optional
+        Register stages of the datapaths' long stages (``None``: level 0).
 
     Members
     -------
@@ -108,7 +111,8 @@ class TensorCore(Checked, wiring.Component):
     """
 
     @classmethod
-    def check(cls, arch: str, instructions=None) -> None:
+    def check(cls, arch: str, instructions=None, pipelining=None) -> None:
+        as_pipelining(pipelining)
         arch = canonical_arch(arch)
         instructions = cls._instructions(arch, instructions)
         if not instructions:
@@ -122,11 +126,12 @@ class TensorCore(Checked, wiring.Component):
     def _instructions(arch: str, instructions) -> list:
         return list(instructions) if instructions is not None else golden.instructions(arch)
 
-    def __init__(self, arch: str, instructions=None):
+    def __init__(self, arch: str, instructions=None, pipelining=None):
         self.arch = canonical_arch(arch)
         self.instructions = self._instructions(self.arch, instructions)
+        self.pipelining: Pipelining = as_pipelining(pipelining)
         self.groups = datapath_groups(self.instructions)
-        self.datapaths = [DATAPATHS[g.template.params.base](g.datapath) for g in self.groups]
+        self.datapaths = [DATAPATHS[g.template.params.base](g.datapath, self.pipelining) for g in self.groups]
         self.k_max = max(i.k for i in self.instructions)
         fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]
         self.a_bits = max(f.storage_bits for f in fmt("a_format"))

@@ -22,6 +22,7 @@ from .fdrda import FDRDAChain
 from .gdfs import GDFS
 from .gps import GPS
 from .pipeline import Checked, Delay
+from .pipelining import Pipelining, as_pipelining
 from .sfma import SFMAChain
 
 __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS", "datapath_class"]
@@ -75,6 +76,9 @@ class DotAddUnit(Checked, wiring.Component):
         ... with these algorithm parameters instead of ``ins.params``.
     lanes : int
         Dot-adds accepted per cycle.
+    pipelining : Pipelining, int or str, optional
+        Register stages of the datapaths' long stages (``None``: level 0); every setting computes
+        the same bits with II = 1, only ``latency`` changes.
 
     Members
     -------
@@ -83,18 +87,20 @@ class DotAddUnit(Checked, wiring.Component):
     """
 
     @classmethod
-    def check(cls, ins: Instruction, params: Params | None = None, lanes: int = 1) -> None:
+    def check(cls, ins: Instruction, params: Params | None = None, lanes: int = 1, pipelining=None) -> None:
         if lanes < 1:
             raise ValueError(f"lanes must be at least 1, not {lanes}")
+        as_pipelining(pipelining)
         datapath_class(_datapath(ins, params), f"{ins.arch} {ins.name}")
 
-    def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1):
+    def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1, pipelining=None):
         self.ins = ins
         self.datapath = _datapath(ins, params)
         self.params = self.datapath.params
         self.lanes = lanes
+        self.pipelining: Pipelining = as_pipelining(pipelining)
         build = DATAPATHS[self.params.base]
-        self.datapaths = [build(self.datapath) for _ in range(lanes)]
+        self.datapaths = [build(self.datapath, self.pipelining) for _ in range(lanes)]
         super().__init__({
             "i": In(stream.Signature(data.ArrayLayout(lane_layout(ins), lanes))),
             "o": Out(stream.Signature(data.ArrayLayout(self.datapath.d_format.storage_bits, lanes))),
@@ -132,10 +138,12 @@ class DotAddUnit(Checked, wiring.Component):
         return m
 
 
-def dot_add_unit(instr, lanes: int = 1, params: Params | None = None, arch: str | None = None) -> DotAddUnit:
-    """Build the dot-add unit of a catalog instruction (``Instruction`` or ``(arch, name)``)."""
+def dot_add_unit(instr, lanes: int = 1, params: Params | None = None, arch: str | None = None,
+                 pipelining=None) -> DotAddUnit:
+    """Build the dot-add unit of a catalog instruction (``Instruction`` or ``(arch, name)``);
+    ``pipelining``: a :class:`hw.Pipelining`, a level or a spec such as ``"2,align=2"``."""
     if not isinstance(instr, Instruction):
         if arch is None and isinstance(instr, tuple):
             arch, instr = instr
         instr = golden.lookup(arch, instr)
-    return DotAddUnit(instr, params, lanes)
+    return DotAddUnit(instr, params, lanes, pipelining)
