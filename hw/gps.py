@@ -289,7 +289,7 @@ class GPS(DatapathPipeline):
 
     def _adder(self, m, name, x, y):
         add = m.submodules[name] = F32Add(flush=True, pipelining=self.pipelining)
-        assert add.latency == self.add_latency
+        assert add.latency == self.add_latency, "an adder's registers must match its declared latency"
         m.d.comb += [add.x.eq(x), add.y.eq(y)]
         return add.s
 

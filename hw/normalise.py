@@ -78,12 +78,12 @@ class NormaliseRound(Stage):
         neg = tl.let(self.total < 0, 1, "neg")
         mag = tl.let(Mux(neg, -self.total, self.total), unsigned(self.sum_bits), "mag")
         e_lsb = tl.let(self.e_max - self.F, WIDE_EXP, "e_lsb")
+        specials = tl.let(self.specials, Specials, "specials")
         tl.cut("magnitude" in cuts)
         rnd = m.submodules.round = Rounder(fd, self.sum_bits, mode=self.rounding, frac_bits=self.p,
                                            overflow=self.overflow, positive_zero=self.positive_zero, sticky="mask",
                                            lod="halves", cuts=self.pipelining.rounder_cuts)
         m.d.comb += [rnd.mag.eq(tl(mag)), rnd.e0.eq(tl(e_lsb)), rnd.sign.eq(tl(neg))]
-        specials = tl.let(self.specials, Specials, "specials")
         for _ in range(rnd.latency):
             tl.cut()
         word = tl.let(rnd.word, fd.storage_bits, "word")
