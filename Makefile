@@ -67,7 +67,7 @@ list: $(STAMP)
 	$(PY) -m golden list $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all)
 
 report: $(STAMP)
-	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS))
+	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 probe: $(STAMP)
 	$(PY) -m probe $(ARCH) $(INSTR) $(if $(BACKEND),--backend $(BACKEND))

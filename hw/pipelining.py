@@ -17,9 +17,9 @@ align          registers inside the alignment shifters (0): 1 cuts between the s
 compress       3:2 compressor levels between registers in the carry-save trees (0: all in
                one cycle)
 final_add      a register between the carry-save tree and its carry-propagate adder (0 or 1)
-normalise      cut points in the normalisers and the shared rounder (0..4, the first of
+normalise      cut points in the normalisers and the shared rounder (0..5, the first of
                :data:`NORMALISE_CUTS`: after the shift amount, after the shift, after the
-               magnitude, after the increment)
+               magnitude, after the increment, after the leading-one detector)
 merge          registers inside FDRDA's merges and floor (0 or 1: between the shift and the add)
 groups         a register in GDFS's group scaling, between the group sums and the scale
                multipliers (0 or 1)
@@ -39,13 +39,14 @@ from amaranth import Signal, Value
 __all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "as_pipelining", "Timeline"]
 
 # the largest value each field takes (None: no limit); the smallest is 1 for the *levels* fields, 0 otherwise
-_LIMITS = {"multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1, "normalise": 4,
+_LIMITS = {"multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1, "normalise": 5,
            "merge": 1, "groups": 1, "fma": 1, "f32": 1}
 _LEVELS_FIELDS = ("max_levels",)
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one
 # detector, exponent arithmetic), after its shift and sticky bit, after the magnitude (the two's
-# complement's negation, or an adder's sum) before the rounder, after the rounder's increment
-NORMALISE_CUTS = ("amount", "shift", "magnitude", "increment")          # counts of logic levels per register: at least 1
+# complement's negation, or an adder's sum) before the rounder, after the rounder's increment, after
+# the rounder's leading-one detector
+NORMALISE_CUTS = ("amount", "shift", "magnitude", "increment", "lod")          # counts of logic levels per register: at least 1
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ _LEVELS = (
     Pipelining(multiply=1, max_levels=2, align=1, final_add=1, normalise=2, merge=1, groups=1, fma=1, f32=1),
     Pipelining(multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1, groups=1,
                fma=1, f32=1),
-    Pipelining(multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=4, merge=1, groups=1,
+    Pipelining(multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=1, groups=1,
                fma=1, f32=1),
 )
 MAX_LEVEL = len(_LEVELS) - 1

@@ -13,6 +13,8 @@ is full except for units with an f64 multiplier, which get fast (marked
 ``~``).  ``--size none`` (or ``--no-size``) skips synthesis.  Units whose
 Verilog is identical (HGMMA's N variants, aliases) are synthesised once.
 
+``--pipeline SPEC`` reports the units at that pipelining (:class:`hw.Pipelining`; default 0).
+
 ``--tensor-core`` reports the architecture's :class:`hw.tensor_core.TensorCore`
 instead: each shared datapath group, then the core against one unit per
 instruction.
@@ -34,6 +36,7 @@ from amaranth.back import rtlil
 import golden
 
 from .pipeline import questions_only
+from .pipelining import Pipelining
 from .unit import DATAPATHS, SUPPORTED, dot_add_unit
 
 __all__ = ["unit_size", "main", "SIZE_MODES"]
@@ -101,20 +104,20 @@ def _config_key(ins, lanes):
     return (ins.datapath, lanes)
 
 
-def _unit_facts(ins, lanes: int) -> tuple[int, int, list]:
+def _unit_facts(ins, lanes: int, pipelining: str = "0") -> tuple[int, int, list]:
     """``(latency, initiation interval, stage latencies)`` of an instruction's unit, built only to ask."""
     with questions_only():
-        unit = dot_add_unit(ins, lanes=lanes)
+        unit = dot_add_unit(ins, lanes=lanes, pipelining=pipelining)
         facts = unit.latency, unit.initiation_interval, unit.stage_latencies
         del unit
     return facts
 
 
-def _size_of_instruction(ins, lanes: int, fast: bool) -> dict:
-    return unit_size(dot_add_unit(ins, lanes=lanes), fast)
+def _size_of_instruction(ins, lanes: int, fast: bool, pipelining: str = "0") -> dict:
+    return unit_size(dot_add_unit(ins, lanes=lanes, pipelining=pipelining), fast)
 
 
-def _submit_sizes(pool, instrs, lanes: int, mode: str) -> dict:
+def _submit_sizes(pool, instrs, lanes: int, mode: str, pipelining: str = "0") -> dict:
     """One synthesis job per distinct unit: ``{config key: future of its size}``."""
     futures: dict = {}
     if mode == "none":
@@ -123,11 +126,12 @@ def _submit_sizes(pool, instrs, lanes: int, mode: str) -> dict:
         key = _config_key(ins, lanes)
         if key not in futures:
             fast = mode == "fast" or (mode == "auto" and _has_f64_multiplier(ins))
-            futures[key] = pool.submit(_size_of_instruction, ins, lanes, fast)
+            futures[key] = pool.submit(_size_of_instruction, ins, lanes, fast, pipelining)
     return futures
 
 
-def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
+def report_units(found, lanes: int, mode: str, jobs: int, out, pipelining: str = "0") -> int:
+    print(f"pipelining {pipelining}: {Pipelining.parse(pipelining)!r}", file=out)
     print(f"{'arch':13s} {'instruction':44s} {'algorithm':9s} {'latency':>7s} {'II':>3s} {'cells':>8s} "
           f"{'FF bits':>8s}  stages", file=out)
     missing = [i for i in found if i.params.base not in SUPPORTED]
@@ -135,11 +139,11 @@ def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
     # worker processes build, convert and synthesise each distinct unit; rows print in order
     facts: dict = {}
     with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = _submit_sizes(pool, have, lanes, mode)
+        futures = _submit_sizes(pool, have, lanes, mode, pipelining)
         for ins in have:
             key = _config_key(ins, lanes)
             if key not in facts:
-                facts[key] = _unit_facts(ins, lanes)
+                facts[key] = _unit_facts(ins, lanes, pipelining)
             latency, ii, stage_latencies = facts[key]
             size = futures[key].result() if mode != "none" else None
             cells, ff = _fmt_size(size)
@@ -154,11 +158,11 @@ def report_units(found, lanes: int, mode: str, jobs: int, out) -> int:
     return 1 if missing else 0
 
 
-def _core_facts(arch: str, instrs) -> dict:
+def _core_facts(arch: str, instrs, pipelining: str = "0") -> dict:
     """What the report says of a tensor core, from a core built only to ask."""
     from .tensor_core import TensorCore
     with questions_only():
-        core = TensorCore(arch, instrs)
+        core = TensorCore(arch, instrs, pipelining=pipelining)
         facts = {"arch": core.arch, "instructions": core.instructions, "latency": core.latency,
                  "ii": core.initiation_interval,
                  "groups": [(g.name, len(g.members), g.template, g.datapath, dp.latency)
@@ -167,18 +171,19 @@ def _core_facts(arch: str, instrs) -> dict:
     return facts
 
 
-def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out) -> int:
+def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out, pipelining: str = "0") -> int:
     from .tensor_core import TensorCore
-    core = _core_facts(arch, instrs)
+    core = _core_facts(arch, instrs, pipelining)
     groups = core["groups"]
     print(f"{core['arch']} tensor core: {len(core['instructions'])} instruction(s) on {len(groups)} shared "
-          f"datapath(s), latency {core['latency']}, II {core['ii']}", file=out)
+          f"datapath(s), latency {core['latency']}, II {core['ii']}, pipelining {pipelining}", file=out)
     print(f"{'group':60s} {'instrs':>6s} {'latency':>7s} {'cells':>8s} {'FF bits':>8s}", file=out)
     if mode == "none":
         group_sizes = [None] * len(groups)
     else:
         # a group's datapath alone (not behind streams) is synthesised as it stands
-        group_sizes = _sizes([(t, DATAPATHS[dp.params.base](dp)) for _, _, t, dp, _ in groups], mode, jobs)
+        group_sizes = _sizes([(t, DATAPATHS[dp.params.base](dp, pipelining)) for _, _, t, dp, _ in groups],
+                             mode, jobs)
     for (name, members, _, _, latency), size in zip(groups, group_sizes):
         cells, ff = _fmt_size(size)
         print(f"{name:60s} {members:6d} {latency:7d} {cells:>8s} {ff:>8s}", file=out)
@@ -187,9 +192,9 @@ def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out) -> int:
     instructions = core["instructions"]
     core_mode = mode if mode != "auto" else (
         "fast" if any(_has_f64_multiplier(i) for i in instructions) else "full")
-    core_size = _sizes([(instructions[0], TensorCore(arch, instrs))], core_mode, jobs)[0]
+    core_size = _sizes([(instructions[0], TensorCore(arch, instrs, pipelining=pipelining))], core_mode, jobs)[0]
     with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = _submit_sizes(pool, instructions, 1, mode)
+        futures = _submit_sizes(pool, instructions, 1, mode, pipelining)
         unit_sizes = [futures[_config_key(ins, 1)].result() for ins in instructions]
     total = sum(s["cells"] for s in unit_sizes)
     cells, ff = _fmt_size(core_size)
@@ -212,6 +217,8 @@ def main(argv=None) -> int:
                     help="full: Yosys synth with ABC (default); fast: without ABC; auto: fast for f64 units; none")
     rp.add_argument("--no-size", action="store_true", help="same as --size none")
     rp.add_argument("-j", "--jobs", type=int, default=1, help="Yosys runs at a time (default 1)")
+    rp.add_argument("--pipeline", default="0", metavar="SPEC",
+                    help="pipelining: a level 0..3 and/or FIELD=N overrides, e.g. 2 or 2,align=2 (default 0)")
     rp.add_argument("--tensor-core", action="store_true",
                     help="the architecture's opcode-selected tensor core: shared groups and total size")
     args = p.parse_args(argv)
@@ -222,11 +229,12 @@ def main(argv=None) -> int:
         if args.tensor_core and (args.arch.strip().lower() == "all" or "," in args.arch):
             raise ValueError(f"--tensor-core takes one architecture, not {args.arch!r}")
         found = golden.select(args.arch, args.instr)
+        pipelining = str(Pipelining.parse(args.pipeline))
         if mode != "none":
             yosys_command()                   # a missing Yosys is said now, not from a worker later
     except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.tensor_core:
-        return report_tensor_core(args.arch, found, mode, args.jobs, sys.stdout)
-    return report_units(found, args.lanes, mode, args.jobs, sys.stdout)
+        return report_tensor_core(args.arch, found, mode, args.jobs, sys.stdout, pipelining)
+    return report_units(found, args.lanes, mode, args.jobs, sys.stdout, pipelining)

@@ -32,7 +32,7 @@ WIDE_EXP = signed(16)      # binary64 product exponents reach -2148; every inter
 MODES = ("RZ", "RD", "RU", "RNE")
 OVERFLOWS = ("inf", "ieee")
 STICKIES = ("mask", "trailing_zeros")
-CUTS = ("amount", "shift", "increment")     # the rounder's optional registers, in the order of the path
+CUTS = ("amount", "shift", "increment", "lod")     # the rounder's optional registers (see Rounder)
 
 
 class Rounder(wiring.Component):
@@ -61,8 +61,9 @@ class Rounder(wiring.Component):
         fused normalisers, trailing zeros for the narrow significands of the fma and GPS).
     cuts : iterable of str
         Registers at these points of :data:`CUTS`: after the shift amount (leading-one detector
-        and exponent arithmetic), after the shift and sticky bit, after the rounding increment.
-        ``latency`` is their number.
+        and exponent arithmetic), after the shift and sticky bit, after the rounding increment,
+        between the leading-one detector and the shift amount.  ``latency`` is their number.
+        With any cut the shift amount comes from a shorter formula of the same value.
 
     Members
     -------
@@ -117,17 +118,30 @@ class Rounder(wiring.Component):
         tl = Timeline(m)
         mag, e0 = self.mag, self.e0
         top = tl.let(leading_one(mag, self.lod), range(max(W, 2)), "top")
-        e_top = tl.let(e0 + top, WIDE_EXP, "e_top")
-        lead = tl.let(Mux(e_top > f.emin, e_top, f.emin), WIDE_EXP, "lead")   # the result's leading place
         # shift the magnitude right to the result's last place 2**(lead - p); G zero bits below it
         # keep the shift non-negative when the value needs no rounding at all
         G = p + 1
-        s_raw = tl.let(lead - p - e0 + G, WIDE_EXP, "s_raw")                   # >= 1 by construction
         cap = W + G + 1
-        s = tl.let(Mux(s_raw > cap, cap, s_raw[:Shape.cast(range(cap + 1)).width]), range(cap + 1), "s")
-        s1 = tl.let(s - 1, range(cap), "s1")                                    # position of the round bit
         if self.sticky == "trailing_zeros":
             tz = tl.let(trailing_zeros(mag), range(max(W, 2)), "tz")
+        if not self.cuts:
+            e_top = tl.let(e0 + top, WIDE_EXP, "e_top")
+            lead = tl.let(Mux(e_top > f.emin, e_top, f.emin), WIDE_EXP, "lead")   # the result's leading place
+            s_raw = tl.let(lead - p - e0 + G, WIDE_EXP, "s_raw")                   # >= 1 by construction
+            s = tl.let(Mux(s_raw > cap, cap, s_raw[:Shape.cast(range(cap + 1)).width]), range(cap + 1), "s")
+            s1 = tl.let(s - 1, range(cap), "s1")                                    # position of the round bit
+        else:
+            # pipelined: the same s1 in fewer carry chains after the leading-one detector.  With
+            # G = p + 1, s1 = min(lead - e0, cap - 1) = min(max(top, emin - e0), cap - 1), and
+            # emin - e0 (clamped to 0 .. cap - 1) is ready beside the detector
+            below = tl.let(f.emin - e0, WIDE_EXP, "below")
+            floor_d = tl.let(Mux(below < 0, 0, Mux(below > cap - 1, cap - 1, below[:Shape.cast(range(cap)).width])),
+                             range(cap), "floor_d")
+            tl.cut("lod" in self.cuts)
+            top_now, floor_now = tl(top), tl(floor_d)
+            s1 = tl.let(Mux(top_now > floor_now, top_now, floor_now), range(cap), "s1")
+            e_top = tl.let(tl(e0) + top_now, WIDE_EXP, "e_top")
+            lead = tl.let(Mux(e_top > f.emin, e_top, f.emin), WIDE_EXP, "lead")   # the result's leading place
         tl.cut("amount" in self.cuts)
 
         V = tl.let(tl(mag) << G, unsigned(W + G), "V")
@@ -178,5 +192,5 @@ def round_to_format(m: Module, name: str, mag, e0, sign, fmt, **options):
 
 def rounder_cuts(n: int) -> tuple:
     """The first ``n`` cut points of the rounder in the order they pay off: the shift amount, the
-    shift, the increment."""
+    shift, the increment, the leading-one detector."""
     return CUTS[:n]

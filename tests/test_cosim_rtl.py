@@ -96,3 +96,76 @@ def test_gpu_vectors_through_rtl_all(s):
 def test_every_fda_instruction(ins):
     r = _run(ins, n=20_000, stall=0.2, seed=3)
     assert r.status == "ok", r.message
+
+
+# ---- the pipelining knob (hw.Pipelining): every level computes the bits of level 0 ---------------
+
+# one representative instruction per algorithm (small K where the algorithm allows: each Verilator
+# build costs time)
+PER_ALGORITHM = [
+    ("hopper", "HGMMA.64xNx16.F32"),               # FDA
+    ("blackwell", "UTCOMMA.MXF4.E8"),              # GDFS
+    ("cdna3", "v_mfma_f32_32x32x4_xf32"),          # FDRDA
+    ("cdna3", "v_mfma_f32_32x32x16_fp8_fp8"),      # GFDRDA
+    ("cdna3", "v_mfma_f32_16x16x4_f32"),           # SFMA
+    ("cdna2", "v_mfma_f32_32x32x4_2b_f16"),        # GPS
+]
+SLOW_PER_ALGORITHM = PER_ALGORITHM + [
+    ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"),     # FDA, fp8
+    ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),  # FDA with block scales
+    ("ampere", "HMMA.16816.F16"),                  # CoFDA
+    ("cdna3", "v_mfma_f32_16x16x16_bf16"),         # CoFDRDA
+    ("ampere", "DMMA.884"),                        # SFMA, f64
+]
+
+
+def _run_pipelined(pair, level, n):
+    from hw import MAX_LEVEL  # noqa: F401  (the knob exists)
+    ins = golden.lookup(*pair)
+    r = _run(ins, n=n, stall=0.2, seed=5) if level is None else \
+        cr.run_instruction(ins, cr.Config(progress=0, rerun_with_waves=False, n=n, stall=0.2, seed=5),
+                           f"hw:pipeline={level}")
+    assert r.status == "ok", r.message
+    assert r.mismatches == 0 and r.vectors == n
+    assert r.latency_measured == r.latency and r.ii_measured == r.initiation_interval == 1
+    return r
+
+
+@pytest.mark.parametrize("pair", PER_ALGORITHM, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_deepest_pipelining_is_bit_exact(pair):
+    from hw import MAX_LEVEL
+    _run_pipelined(pair, MAX_LEVEL, 3000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("pair", SLOW_PER_ALGORITHM, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_every_level_every_algorithm_is_bit_exact(pair, level):
+    _run_pipelined(pair, level, 20_000)
+
+
+def test_cosim_catches_a_pipelined_unit_with_a_wrong_delay_line(monkeypatch):
+    """Planted fault: the e_max delay line of a level-3 FDA unit one cycle too long.  Every stage
+    still matches its declared latency (it elaborates); co-simulation must see wrong bits."""
+    import hw
+    import hw.fda
+    real = hw.fda.delayed
+    monkeypatch.setattr(hw.fda, "delayed", lambda m, name, shape, cycles, value:
+                        real(m, name, shape, cycles + (name == "emax_wait"), value))
+    ins = golden.lookup("volta", "HMMA.884.F32.F16")
+    r = cr.run_instruction(ins, cr.Config(progress=0, rerun_with_waves=False, n=2000, seed=5),
+                           lambda i, lanes: hw.dot_add_unit(i, lanes=lanes, pipelining=3))
+    assert r.status == "MISMATCH" and r.mismatches > 0
+
+
+def test_the_hw_unit_spec_names_its_pipelining():
+    from cosim.units import unit_provider
+    assert unit_provider("hw").spec == unit_provider(None, "0").spec == "hw"
+    assert unit_provider("hw:pipeline=2,align=2").spec == "hw:pipeline=2,align=2"
+    assert unit_provider(None, "3").spec == "hw:pipeline=3"
+    with pytest.raises(ValueError, match="pipeline=SPEC"):
+        unit_provider("hw:depth=2")
+    with pytest.raises(ValueError, match="level must be"):
+        unit_provider("hw:pipeline=9")
+    with pytest.raises(ValueError, match="applies to the hw unit"):
+        unit_provider("standin", "2")
