@@ -237,7 +237,8 @@ class BoardConfig:
 
     def describe(self) -> str:
         kind = "tensor core" if self.core else f"lanes={self.lanes}"
-        return f"{self.arch} {','.join(self.instructions)} ({kind}, depth {self.depth}, pipelining {self.pipelining})"
+        deep = "" if self.pipelining == "0" else f", pipelining {self.pipelining}"
+        return f"{self.arch} {','.join(self.instructions)} ({kind}, depth {self.depth}{deep})"
 
     # ---- identity --------------------------------------------------------------------------------
 

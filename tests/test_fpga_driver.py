@@ -196,10 +196,21 @@ def test_identify_blob_and_what_the_hash_covers():
     assert info == {"protocol": 1, "arch": "hopper", "instructions": [[0, "HMMA.1684.F32.TF32"]], "core": False,
                     "lanes": 1, "latency": cfg.latency, "in_bits": 288, "in_bytes": 36, "out_bits": 32,
                     "out_bytes": 4, "depth": 4, "clock_hz": 25_000_000, "baud": 1_000_000,
-                    "layout": {"a": [0, 128], "b": [128, 128], "c": [256, 32]}}
+                    "layout": {"a": [0, 128], "b": [128, 128], "c": [256, 32]}, "pipelining": "0"}
     assert config(baud=115200, clock_hz=50_000_000).config_hash == cfg.config_hash      # not the arithmetic
     assert len({config(depth=8).config_hash, config(lanes=2).config_hash, cfg.config_hash,
                 config(("hopper", "HMMA.1688.F32.BF16")).config_hash}) == 4
+
+
+def test_the_pipelining_is_shown_and_only_its_latency_is_hashed():
+    deep = config(pipelining="2,align=2")
+    assert deep.pipelining == "2,align=2" and config().pipelining == "0"
+    info = json.loads(deep.identify_json)
+    assert info["pipelining"] == "2,align=2" and info["latency"] == deep.latency > config().latency
+    assert "pipelining 2,align=2" in deep.describe() and deep.name.endswith("_p2_align2")
+    assert "_p" not in config().name
+    with pytest.raises(ValueError, match="level must be 0..3"):
+        config(pipelining="7")
 
 
 def test_configuration_errors_say_what_is_valid():
