@@ -103,14 +103,16 @@ def test_every_fda_instruction(ins):
 # one representative instruction per algorithm (small K where the algorithm allows: each Verilator
 # build costs time)
 PER_ALGORITHM = [
-    ("hopper", "HGMMA.64xNx16.F32"),               # FDA
+    ("volta", "HMMA.884.F32.F16"),                 # FDA
     ("blackwell", "UTCOMMA.MXF4.E8"),              # GDFS
     ("cdna3", "v_mfma_f32_32x32x4_xf32"),          # FDRDA
     ("cdna3", "v_mfma_f32_32x32x16_fp8_fp8"),      # GFDRDA
-    ("cdna3", "v_mfma_f32_16x16x4_f32"),           # SFMA
+    ("cdna3", "v_mfma_f32_32x32x1_2b_f32"),        # SFMA
     ("cdna2", "v_mfma_f32_32x32x4_2b_f16"),        # GPS
 ]
 SLOW_PER_ALGORITHM = PER_ALGORITHM + [
+    ("hopper", "HGMMA.64xNx16.F32"),               # FDA, the FPGA's unit
+    ("cdna3", "v_mfma_f32_16x16x4_f32"),           # SFMA, 4 fmas
     ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"),     # FDA, fp8
     ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),  # FDA with block scales
     ("ampere", "HMMA.16816.F16"),                  # CoFDA

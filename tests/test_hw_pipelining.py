@@ -62,8 +62,10 @@ STAGES = {
     "F32Multiply.f32": lambda p: F32Multiply(F["f32"], F["f32"], p),
     "F32Add": lambda p: F32Add(True, p),
 }
-SETTINGS = ["1", "2", "3", "0,normalise=1", "0,normalise=3", "0,normalise=5", "0,align=2", "0,compress=1",
-            "0,max_levels=1", "0,multiply=1"]
+# make test: the shallowest and the deepest level; the rest under @pytest.mark.slow (make test stays short)
+SETTINGS = ["1", "3"]
+SLOW_SETTINGS = ["2", "0,normalise=1", "0,normalise=3", "0,normalise=5", "0,align=2", "0,compress=1",
+                 "0,max_levels=1", "0,multiply=1"]
 
 
 def _ports(stage, flow):
@@ -163,7 +165,7 @@ def test_deeper_levels_add_latency_and_keep_ii_1():
 
 # ---- stages against level 0 ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("setting", SETTINGS)
+@pytest.mark.parametrize("setting", SETTINGS + [pytest.param(s, marks=pytest.mark.slow) for s in SLOW_SETTINGS])
 @pytest.mark.parametrize("stage", list(STAGES))
 def test_stage_computes_the_bits_of_level_0(stage, setting):
     make = STAGES[stage]
@@ -212,7 +214,7 @@ UNITS = [("volta", "HMMA.884.F32.F16"), ("ampere", "HMMA.16816.F16"), ("blackwel
          ("cdna3", "v_mfma_f32_16x16x4_f32"), ("cdna2", "v_mfma_f32_32x32x4_2b_f16")]
 
 
-@pytest.mark.parametrize("level", range(1, MAX_LEVEL + 1))
+@pytest.mark.parametrize("level", [MAX_LEVEL] + [pytest.param(n, marks=pytest.mark.slow) for n in range(1, MAX_LEVEL)])
 @pytest.mark.parametrize("arch,name", UNITS)
 def test_unit_matches_golden_at_every_level(arch, name, level):
     ins = golden.lookup(arch, name)

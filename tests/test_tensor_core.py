@@ -13,6 +13,7 @@ from conftest import stream_run
 import golden
 import golden.vectors
 from hw.decode import UnionFormat, union_format
+from hw.pipeline import questions_only
 from hw.tensor_core import TensorCore, datapath_groups
 
 
@@ -137,3 +138,19 @@ def test_tensor_core_under_verilator():
     bad = run_core("volta", n=3000, progress=0, core=core, reference=off_by_one_ulp_on_opcode_1)
     assert not bad.ok and bad.result.mismatches == bad.per_instruction[core.instructions[1].name]
     assert {f[0] for f in bad.failing} == {core.instructions[1].name}
+
+
+def test_tensor_core_at_the_deepest_pipelining_under_verilator():
+    """Every datapath group of a core at the deepest pipelining: the same bits, one fixed latency
+    (the longest group's), II 1; the shorter groups wait in their delay lines."""
+    from cosim import toolchain
+    from cosim.tensor_core import run_core
+    from hw import MAX_LEVEL
+    toolchain.setup()
+    with questions_only():
+        shallow = TensorCore("volta").latency
+    core = TensorCore("volta", pipelining=MAX_LEVEL)
+    assert core.latency > shallow
+    r = run_core("volta", n=3000, progress=0, core=core, pipelining=MAX_LEVEL)
+    assert r.ok and r.result.vectors == 3000 and r.result.mismatches == 0
+    assert r.result.latency_measured == r.latency == core.latency and r.result.ii_measured == 1
