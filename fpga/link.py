@@ -311,9 +311,15 @@ class HostLink(wiring.Component):
                         m.d.comb += payload.eq(padded.word_select(ebyte, 8))
                     with m.Case(_COUNTERS):
                         m.d.comb += payload.eq(Cat(*counters.values()).word_select(p[:5], 8))
-                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(payload), tx_step.eq(self.tx.ready)]
-                with m.If(self.tx.ready):
-                    m.d.comb += [crc_byte.eq(payload), crc_update.eq(1)]
+                # the byte goes out from a register, offered the cycle after it was selected: the
+                # block RAM's read data -> byte select -> CRC path would otherwise limit the clock
+                # (about 78 MHz on the ECP5-85F); one cycle a byte is nothing next to the UART's
+                payload_q, fresh = Signal(8), Signal()
+                m.d.sync += [payload_q.eq(payload), fresh.eq(~tx_step)]
+                m.d.comb += [self.tx.valid.eq(fresh), self.tx.payload.eq(payload_q),
+                             tx_step.eq(fresh & self.tx.ready)]
+                with m.If(tx_step):
+                    m.d.comb += [crc_byte.eq(payload_q), crc_update.eq(1)]
                     m.d.sync += p.eq(p + 1)
                     with m.If(ebyte == cfg.out_bytes - 1):
                         m.d.sync += [ebyte.eq(0), ptr.eq(ptr + 1)]
