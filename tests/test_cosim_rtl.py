@@ -122,10 +122,8 @@ SLOW_PER_ALGORITHM = PER_ALGORITHM + [
 
 
 def _run_pipelined(pair, level, n):
-    from hw import MAX_LEVEL  # noqa: F401  (the knob exists)
     ins = golden.lookup(*pair)
-    r = _run(ins, n=n, stall=0.2, seed=5) if level is None else \
-        cr.run_instruction(ins, cr.Config(progress=0, rerun_with_waves=False, n=n, stall=0.2, seed=5),
+    r = cr.run_instruction(ins, cr.Config(progress=0, rerun_with_waves=False, n=n, stall=0.2, seed=5),
                            f"hw:pipeline={level}")
     assert r.status == "ok", r.message
     assert r.mismatches == 0 and r.vectors == n
