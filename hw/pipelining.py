@@ -9,6 +9,8 @@ paths, nothing else changes (the initiation interval stays 1).
 =============  =============================================================================
 field          meaning (level 0 value)
 =============  =============================================================================
+operands       a register on a unit's (or tensor core's) operands before anything else (0): what
+               feeds the unit (the FPGA's block RAM) ends at a register
 multiply       registers between the operand decoders and the multipliers (0): a multiplier
                with registered inputs and outputs (an ECP5 DSP's own registers)
 max_levels     comparator levels between registers in the exponent-max trees (3)
@@ -39,7 +41,7 @@ from amaranth import Signal, Value
 __all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "as_pipelining", "Timeline"]
 
 # the largest value each field takes (None: no limit); the smallest is 1 for the *levels* fields, 0 otherwise
-_LIMITS = {"multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1, "normalise": 5,
+_LIMITS = {"operands": 1, "multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1, "normalise": 5,
            "merge": 1, "groups": 1, "fma": 1, "f32": 1}
 _LEVELS_FIELDS = ("max_levels",)
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one
@@ -55,10 +57,11 @@ class Pipelining:
 
     Parameters
     ----------
-    multiply, max_levels, align, compress, final_add, normalise, merge, groups, fma, f32 : int
+    operands, multiply, max_levels, align, compress, final_add, normalise, merge, groups, fma, f32 : int
         One field per kind of circuit; the defaults are level 0.
     """
 
+    operands: int = 0
     multiply: int = 0
     max_levels: int = 3
     align: int = 0
@@ -141,11 +144,12 @@ def _int(text: str, what: str, spec: str) -> int:
 
 _LEVELS = (
     Pipelining(),
-    Pipelining(multiply=1, max_levels=2, align=1, final_add=1, normalise=2, merge=1, groups=1, fma=1, f32=1),
-    Pipelining(multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1, groups=1,
-               fma=1, f32=1),
-    Pipelining(multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=1, groups=1,
-               fma=1, f32=1),
+    Pipelining(operands=1, multiply=1, max_levels=2, align=1, final_add=1, normalise=2, merge=1, groups=1, fma=1,
+               f32=1),
+    Pipelining(operands=1, multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1,
+               groups=1, fma=1, f32=1),
+    Pipelining(operands=1, multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=1,
+               groups=1, fma=1, f32=1),
 )
 MAX_LEVEL = len(_LEVELS) - 1
 

@@ -152,7 +152,13 @@ class TensorCore(Checked, wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Cycles from an accepted input to its result: the longest group's datapath."""
+        """Cycles from an accepted input to its result: the operand register (when
+        ``pipelining.operands``) and the longest group's datapath."""
+        return self.pipelining.operands + self.datapath_latency
+
+    @property
+    def datapath_latency(self) -> int:
+        """The longest group's datapath latency, which every group's result waits for."""
         return max(dp.latency for dp in self.datapaths)
 
     @property
@@ -171,10 +177,14 @@ class TensorCore(Checked, wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        p = self.i.payload
         # every datapath and delay line advances when the output is free (EnableInserter)
         advance = Signal()
         m.d.comb += [advance.eq(self.o.ready | ~self.o.valid), self.i.ready.eq(advance)]
+        # the operand register (pipelining.operands): what feeds the core ends at a register
+        operands = Delay(self.payload_layout, self.pipelining.operands)
+        m.submodules.operands = EnableInserter(advance)(operands)
+        m.d.comb += operands.i.eq(self.i.payload)
+        p = operands.o
         valid = Delay(1, self.latency)
         m.submodules.valid = EnableInserter(advance)(valid)
         m.d.comb += [valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
@@ -187,13 +197,13 @@ class TensorCore(Checked, wiring.Component):
                     m.d.comb += gsel.eq(self.group_of(ins))
             with m.Default():                  # unused opcodes: group 0, a result nobody asked for
                 m.d.comb += gsel.eq(0)
-        gwait = Delay(gsel_shape, self.latency)
+        gwait = Delay(gsel_shape, self.datapath_latency)
         m.submodules.group_wait = EnableInserter(advance)(gwait)
         m.d.comb += gwait.i.eq(gsel)
         for g_no, (g, dp) in enumerate(zip(self.groups, self.datapaths)):
             m.submodules[f"group{g_no}"] = EnableInserter(advance)(dp)
             self._feed(m, g_no, g, dp, p)
-            out = Delay(len(dp.d), self.latency - dp.latency)
+            out = Delay(len(dp.d), self.datapath_latency - dp.latency)
             m.submodules[f"group{g_no}_wait"] = EnableInserter(advance)(out)
             m.d.comb += out.i.eq(dp.d)
             with m.If(gwait.o == g_no):

@@ -109,7 +109,7 @@ class DotAddUnit(Checked, wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from an accepted input to its result on ``o`` (no stalls)."""
-        return self.datapaths[0].latency
+        return self.pipelining.operands + self.datapaths[0].latency
 
     @property
     def initiation_interval(self) -> int:
@@ -118,8 +118,9 @@ class DotAddUnit(Checked, wiring.Component):
 
     @property
     def stage_latencies(self) -> list[tuple[str, int]]:
-        """(stage, cycles) of one lane, in order: what ``latency`` adds up."""
-        return self.datapaths[0].stage_latencies
+        """(stage, cycles) of one lane, in order: what ``latency`` adds up (the operand register
+        first, when ``pipelining.operands``)."""
+        return [("operands", 1)] * self.pipelining.operands + self.datapaths[0].stage_latencies
 
     def elaborate(self, platform):
         m = Module()
@@ -129,9 +130,14 @@ class DotAddUnit(Checked, wiring.Component):
         valid = Delay(1, self.latency)
         m.submodules.valid = EnableInserter(advance)(valid)
         m.d.comb += [valid.i.eq(self.i.valid), self.o.valid.eq(valid.o)]
+        # the operand register (pipelining.operands): the unit's inputs get a cycle of their own, so
+        # whatever feeds the unit (a block RAM's slow read data on the FPGA) ends at a register
+        operands = Delay(self.i.payload.shape(), self.pipelining.operands)
+        m.submodules.operands = EnableInserter(advance)(operands)
+        m.d.comb += operands.i.eq(self.i.payload)
         for n, dp in enumerate(self.datapaths):
             m.submodules[f"lane{n}"] = EnableInserter(advance)(dp)
-            lane = self.i.payload[n]
+            lane = operands.o[n]
             m.d.comb += [dp.a.eq(lane.a), dp.b.eq(lane.b), dp.c.eq(lane.c), self.o.payload[n].eq(dp.d)]
             if self.datapath.scale_format:
                 m.d.comb += [dp.scale_a.eq(lane.scale_a), dp.scale_b.eq(lane.scale_b)]
