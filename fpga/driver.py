@@ -171,7 +171,8 @@ class Board:
         try:
             return BoardConfig(info["arch"], tuple(name for _, name in sorted(info["instructions"])),
                                lanes=info["lanes"], core=info["core"], depth=info["depth"],
-                               clock_hz=info["clock_hz"], baud=info["baud"])
+                               clock_hz=info["clock_hz"], baud=info["baud"],
+                               pipelining=info.get("pipelining", "0"))   # boards built before the knob: level 0
         except (KeyError, TypeError, ValueError, NotImplementedError) as e:
             raise BoardMismatch(f"{runs}, which this checkout cannot build: {e}") from None
 

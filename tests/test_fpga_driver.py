@@ -211,6 +211,8 @@ def test_the_pipelining_is_shown_and_only_its_latency_is_hashed():
     assert "_p" not in config().name
     with pytest.raises(ValueError, match="level must be 0..3"):
         config(pipelining="7")
+    # a pipelined board is rebuilt as it is from its identify JSON (its latency is in the hash)
+    assert Board(FakeBoard(deep)).config == deep
 
 
 def test_configuration_errors_say_what_is_valid():
