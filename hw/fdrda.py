@@ -11,7 +11,7 @@ Arithmetic right shifts of two's complement values are the floors (RD).
 
 from __future__ import annotations
 
-from amaranth import Module, Mux, Signal, signed
+from amaranth import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -243,7 +243,9 @@ class RoundDownMerge(Stage):
 class FloorNormalise(Stage):
     """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
 
-    Latency ``1 + pipelining.merge`` (a register between the shift amount and the shift).
+    Latency ``1 + pipelining.merge`` (a register between the shift amount and the shift), plus the
+    normaliser cut points ``"magnitude"`` (after the magnitude) and ``"lod"`` (after the
+    leading-one detector) where ``pipelining.normalise`` has them.
     Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
     two's complement significand and exponent for the RNE that follows (the floor is the
     arithmetic right shift of the signed sum, RD on the value, where the Rounder works on sign
@@ -265,20 +267,27 @@ class FloorNormalise(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.merge
+        cuts = self.pipelining.normalise_cuts
+        return 1 + self.pipelining.merge + ("magnitude" in cuts) + ("lod" in cuts)
 
     def elaborate(self, platform):
         m = Module()
         tl = Timeline(m)
         p, W, ff = self.p, self.width, self.p.final_floor_bits
+        cuts = self.pipelining.normalise_cuts
         mag = tl.let(Mux(self.total < 0, -self.total, self.total), W, "mag")
         lsb = tl.let(self.e_max - p.dot_floor_bits, WIDE, "lsb")
-        top = tl.let(lsb + leading_one(mag, "halves"), WIDE, "top")
-        e_n = tl.let(Mux(top > -126, top, -126), WIDE, "e_n")
-        amount = tl.let((e_n - lsb).as_unsigned(), name="amount")
+        # the shift is e_n - lsb = max(lsb + lod, -126) - lsb = max(lod, -126 - lsb): the floor's
+        # distance (-126 - lsb, at least 0) is ready beside the leading-one detector
+        below = tl.let(-126 - lsb, WIDE, "below")
+        floor_d = tl.let(Mux(below < 0, 0, below), unsigned(WIDE.width), "floor_d")
+        tl.cut("magnitude" in cuts)
+        lod = tl.let(leading_one(tl(mag), "halves"), range(max(W, 2)), "lod")
+        tl.cut("lod" in cuts)
+        amount = tl.let(Mux(tl(lod) > tl(floor_d), tl(lod), tl(floor_d)), unsigned(WIDE.width), "amount")
         tl.cut(self.pipelining.merge)
         shifted = tl.let(tl(self.total) << ff, signed(W + ff), "shifted")
-        m.d.sync += [self.sig.eq(shifted >> tl(amount)), self.e_n.eq(tl(e_n))]
+        m.d.sync += [self.sig.eq(shifted >> tl(amount)), self.e_n.eq(tl(lsb) + tl(amount))]
         assert tl.cycle + 1 == self.latency, "the floor's registers must match its declared latency"
         return m
 
