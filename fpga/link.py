@@ -164,6 +164,9 @@ class HostLink(wiring.Component):
         cmd, length = header[0:8], header[8:24]
         count = Signal(2)                             # header / CRC bytes so far
         p = Signal(16)                                # payload bytes so far (either direction)
+        # p + 1 kept in a register beside p: comparing it with a length is an equality, not an
+        # adder and then an equality (p -> p + 1 == length -> next state limited the top to 88 MHz)
+        p_inc = Signal(16, init=1)
         param = Signal(32)                            # the first 4 payload bytes
         index, count16 = param[0:16], param[16:32]   # LOAD/READ index (RUN's count), READ's count
         bad = Signal(8)                               # status decided before the payload ends
@@ -178,7 +181,8 @@ class HostLink(wiring.Component):
         tx_step = Signal()                            # a response payload byte goes out this cycle
 
         def respond(code, nbytes=0, src=_SMALL):
-            m.d.sync += [status.eq(code), resp_len.eq(nbytes), source.eq(src), count.eq(0), p.eq(0),
+            m.d.sync += [status.eq(code), resp_len.eq(nbytes), source.eq(src), count.eq(0),
+                         p.eq(0), p_inc.eq(1),
                          self.error.eq(code != Status.OK)]
             m.d.comb += [crc_init.eq(1), clear_lost.eq(1)]
             m.next = "SEND_HEADER"
@@ -212,7 +216,7 @@ class HostLink(wiring.Component):
                         m.next = "CHECK_HEADER"
 
             with m.State("CHECK_HEADER"):
-                m.d.sync += [p.eq(0), param.eq(0), ebyte.eq(0), loaded.eq(0), count.eq(0), bad.eq(0)]
+                m.d.sync += [p.eq(0), p_inc.eq(1), param.eq(0), ebyte.eq(0), loaded.eq(0), count.eq(0), bad.eq(0)]
                 with m.If(length > cfg.max_length):     # answered now; the rest is skipped
                     m.d.comb += inc["bad_frames"].eq(1)
                     respond(Status.BAD_LENGTH)
@@ -226,7 +230,7 @@ class HostLink(wiring.Component):
                 receive_or_time_out()
                 with m.If(have):
                     rx_crc()
-                    m.d.sync += p.eq(p + 1)
+                    m.d.sync += [p.eq(p_inc), p_inc.eq(p_inc + 1)]
                     with m.If(p < 4):
                         m.d.sync += param.word_select(p[:2], 8).eq(byte)
                     loading = (cmd == Command.LOAD) & (bad == 0) & (p >= 2)
@@ -234,7 +238,7 @@ class HostLink(wiring.Component):
                         self._write_entry_byte(m, in_write, byte, ptr, ebyte, loaded)
                     with m.If((cmd == Command.LOAD) & (p == 1)):
                         m.next = "LOAD_CHECK"
-                    with m.Elif(p + 1 == length):
+                    with m.Elif(p_inc == length):
                         m.next = "CRC"
 
             with m.State("LOAD_CHECK"):               # the index is in: may the entries be written?
@@ -320,12 +324,12 @@ class HostLink(wiring.Component):
                              tx_step.eq(fresh & self.tx.ready)]
                 with m.If(tx_step):
                     m.d.comb += [crc_byte.eq(payload_q), crc_update.eq(1)]
-                    m.d.sync += p.eq(p + 1)
+                    m.d.sync += [p.eq(p_inc), p_inc.eq(p_inc + 1)]
                     with m.If(ebyte == cfg.out_bytes - 1):
                         m.d.sync += [ebyte.eq(0), ptr.eq(ptr + 1)]
                     with m.Else():
                         m.d.sync += ebyte.eq(ebyte + 1)
-                    with m.If(p + 1 == resp_len):
+                    with m.If(p_inc == resp_len):
                         m.next = "SEND_CRC"
 
             with m.State("SEND_CRC"):
@@ -337,7 +341,7 @@ class HostLink(wiring.Component):
 
         # sync read ports see the address one cycle ahead: the next byte's entry when one goes out
         last_byte = tx_step & (ebyte == cfg.out_bytes - 1)
-        m.d.comb += [rom_read.addr.eq(Mux(tx_step, p + 1, p)),
+        m.d.comb += [rom_read.addr.eq(Mux(tx_step, p_inc, p)),
                      out_read.addr.eq(Mux(last_byte, ptr + 1, ptr)),
                      self.unit_o.ready.eq(1),
                      self.busy.eq(~fsm.ongoing("HUNT"))]
