@@ -160,7 +160,8 @@ class SetDot(Pipeline):
 class EvenOddMerge(Stage):
     """GFDRDA: the even and odd sums aligned to their maximum, rounded down at F bits, added.
 
-    Latency ``1 + pipelining.merge`` (a register between the shifts and the add).
+    Latency ``1 + pipelining.merge``: ``merge=1`` a register between the shifts and the add,
+    ``merge=2`` also one between the shift distances and the shifts.
 
     Members
     -------
@@ -182,11 +183,14 @@ class EvenOddMerge(Stage):
         tl = Timeline(m)
         ev, od = self.even, self.odd
         e = tl.let(Mux(ev.e > od.e, ev.e, od.e), exp_shape(), "e")
-        # an empty set's sum is 0, and 0 floors to 0 at any shift
-        se = tl.let(ev.s >> (e - ev.e).as_unsigned(), signed(self.width), "se")
-        so = tl.let(od.s >> (e - od.e).as_unsigned(), signed(self.width), "so")
+        dist_e = tl.let((e - ev.e).as_unsigned(), name="dist_e")
+        dist_o = tl.let((e - od.e).as_unsigned(), name="dist_o")
         has = tl.let(ev.has | od.has, 1, "has")
-        tl.cut(self.pipelining.merge)
+        tl.cut(self.pipelining.merge >= 2)
+        # an empty set's sum is 0, and 0 floors to 0 at any shift
+        se = tl.let(tl(ev.s) >> tl(dist_e), signed(self.width), "se")
+        so = tl.let(tl(od.s) >> tl(dist_o), signed(self.width), "so")
+        tl.cut(self.pipelining.merge >= 1)
         m.d.sync += [self.dot.s.eq(tl(se) + tl(so)), self.dot.e.eq(tl(e)), self.dot.has.eq(tl(has))]
         assert tl.cycle + 1 == self.latency, "the merge's registers must match its declared latency"
         return m
@@ -195,7 +199,8 @@ class EvenOddMerge(Stage):
 class RoundDownMerge(Stage):
     """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (ISA.md fact 4).
 
-    Latency ``1 + pipelining.merge`` (a register between the shifts and the add).  The dot part
+    Latency ``1 + pipelining.merge``: ``merge=1`` a register between the shifts and the add,
+    ``merge=2`` also one between the shift distances and the shifts.  The dot part
     keeps ``dot_floor_bits`` (32) fraction bits below
     ``2**e_max``, c keeps ``c_floor_bits`` (24); with ``c_drop`` c becomes 0
     when ``e_c < e_max - c_drop`` (GFDRDA).
@@ -227,14 +232,15 @@ class RoundDownMerge(Stage):
         dot, c = self.dot, self.c_term
         e_c = c.exp                                    # a zero c keeps its minimum exponent (-126)
         e_max = tl.let(Mux(dot.has & (dot.e > e_c), dot.e, e_c), exp_shape(), "e_max")
-        D = tl.let(Mux(dot.has, (dot.s << (p.dot_floor_bits - self.dot_frac)) >> (e_max - dot.e).as_unsigned(), 0),
-                   signed(W), "D")
+        dist_d = tl.let((e_max - dot.e).as_unsigned(), name="dist_d")
+        dist_c = tl.let((e_max - e_c).as_unsigned(), name="dist_c")
+        keep_c = tl.let(1 if p.c_drop is None else ~(e_c < e_max - p.c_drop), 1, "keep_c")
         sc = tl.let(Mux(c.sign, -c.sig, c.sig), signed(self.fc.man_bits + 3), "sc")
-        C = (sc << (p.c_floor_bits - self.fc.man_bits)) >> (e_max - e_c).as_unsigned()
-        if p.c_drop is not None:
-            C = Mux(e_c < e_max - p.c_drop, 0, C)
-        C = tl.let(C, signed(W), "C")
-        tl.cut(self.pipelining.merge)
+        tl.cut(self.pipelining.merge >= 2)
+        D = tl.let(Mux(tl(dot.has), (tl(dot.s) << (p.dot_floor_bits - self.dot_frac)) >> tl(dist_d), 0),
+                   signed(W), "D")
+        C = tl.let(Mux(tl(keep_c), (tl(sc) << (p.c_floor_bits - self.fc.man_bits)) >> tl(dist_c), 0), signed(W), "C")
+        tl.cut(self.pipelining.merge >= 1)
         m.d.sync += [self.total.eq(tl(D) + (tl(C) << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(tl(e_max))]
         assert tl.cycle + 1 == self.latency, "the merge's registers must match its declared latency"
         return m
@@ -243,7 +249,7 @@ class RoundDownMerge(Stage):
 class FloorNormalise(Stage):
     """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
 
-    Latency ``1 + pipelining.merge`` (a register between the shift amount and the shift), plus the
+    Latency ``1 + min(merge, 1)`` (a register between the shift amount and the shift), plus the
     normaliser cut points ``"magnitude"`` (after the magnitude) and ``"lod"`` (after the
     leading-one detector) where ``pipelining.normalise`` has them.
     Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
@@ -268,7 +274,7 @@ class FloorNormalise(Stage):
     @property
     def latency(self) -> int:
         cuts = self.pipelining.normalise_cuts
-        return 1 + self.pipelining.merge + ("magnitude" in cuts) + ("lod" in cuts)
+        return 1 + min(self.pipelining.merge, 1) + ("magnitude" in cuts) + ("lod" in cuts)
 
     def elaborate(self, platform):
         m = Module()
@@ -285,7 +291,7 @@ class FloorNormalise(Stage):
         lod = tl.let(leading_one(tl(mag), "halves"), range(max(W, 2)), "lod")
         tl.cut("lod" in cuts)
         amount = tl.let(Mux(tl(lod) > tl(floor_d), tl(lod), tl(floor_d)), unsigned(WIDE.width), "amount")
-        tl.cut(self.pipelining.merge)
+        tl.cut(self.pipelining.merge >= 1)
         shifted = tl.let(tl(self.total) << ff, signed(W + ff), "shifted")
         m.d.sync += [self.sig.eq(shifted >> tl(amount)), self.e_n.eq(tl(lsb) + tl(amount))]
         assert tl.cycle + 1 == self.latency, "the floor's registers must match its declared latency"

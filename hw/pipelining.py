@@ -22,7 +22,8 @@ final_add      a register between the carry-save tree and its carry-propagate ad
 normalise      cut points in the normalisers and the shared rounder (0..5, the first of
                :data:`NORMALISE_CUTS`: after the shift amount, after the shift, after the
                magnitude, after the increment, after the leading-one detector)
-merge          registers inside FDRDA's merges and floor (0 or 1: between the shift and the add)
+merge          registers inside FDRDA's merges and floor (0..2: 1 between the shifts and the
+               add, 2 also between the shift distances and the shifts)
 groups         a register in GDFS's group scaling, between the group sums and the scale
                multipliers (0 or 1)
 fma            a register in each fused multiply-add's align/add stage, between the alignment
@@ -42,7 +43,7 @@ __all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "as_pipelining", "Timeli
 
 # the largest value each field takes (None: no limit); the smallest is 1 for the *levels* fields, 0 otherwise
 _LIMITS = {"operands": 1, "multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1, "normalise": 5,
-           "merge": 1, "groups": 1, "fma": 1, "f32": 1}
+           "merge": 2, "groups": 1, "fma": 1, "f32": 1}
 _LEVELS_FIELDS = ("max_levels",)
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one
 # detector, exponent arithmetic), after its shift and sticky bit, after the magnitude (the two's
@@ -148,7 +149,7 @@ _LEVELS = (
                f32=1),
     Pipelining(operands=1, multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1,
                groups=1, fma=1, f32=1),
-    Pipelining(operands=1, multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=1,
+    Pipelining(operands=1, multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=2,
                groups=1, fma=1, f32=1),
 )
 MAX_LEVEL = len(_LEVELS) - 1
