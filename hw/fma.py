@@ -43,7 +43,7 @@ fixed); a subnormal c needs nothing, its exponent is the format's minimum.
 
 from __future__ import annotations
 
-from amaranth import Cat, Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Shape, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -137,7 +137,9 @@ class FMAMultiply(Stage):
 
 
 class FMAAlignAdd(Stage):
-    """Decode c, align it against the product, add; special values.  Latency ``1 + fma``.
+    """Decode c, align it against the product, add; special values.  Latency ``1 + fma``
+    (1: a register between the alignment and the add; 2: also one between the exponent
+    difference and the shift).
 
     Parameters
     ----------
@@ -174,22 +176,15 @@ class FMAAlignAdd(Stage):
 
         d = Signal(WIDE_EXP)                           # e_c - e_p
         m.d.comb += d.eq(c.exp - pr.exp)
-        anchor_c = Signal()                            # window anchored on c: product zero or far below c (dropped)
-        m.d.comb += anchor_c.eq(pr.zero | (~c.zero & (d > d_max)))
+        # window anchored on c: product zero or far below c (dropped)
+        anchor_c = tl.let(pr.zero | (~c.zero & (d > d_max)), 1, "anchor_c")
         sh_raw = Signal(WIDE_EXP)
         m.d.comb += sh_raw.eq(d_max - d)
-        sh = Signal(range(W + 1))
-        m.d.comb += sh.eq(Mux(sh_raw > W, W, sh_raw[:len(sh)]))
-
-        c_top = Signal(W)
-        m.d.comb += c_top.eq(c.sig << (W - p))
-        c_shift = Signal(W)
-        m.d.comb += c_shift.eq(c_top >> sh)
+        sh = tl.let(Mux(sh_raw > W, W, sh_raw[:Shape.cast(range(W + 1)).width]), range(W + 1), "sh")
+        c_top = tl.let(c.sig << (W - p), W, "c_top")
         # bits shifted out: c's lowest set bit (at W - p + its trailing zeros) falls below bit 0
-        c_tz = Signal(range(p))
-        m.d.comb += c_tz.eq(trailing_zeros(c.sig))
-        c_jam = (c.sig != 0) & (sh > c_tz + (W - p))
-        cw = tl.let(Mux(anchor_c, c_top, c_shift | c_jam), W, "cw")
+        c_tz = tl.let(trailing_zeros(c.sig), range(p), "c_tz")
+        c_nonzero = tl.let(c.sig != 0, 1, "c_nonzero")
         pw = tl.let(Mux(anchor_c, 0, pr.sig << g), W, "pw")
         sub = tl.let(pr.sign ^ c.sign, 1, "sub")
         nan = tl.let(pr.nan | c.nan | (pr.inf & c.inf & sub), 1, "nan")
@@ -199,7 +194,12 @@ class FMAAlignAdd(Stage):
             ("p_inf", pr.inf), ("p_sign", pr.sign), ("c_inf", c.inf), ("c_sign", c.sign),
             ("both_neg_zero", pr.zero & c.zero & pr.sign & c.sign))}
         exp = tl.let(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2)), WIDE_EXP, "exp")
-        tl.cut(self.pipelining.fma)
+        tl.cut(self.pipelining.fma >= 2)                # the exponent difference before the shift
+
+        sh = tl(sh)
+        c_jam = tl(c_nonzero) & (sh > tl(c_tz) + (W - p))
+        cw = tl.let(Mux(tl(anchor_c), tl(c_top), (tl(c_top) >> sh) | c_jam), W, "cw")
+        tl.cut(self.pipelining.fma >= 1)
 
         cw, pw = tl(cw), tl(pw)
         total = tl.let(Mux(tl(sub), cw - pw, cw + pw), signed(W + 2), "total")

@@ -141,8 +141,9 @@ class F32Multiply(Stage):
 class F32Add(Stage):
     """binary32 addition, RNE; with ``flush``, a result below ``2**-126`` becomes a zero of its sign.
 
-    Latency ``1 + f32`` (a register between the alignment and the add) plus the normaliser's cut
-    points (``normalise``: the magnitude, and the rounder's).
+    Latency ``1 + f32`` (1: a register between the alignment and the add; 2: also one between
+    the exponent compare and the alignment shift) plus the normaliser's cut points
+    (``normalise``: the magnitude, and the rounder's).
 
     The smaller operand is aligned in a 27-bit window (3 bits below the
     larger one's last place, the bits shifted out jammed into a sticky bit),
@@ -192,24 +193,24 @@ class F32Add(Stage):
         swap = y.exp > x.exp
         big_sig, big_exp, big_sign = Mux(swap, y.sig, x.sig), Mux(swap, y.exp, x.exp), Mux(swap, y.sign, x.sign)
         small_sig, small_exp = Mux(swap, x.sig, y.sig), Mux(swap, x.exp, y.exp)
-        dist = Signal(range(256))
-        m.d.comb += dist.eq(big_exp - small_exp)
-        sh = Signal(range(W + 1))
-        m.d.comb += sh.eq(Mux(dist > W, W, dist))
-        small_top = Signal(W)
-        m.d.comb += small_top.eq(small_sig << g)
-        tz = Signal(range(p))
-        m.d.comb += tz.eq(trailing_zeros(small_sig))
-        jam = (small_sig != 0) & (sh > tz + g)                   # the smaller's lowest set bit shifted out
+        dist = tl.let(big_exp - small_exp, range(256), "dist")
+        sh = tl.let(Mux(dist > W, W, dist), range(W + 1), "sh")
+        small_top = tl.let(small_sig << g, W, "small_top")
+        tz = tl.let(trailing_zeros(small_sig), range(p), "tz")
+        small_nonzero = tl.let(small_sig != 0, 1, "small_nonzero")
         xw = tl.let(big_sig << g, W, "xw")
-        yw = tl.let((small_top >> sh) | jam, W, "yw")
         sub = tl.let(x.sign ^ y.sign, 1, "sub")
         both_neg = tl.let(x.sign & y.sign, 1, "both_neg")
         big_sign = tl.let(big_sign, 1, "big_sign")
         e0 = tl.let(big_exp - (p - 1) - g, WIDE_EXP, "e0")
         nan = x.nan | y.nan | (x.inf & y.inf & (x.sign ^ y.sign))
         flags = tl.let(Cat(nan, x.inf | y.inf, Mux(x.inf, x.sign, y.sign)), 3, "flags")
-        tl.cut(self.pipelining.f32)
+        tl.cut(self.pipelining.f32 >= 2)                         # the exponent compare before the shift
+
+        sh = tl(sh)
+        jam = tl(small_nonzero) & (sh > tl(tz) + g)              # the smaller's lowest set bit shifted out
+        yw = tl.let((tl(small_top) >> sh) | jam, W, "yw")
+        tl.cut(self.pipelining.f32 >= 1)
 
         xw, yw = tl(xw), tl(yw)
         total = tl.let(Mux(tl(sub), xw - yw, xw + yw), signed(W + 2), "total")
