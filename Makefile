@@ -14,7 +14,7 @@ SEED  ?= 1
 given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
-        fpga fpga-sim fpga-run fpga-program
+        fpga fpga-sim fpga-run fpga-program fpga-selftest
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -41,6 +41,9 @@ help:
 	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
 	@echo "                                  CLOCK: the design clock in MHz (a PLL makes it; default the board's)"
 	@echo "make fpga-run PORT=/dev/ttyUSB0 [N=] [ARCH= INSTR=]  random dot-adds on the board (whatever it runs, or check INSTR), scored against golden"
+	@echo "make fpga-selftest ARCH= INSTR= BLOCKS= [BLOCK=1024] [SEED=] [KIND=normal|bits] [LANES=] [PORT=] [PLANT=F+1]"
+	@echo "                                  the on-board self-test: operands made and results signed on the board,"
+	@echo "                                  checked against golden (no PORT: on the simulated board)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 
@@ -118,3 +121,7 @@ fpga-program: $(STAMP)
 fpga-run: $(STAMP)
 	$(if $(PORT),,$(error make fpga-run needs PORT=, the board's serial port: /dev/ttyUSB0, COM3, or socket://HOST:PORT))
 	$(PY) -m fpga run $(if $(call given,INSTR),$(ARCH) $(INSTR)) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
+
+fpga-selftest: $(STAMP)
+	$(PY) -m fpga selftest $(ARCH) $(FPGA_INSTR) $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) \
+	    --seed $(SEED) $(if $(KIND),--kind $(KIND)) $(if $(PORT),--port $(PORT)) $(if $(PLANT),--plant $(PLANT)) $(FPGA_OPTS)

@@ -13,6 +13,10 @@
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
 ``python -m fpga identify --port URL``
     a board (or a served simulated one) scored against golden; what a board runs.
+``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL]``
+    the on-board self-test: the board generates its operands and signs its results, the host
+    checks the signatures against golden (without --port: on the simulated board; ``--plant F+1``
+    builds that board's unit with a wrong algorithm parameter, which the self-test must catch).
 
 INSTR: one instruction builds its unit; several (a comma list, a family prefix) build a tensor
 core restricted to them (``--core`` forces a core for one).  Exit status: 0 when everything
@@ -22,6 +26,7 @@ matched and worked, 1 on a mismatch or a failed check, 2 on bad input or an unus
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from fractions import Fraction
 
@@ -99,7 +104,40 @@ def _parser() -> argparse.ArgumentParser:
     ident = sub.add_parser("identify", help="what the board at PORT runs, and its link counters")
     ident.add_argument("--port", required=True)
     ident.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
+    _selftest_args(sub)
     return ap
+
+
+def _selftest_args(sub) -> None:
+    from .selftest_model import KINDS
+    st = sub.add_parser("selftest", help="the on-board self-test: operands made and results signed on the board")
+    _config_args(st)
+    st.add_argument("--blocks", type=int, default=16, help="blocks to check (default 16)")
+    st.add_argument("--block-len", type=int, default=1024, help="entries per block, 1..65535 (default 1024)")
+    st.add_argument("--first-block", type=int, default=0, help="the first block (default 0)")
+    st.add_argument("--seed", type=int, default=1, help="the generator's 64-bit seed (default 1)")
+    st.add_argument("--kind", default="normal", choices=list(KINDS), help="operand kind (default normal)")
+    st.add_argument("--port", help="a board's serial port or URL (default: the simulated board, built if needed)")
+    st.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
+    st.add_argument("--plant", metavar="PARAM+N", help="simulated board only: build its unit with a catalog "
+                    "parameter changed (F+1, F-1, F=27) while it identifies as the catalog's")
+
+
+def plant_params(ins, text: str):
+    """``--plant F+1``: the instruction's algorithm parameters with one changed."""
+    import re
+    m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*([+=-])\s*(-?\d+)\s*", text or "")
+    if m is None:
+        raise ValueError(f"--plant {text!r}: expected PARAM+N, PARAM-N or PARAM=N (e.g. F+1)")
+    name, op, value = m.group(1), m.group(2), int(m.group(3))
+    current = getattr(ins.params, name, None)
+    if not isinstance(current, int) or isinstance(current, bool):
+        numeric = [f.name for f in dataclasses.fields(ins.params) if type(getattr(ins.params, f.name)) is int]
+        raise ValueError(f"--plant {text!r}: {ins.name} has no integer parameter {name!r}; valid: {', '.join(numeric)}")
+    new = value if op == "=" else current + value if op == "+" else current - value
+    if new == current:
+        raise ValueError(f"--plant {text!r} leaves {name} at {current}: nothing planted")
+    return ins.params.with_(**{name: new})
 
 
 def config_from(args, **kw) -> BoardConfig:
@@ -236,7 +274,29 @@ def cmd_identify(args) -> int:
     return 0
 
 
-COMMANDS = {"sim": cmd_sim, "build": cmd_build, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
+def cmd_selftest(args) -> int:
+    from . import selftest, simrun
+    cfg = config_from(args)
+    if cfg.core:
+        raise ValueError("the on-board self-test runs on a dot-add unit's board; name one instruction")
+    params = plant_params(cfg.instruction_objects[0], args.plant) if args.plant else None
+    kw = dict(seed=args.seed, kind=args.kind, blocks=args.blocks, block_len=args.block_len,
+              first_block=args.first_block)
+    selftest.SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, args.seed, args.kind, args.block_len)
+    selftest.block_entries(args.first_block, args.block_len, args.blocks)   # bad input: one line, before a build
+    if args.port:
+        if params is not None:
+            raise ValueError("--plant builds a simulated board; leave out --port")
+        with Board(args.port, timeout=args.timeout or 5.0, expect=cfg) as board:
+            print(board.describe())
+            report = selftest.run_selftest(board, **kw)
+    else:
+        report = simrun.selftest(cfg, params=params, timeout=args.timeout, **kw)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
             "identify": cmd_identify}
 
 if __name__ == "__main__":
