@@ -136,3 +136,122 @@ def test_engine_signatures_equal_the_model_under_stalls(arch, name, lanes):
     assert state["vectors"] == n * lanes and state["cycles"] >= n
     if not ins.params.exact_nan:               # the NaN rule was exercised
         assert (model.canonical_results(ins, d) != d).any()
+
+
+# ---- on the simulated board ------------------------------------------------------------------------
+
+BOARD = ("hopper", "HMMA.1684.F32.TF32", 2)          # small: a board simulation builds in ~40 s
+PLANT_SEED, PLANT_KIND, PLANT_BLOCK_LEN, PLANT_BLOCKS = 6, "normal", 16, 8
+
+
+def _board_config():
+    arch, name, lanes = BOARD
+    return BoardConfig(arch, name, lanes=lanes)
+
+
+@pytest.fixture(scope="module")
+def sim_board():
+    """``open(params=None)``: a connected Board on the simulated board (its unit built with ``params``)."""
+    import contextlib
+    import io
+
+    from cosim import toolchain
+    from fpga import Board
+    from fpga.sim import BoardSim
+    from fpga.simrun import SIM_TIMEOUT_S, build
+    try:
+        toolchain.setup()
+    except toolchain.ToolchainError as e:
+        pytest.skip(f"no Verilator toolchain: {e}")
+
+    @contextlib.contextmanager
+    def open_board(params=None):
+        cfg = _board_config()
+        b = build(cfg, out=io.StringIO(), params=params)
+        with BoardSim(b, cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+            yield board
+    return open_board
+
+
+def test_selftest_on_the_simulated_board_matches_golden(sim_board, tmp_path):
+    import io
+
+    from fpga import BoardError
+    from fpga.protocol import Command, selftest_request
+    from fpga.selftest import run_selftest
+    out = io.StringIO()
+    with sim_board() as board:
+        report = run_selftest(board, seed=PLANT_SEED, kind="bits", blocks=6, block_len=24, first_block=3, chunk=4,
+                              failures_dir=tmp_path, out=out)
+        assert report.ok, report.summary()
+        assert sorted(report.blocks) == list(range(3, 9)) and report.board_vectors == 6 * 24 * 2
+        assert report.board_cycles >= 6 * 24                  # an entry a cycle at best
+        # the capture path returns what golden computes for the same generated operands
+        spec = report.spec
+        got = board.selftest_capture(spec.seed, model.KINDS["bits"], 5 * 24, 24)
+        assert np.array_equal(got, golden.dot_add(spec.ins, *spec.operands(5)))
+        # refusals: a kind, an opcode the board does not have, no blocks
+        for payload in (selftest_request(1, 2, 0, 0, 1, 8), selftest_request(1, 0, 1, 0, 1, 8),
+                        selftest_request(1, 0, 0, 0, 0, 8), selftest_request(1, 0, 0, 0, 1, 0)):
+            with pytest.raises(BoardError, match="BAD_RANGE"):
+                board.request(Command.SELFTEST, payload)
+        assert run_selftest(board, seed=1, kind="normal", blocks=2, block_len=8, out=out).ok   # still works
+    assert "differs" not in out.getvalue()
+
+
+def _first_planted_difference(ins, params):
+    """Independently of the self-test's host code: golden with the catalog's parameters and with
+    ``params`` over the model's operand stream; (block, entry, lane) of the first difference and
+    the blocks that differ."""
+    import dataclasses
+    lanes = BOARD[2]
+    a, b, c, sa, sb = model.operands(ins, lanes, PLANT_SEED, PLANT_KIND, 0, PLANT_BLOCKS * PLANT_BLOCK_LEN)
+    right = golden.dot_add(ins, a, b, c, sa, sb)
+    wrong = golden.dot_add(dataclasses.replace(ins, params=params), a, b, c, sa, sb)
+    rows = golden.mismatching(ins, wrong, right)
+    entries = rows // lanes
+    first = int(rows[0])
+    return ((first // lanes) // PLANT_BLOCK_LEN, (first // lanes) % PLANT_BLOCK_LEN, first % lanes, first,
+            sorted({int(e) // PLANT_BLOCK_LEN for e in entries}), wrong[first], right[first])
+
+
+def test_selftest_catches_a_planted_datapath_fault_at_the_right_vector(sim_board, tmp_path):
+    """The board's unit is built with F one larger than the catalog's while it identifies as the
+    catalog's: the self-test names exactly the first vector golden says differs (not in block 0)."""
+    import io
+
+    from cosim.failures import load_failures
+    from fpga.selftest import run_selftest
+    cfg = _board_config()
+    ins = cfg.instruction_objects[0]
+    params = ins.params.with_(F=ins.params.F + 1)
+    block, entry, lane, row, blocks, wrong, right = _first_planted_difference(ins, params)
+    assert block > 0 and lane == 1                  # the choice of seed makes "right block, right lane" mean something
+    out = io.StringIO()
+    with sim_board(params) as board:
+        report = run_selftest(board, seed=PLANT_SEED, kind=PLANT_KIND, blocks=PLANT_BLOCKS,
+                              block_len=PLANT_BLOCK_LEN, failures_dir=tmp_path, out=out)
+    assert not report.ok and report.mismatched == blocks, report.summary()
+    f = report.failure
+    assert (f.block, f.index, f.lane, f.row) == (block, entry, lane, row)
+    assert (f.got, f.expected) == (int(wrong), int(right))
+    text = out.getvalue()
+    assert f"first failing vector: block {block}, entry {entry} of {PLANT_BLOCK_LEN}, lane {lane}" in text
+    assert f"first failing vector #{row}:" in text and "=> d = " in text          # golden's trace
+    meta, arrays = load_failures(report.failures_file)
+    assert (meta["arch"], meta["instr"], meta["block"]) == (ins.arch, ins.name, block)
+    assert int(arrays["index"][0]) == row and int(arrays["got"][0]) == int(wrong)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--block-len", "0"], "block_len must be 1..65535"),
+    (["--blocks", "0"], "do not fit the self-test's 32-bit entry counter"),
+    (["--plant", "Q+1"], "has no integer parameter 'Q'"),
+    (["--plant", "F"], "expected PARAM+N"),
+    (["--plant", "F+1", "--port", "socket://127.0.0.1:1"], "--plant builds a simulated board"),
+])
+def test_selftest_command_line_refuses_bad_input_in_one_line(argv, message, capsys):
+    from fpga.__main__ import main
+    assert main(["selftest", "hopper", "HMMA.1684.F32.TF32", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
