@@ -29,6 +29,7 @@ design clock that would pass (:func:`passing_clock_mhz`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -418,6 +419,12 @@ def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, ds
         **yosys_overrides(multipliers, lanes or 1, dsp_lanes))
 
 
+@functools.lru_cache(maxsize=None)
+def _yosys_version(command: tuple) -> str:
+    """The version of the Yosys ``command`` runs (asked once a process: a WebAssembly start takes seconds)."""
+    return _version([*command, "-V"])
+
+
 def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None = None, multipliers: str = "dsp",
                lanes: int | None = None, dsp_lanes: int | None = None, yosys_version: str | None = None) -> Resources:
     """Yosys alone (no place and route): the resources ``top`` synthesises to for ``board``.
@@ -431,7 +438,7 @@ def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None =
         build_dir = BUILD_ROOT / brd.name / "synth" / default_build_dir(brd, design).name
     folder = Path(build_dir).resolve()
     plan = _prepare(top, brd, 1, multipliers, lanes, dsp_lanes)
-    key = {"plan_digest": plan.digest(16).hex(), "yosys": tool_versions(yosys_version)["yosys"]}
+    key = {"plan_digest": plan.digest(16).hex(), "yosys": _yosys_version(tuple(tool_command("yosys", yosys_version)))}
     stored = folder / "synth.json"
     if stored.exists():
         kept = json.loads(stored.read_text())
