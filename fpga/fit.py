@@ -8,7 +8,8 @@ fixed cost.  The buffers are block RAM whose size the lanes decide: an entry is 
 operands and the buffers' depth shrinks as entries widen, because a LOAD frame carries the whole
 buffer in a 16-bit length (:func:`depth_for`), so their EBR is counted from their geometry
 (:func:`buffer_ebr`, Yosys's DP16KD mapping) rather than extrapolated; the EBR of the 1-lane top
-less its buffers is fixed, and the 2-lane top checks the count (:attr:`LaneCost.ebr_error`).
+less its buffers is fixed (or the 2-lane top's, if larger), and the 2-lane top checks the count
+(:attr:`LaneCost.ebr_error`).
 
 :func:`fit` turns the costs into lanes per resource against the device's capacity
 (:func:`fpga.build.device_capacity`).  LUT4s are counted against :data:`LUT_HEADROOM` of the
@@ -113,7 +114,9 @@ def cost_from(multipliers: str, one: Resources, two: Resources, buffers_one: int
     """The :class:`LaneCost` of syntheses with 1 and 2 lanes whose buffers take ``buffers_one`` and
     ``buffers_two`` blocks by :func:`buffer_ebr`."""
     per_lane = Resources(*(getattr(two, k) - getattr(one, k) for k in RESOURCES[:3]), ebr=0)
-    fixed = Resources(*(getattr(one, k) - getattr(per_lane, k) for k in RESOURCES[:3]), ebr=one.ebr - buffers_one)
+    # the identify ROM goes to a block or to logic as Yosys picks: the fixed EBR is the larger reading
+    fixed_ebr = max(one.ebr - buffers_one, two.ebr - buffers_two)
+    fixed = Resources(*(getattr(one, k) - getattr(per_lane, k) for k in RESOURCES[:3]), ebr=fixed_ebr)
     return LaneCost(multipliers, per_lane, fixed, ((1, one), (2, two)), two.ebr - (fixed.ebr + buffers_two))
 
 

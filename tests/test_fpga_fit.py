@@ -83,6 +83,7 @@ def test_cost_from_two_syntheses():
     assert cost.per_lane == Resources(2572, 713, 4, 0)
     assert cost.fixed == Resources(1200, 598, 0, 1) and cost.ebr_error == -1
     assert cost.cost(3, 30) == Resources(1200 + 3 * 2572, 598 + 3 * 713, 12, 31)
+    assert cost_from("dsp", Resources(10, 1, 0, 10), Resources(20, 2, 0, 22), 10, 20).fixed.ebr == 2
 
 
 # --- the buffers -------------------------------------------------------------------------------------
