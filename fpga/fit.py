@@ -206,8 +206,9 @@ class Fit:
             return (f"not even 1 lane fits ({', '.join(RESOURCE_TITLES[k] for k in self.binding)} "
                     f"binds): try another board or --multipliers")
         binds = " and ".join(RESOURCE_TITLES[k] for k in self.binding) or "nothing"
+        verb = "bind" if len(self.binding) > 1 else "binds"
         return (f"{self.lanes} lane{'s' if self.lanes != 1 else ''} fit, "
-                f"{describe(self.multipliers, self.lanes, self.dsp_lanes)}; {binds} binds; "
+                f"{describe(self.multipliers, self.lanes, self.dsp_lanes)}; {binds} {verb}; "
                 f"buffers {self.depth} entries deep; predicted {self.at_lanes.lut4:,} LUT4, {self.at_lanes.ff:,} FF, "
                 f"{self.at_lanes.dsp} DSP, {self.at_lanes.ebr} EBR")
 
