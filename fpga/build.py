@@ -264,9 +264,18 @@ def _run(command: list[str], cwd: Path, log: str, step: str) -> float:
 
 
 def _tool_error(output: Path) -> str:
-    """The last line of a tool's output that says ERROR (Yosys and nextpnr both do), if any."""
-    lines = [ln.strip() for ln in output.read_text(errors="replace").splitlines() if "ERROR" in ln]
-    return lines[-1][:200] if lines else ""
+    """The last line of a tool's output that says ERROR (Yosys and nextpnr both do), if any, or
+    what a WebAssembly tool's trap means."""
+    text = output.read_text(errors="replace")
+    lines = [ln.strip() for ln in text.splitlines() if "ERROR" in ln]
+    if lines:
+        return lines[-1][:200]
+    if "wasm trap" in text:
+        # measured: a 5-lane HGMMA board top (~66k LUT4) traps after ~10 min; WebAssembly
+        # (wasm32) gives a YoWASP tool at most 4 GiB of memory
+        return ("the WebAssembly tool aborted (wasm trap); a design this large may exceed the 4 GiB "
+                "a YoWASP tool can use: fewer lanes, or a native Yosys with YOSYS=/path/to/yosys")
+    return ""
 
 
 def _version(command: list[str]) -> str:
