@@ -14,7 +14,7 @@ SEED  ?= 1
 given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
-        fpga fpga-sim fpga-run fpga-program
+        fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -36,11 +36,17 @@ help:
 	@echo "make bench                        golden-model throughput per algorithm, one core"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
-	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=] [CLOCK=MHz] [PIPELINE=2]"
+	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
+	@echo "make fpga-fit ARCH= INSTR= [BOARD=] [MULT=dsp|lut|auto|all]  lanes of the unit that fit, per resource (Yosys only)"
+	@echo "make fpga-bench [BENCH_UNITS='hopper HGMMA.64xNx16.F32 ...'] [LANES=] [MULT=] [SECONDS=2]"
+	@echo "                                  board dot-adds/s (lanes x clock) against golden on this host's cores"
 	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
 	@echo "                                  CLOCK: the design clock in MHz (a PLL makes it; default the board's)"
 	@echo "make fpga-run PORT=/dev/ttyUSB0 [N=] [ARCH= INSTR=]  random dot-adds on the board (whatever it runs, or check INSTR), scored against golden"
+	@echo "make fpga-selftest ARCH= INSTR= BLOCKS= [BLOCK=1024] [SEED=] [KIND=normal|bits] [LANES=] [PORT=] [PLANT=F+1]"
+	@echo "                                  the on-board self-test: operands made and results signed on the board,"
+	@echo "                                  checked against golden (no PORT: on the simulated board)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 
@@ -111,12 +117,29 @@ fpga-sim: $(STAMP)
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \
 	    $(if $(filter 1 yes true,$(WAVES)),--waves)
 
+# the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
+FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
+
 fpga: $(STAMP)
-	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS)
+	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT)
 
 fpga-program: $(STAMP)
-	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS)
+	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT)
+
+fpga-fit: $(STAMP)
+	$(PY) -m fpga fit $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) $(FPGA_MULT)
+
+# the units of docs/fpga/benchmark.md: one per algorithm family built so far (each built when its report is missing)
+BENCH_UNITS ?= hopper HGMMA.64xNx16.F32 blackwell UTCOMMA.MXF4.E8 cdna3 v_mfma_f32_32x32x8_f16
+SECONDS ?= 2
+fpga-bench: $(STAMP)
+	$(PY) -m fpga bench $(BENCH_UNITS) --board $(BOARD) $(if $(LANES),--lanes $(LANES)) $(FPGA_MULT) \
+	    --seconds $(SECONDS) --jobs 2 --markdown docs/fpga/benchmark.md
 
 fpga-run: $(STAMP)
 	$(if $(PORT),,$(error make fpga-run needs PORT=, the board's serial port: /dev/ttyUSB0, COM3, or socket://HOST:PORT))
 	$(PY) -m fpga run $(if $(call given,INSTR),$(ARCH) $(INSTR)) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
+
+fpga-selftest: $(STAMP)
+	$(PY) -m fpga selftest $(ARCH) $(FPGA_INSTR) $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) \
+	    --seed $(SEED) $(if $(KIND),--kind $(KIND)) $(if $(PORT),--port $(PORT)) $(if $(PLANT),--plant $(PLANT)) $(FPGA_OPTS)

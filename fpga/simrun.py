@@ -28,11 +28,13 @@ DEFAULT_N = 300                       # dot-adds per instruction: about a minute
 SIM_TIMEOUT_S = 120.0
 
 
-def build(cfg: BoardConfig, waves: bool = False, out=None):
-    """The simulator executable of ``cfg``'s board top (cached by its Verilog)."""
+def build(cfg: BoardConfig, waves: bool = False, out=None, params=None):
+    """The simulator executable of ``cfg``'s board top (cached by its Verilog); ``params``: a
+    planted fault, the unit built with these algorithm parameters (:class:`fpga.top.BoardTop`)."""
     out = out or sys.stdout
     t0 = time.perf_counter()
-    b = build_board_sim(BoardTop(cfg), name=cfg.name, waves=waves)
+    name = cfg.name if params is None else f"{cfg.name}_planted"
+    b = build_board_sim(BoardTop(cfg, params=params), name=name, waves=waves)
     print(f"board simulator: {b.exe} ({b.source}, {time.perf_counter() - t0:.1f} s)", file=out)
     return b
 
@@ -71,3 +73,18 @@ def _serve(sim, cfg: BoardConfig, out) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out=None, **kw):
+    """:func:`fpga.selftest.run_selftest` on the simulated board of ``cfg`` (its unit built with
+    ``params`` when given: a planted fault the self-test must catch)."""
+    from . import selftest as board_selftest
+    out = out or sys.stdout
+    b = build(cfg, out=out, params=params)
+    with BoardSim(b, cfg.clocks_per_bit) as sim:
+        with Board(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
+            planted = f"; planted fault: its unit built with {params}" if params is not None else ""
+            print(board.describe() + planted, file=out, flush=True)
+            report = board_selftest.run_selftest(board, out=out, **kw)
+    print(f"simulated {sim.stats.get('cycles', '?')} cycles at {sim.stats.get('cycles_per_s', '?')} cycles/s", file=out)
+    return report

@@ -20,6 +20,8 @@ from amaranth.lib import io, wiring
 from amaranth.lib.cdc import ResetSynchronizer
 from amaranth.lib.wiring import In, Out
 
+import hw
+
 from .clocks import ECP5PLL
 from .link import HostLink
 from .uart import UARTRx, UARTTx
@@ -38,6 +40,10 @@ class BoardTop(wiring.Component):
         Its ``clock_hz`` is the design (``sync``) clock: on a platform whose oscillator runs at
         another frequency, an ECP5 PLL makes it exactly (ValueError naming the nearest frequencies
         the PLL makes, when it cannot).
+    params : golden.Params, optional
+        A planted fault: the dot-add unit is built with these algorithm parameters instead of the
+        catalog's, while the board still identifies as ``config`` (what a bitstream with a wrong
+        datapath would do).  The self-test must catch it (``python -m fpga selftest --plant F+1``).
 
     Members
     -------
@@ -49,8 +55,11 @@ class BoardTop(wiring.Component):
         Clock cycles per UART bit (``config.clock_hz / config.baud``, checked).
     """
 
-    def __init__(self, config):
+    def __init__(self, config, params=None):
+        if params is not None and config.core:
+            raise ValueError("a planted fault (params) needs a dot-add unit's board, not a tensor core")
         self.config = config
+        self.params = params
         self.clocks_per_bit = config.clocks_per_bit
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
@@ -62,7 +71,7 @@ class BoardTop(wiring.Component):
         m.submodules.uart_rx = rx = UARTRx(self.clocks_per_bit)
         m.submodules.uart_tx = tx = UARTTx(self.clocks_per_bit)
         m.submodules.link = link = HostLink(self.config, self.clocks_per_bit)
-        m.submodules.unit = unit = self.config.unit()
+        m.submodules.unit = unit = self._unit()
         wiring.connect(m, rx.o, link.rx)
         wiring.connect(m, link.tx, tx.i)
         wiring.connect(m, link.unit_i, unit.i)
@@ -77,6 +86,13 @@ class BoardTop(wiring.Component):
         m.d.comb += [rx.rx.eq(rx_pin.i), tx_pin.o.eq(tx.tx)]
         self._leds(m, platform, link)
         return m
+
+    def _unit(self):
+        if self.params is None:
+            return self.config.unit()
+        cfg = self.config
+        return hw.dot_add_unit(cfg.instruction_objects[0], lanes=cfg.lanes, params=self.params,
+                               pipelining=cfg.pipelining)
 
     def _pll(self, platform) -> ECP5PLL | None:
         """The PLL making the design clock from the oscillator; None when they are the same clock."""

@@ -219,3 +219,14 @@ def test_a_failing_tool_is_one_line_with_its_error(tmp_path, monkeypatch):
     assert message.startswith("synthesis failed (exit status 1) after ")
     assert "ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' failed" in message
     assert "--yosys VERSION" in message
+
+
+def test_a_webassembly_trap_is_explained(tmp_path):
+    """A YoWASP tool that traps (no ERROR line) is named for what it likely is, with a way out."""
+    from fpga.build import _tool_error
+    out = tmp_path / "synthesis.out"
+    out.write_text("Traceback ...\nCaused by:\n    wasm trap: wasm `unreachable` instruction executed\n")
+    said = _tool_error(out)
+    assert "4 GiB" in said and "YOSYS=" in said and "fewer lanes" in said
+    out.write_text("ERROR: Module `top' not found\nwasm trap: unreachable\n")
+    assert _tool_error(out) == "ERROR: Module `top' not found"

@@ -193,7 +193,7 @@ def test_identify_blob_and_what_the_hash_covers():
     info = json.loads(blob[14:14 + n])
     assert blob[:8] == IDENTIFY_MAGIC and config_hash == cfg.config_hash and 14 + n == len(blob)
     assert blob[14:].decode() == json.dumps(info, sort_keys=True, separators=(",", ":"))
-    assert info == {"protocol": 1, "arch": "hopper", "instructions": [[0, "HMMA.1684.F32.TF32"]], "core": False,
+    assert info == {"protocol": 2, "arch": "hopper", "instructions": [[0, "HMMA.1684.F32.TF32"]], "core": False,
                     "lanes": 1, "latency": cfg.latency, "in_bits": 288, "in_bytes": 36, "out_bits": 32,
                     "out_bytes": 4, "depth": 4, "clock_hz": 25_000_000, "baud": 1_000_000,
                     "layout": {"a": [0, 128], "b": [128, 128], "c": [256, 32]}, "pipelining": "0"}

@@ -1,0 +1,159 @@
+"""The self-test engine: generated operands through the unit at full rate, results folded into
+per-block, per-lane CRC-32 signatures (or handed to the output buffer, to rerun a block).
+
+The signatures are :func:`fpga.selftest_model.signatures` (CRC-32/MPEG-2 of each lane's results
+of a block, NaNs canonical where the instruction does not specify their bits); a test shows the
+gateware equal to the model.  :class:`fpga.link.HostLink` starts it for the SELFTEST and
+SELFTEST_CAPTURE commands and streams the signatures back while it runs.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.hdl import EnableInserter
+from amaranth.lib import stream, wiring
+from amaranth.lib.crc import Processor
+from amaranth.lib.crc.catalog import CRC32_MPEG_2
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from golden.formats import special_bits
+
+from .selftest_gen import SelfTestGenerator
+
+__all__ = ["SelfTestEngine", "SIGNATURE_BITS"]
+
+SIGNATURE_BITS = 32
+SIGNATURE_FIFO_DEPTH = 4       # signatures waiting for the link; a block starts only when its has room
+
+
+class SelfTestEngine(wiring.Component):
+    """Blocks of generated entries through a dot-add unit; a signature per block and lane.
+
+    A run issues ``blocks`` blocks of ``block_len`` entries from entry ``first`` (mod 2**32), one
+    entry a cycle while the unit takes them; a block starts only when the signature FIFO has room
+    for it and the blocks in flight, so a slow link stalls the run instead of losing signatures.
+    In capture mode (one block) no signature is made: the results are for the link's output buffer.
+
+    Parameters
+    ----------
+    config : fpga.config.BoardConfig
+        A dot-add unit's board (one instruction, ``lanes`` lanes).
+
+    Members
+    -------
+    start : In(1)
+        A pulse: latch the run's parameters below and begin.
+    capture, seed, kind, first, blocks, block_len : In
+        The run: capture mode (1 bit), the 64-bit seed, the kind (0 bits, 1 normal), the first
+        entry (32 bits), blocks and entries per block (16 bits each, at least 1).
+    busy : Out(1)
+        From ``start`` until the last signature is in the FIFO (capture: the last result is out).
+    cycles : Out(32)
+        Cycles from the first entry into the unit to the last result.
+    vectors : Out(32)
+        Dot-adds whose results came back (entries times lanes).
+    unit_i : Out(stream.Signature(config.in_shape))
+        To the unit (the link selects it while the engine is busy).
+    results : In(stream.Signature(config.out_shape, always_ready=True))
+        The unit's results (the link always takes them).
+    sigs : Out(stream.Signature(lanes * 32))
+        One block's signatures, lane 0 in the low 32 bits.
+    """
+
+    def __init__(self, config):
+        if config.core:
+            raise ValueError("the self-test engine drives a dot-add unit; a tensor core is not supported yet")
+        self.config = config
+        self.ins = config.instruction_objects[0]
+        self.lanes = config.lanes
+        self.generator = SelfTestGenerator(self.ins, self.lanes)
+        super().__init__({
+            "start": In(1), "capture": In(1), "seed": In(64), "kind": In(1), "first": In(32),
+            "blocks": In(16), "block_len": In(16),
+            "busy": Out(1), "cycles": Out(32), "vectors": Out(32),
+            "unit_i": Out(stream.Signature(config.in_shape)),
+            "results": In(stream.Signature(config.out_shape, always_ready=True)),
+            "sigs": Out(stream.Signature(self.lanes * SIGNATURE_BITS)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = fifo = SyncFIFO(width=self.lanes * SIGNATURE_BITS, depth=SIGNATURE_FIFO_DEPTH)
+        m.d.comb += [self.sigs.valid.eq(fifo.r_rdy), self.sigs.payload.eq(fifo.r_data), fifo.r_en.eq(self.sigs.ready)]
+
+        capture, seed, kind = Signal(), Signal(64), Signal()
+        block_len = Signal(16)
+        with m.If(self.start):
+            m.d.sync += [capture.eq(self.capture), seed.eq(self.seed), kind.eq(self.kind),
+                         block_len.eq(self.block_len), self.busy.eq(1)]
+
+        # ---- issue: the entry counter through the generator into the unit ----
+        advance = Signal()
+        m.d.comb += advance.eq(self.unit_i.ready | ~self.unit_i.valid)
+        m.submodules.generator = gen = EnableInserter(advance)(self.generator)
+        entry, in_block, to_issue = Signal(32), Signal(16), Signal(16)
+        pending = Signal(range(SIGNATURE_FIFO_DEPTH + 2))          # blocks started, signature not yet pushed
+        room = capture | (fifo.level + pending < SIGNATURE_FIFO_DEPTH)
+        issuing = (to_issue != 0) & ((in_block != 0) | room)
+        m.d.comb += [gen.seed.eq(seed), gen.kind.eq(kind), gen.index.eq(entry), gen.valid.eq(issuing),
+                     self.unit_i.valid.eq(gen.o_valid), self.unit_i.payload.eq(gen.payload)]
+        starts_block = advance & issuing & (in_block == 0)
+        with m.If(self.start):
+            m.d.sync += [entry.eq(self.first), in_block.eq(0), to_issue.eq(self.blocks)]
+        with m.Elif(advance & issuing):
+            m.d.sync += entry.eq(entry + 1)
+            with m.If(in_block == block_len - 1):
+                m.d.sync += [in_block.eq(0), to_issue.eq(to_issue - 1)]
+            with m.Else():
+                m.d.sync += in_block.eq(in_block + 1)
+
+        # ---- results: a CRC per lane, a signature per block ----
+        got, to_finish = Signal(16), Signal(16)
+        last = Signal()
+        m.d.comb += last.eq(self.results.valid & (got == block_len - 1))
+        with m.If(self.start):
+            m.d.sync += [got.eq(0), to_finish.eq(self.blocks)]
+        with m.Elif(self.results.valid):
+            m.d.sync += got.eq(Mux(last, 0, got + 1))
+            with m.If(last):
+                m.d.sync += to_finish.eq(to_finish - 1)
+        crcs = []
+        for lane in range(self.lanes):
+            m.submodules[f"crc{lane}"] = crc = Processor(CRC32_MPEG_2(data_width=self.ins.formats[3].storage_bits))
+            m.d.comb += [crc.start.eq(got == 0), crc.valid.eq(self.results.valid & ~capture),
+                         crc.data.eq(self._canonical(self.results.payload[lane]))]
+            crcs.append(crc.crc)
+        push = Signal()                                 # the block's last result is in the CRCs now
+        m.d.sync += push.eq(last & ~capture)
+        m.d.comb += [fifo.w_en.eq(push), fifo.w_data.eq(Cat(*crcs))]
+        with m.If(self.start):
+            m.d.sync += pending.eq(0)
+        with m.Else():
+            m.d.sync += pending.eq(pending + (starts_block & ~capture) - push)
+        with m.If(self.busy & ~self.start & (to_finish == 0) & ~push):
+            m.d.sync += self.busy.eq(0)
+
+        # ---- counters ----
+        counting = Signal()
+        issued = self.unit_i.valid & self.unit_i.ready
+        with m.If(self.start):
+            m.d.sync += [counting.eq(0), self.cycles.eq(0), self.vectors.eq(0)]
+        with m.Else():
+            with m.If(issued):
+                m.d.sync += counting.eq(1)
+            with m.If((counting | issued) & (to_finish != 0)):
+                m.d.sync += self.cycles.eq(self.cycles + 1)
+            with m.If(self.results.valid):
+                m.d.sync += self.vectors.eq(self.vectors + self.lanes)
+        return m
+
+    def _canonical(self, d):
+        """A result as the signature folds it: NaNs canonical unless the instruction specifies them."""
+        fd = self.ins.formats[3]
+        if self.ins.params.exact_nan:
+            return d
+        if fd.nan != "ieee":
+            raise NotImplementedError(f"a self-test signature of {fd.name} results with unspecified NaN bits")
+        exp, man = d[fd.man_bits:fd.man_bits + fd.exp_bits], d[:fd.man_bits]
+        return Mux((exp == (1 << fd.exp_bits) - 1) & (man != 0), int(special_bits(fd, "nan")), d)
