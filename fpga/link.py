@@ -167,6 +167,9 @@ class HostLink(wiring.Component):
         in_write, in_read = inbuf.write_port(granularity=8), inbuf.read_port()
         out_write, out_read = outbuf.write_port(), outbuf.read_port()
         rom_read = rom.read_port()
+        # the read ports' data registered (see SEND_PAYLOAD)
+        out_data, rom_data = Signal.like(out_read.data, name="out_data_q"), Signal.like(rom_read.data, name="rom_data_q")
+        m.d.sync += [out_data.eq(out_read.data), rom_data.eq(rom_read.data)]
 
         # ---- frame state ----
         header = Signal(24)                           # cmd, length:u16 as received
@@ -338,21 +341,26 @@ class HostLink(wiring.Component):
                     with m.Case(_SMALL):
                         m.d.comb += payload.eq(small.word_select(p[:2], 8))
                     with m.Case(_ROM):
-                        m.d.comb += payload.eq(rom_read.data)
+                        m.d.comb += payload.eq(rom_data)
                     with m.Case(_OUTBUF):
-                        padded = Cat(out_read.data, C(0, cfg.out_bytes * 8 - out_bits))
+                        padded = Cat(out_data, C(0, cfg.out_bytes * 8 - out_bits))
                         m.d.comb += payload.eq(padded.word_select(ebyte, 8))
                     with m.Case(_COUNTERS):
                         m.d.comb += payload.eq(Cat(*counters.values()).word_select(p[:5], 8))
                     if engine is not None:
                         with m.Case(_SIGS):
                             self._signature_byte(m, engine, payload, byte_ok, p, resp_len, tx_step)
-                # the byte goes out from a register, offered the cycle after it was selected: the
-                # block RAM's read data -> byte select -> CRC path would otherwise limit the clock
-                # (about 78 MHz on the ECP5-85F); one cycle a byte is nothing next to the UART's.
-                # Whether the byte is there (a signature may not be yet) is registered with it.
-                payload_q, ok_q, fresh = Signal(8), Signal(), Signal()
-                m.d.sync += [payload_q.eq(payload), ok_q.eq(byte_ok), fresh.eq(~tx_step)]
+                # the byte goes out from a register, offered the cycle after it was selected, and the
+                # block RAMs' read data are registered before the byte select: the block RAM's
+                # clock-to-out -> byte select -> source mux path would otherwise limit the clock
+                # (78 MHz, then 81 MHz on the ECP5-85F); so a byte is offered three cycles after the
+                # one before it went (new address, read data, selected byte), nothing next to the
+                # UART's thousand.  Whether the byte is there (a signature may not be yet) is
+                # registered with it.
+                payload_q, ok_q = Signal(8, name="payload_q"), Signal(name="byte_ok_q")
+                settling, fresh = Signal(name="byte_settling"), Signal(name="byte_fresh")
+                m.d.sync += [payload_q.eq(payload), ok_q.eq(byte_ok),
+                             settling.eq(~tx_step), fresh.eq(settling & ~tx_step)]
                 m.d.comb += [self.tx.valid.eq(fresh & ok_q), self.tx.payload.eq(payload_q),
                              tx_step.eq(fresh & ok_q & self.tx.ready)]
                 with m.If(tx_step):
