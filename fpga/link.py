@@ -198,6 +198,12 @@ class HostLink(wiring.Component):
         m.d.sync += [range_ok["run"].eq((index != 0) & (index <= cfg.depth)),
                      range_ok["read"].eq(index + count16 <= cfg.depth)]
         engine = self._engine(m)
+        # where SELFTEST's answer turns from signatures to its trailer, and whether p is before it,
+        # from registers: resp_len and p are set thousands of cycles before the first payload byte
+        # and p moves only when a byte goes out, three cycles apart (the subtract and compare in
+        # front of the signature FIFO's pop limited the board top to 84 MHz)
+        trailer_at, in_sigs = Signal(16), Signal()
+        m.d.sync += [trailer_at.eq(resp_len - SELFTEST_TRAILER_BYTES), in_sigs.eq(p < trailer_at)]
 
         def respond(code, nbytes=0, src=_SMALL):
             m.d.sync += [status.eq(code), resp_len.eq(nbytes), source.eq(src), count.eq(0),
@@ -349,7 +355,7 @@ class HostLink(wiring.Component):
                         m.d.comb += payload.eq(Cat(*counters.values()).word_select(p[:5], 8))
                     if engine is not None:
                         with m.Case(_SIGS):
-                            self._signature_byte(m, engine, payload, byte_ok, p, resp_len, tx_step)
+                            self._signature_byte(m, engine, payload, byte_ok, p, trailer_at, in_sigs, tx_step)
                 # the byte goes out from a register, offered the cycle after it was selected, and the
                 # block RAMs' read data are registered before the byte select: the block RAM's
                 # clock-to-out -> byte select -> source mux path would otherwise limit the clock
@@ -429,12 +435,10 @@ class HostLink(wiring.Component):
                 m.d.sync += done.eq(0)
                 m.next = "CAPTURE"
 
-    def _signature_byte(self, m, engine, payload, byte_ok, p, resp_len, tx_step):
+    def _signature_byte(self, m, engine, payload, byte_ok, p, trailer_at, in_sigs, tx_step):
         """SELFTEST's answer: the signatures as the FIFO has them, then cycles and vectors once done."""
         word_bytes = 4 * self.config.lanes
         sbyte = Signal(range(word_bytes))
-        trailer_at = resp_len - SELFTEST_TRAILER_BYTES
-        in_sigs = p < trailer_at
         with m.If(in_sigs):
             m.d.comb += [payload.eq(engine.sigs.payload.word_select(sbyte, 8)), byte_ok.eq(engine.sigs.valid)]
             last = sbyte == word_bytes - 1
