@@ -379,7 +379,7 @@ class HostLink(wiring.Component):
     def _execute(self, m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small, run_regs,
                  blob_len, range_ok):
         """An intact, well-formed request: answer it, or start the run."""
-        depth, out_bytes = self.config.depth, self.config.out_bytes
+        out_bytes = self.config.out_bytes
         ok = inc["frames_ok"]
         with m.Switch(cmd):
             with m.Case(Command.IDENTIFY):
