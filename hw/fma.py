@@ -139,7 +139,8 @@ class FMAMultiply(Stage):
 class FMAAlignAdd(Stage):
     """Decode c, align it against the product, add; special values.  Latency ``1 + fma``
     (1: a register between the alignment and the add; 2: also one between the exponent
-    difference and the shift).
+    difference and the shift), plus one between the add and the magnitude where
+    ``pipelining.normalise`` has the ``"magnitude"`` cut.
 
     Parameters
     ----------
@@ -162,7 +163,7 @@ class FMAAlignAdd(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.fma
+        return 1 + self.pipelining.fma + ("magnitude" in self.pipelining.normalise_cuts)
 
     def elaborate(self, platform):
         m = Module()
@@ -203,6 +204,8 @@ class FMAAlignAdd(Stage):
 
         cw, pw = tl(cw), tl(pw)
         total = tl.let(Mux(tl(sub), cw - pw, cw + pw), signed(W + 2), "total")
+        tl.cut("magnitude" in self.pipelining.normalise_cuts)   # the add, then the magnitude
+        total = tl(total)
         neg = total < 0
         fx = {name: tl(v) for name, v in facts.items()}
         # sign: of the infinity; of the sum; of an exact zero (-0 only for (-0) + (-0))

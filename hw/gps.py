@@ -190,10 +190,14 @@ class F32Add(Stage):
         x, y = decs
         p, g = F32.man_bits + 1, self.GUARD
         W = p + g
-        swap = y.exp > x.exp
+        # both exponent differences at once: the sign of one says which operand is larger, and the
+        # distance is the other or it (no compare, then subtract, in series)
+        x_minus_y = tl.let(x.exp - y.exp, signed(len(x.exp) + 1), "x_minus_y")
+        y_minus_x = tl.let(y.exp - x.exp, signed(len(x.exp) + 1), "y_minus_x")
+        swap = x_minus_y < 0                                     # y.exp > x.exp
         big_sig, big_exp, big_sign = Mux(swap, y.sig, x.sig), Mux(swap, y.exp, x.exp), Mux(swap, y.sign, x.sign)
-        small_sig, small_exp = Mux(swap, x.sig, y.sig), Mux(swap, x.exp, y.exp)
-        dist = tl.let(big_exp - small_exp, range(256), "dist")
+        small_sig = Mux(swap, x.sig, y.sig)
+        dist = tl.let(Mux(swap, y_minus_x, x_minus_y), range(256), "dist")
         sh = tl.let(Mux(dist > W, W, dist), range(W + 1), "sh")
         small_top = tl.let(small_sig << g, W, "small_top")
         tz = tl.let(trailing_zeros(small_sig), range(p), "tz")

@@ -7,7 +7,7 @@ on both sides (an ECP5 DSP's input and output registers).
 
 from __future__ import annotations
 
-from amaranth import Module, Mux
+from amaranth import Cat, Module, Mux
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -96,18 +96,24 @@ class MultiplierArray(Stage):
                        self._decode(m, tl, f"dec_sb{j}", self.fs, self.scale_b[j // self.block]))
                       for j in range(self.k)]
         dc = self._decode(m, tl, "dec_c", self.fc, self.c)
+        # each product's and c's special flags (NaN, +inf, -inf) beside the decoders, so that after
+        # the multiply cut only their OR is left
+        flags = []
+        for j in range(self.k):
+            bad, inf = product_specials(xs[j], ys[j])
+            sign = xs[j].sign ^ ys[j].sign
+            scale_nan = 0
+            if self.fs and j % self.block == 0:
+                scale_nan = scales[j][0].nan | scales[j][1].nan
+            flags.append(tl.let(Cat(bad | scale_nan, inf & ~sign, inf & sign), 3, f"flags{j}"))
+        flags.append(tl.let(Cat(dc.nan, dc.inf & ~dc.sign, dc.inf & dc.sign), 3, "flags_c"))
         tl.cut(self.pipelining.multiply)
-        nan = []
-        pinf = []
-        ninf = []
         for j in range(self.k):
             x, y = tl(xs[j]), tl(ys[j])
             exp = x.exp + y.exp
             if self.fs:
                 sa, sb = (tl(s) for s in scales[j])
                 exp = exp + sa.exp + sb.exp
-                if j % self.block == 0:
-                    nan.append(sa.nan | sb.nan)
             zero = x.zero | y.zero
             p = self.products[j]
             m.d.sync += [
@@ -115,14 +121,9 @@ class MultiplierArray(Stage):
                 p.sig.eq(Mux(zero, 0, x.sig * y.sig)),
                 p.exp.eq(Mux(zero, self.e_zero, exp)),
             ]
-            bad, inf = product_specials(x, y)
-            nan.append(bad)
-            pinf.append(inf & ~(x.sign ^ y.sign))
-            ninf.append(inf & (x.sign ^ y.sign))
         c = tl(dc)
-        nan.append(c.nan)
-        pinf.append(c.inf & ~c.sign)
-        ninf.append(c.inf & c.sign)
+        flags = [tl(f) for f in flags]
+        nan, pinf, ninf = ([f[i] for f in flags] for i in range(3))
         any_p, any_n = any_of(pinf), any_of(ninf)
         any_nan = any_of(nan) | (any_p & any_n)
         m.d.sync += [
