@@ -23,7 +23,7 @@ from .compress import CompressorTree
 from .decode import Decoded, OperandDecode, exp_shape
 from .fda import FDAChain
 from .maxexp import MaxExponentTree
-from .multiply import Product
+from .multiply import Product, significand_product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Pipeline, Stage, any_of, delayed
 from .pipelining import Timeline, as_pipelining
@@ -81,7 +81,7 @@ class AMDProducts(Stage):
         for j in range(self.k):
             x, y = tl(xs[j]), tl(ys[j])
             sig = Signal(frac + 2, name=f"p{j}_sig")
-            m.d.comb += sig.eq(x.sig * y.sig)
+            m.d.comb += sig.eq(significand_product(x.sig, y.sig))
             exp = Signal(exp_shape(), name=f"p{j}_exp")
             m.d.comb += exp.eq(x.exp + y.exp)
             zero = x.zero | y.zero

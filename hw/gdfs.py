@@ -16,6 +16,7 @@ from .align import AlignShifters
 from .compress import CompressorTree, sum_width
 from .decode import Decoded, OperandDecode, exp_shape
 from .maxexp import MaxExponentTree
+from .multiply import significand_product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Stage, any_of, delayed
 from .pipelining import Timeline, as_pipelining
@@ -76,7 +77,7 @@ class FP4Products(Stage):
         for j in range(self.k):
             x, y = tl(xs[j]), tl(ys[j])
             mag = Signal(8, name=f"p{j}_mag")
-            m.d.comb += mag.eq((x.sig * y.sig) << (x.exp + y.exp - base).as_unsigned()[:3])
+            m.d.comb += mag.eq(significand_product(x.sig, y.sig) << (x.exp + y.exp - base).as_unsigned()[:3])
             m.d.sync += [self.products[j].eq(Mux(x.sign ^ y.sign, -mag, mag)),
                          self.zero[j].eq(x.zero | y.zero)]
         nan = []
@@ -142,7 +143,7 @@ class ScaledGroups(Stage):
             exp = tl.let(sa.exp + sb.exp, name="exp")
             tl.cut(self.pipelining.groups)
             t = self.terms[n]
-            m.d.sync += [t.sign.eq(tl(neg)), t.sig.eq(tl(mag) * tl(sa_sig) * tl(sb_sig)),
+            m.d.sync += [t.sign.eq(tl(neg)), t.sig.eq(significand_product(significand_product(tl(mag), tl(sa_sig)), tl(sb_sig))),
                          t.exp.eq(Mux(tl(zero_term), self.e_zero, tl(exp)))]
             assert tl.cycle + 1 == self.latency, "the group stage's registers must match its declared latency"
         return m

@@ -200,8 +200,10 @@ class F32Add(Stage):
         dist = tl.let(Mux(swap, y_minus_x, x_minus_y), range(256), "dist")
         sh = tl.let(Mux(dist > W, W, dist), range(W + 1), "sh")
         small_top = tl.let(small_sig << g, W, "small_top")
-        tz = tl.let(trailing_zeros(small_sig), range(p), "tz")
-        small_nonzero = tl.let(small_sig != 0, 1, "small_nonzero")
+        # both operands' trailing zeros, chosen by the swap: counting them after the swap put the
+        # exponent subtract, the swap and the count in series (GPS level 3: 72 MHz)
+        tz = tl.let(Mux(swap, trailing_zeros(x.sig), trailing_zeros(y.sig)), range(p), "tz")
+        small_nonzero = tl.let(Mux(swap, x.sig != 0, y.sig != 0), 1, "small_nonzero")
         xw = tl.let(big_sig << g, W, "xw")
         sub = tl.let(x.sign ^ y.sign, 1, "sub")
         both_neg = tl.let(x.sign & y.sign, 1, "both_neg")

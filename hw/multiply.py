@@ -18,7 +18,25 @@ from .pipeline import Stage, any_of
 from .pipelining import Timeline, as_pipelining
 from .specials import Specials, product_specials
 
-__all__ = ["Product", "Specials", "MultiplierArray"]
+__all__ = ["Product", "Specials", "MultiplierArray", "significand_product", "LUT_PRODUCT_BITS"]
+
+LUT_PRODUCT_BITS = 4        # a product with a factor this narrow is logic, not a DSP block
+
+
+def significand_product(x, y):
+    """``x * y``, exact, for significands.
+
+    A product with a narrow factor (at most :data:`LUT_PRODUCT_BITS` bits: fp4, fp6 and fp8
+    significands, one-bit scale significands) is written as shifts and adds, not ``*``: Yosys's
+    ``synth_ecp5`` puts every ``*`` of two or more bits in a whole MULT18X18D, and the GDFS unit's
+    64 e2m1 products took 64 of them, the routes to the DSP sites being most of its critical path
+    at pipelining level 3 (55.6 MHz).  A 4x4 product is a handful of LUT4.
+    """
+    if min(len(x), len(y)) > LUT_PRODUCT_BITS:
+        return x * y
+    if len(y) > len(x):
+        x, y = y, x
+    return sum(Mux(y[i], x << i, 0) for i in range(len(y)))
 
 
 def Product(fa, fb) -> data.StructLayout:
@@ -118,7 +136,7 @@ class MultiplierArray(Stage):
             p = self.products[j]
             m.d.sync += [
                 p.sign.eq(x.sign ^ y.sign),
-                p.sig.eq(Mux(zero, 0, x.sig * y.sig)),
+                p.sig.eq(Mux(zero, 0, significand_product(x.sig, y.sig))),
                 p.exp.eq(Mux(zero, self.e_zero, exp)),
             ]
         c = tl(dc)
