@@ -190,6 +190,9 @@ class HostLink(wiring.Component):
         small = Signal(32)                            # LOAD's count, RUN's cycles
         issue, done = Signal(range(cfg.depth + 1)), Signal(range(cfg.depth + 1))
         holding, counting, cycles = Signal(), Signal(), Signal(32)
+        # done + 1 kept in a register beside done, as p_inc beside p: RUN's "last result" check is then
+        # an equality of two registers (done -> + 1 -> compare -> respond limited the top to 87 MHz)
+        done_inc = Signal(len(done) + 1, init=1)
         tx_step = Signal()                            # a response payload byte goes out this cycle
         # RUN's and READ's range checks from registers: the parameters are complete at least the
         # CRC's two bytes before EXEC reads them (index -> add -> compare -> response length was
@@ -293,9 +296,9 @@ class HostLink(wiring.Component):
                     respond(bad)
                 with m.Else():
                     self._execute(m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small,
-                                  [issue, done, holding, counting, cycles], len(blob), range_ok)
+                                  [issue, done, holding, counting, cycles], len(blob), range_ok, done_inc)
                     if engine is not None:
-                        self._start_selftest(m, respond, inc, cmd, param, engine, done)
+                        self._start_selftest(m, respond, inc, cmd, param, engine, done, done_inc)
 
             with m.State("RUN"):
                 run_count = index
@@ -313,8 +316,8 @@ class HostLink(wiring.Component):
                 m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
                              out_write.en.eq(self.unit_o.valid)]
                 with m.If(self.unit_o.valid):
-                    m.d.sync += done.eq(done + 1)
-                    with m.If(done + 1 == run_count):
+                    m.d.sync += [done.eq(done_inc), done_inc.eq(done_inc + 1)]
+                    with m.If(done_inc == run_count):
                         m.d.sync += small.eq(cycles + 1)
                         m.d.comb += inc["frames_ok"].eq(1)
                         respond(Status.OK, 4)
@@ -324,7 +327,7 @@ class HostLink(wiring.Component):
                     m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
                                  out_write.en.eq(self.unit_o.valid)]
                     with m.If(self.unit_o.valid):
-                        m.d.sync += done.eq(done + 1)
+                        m.d.sync += [done.eq(done_inc), done_inc.eq(done_inc + 1)]
                     with m.If(~engine.busy):
                         m.d.sync += small.eq(engine.cycles)
                         m.d.comb += inc["frames_ok"].eq(1)
@@ -408,7 +411,7 @@ class HostLink(wiring.Component):
             m.d.comb += [self.unit_i.valid.eq(engine.unit_i.valid), self.unit_i.payload.eq(engine.unit_i.payload)]
         return engine
 
-    def _start_selftest(self, m, respond, inc, cmd, param, engine, done):
+    def _start_selftest(self, m, respond, inc, cmd, param, engine, done, done_inc):
         """SELFTEST: start the engine and answer at once (the signatures follow as blocks finish);
         SELFTEST_CAPTURE: start it on one window and answer when its results are in the buffer."""
         seed, kind, opcode = param[0:64], param[64:72], param[72:80]
@@ -432,7 +435,7 @@ class HostLink(wiring.Component):
                 respond(Status.BAD_RANGE)
             with m.Else():
                 m.d.comb += engine.start.eq(1)
-                m.d.sync += done.eq(0)
+                m.d.sync += [done.eq(0), done_inc.eq(1)]
                 m.next = "CAPTURE"
 
     def _signature_byte(self, m, engine, payload, byte_ok, p, trailer_at, in_sigs, tx_step):
@@ -474,7 +477,7 @@ class HostLink(wiring.Component):
             m.d.sync += ebyte.eq(ebyte + 1)
 
     def _execute(self, m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small, run_regs,
-                 blob_len, range_ok):
+                 blob_len, range_ok, done_inc):
         """An intact, well-formed request: answer it, or start the run."""
         out_bytes = self.config.out_bytes
         ok = inc["frames_ok"]
@@ -495,7 +498,7 @@ class HostLink(wiring.Component):
                     m.d.comb += inc["bad_frames"].eq(1)
                     respond(Status.BAD_RANGE)
                 with m.Else():
-                    m.d.sync += [r.eq(0) for r in run_regs]
+                    m.d.sync += [r.eq(0) for r in run_regs] + [done_inc.eq(1)]
                     m.next = "RUN"
             with m.Case(Command.READ):
                 with m.If(~range_ok["read"]):
