@@ -99,11 +99,20 @@ def GroupTerm(fs) -> data.StructLayout:
     return data.StructLayout({"sign": 1, "exp": exp_shape(), "sig": 12 + 2 * (fs.man_bits + 1)})
 
 
+def _tree_sum(terms):
+    """The sum of ``terms`` as a balanced tree of adders (a ``sum()`` is a chain: GDFS level 3 at
+    69 MHz had a 16-term chain on its critical path)."""
+    while len(terms) > 1:
+        terms = [terms[i] + terms[i + 1] for i in range(0, len(terms) - 1, 2)] + terms[len(terms) - len(terms) % 2:]
+    return terms[0]
+
+
 class ScaledGroups(Stage):
     """Exact group sums of 16 products, times the scale significands (ISA.md fact 1 and 5).
 
     Latency ``1 + pipelining.groups``: the group adders and the scale multipliers, with a register
-    between them when ``groups`` is 1.
+    between them when ``groups`` is 1, and one more between the group sums and their magnitudes
+    when it is 2.
 
     Members
     -------
@@ -132,16 +141,19 @@ class ScaledGroups(Stage):
         g = self.group
         for n in range(self.k // g):
             tl = Timeline(m, f"g{n}_")
-            sigma = tl.let(sum(self.products[n * g + i] for i in range(g)), signed(sum_width(9, g)), f"sigma{n}")
+            sigma = tl.let(_tree_sum([self.products[n * g + i] for i in range(g)]), signed(sum_width(9, g)),
+                           f"sigma{n}")
             all_zero = self.zero[n * g:(n + 1) * g].all()
             blk = (n * g) // self.block
             sa, sb = self.scales[2 * blk], self.scales[2 * blk + 1]
-            mag = tl.let(Mux(sigma < 0, -sigma, sigma), 12, f"sigma{n}_mag")
-            neg = tl.let(sigma < 0, 1, "neg")
             zero_term = tl.let(all_zero | sa.zero | sb.zero, 1, "zero_term")
             sa_sig, sb_sig = tl.let(sa.sig, name="sa_sig"), tl.let(sb.sig, name="sb_sig")
             exp = tl.let(sa.exp + sb.exp, name="exp")
-            tl.cut(self.pipelining.groups)
+            tl.cut(self.pipelining.groups >= 2)                 # the group sum before its magnitude
+            s = tl(sigma)
+            mag = tl.let(Mux(s < 0, -s, s), 12, f"sigma{n}_mag")
+            neg = tl.let(s < 0, 1, "neg")
+            tl.cut(self.pipelining.groups >= 1)                 # the magnitude before the scale products
             t = self.terms[n]
             m.d.sync += [t.sign.eq(tl(neg)), t.sig.eq(significand_product(significand_product(tl(mag), tl(sa_sig)), tl(sb_sig))),
                          t.exp.eq(Mux(tl(zero_term), self.e_zero, tl(exp)))]

@@ -24,8 +24,8 @@ normalise      cut points in the normalisers and the shared rounder (0..5, the f
                magnitude, after the increment, after the leading-one detector)
 merge          registers inside FDRDA's merges and floor (0..2: 1 between the shifts and the
                add, 2 also between the shift distances and the shifts)
-groups         a register in GDFS's group scaling, between the group sums and the scale
-               multipliers (0 or 1)
+groups         registers in GDFS's group scaling (0..2: 1 between the group sums' magnitudes
+               and the scale multipliers, 2 also between the sums and their magnitudes)
 fma            registers in each fused multiply-add's align/add stage (0..2: 1 between the
                alignment and the add, 2 also between the exponent difference and the shift)
 f32            registers in each GPS binary32 adder (0..2: 1 between the alignment and the add,
@@ -44,7 +44,7 @@ __all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "as_pipelining", "Timeli
 
 # the largest value each field takes (None: no limit); the smallest is 1 for the *levels* fields, 0 otherwise
 _LIMITS = {"operands": 1, "multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1,
-           "normalise": 5, "merge": 2, "groups": 1, "fma": 2, "f32": 2}
+           "normalise": 5, "merge": 2, "groups": 2, "fma": 2, "f32": 2}
 _LEVELS_FIELDS = ("max_levels",)
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one
 # detector, exponent arithmetic), after its shift and sticky bit, after the magnitude (the two's
@@ -151,7 +151,7 @@ _LEVELS = (
     Pipelining(operands=1, multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1,
                groups=1, fma=1, f32=1),
     Pipelining(operands=1, multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=2,
-               groups=1, fma=2, f32=2),
+               groups=2, fma=2, f32=2),
 )
 MAX_LEVEL = len(_LEVELS) - 1
 
