@@ -20,10 +20,10 @@ from golden.algorithms import Params
 from .align import AlignShifters
 from .bitscan import leading_one
 from .compress import CompressorTree
-from .decode import Decoded, OperandDecode, exp_shape
+from .decode import Decoded, exp_shape
 from .fda import FDAChain
 from .maxexp import MaxExponentTree
-from .multiply import Product, significand_product
+from .multiply import Product, ProductStage, significand_product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Pipeline, Stage, any_of, delayed
 from .pipelining import Timeline, as_pipelining
@@ -35,7 +35,7 @@ EXCLUDED = -(1 << (exp_shape().width - 1))      # exponent of a zero product: le
 WIDE = signed(16)
 
 
-class AMDProducts(Stage):
+class AMDProducts(ProductStage):
     """Exact products; ``|p| >= 2**128`` overflows to infinity; special values in the paper's step order.
 
     Latency ``1 + pipelining.multiply`` (a register between the decoders and the multipliers).
@@ -59,15 +59,6 @@ class AMDProducts(Stage):
             "c": In(fc.storage_bits), "products": Out(data.ArrayLayout(Product(fa, fb), k)),
             "c_term": Out(Decoded(fc)), "specials": Out(Specials),
         })
-
-    @property
-    def latency(self) -> int:
-        return 1 + self.pipelining.multiply
-
-    def _decode(self, m, tl, name, fmt, bits):
-        dec = m.submodules[name] = OperandDecode(fmt)
-        m.d.comb += dec.bits.eq(bits)
-        return tl.let(dec.out, Decoded(fmt), name)
 
     def elaborate(self, platform):
         m = Module()

@@ -14,9 +14,9 @@ from amaranth.lib.wiring import In, Out
 
 from .align import AlignShifters
 from .compress import CompressorTree, sum_width
-from .decode import Decoded, OperandDecode, exp_shape
+from .decode import Decoded, exp_shape
 from .maxexp import MaxExponentTree
-from .multiply import significand_product
+from .multiply import ProductStage, significand_product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Stage, any_of, delayed
 from .pipelining import Timeline, as_pipelining
@@ -25,7 +25,7 @@ from .specials import Specials
 __all__ = ["GDFS"]
 
 
-class FP4Products(Stage):
+class FP4Products(ProductStage):
     """Exact e2m1 products as signed integers in units of 2**-2 (|p| <= 36), with zero flags.
 
     Latency ``1 + pipelining.multiply`` (a register between the decoders and the multipliers).
@@ -54,15 +54,6 @@ class FP4Products(Stage):
             "scales": Out(data.ArrayLayout(Decoded(fs), 2 * blocks)),
             "c_term": Out(Decoded(fc)), "specials": Out(Specials),
         })
-
-    @property
-    def latency(self) -> int:
-        return 1 + self.pipelining.multiply
-
-    def _decode(self, m, tl, name, fmt, bits):
-        dec = m.submodules[name] = OperandDecode(fmt)
-        m.d.comb += dec.bits.eq(bits)
-        return tl.let(dec.out, Decoded(fmt), name)
 
     def elaborate(self, platform):
         m = Module()

@@ -18,7 +18,7 @@ from .pipeline import Stage, any_of
 from .pipelining import Timeline, as_pipelining
 from .specials import Specials, product_specials
 
-__all__ = ["Product", "Specials", "MultiplierArray", "significand_product", "LUT_PRODUCT_BITS"]
+__all__ = ["Product", "Specials", "ProductStage", "MultiplierArray", "significand_product", "LUT_PRODUCT_BITS"]
 
 LUT_PRODUCT_BITS = 4        # a product with a factor this narrow is logic, not a DSP block
 
@@ -44,7 +44,24 @@ def Product(fa, fb) -> data.StructLayout:
     return data.StructLayout({"sign": 1, "exp": exp_shape(), "sig": fa.man_bits + fb.man_bits + 2})
 
 
-class MultiplierArray(Stage):
+class ProductStage(Stage):
+    """Base of the stages that decode operands and multiply them (:class:`MultiplierArray`,
+    :class:`hw.fdrda.AMDProducts`, :class:`hw.gdfs.FP4Products`): latency ``1 + pipelining.multiply``,
+    a register between the decoders and the multipliers when ``multiply`` is 1.  Subclasses set
+    ``self.pipelining``."""
+
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.multiply
+
+    def _decode(self, m, tl, name, fmt, bits):
+        """``bits`` decoded, as of the multipliers' cycle."""
+        dec = m.submodules[name] = OperandDecode(fmt)
+        m.d.comb += dec.bits.eq(bits)
+        return tl.let(dec.out, Decoded(fmt), name)
+
+
+class MultiplierArray(ProductStage):
     """Decode ``K`` operand pairs and c; form the exact products.
 
     A zero product takes the exponent ``e_zero`` (ISA.md fact 1), and so does a
@@ -93,16 +110,6 @@ class MultiplierArray(Stage):
             members["scale_a"] = In(data.ArrayLayout(self.fs.storage_bits, nblk))
             members["scale_b"] = In(data.ArrayLayout(self.fs.storage_bits, nblk))
         super().__init__(members)
-
-    @property
-    def latency(self) -> int:
-        return 1 + self.pipelining.multiply
-
-    def _decode(self, m, tl, name, fmt, bits):
-        """``bits`` decoded, as of the multipliers' cycle."""
-        dec = m.submodules[name] = OperandDecode(fmt)
-        m.d.comb += dec.bits.eq(bits)
-        return tl.let(dec.out, Decoded(fmt), name)
 
     def elaborate(self, platform):
         m = Module()
