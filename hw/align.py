@@ -25,13 +25,21 @@ def term_width(F: int, int_bits: int = 2) -> int:
     return F + int_bits + 1
 
 
-def align_magnitude(tl: Timeline, name: str, sig, frac: int, exp, e_max, F: int, width: int, split: bool = False):
+def align_magnitude(tl: Timeline, name: str, sig, frac: int, exp, e_max, F: int, width: int, split: bool = False,
+                    dist_cut: bool = False):
     """``floor(sig * 2**(exp - frac - e_max + F))`` for ``e_max >= exp``: the RZ alignment of a magnitude.
 
     ``split``: the shift in two halves with a register between them (one cut of ``tl``).
+    ``dist_cut``: a register between the shift distance and the shift (one more cut): e_max fans
+    out to every term, and at level 2 the scaled UTCQMMA unit's path e_max -> distance -> coarse
+    shift (routing two thirds of it) held it at 96.6 MHz.
     """
     dist = tl.let((e_max - exp).as_unsigned(), unsigned(exp_shape().width + 1), f"{name}_dist")
     fixed = (sig << max(F - frac, 0)) >> max(frac - F, 0)
+    if dist_cut:
+        fixed = tl.let(fixed, Value.cast(fixed).shape(), f"{name}_fixed")
+        tl.cut()
+        fixed, dist = tl.let(tl(fixed), name=f"{name}_fixed_now"), tl.let(tl(dist), name=f"{name}_dist_now")
     if split:
         # shift by the distance's upper bits (past the width: 0), register, then by its lower bits
         low = (len(Signal(range(width + 1))) + 1) // 2
@@ -87,7 +95,7 @@ class AlignShifters(Stage):
         """Align one term into ``out`` (a register), through its own timeline of cut points."""
         tl = Timeline(m, f"{name}_")
         mag = align_magnitude(tl, name, sig, frac, exp, self.e_max, self.F, self.width,
-                              split=self.pipelining.align >= 2)
+                              split=self.pipelining.align >= 2, dist_cut=self.pipelining.align >= 3)
         tl.cut(self.pipelining.align >= 1)
         m.d.sync += out.eq(Mux(tl(sign), -tl(mag), tl(mag)))
         assert tl.cycle + 1 == self.latency, "the shifters' registers must match their declared latency"

@@ -15,7 +15,8 @@ multiply       registers between the operand decoders and the multipliers (0): a
                with registered inputs and outputs (an ECP5 DSP's own registers)
 max_levels     comparator levels between registers in the exponent-max trees (3)
 align          registers inside the alignment shifters (0): 1 cuts between the shift and the
-               two's complement, 2 also splits the shift in two
+               two's complement, 2 also splits the shift in two, 3 also cuts between the shift
+               distance and the shift
 compress       3:2 compressor levels between registers in the carry-save trees (0: all in
                one cycle)
 final_add      a register between the carry-save tree and its carry-propagate adder (0 or 1)
@@ -43,7 +44,7 @@ from amaranth import Signal, Value
 __all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "as_pipelining", "Timeline"]
 
 # the largest value each field takes (None: no limit); the smallest is 1 for the *levels* fields, 0 otherwise
-_LIMITS = {"operands": 1, "multiply": 1, "max_levels": None, "align": 2, "compress": None, "final_add": 1,
+_LIMITS = {"operands": 1, "multiply": 1, "max_levels": None, "align": 3, "compress": None, "final_add": 1,
            "normalise": 5, "merge": 2, "groups": 2, "fma": 2, "f32": 2}
 _LEVELS_FIELDS = ("max_levels",)
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one
@@ -150,7 +151,7 @@ _LEVELS = (
                f32=1),
     Pipelining(operands=1, multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1,
                groups=1, fma=1, f32=1),
-    Pipelining(operands=1, multiply=1, max_levels=1, align=2, compress=2, final_add=1, normalise=5, merge=2,
+    Pipelining(operands=1, multiply=1, max_levels=1, align=3, compress=2, final_add=1, normalise=5, merge=2,
                groups=2, fma=2, f32=2),
 )
 MAX_LEVEL = len(_LEVELS) - 1

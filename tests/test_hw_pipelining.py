@@ -64,7 +64,7 @@ STAGES = {
 }
 # make test: the shallowest and the deepest level; the rest under @pytest.mark.slow (make test stays short)
 SETTINGS = ["1", "3"]
-SLOW_SETTINGS = ["2", "0,normalise=1", "0,normalise=3", "0,normalise=5", "0,align=2", "0,compress=1",
+SLOW_SETTINGS = ["2", "0,normalise=1", "0,normalise=3", "0,normalise=5", "0,align=2", "0,align=3", "0,compress=1",
                  "0,max_levels=1", "0,multiply=1"]
 
 
@@ -126,7 +126,7 @@ def test_levels_parse_and_print_back():
 
 
 @pytest.mark.parametrize("spec,words", [("9", "level must be 0..3"), ("2,bogus=1", "FIELD one of operands, multiply"),
-                                        ("align=7", "align must be 0..2"), ("normalise=6", "normalise must be 0..5"), ("max_levels=0", "1 or more"),
+                                        ("align=7", "align must be 0..3"), ("normalise=6", "normalise must be 0..5"), ("max_levels=0", "1 or more"),
                                         ("2,x", "FIELD=N"), ("normalise=a", "whole number")])
 def test_bad_specs_are_one_line_errors(spec, words):
     with pytest.raises(ValueError, match=words) as e:
