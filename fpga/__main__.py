@@ -405,7 +405,7 @@ def cmd_fit(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import main as bench_main
-    return bench_main(args)
+    return bench_main(args, lambda argv, reuse: _built(_parser().parse_args(argv), reuse=reuse)[0])
 
 
 COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
