@@ -31,9 +31,16 @@ from hw.pipeline import questions_only
 from .protocol import IDENTIFY_MAGIC, VERSION, max_length
 from .uart import clocks_per_bit
 
-__all__ = ["BoardConfig", "Operands"]
+__all__ = ["BoardConfig", "Operands", "max_depth"]
 
 _U16 = 0xFFFF
+
+
+def max_depth(in_bytes: int, out_bytes: int) -> int:
+    """The deepest buffers whose LOAD (:func:`fpga.protocol.max_length`: its header and the entries)
+    and READ (the results) fit a frame's 16-bit length, for entries of ``in_bytes`` and results of
+    ``out_bytes``."""
+    return min((_U16 - 4) // in_bytes, _U16 // out_bytes)
 
 
 class Operands:
@@ -132,10 +139,10 @@ class BoardConfig:
                 raise ValueError(f"{len(found)} instructions ({', '.join(self.instructions)}) need core=True "
                                  f"(a tensor core of them); a dot-add unit runs one")
             hw.DotAddUnit.check(found[0], None, self.lanes)
-        max_depth = min((_U16 - 4) // self.in_bytes, _U16 // self.out_bytes)
-        if self.depth > max_depth:
+        deepest = max_depth(self.in_bytes, self.out_bytes)
+        if self.depth > deepest:
             raise ValueError(f"depth {self.depth} does not fit the 16-bit frame length with {self.in_bytes}-byte "
-                             f"entries and {self.out_bytes}-byte results; valid depths: 1..{max_depth}")
+                             f"entries and {self.out_bytes}-byte results; valid depths: 1..{deepest}")
 
     @classmethod
     def from_names(cls, arch: str, instr: str, **kw) -> "BoardConfig":

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .boards import Board, board as find_board
 from .build import RESOURCE_TITLES, RESOURCES, Resources, device_capacity, synthesise
-from .config import BoardConfig
+from .config import BoardConfig, max_depth
 from .multipliers import MULTIPLIERS, check_multipliers, describe
 
 __all__ = ["LUT_HEADROOM", "LANE_LIMIT", "DEFAULT_DEPTH", "MULTIPLIERS", "depth_for", "board_config", "buffer_ebr",
@@ -41,15 +41,13 @@ __all__ = ["LUT_HEADROOM", "LANE_LIMIT", "DEFAULT_DEPTH", "MULTIPLIERS", "depth_
 LUT_HEADROOM = 0.80     # of the device's LUT4s, as synthesis counts them (see the module docstring)
 LANE_LIMIT = 4096       # lanes searched; a resource no lane count up to this exhausts does not bind
 DEFAULT_DEPTH = BoardConfig.__dataclass_fields__["depth"].default
-FRAME_PAYLOAD = 0xFFFF  # a frame's 16-bit length: LOAD carries index u16 + entries, READ answers results
-LOAD_HEADER = 4         # fpga.config: (0xFFFF - 4) // in_bytes entries per LOAD
 
 
 # --- the buffers ---------------------------------------------------------------------------------
 
 def depth_for(in_bytes: int, out_bytes: int, depth: int = DEFAULT_DEPTH) -> int:
     """The buffers' depth: ``depth``, or less when a LOAD or READ frame of it would exceed 16 bits."""
-    return min(depth, (FRAME_PAYLOAD - LOAD_HEADER) // in_bytes, FRAME_PAYLOAD // out_bytes)
+    return min(depth, max_depth(in_bytes, out_bytes))
 
 
 def board_config(arch: str, instr: str, lanes: int, depth: int = DEFAULT_DEPTH, **kw) -> BoardConfig:

@@ -28,7 +28,7 @@ from .selftest_model import KINDS, SelfTestSpec, block_entries
 
 __all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK"]
 
-DEFAULT_CHUNK = 64          # blocks per SELFTEST request (the host recomputes them meanwhile)
+DEFAULT_CHUNK = 64          # blocks per SELFTEST request; the host recomputes them after it
 
 
 @dataclass

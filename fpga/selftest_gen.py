@@ -14,6 +14,7 @@ from amaranth.lib.wiring import In, Out
 
 from cosim.payload import PayloadLayout
 from golden.formats import get_format
+from hw.pipeline import delayed
 from hw.unit import lane_layout
 
 from .selftest_model import KEY_STEP, KINDS, ROUNDS, exponent_window, lane_words
@@ -81,12 +82,7 @@ class SelfTestGenerator(wiring.Component):
             bits = Cat(*words)
             shaped = Cat(*[self._field(bits, f) for f in self.layout.fields])
             m.d.sync += self.payload[lane].as_value().eq(shaped)
-        valid = self.valid
-        for _ in range(self.latency):
-            delayed = Signal()
-            m.d.sync += delayed.eq(valid)
-            valid = delayed
-        m.d.comb += self.o_valid.eq(valid)
+        m.d.comb += self.o_valid.eq(delayed(m, "valid_wait", 1, self.latency, self.valid))
         return m
 
     def _arx(self, m, keys, j: int):

@@ -28,8 +28,7 @@ from amaranth.lib.wiring import In, Out
 from golden.formats import get_format
 
 from .bitscan import trailing_zeros
-from .decode import OperandDecode
-from .decode import Decoded
+from .decode import Decoded, OperandDecode
 from .pipeline import DatapathPipeline, Stage, delayed
 from .pipelining import Timeline, as_pipelining
 from .round import WIDE_EXP, Rounder

@@ -26,7 +26,7 @@ from .bitscan import LOD_TREES, leading_one, trailing_zeros
 from .pipelining import Timeline
 from .specials import inf_word, max_word, sign_bit
 
-__all__ = ["Rounder", "round_to_format", "rounder_cuts", "MODES", "WIDE_EXP", "CUTS"]
+__all__ = ["Rounder", "MODES", "WIDE_EXP", "CUTS"]
 
 WIDE_EXP = signed(16)      # binary64 product exponents reach -2148; every intermediate fits in 16 bits
 MODES = ("RZ", "RD", "RU", "RNE")
@@ -180,17 +180,3 @@ class Rounder(wiring.Component):
 def _check(what: str, value, valid) -> None:
     if value not in valid:
         raise ValueError(f"unknown {what} {value!r}; valid: {', '.join(valid)}")
-
-
-def round_to_format(m: Module, name: str, mag, e0, sign, fmt, **options):
-    """Add a :class:`Rounder` of ``mag``'s width to ``m`` as submodule ``name``, driven by
-    ``mag``, ``e0`` and ``sign``; returns its ``word`` (``options``: the Rounder's parameters)."""
-    r = m.submodules[name] = Rounder(fmt, len(mag), **options)
-    m.d.comb += [r.mag.eq(mag), r.e0.eq(e0), r.sign.eq(sign)]
-    return r.word
-
-
-def rounder_cuts(n: int) -> tuple:
-    """The first ``n`` cut points of the rounder in the order they pay off: the shift amount, the
-    shift, the increment, the leading-one detector."""
-    return CUTS[:n]
