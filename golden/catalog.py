@@ -169,6 +169,12 @@ class Instruction:
         return self.params.exact_nan
 
     @property
+    def provenance(self):
+        """The evidence behind this entry (:class:`golden.provenance.Provenance`)."""
+        from .provenance import provenance
+        return provenance(self)
+
+    @property
     def vendor(self) -> str:
         return "amd" if self.arch in AMD else "nvidia"
 

@@ -20,6 +20,7 @@ import numpy as np
 from .api import dot_add, trace
 from .catalog import ARCHITECTURES, lookup, select
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
+from .provenance import BASES, STATUSES, counts
 from .vectors import KINDS, random_operands
 
 
@@ -48,10 +49,29 @@ def _parse_values(text: str | None, fmt, k: int | None, what: str) -> np.ndarray
 
 def cmd_list(args) -> int:
     found = select(args.arch_option or args.arch, args.instr)
+    if args.counts:
+        print_counts(found)
+        return 0
     for ins in found:
-        print(ins)
+        prov = ins.provenance
+        print(f"{ins}  {prov.summary()}")
+        if args.verbose:
+            print("    " + prov.describe().replace("\n", "\n    "))
     print(f"{len(found)} instruction(s)", file=sys.stderr)
     return 0
+
+
+def print_counts(found) -> None:
+    """The table of provenance counts (README's "How far to trust each entry")."""
+    table = counts(found)
+    print(f"| basis | {' | '.join(STATUSES)} | entries |")
+    print("|---|" + "---:|" * (len(STATUSES) + 1))
+    for basis in BASES:
+        row = [table.get((basis, s), 0) for s in STATUSES]
+        if sum(row):
+            print(f"| {basis} | " + " | ".join(str(n) for n in row) + f" | {sum(row)} |")
+    total = [sum(table.get((b, s), 0) for b in BASES) for s in STATUSES]
+    print("| all | " + " | ".join(str(n) for n in total) + f" | {sum(total)} |")
 
 
 def cmd_formats(args) -> int:
@@ -111,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("arch", nargs="?", default="all", help=ARCH_HELP + " (default all)")
     ls.add_argument("instr", nargs="?", default="all", help=INSTR_HELP + " (default all)")
     ls.add_argument("--arch", dest="arch_option", help=argparse.SUPPRESS)     # the older spelling
+    ls.add_argument("-v", "--verbose", action="store_true", help="every piece of evidence behind each entry")
+    ls.add_argument("--counts", action="store_true", help="only the table of entries per basis and status")
     ls.set_defaults(func=cmd_list)
     fm = sub.add_parser("formats", help="list number formats")
     fm.set_defaults(func=cmd_formats)

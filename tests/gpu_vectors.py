@@ -13,57 +13,25 @@ the H100 FP8 sets ran with c = 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 import golden
+from golden.provenance import MEASURED_SETS, MeasuredSet
 from golden.formats import from_float, to_float
 
-DATA = Path(__file__).parent / "data" / "gpu_vectors"
+REPO = Path(__file__).resolve().parents[1]
 
 
-@dataclass(frozen=True)
-class GpuSet:
-    gpu: str
-    fmt: str
-    out: str              # "fp32" or "fp16"
-    arch: str
-    instruction: str
-    c_zero: bool = False
-
-    @property
-    def id(self) -> str:
-        return f"{self.gpu}-{self.fmt}-d{self.out}"
-
-
-def _sets():
-    out = [GpuSet("V100", "fp16", "fp32", "volta", "HMMA.884.F32.F32"),
-           GpuSet("V100", "fp16", "fp16", "volta", "HMMA.884.F16.F16")]
-    for gpu, arch in (("A100", "ampere"), ("Ada", "ada")):
-        out += [GpuSet(gpu, "fp16", "fp32", arch, "HMMA.1688.F32"),
-                GpuSet(gpu, "fp16", "fp16", arch, "HMMA.1688.F16"),
-                GpuSet(gpu, "bf16", "fp32", arch, "HMMA.1688.F32.BF16"),
-                GpuSet(gpu, "tf32", "fp32", arch, "HMMA.1684.F32.TF32")]
-    for f8 in ("E4M3", "E5M2"):
-        out += [GpuSet("Ada", f8, "fp32", "ada", f"QMMA.16832.F32.{f8}.{f8}"),
-                GpuSet("Ada", f8, "fp16", "ada", f"QMMA.16832.F16.{f8}.{f8}"),
-                GpuSet("H100", f8, "fp32", "hopper", f"QGMMA.64xNx32.F32.{f8}.{f8}", c_zero=True)]
-    for gpu, arch in (("H100", "hopper"), ("B200", "blackwell")):
-        out += [GpuSet(gpu, "fp16", "fp32", arch, "HMMA.16816.F32"),
-                GpuSet(gpu, "fp16", "fp16", arch, "HMMA.16816.F16"),
-                GpuSet(gpu, "bf16", "fp32", arch, "HMMA.16816.F32.BF16"),
-                GpuSet(gpu, "tf32", "fp32", arch, "HMMA.1684.F32.TF32")]
-    return out
-
-
-SETS = _sets()
+# which instruction each set exercises is a fact of the golden model's provenance, kept there
+GpuSet = MeasuredSet
+SETS = tuple(s for s in MEASURED_SETS if s.folder == "gpu_vectors")
 
 
 def load(s: GpuSet):
     """``(instruction, a, b, c, d_expected)`` with a, b padded to the instruction's K and d in D's format."""
-    z = np.load(DATA / f"{s.gpu}_{s.fmt}.npz")
+    z = np.load(REPO / s.path)
     ins = golden.lookup(s.arch, s.instruction)
     a, b = z["a"].astype(np.uint64), z["b"].astype(np.uint64)
     if a.shape[1] < ins.k:                       # unused products are zero
