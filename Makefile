@@ -14,7 +14,7 @@ SEED  ?= 1
 given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
-        fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench
+        fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -47,6 +47,11 @@ help:
 	@echo "make fpga-selftest ARCH= INSTR= BLOCKS= [BLOCK=1024] [SEED=] [KIND=normal|bits] [LANES=] [PORT=] [PLANT=F+1]"
 	@echo "                                  the on-board self-test: operands made and results signed on the board,"
 	@echo "                                  checked against golden (no PORT: on the simulated board)"
+	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL] [SEED=] [VECTORS=] [BLOCK=]"
+	@echo "              [DB=build/campaign/campaign.sqlite] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
+	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
+	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
+	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 
@@ -135,6 +140,22 @@ SECONDS ?= 2
 fpga-bench: $(STAMP)
 	$(PY) -m fpga bench $(BENCH_UNITS) --board $(BOARD) $(if $(LANES),--lanes $(LANES)) $(FPGA_MULT) \
 	    --seconds $(SECONDS) --jobs 2 --markdown docs/fpga/benchmark.md
+
+# campaigns: N defaults to 1,000,000 here (the 100,000 above is make cosim's)
+DB ?= build/campaign/campaign.sqlite
+campaign: $(STAMP)
+	$(PY) -m campaign run $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) \
+	    $(if $(call given,N),-n $(N)) --seed $(SEED) --db $(DB) $(if $(DEVICE),--device $(DEVICE)) \
+	    $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BLOCK),--block $(BLOCK)) $(if $(LANES),--lanes $(LANES)) \
+	    $(if $(STALL),--stall $(STALL)) $(if $(PIPELINE),--unit hw:pipeline=$(PIPELINE)) \
+	    $(if $(filter 1 yes true,$(RESUME)),--resume) $(if $(filter 1 yes true,$(FRESH)),--fresh) \
+	    $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(WORKERS),--workers $(WORKERS))
+
+campaign-report: $(STAMP)
+	$(PY) -m campaign report $(DB)
+
+campaign-bench: $(STAMP)
+	$(PY) -m campaign bench $(if $(WORKERS),--workers $(WORKERS)) $(if $(BENCH_INSTR),--instr $(BENCH_INSTR))
 
 fpga-run: $(STAMP)
 	$(if $(PORT),,$(error make fpga-run needs PORT=, the board's serial port: /dev/ttyUSB0, COM3, or socket://HOST:PORT))

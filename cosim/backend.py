@@ -2,7 +2,7 @@
 
 ``RTLBackend()(ins, a, b, c, scale_a, scale_b)`` builds the unit (``hw.dot_add_unit`` by
 default; cached under ``build/cosim`` like every co-simulation build), runs all the vectors in
-one Verilator simulation without stalls, and returns ``d`` in the order of the inputs: a
+one Verilator simulation (without stalls unless asked), and returns ``d`` in the order of the inputs: a
 :class:`cosim.session.Capture` hook on the same session that scores ``python -m cosim run``.
 The dissection suite (``probe``) uses it as its ``rtl`` backend.
 """
@@ -21,7 +21,7 @@ from .vectors import ArrayStream
 
 
 class RTLBackend:
-    """An instruction's RTL unit co-simulated under Verilator: one simulation (no stalls) per call.
+    """An instruction's RTL unit co-simulated under Verilator: one simulation per call.
 
     Parameters
     ----------
@@ -32,6 +32,9 @@ class RTLBackend:
     unit : str or callable, optional
         The unit provider (:func:`cosim.unit_provider`): ``hw`` (default), ``standin[:...]`` or a
         callable ``(ins, lanes) -> component``.
+    stall : float
+        Probability of a stall on each side per cycle (0: none, the probe's default; campaigns stress
+        the handshake as ``make cosim`` does), drawn from ``seed``.
 
     Raises :class:`cosim.NoRTL` when the provider has no RTL for the instruction,
     :class:`cosim.BuildError` when the unit does not build, :class:`cosim.SimError` when the
@@ -40,10 +43,12 @@ class RTLBackend:
 
     name = "rtl"
 
-    def __init__(self, lanes: int = 1, build_root=None, unit=None):
+    def __init__(self, lanes: int = 1, build_root=None, unit=None, stall: float = 0.0, seed: int = 1):
         if lanes < 1:
             raise ValueError(f"lanes must be >= 1, got {lanes}")
-        self.lanes, self.build_root = lanes, build_root
+        if not 0.0 <= stall < 1.0:
+            raise ValueError(f"stall must be a probability in [0, 1), got {stall}")
+        self.lanes, self.build_root, self.stall, self.seed = lanes, build_root, stall, seed
         self.provider = unit_provider(unit)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
@@ -60,7 +65,7 @@ class RTLBackend:
         built = build_checked(component, layout, root=self.build_root)
         capture = Capture(n)
         s = simulate(built, layout, ArrayStream(ins, a, b, c, scale_a, scale_b), capture, n=n,
-                     batch_vectors=max(n, 256))
+                     batch_vectors=max(n, 256), seed=self.seed, stall_in=self.stall, stall_out=self.stall)
         if s.error:                                 # the run directory stays: the message names its log
             raise SimError(f"co-simulation of {ins.arch} {ins.name} failed: {s.error}")
         if s.run_dir is not None:

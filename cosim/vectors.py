@@ -64,11 +64,11 @@ def resolve(spec) -> Callable:
 class VectorStream:
     """Operands of vectors ``0, 1, 2, ...`` of one instruction, taken in batches."""
 
-    def __init__(self, ins, generator=None, seed: int = 1):
+    def __init__(self, ins, generator=None, seed: int = 1, start_block: int = 0):
         self.ins = ins
         self.gen = resolve(generator)
         self.seed = int(seed)
-        self._block = 0
+        self._block = int(start_block)        # the stream starts at vector start_block * BLOCK
         self._buf = None          # list of arrays (a, b, c, sa, sb) not yet taken
         self.taken = 0
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from .algorithms import Params
 from .formats import Format, get_format
+from .provenance import Provenance, assess
 
 ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx_blackwell", "cdna2", "cdna3")
 NVIDIA = ARCHITECTURES[:7]
@@ -169,10 +170,10 @@ class Instruction:
         return self.params.exact_nan
 
     @property
-    def provenance(self):
-        """The evidence behind this entry (:class:`golden.provenance.Provenance`)."""
-        from .provenance import provenance
-        return provenance(self)
+    def provenance(self) -> Provenance:
+        """The evidence behind this entry and the disputed readings it depends on
+        (:class:`golden.provenance.Provenance`)."""
+        return assess(self, CATALOG, lookup)
 
     @property
     def vendor(self) -> str:

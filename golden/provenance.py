@@ -13,7 +13,8 @@ This module answers with data, one record per kind of evidence:
   path (:attr:`golden.catalog.Instruction.native`), and which of the documented disagreements about
   special values its datapath depends on (:func:`golden.algorithms.disputed_rules`).
 
-:func:`provenance` combines them into a :class:`Provenance` per entry.  Its ``basis`` is the strongest
+:func:`assess` combines them into a :class:`Provenance` per entry (``ins.provenance``; this module reads
+the catalog only through its arguments, so the catalog can import it).  Its ``basis`` is the strongest
 evidence, in this order:
 
 ``measured``
@@ -36,10 +37,7 @@ and counts are named).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-
-from .catalog import CATALOG, Instruction, lookup
 
 BASES = ("measured", "live", "datapath", "paper", "compiled")
 STATUSES = ("verified", "inferred", "approximate")
@@ -218,34 +216,33 @@ class Provenance:
         return "\n".join(lines)
 
 
-def _key(arch: str, name: str) -> tuple[str, str]:
-    ins = lookup(arch, name)
-    return ins.arch, ins.name
+def _evidence(catalog, lookup):
+    """Evidence by catalog entry, and which datapaths of which architectures were checked."""
+    key = id(catalog)
+    if key not in _EVIDENCE:
+        measured: dict[tuple[str, str], list] = {}
+        live: dict[tuple[str, str], list] = {}
+        for s in MEASURED_SETS:
+            ins = lookup(s.arch, s.instruction)
+            measured.setdefault((ins.arch, ins.name), []).append(s)
+        for c in LIVE_CHECKS:
+            ins = lookup(c.arch, c.instruction)
+            live.setdefault((ins.arch, ins.name), []).append(c)
+        checked: dict[tuple, list[str]] = {}
+        for ins in catalog:
+            if (ins.arch, ins.name) in measured or (ins.arch, ins.name) in live:
+                checked.setdefault((ins.arch, ins.datapath), []).append(ins.name)
+        _EVIDENCE[key] = measured, live, checked
+    return _EVIDENCE[key]
 
 
-@functools.cache
-def _evidence():
-    measured: dict[tuple[str, str], list] = {}
-    live: dict[tuple[str, str], list] = {}
-    for s in MEASURED_SETS:
-        measured.setdefault(_key(s.arch, s.instruction), []).append(s)
-    for c in LIVE_CHECKS:
-        live.setdefault(_key(c.arch, c.instruction), []).append(c)
-    checked: dict[tuple, list[str]] = {}
-    for ins in CATALOG:
-        if (ins.arch, ins.name) in measured or (ins.arch, ins.name) in live:
-            checked.setdefault((ins.arch, ins.datapath), []).append(ins.name)
-    return measured, live, checked
+_EVIDENCE: dict = {}        # cleared by a test that plants a stale claim
 
 
-def _disputed(ins: Instruction) -> tuple[str, ...]:
+def assess(ins, catalog, lookup) -> Provenance:
+    """The :class:`Provenance` of ``ins``, an entry of ``catalog`` (``lookup`` finds entries by name)."""
     from .algorithms import disputed_rules
-    return tuple(disputed_rules(ins.params, ins.k))
-
-
-def provenance(ins: Instruction) -> Provenance:
-    """The :class:`Provenance` of a catalog entry (``golden.lookup(...)``)."""
-    measured, live, checked = _evidence()
+    measured, live, checked = _evidence(catalog, lookup)
     key = (ins.arch, ins.name)
     sets, checks = tuple(measured.get(key, ())), tuple(live.get(key, ()))
     same = tuple(n for n in checked.get((ins.arch, ins.datapath), ()) if n != ins.name)
@@ -265,13 +262,14 @@ def provenance(ins: Instruction) -> Provenance:
         status = "verified"
     else:
         status = "inferred"
-    return Provenance(basis, status, sets, checks, same if basis == "datapath" else (), _disputed(ins))
+    return Provenance(basis, status, sets, checks, same if basis == "datapath" else (),
+                      tuple(disputed_rules(ins.params, ins.k)))
 
 
-def counts(entries=CATALOG) -> dict[tuple[str, str], int]:
-    """How many entries have each (basis, status)."""
+def counts(entries) -> dict[tuple[str, str], int]:
+    """How many of ``entries`` (catalog entries) have each (basis, status)."""
     out: dict[tuple[str, str], int] = {}
     for ins in entries:
-        p = provenance(ins)
+        p = ins.provenance
         out[p.basis, p.status] = out.get((p.basis, p.status), 0) + 1
     return out

@@ -69,17 +69,17 @@ class SimulatedRTL:
 
     Parameters
     ----------
-    lanes, build_root, unit
+    lanes, build_root, unit, **options
         Passed to ``cosim.backend.RTLBackend`` (dot-adds per unit input, the build folder,
-        the unit provider).
+        the unit provider; ``stall``, ``seed``).
     """
 
     name = "rtl"
 
-    def __init__(self, lanes: int = 1, build_root=None, unit=None):
+    def __init__(self, lanes: int = 1, build_root=None, unit=None, **options):
         with _rtl_unavailable():
             from cosim.backend import RTLBackend      # imported here: probe runs without cosim's toolchain
-            self._rtl = RTLBackend(lanes=lanes, build_root=build_root, unit=unit)
+            self._rtl = RTLBackend(lanes=lanes, build_root=build_root, unit=unit, **options)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         with _rtl_unavailable(ins):

@@ -14,7 +14,7 @@ import pytest
 
 import golden
 from golden.cli import main
-from golden.provenance import BASES, LIVE_CHECKS, MEASURED_SETS, STATUSES, provenance
+from golden.provenance import BASES, LIVE_CHECKS, MEASURED_SETS, STATUSES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,14 +79,14 @@ def test_a_stale_claim_is_seen():
     s = MEASURED_SETS[0]
     planted = replace(s, reproduced=s.rows - 1)
     ins = golden.lookup(s.arch, s.instruction)
-    prov._evidence.cache_clear()
+    prov._EVIDENCE.clear()
     try:
         prov.MEASURED_SETS = (planted,) + MEASURED_SETS[1:]
-        assert provenance(ins).status == "approximate"
+        assert ins.provenance.status == "approximate"
     finally:
         prov.MEASURED_SETS = MEASURED_SETS
-        prov._evidence.cache_clear()
-    assert provenance(ins).status == "verified"
+        prov._EVIDENCE.clear()
+    assert ins.provenance.status == "verified"
 
 
 def test_golden_list_shows_provenance(capsys):

@@ -1,0 +1,79 @@
+"""Campaign throughput against the number of workers, beside the golden model's own rates, in one run.
+
+``python -m campaign bench`` (``make campaign-bench``) runs the same campaign (default: golden against
+golden with the catalog's parameters, so the figure is the checker's own ceiling; ``--device rtl`` for the
+Verilator units) on an embedded cluster of 1, 2 and every-core workers, each into a fresh database, and
+prints dot-adds per second of wall time with the speed-up over one worker.  The golden rows time one
+``golden.dot_add`` call and one block's vector generation on this process, for scale: a worker does both,
+twice the golden work for a golden device.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import time
+
+import golden
+from golden.bench import measure
+
+from .blocks import operands
+from .engine import default_workers, run
+from .spec import Campaign
+
+
+def _counts(text: str | None) -> list[int]:
+    if not text:
+        return sorted({1, 2, default_workers()})
+    try:
+        counts = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise ValueError(f"--workers takes a comma list of whole numbers, got {text!r}") from None
+    if not counts or counts[0] < 1:
+        raise ValueError(f"--workers: every count must be at least 1, got {text!r}")
+    return counts
+
+
+def main(args) -> int:
+    arch, _, name = args.instr.partition(":")
+    ins = golden.lookup(arch, name)
+    counts = _counts(args.workers)
+    print(f"machine: {os.cpu_count()} logical CPUs ({_cpu_model()}); instruction {ins.arch} {ins.name} "
+          f"({ins.algorithm}); device {args.device}")
+    c = Campaign(((ins.arch, ins.name),), device=args.device, target=args.blocks * 65536, seed=7)
+    gen = _generation_rate(c, ins)
+    print(f"golden.dot_add, one call of 200,000 on this process: {measure(ins, 200_000, 'normal', 3):,.0f} "
+          f"dot-adds/s (normal), {measure(ins, 200_000, 'bits', 3):,.0f} (bits); vector generation "
+          f"({c.vectors}): {gen:,.0f} vectors/s")
+    print(f"{'workers':>7s} {'blocks':>6s} {'dot-adds':>12s} {'wall s':>7s} {'dot-adds/s':>12s} {'speed-up':>8s}")
+    base = None
+    for n in counts:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            run(c, os.path.join(tmp, "bench.sqlite"), workers=n, progress_s=0, out=io.StringIO())
+            wall = time.perf_counter() - t0
+        vectors = c.blocks * c.block
+        rate = vectors / wall
+        base = base or rate
+        print(f"{n:7d} {c.blocks:6d} {vectors:12,d} {wall:7.1f} {rate:12,.0f} {rate / base:7.2f}x", flush=True)
+    print("wall time includes starting the cluster's worker processes (a second or two each run)")
+    return 0
+
+
+def _generation_rate(c: Campaign, ins) -> float:
+    t0 = time.perf_counter()
+    n = sum(len(operands(c, ins, j)[2]) for j in range(2))
+    return n / (time.perf_counter() - t0)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+

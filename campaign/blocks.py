@@ -1,0 +1,103 @@
+"""One block of a campaign, as a worker runs it: regenerate its vectors, run the device and golden, compare.
+
+Everything here runs on a dask worker (or in the test's process) and depends only on its arguments: the
+block's vectors come from ``(seed, block)`` (:mod:`campaign.spec`), the device is made once per worker
+process and kept (an RTL device builds its unit once; the build cache under ``build/cosim`` is shared
+and locked, so workers on one machine build each configuration once between them).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import golden
+from cosim.vectors import VectorStream
+from probe.backends import backend_from_name
+from probe.contract import Unavailable, check_output
+
+from .spec import Campaign
+
+OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
+MAX_SAVED = 64                     # failing vectors a block sends back for its replay file
+
+_devices: dict = {}                # this worker process's devices, by what makes them
+
+
+@dataclass
+class BlockResult:
+    """What a worker reports for one block.
+
+    ``status``: ``done`` (compared; ``mismatches`` may be > 0), ``unavailable`` (the device cannot run
+    this instruction here: no RTL, no GPU) or ``error`` (the device failed: ``message``).  ``failing``
+    holds up to :data:`MAX_SAVED` failing vectors (operands, ``got``, ``expected`` and ``index``, the
+    vector's number in the instruction's stream).
+    """
+
+    arch: str
+    instr: str
+    block: int
+    status: str = "done"
+    vectors: int = 0
+    mismatches: int = 0
+    unsupported: int = 0
+    started: float = 0.0
+    seconds: float = 0.0
+    worker: str = ""
+    message: str = ""
+    failing: dict | None = field(default=None, repr=False)
+
+
+def device(c: Campaign):
+    """The campaign's device in this process (made on first use)."""
+    key = (c.device, c.lanes, c.unit, c.stall, c.seed)
+    if key not in _devices:
+        if c.device == "rtl":
+            _devices[key] = backend_from_name("rtl", lanes=c.lanes, unit=c.unit, stall=c.stall, seed=c.seed)
+        else:
+            _devices[key] = backend_from_name(c.device)
+    return _devices[key]
+
+
+def operands(c: Campaign, ins, block: int):
+    """Block ``block``'s vectors ``(a, b, c, scale_a, scale_b)``: the stream's vectors
+    ``block * c.block ...``, independent of who asks and when."""
+    stream = VectorStream(ins, c.vectors, c.seed, start_block=block * c.generator_blocks)
+    return stream.take(c.block)
+
+
+def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
+    """Run one block on the device and on golden, and compare them (:func:`golden.same_results`)."""
+    ins = golden.lookup(arch, instr)
+    res = BlockResult(arch, instr, block, started=time.time(), worker=f"{socket.gethostname()}:{os.getpid()}")
+    t0 = time.perf_counter()
+    ops = operands(c, ins, block)
+    try:
+        dev = device(c)
+        got = check_output(ins, dev(ins, *ops), len(ops[2]), getattr(dev, "name", c.device))
+        skip = np.asarray(dev.unsupported(ins, *ops), bool) if hasattr(dev, "unsupported") else None
+    except Unavailable as e:
+        res.status, res.message = "unavailable", str(e)
+        return res
+    except Exception as e:                       # reported with the block, so the campaign can go on
+        res.status, res.message = "error", f"{type(e).__name__}: {e}"
+        return res
+    expected = golden.dot_add(ins, *ops)
+    same = golden.same_results(ins, got, expected)
+    if skip is not None:
+        same |= skip
+        res.unsupported = int(skip.sum())
+    bad = np.nonzero(~same)[0]
+    res.vectors = len(same) - res.unsupported
+    res.mismatches = len(bad)
+    if len(bad):
+        keep = bad[:MAX_SAVED]
+        res.failing = {name: None if x is None else np.asarray(x)[keep] for name, x in zip(OPERANDS, ops)}
+        res.failing.update(got=got[keep], expected=np.asarray(expected, np.uint64)[keep],
+                           index=keep.astype(np.int64) + block * c.block)
+    res.seconds = time.perf_counter() - t0
+    return res

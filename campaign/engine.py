@@ -1,0 +1,192 @@
+"""Run a campaign on dask.distributed: blocks out to workers, results into SQLite as they come back.
+
+By default an embedded :class:`distributed.LocalCluster` with one single-threaded worker process per core
+of this machine (numpy kernels and Verilator are single-threaded; processes, not threads, because the
+GIL would serialise the Python around them); ``scheduler="tcp://host:8786"`` joins a running cluster
+instead (workers started by hand with ``dask worker`` or by ``dask-jobqueue``; they need this project
+installed, see the README).
+
+The client keeps a window of blocks in flight, interleaved across instructions so each advances, and
+writes every finished block to the :class:`~campaign.store.Store` before it submits another.  dask
+reruns the blocks of a worker that dies; the store counts a block once however many times it ran.
+Interrupting the run (Ctrl-C) loses only the blocks in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .blocks import BlockResult, run_block
+from .spec import Campaign
+from .store import Store
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def cluster_client(scheduler: str | None = None, workers: int | None = None, dashboard: bool = True):
+    """A :class:`distributed.Client`: of a new local cluster (``workers`` processes), or of ``scheduler``."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("dask.distributed is not installed: make campaign installs it (pip install "
+                         "'dask[distributed]')") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            raise ValueError(f"cannot reach the dask scheduler {scheduler}: {e}") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    n = workers or default_workers()
+    if n < 1:
+        raise ValueError(f"WORKERS must be at least 1, got {n}")
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, silence_logs=logging.ERROR,
+                           dashboard_address=":0" if dashboard else None, memory_limit=0)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _order(c: Campaign, done: set) -> list[tuple[str, str, int]]:
+    """Blocks still to run, interleaved across instructions."""
+    return [(arch, name, j) for j in range(c.blocks) for arch, name in c.instructions
+            if (arch, name, j) not in done]
+
+
+class Progress:
+    """The console line: blocks done, dot-adds/s, mismatches, time left."""
+
+    def __init__(self, total: int, every: float, out=None):
+        self.total, self.every, self.out = total, every, out or sys.stderr
+        self.t0 = self.last = time.perf_counter()
+        self.blocks = self.vectors = self.mismatches = 0
+
+    def add(self, r: BlockResult) -> None:
+        self.blocks += 1
+        self.vectors += r.vectors
+        self.mismatches += r.mismatches
+        now = time.perf_counter()
+        if self.every and (now - self.last >= self.every or self.blocks == self.total):
+            self.last = now
+            print(self.line(), file=self.out, flush=True)
+
+    def line(self) -> str:
+        dt = max(time.perf_counter() - self.t0, 1e-9)
+        rate = self.blocks / dt
+        left = (self.total - self.blocks) / rate if rate else float("inf")
+        return (f"[{self.blocks:,}/{self.total:,} blocks, {self.vectors:,} dot-adds, {self.vectors / dt:,.0f}/s, "
+                f"{self.mismatches:,} mismatches, {dt:.0f} s, ~{left:.0f} s left]")
+
+
+def run(c: Campaign, db: str | Path, *, scheduler: str | None = None, workers: int | None = None,
+        resume: bool = False, fresh: bool = False, progress_s: float = 10.0, window: int | None = None,
+        replay_dir: str | Path | None = None, out=None, on_block=None) -> dict:
+    """Run the blocks of ``c`` not yet in ``db``; returns ``{"blocks": run now, "skipped": already done}``.
+
+    ``on_block(result)`` is called in the client after each block is stored (tests use it to kill a
+    worker mid-run).
+    """
+    out = out or sys.stdout
+    store = Store(db)
+    try:
+        already = store.begin(c, resume=resume, fresh=fresh)
+        store.clear_problems(c.id)
+        todo = _order(c, store.done_keys(c.id))
+        print(c.describe(), file=out)
+        print(f"results: {store.path}" + (f" ({already:,} block(s) already done)" if already else ""), file=out,
+              flush=True)
+        if not todo:
+            print("nothing to run: every block of this campaign is in the database", file=out)
+            return {"blocks": 0, "skipped": already}
+        replays = Path(replay_dir) if replay_dir else store.path.with_name(store.path.stem + "-replays") / c.id
+        with cluster_client(scheduler, workers) as client:
+            n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or (workers or 1))
+            link = client.dashboard_link if getattr(client, "dashboard_link", None) else None
+            print(f"dask: {n_workers} worker(s) at {client.scheduler.address}"
+                  + (f", dashboard {link}" if link else ""), file=out, flush=True)
+            run_id = store.run_started(c.id, n_workers, scheduler or "local")
+            outcome = "interrupted"
+            try:
+                stored = _drive(client, c, todo, store, replays, window or 4 * n_workers,
+                                Progress(len(todo), progress_s), on_block)
+                outcome = "finished"
+            finally:
+                store.run_finished(run_id, store.blocks_done(c.id) - already, outcome)
+        return {"blocks": stored, "skipped": already}
+    finally:
+        store.close()
+
+
+def _drive(client, c: Campaign, todo, store: Store, replays: Path, window: int, progress: Progress, on_block) -> int:
+    from distributed import as_completed
+    pending = iter(todo)
+    stopped: set = set()                    # instructions whose device failed: no more blocks of them
+    what: dict = {}                         # future key -> (arch, name, block)
+
+    def submit(n):
+        futures = []
+        for arch, name, j in pending:
+            if (arch, name) in stopped:
+                continue
+            fut = client.submit(run_block, c, arch, name, j, pure=False, retries=1,
+                                key=f"block-{c.id}-{arch}-{name}-{j}-{time.monotonic_ns()}")
+            what[fut.key] = (arch, name, j)
+            futures.append(fut)
+            if len(futures) == n:
+                break
+        return futures
+
+    stored = 0
+    queue = as_completed(submit(window), with_results=False)
+    for fut in queue:
+        try:
+            r = fut.result()
+        except Exception as e:              # the task itself failed (its worker died too often, ...)
+            r = BlockResult(*what[fut.key], status="error", message=f"{type(e).__name__}: {e}")
+        del what[fut.key]
+        fut.release()
+        if r.status == "done":
+            replay = _write_replay(c, r, replays) if r.failing is not None else None
+            if store.record(c.id, r, replay):
+                stored += 1
+                progress.add(r)
+        else:
+            store.problem(c.id, r)
+            if (r.arch, r.instr) not in stopped:
+                stopped.add((r.arch, r.instr))
+                print(f"{r.arch} {r.instr}: {r.status}: {r.message} (no more blocks of it in this run)",
+                      file=sys.stderr, flush=True)
+        if on_block is not None:
+            on_block(r)
+        for f in submit(1):
+            queue.add(f)
+    return stored
+
+
+def _write_replay(c: Campaign, r: BlockResult, folder: Path) -> str:
+    """The block's failing vectors in ``cosim.failures``' replay format, with the device named."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{r.arch}_{r.instr.replace('/', '_')}_block{r.block}.npz"
+    meta = {"arch": r.arch, "instr": r.instr, "campaign": c.id, "device": c.device, "block": r.block,
+            "seed": c.seed, "vectors_kind": c.vectors, "lanes": c.lanes, "mismatches": r.mismatches,
+            "vectors": r.vectors, "unit": c.unit if c.device == "rtl" else None}
+    arrays = {k: np.asarray(v) for k, v in r.failing.items() if v is not None}
+    np.savez_compressed(path, meta=json.dumps(meta), **arrays)
+    return str(path)

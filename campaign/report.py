@@ -1,0 +1,77 @@
+"""The campaign report: per instruction, vectors, mismatches, rate and the first failure with its replay file.
+
+It reads only the database, so it can be printed at any time, while a campaign runs or after it crashed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .store import Store
+
+HEADER = (f"{'arch':13s} {'instruction':42s} {'blocks':>11s} {'vectors':>13s} {'mismatch':>9s} "
+          f"{'dot-adds/s':>11s}  verdict")
+
+
+def verdict(c, row: dict | None, problems: list[dict]) -> str:
+    """``ok`` (every block done, no mismatch), ``MISMATCH``, ``ERROR``/``unavailable`` (the device
+    failed on a block or cannot run the instruction here) or ``incomplete``."""
+    if row and row["mismatches"]:
+        return "MISMATCH"
+    if problems:
+        return problems[-1]["status"].upper() if problems[-1]["status"] == "error" else problems[-1]["status"]
+    if row is None or row["blocks"] < c.blocks:
+        return "incomplete"
+    return "ok"
+
+
+def report(db, out=None, only: str | None = None) -> int:
+    """Print every campaign in ``db`` (or the one whose id is ``only``); returns 0 when every
+    instruction of every campaign printed is ``ok``."""
+    out = out or sys.stdout
+    store = Store(db)
+    try:
+        campaigns = store.campaigns()
+        if not campaigns:
+            print(f"{db}: no campaign yet", file=out)
+            return 1
+        bad = 0
+        for c in campaigns:
+            if only is None or c.id == only:
+                bad += _one(store, c, out)
+        return 1 if bad else 0
+    finally:
+        store.close()
+
+
+def _one(store: Store, c, out) -> int:
+    print(c.describe(), file=out)
+    for r in store.runs(c.id):
+        print(f"  run: {r['workers']} worker(s) on {r['scheduler']}, {r['blocks'] or 0:,} block(s), "
+              f"{r['outcome'] or 'running (or killed)'}", file=out)
+    rows = store.per_instruction(c.id)
+    problems = store.problems(c.id)
+    print(HEADER, file=out)
+    bad = 0
+    firsts = []
+    for arch, name in c.instructions:
+        row = rows.get((arch, name))
+        mine = [p for p in problems if (p["arch"], p["instr"]) == (arch, name)]
+        v = verdict(c, row, mine)
+        bad += v != "ok"
+        blocks = f"{row['blocks'] if row else 0:,}/{c.blocks:,}"
+        vectors = row["vectors"] if row else 0
+        mism = row["mismatches"] if row else 0
+        rate = vectors / row["busy_s"] if row and row["busy_s"] else 0.0
+        note = f": {mine[-1]['message'][:100]}" if mine and v in ("ERROR", "unavailable") else ""
+        print(f"{arch:13s} {name:42s} {blocks:>11s} {vectors:13,d} {mism:9,d} {rate:11,.0f}  {v}{note}", file=out)
+        if v == "MISMATCH":
+            firsts.append((arch, name, store.first_failure(c.id, arch, name)))
+    total = sum(r["vectors"] for r in rows.values())
+    print(f"{len(c.instructions)} instruction(s), {total:,} dot-adds compared, "
+          f"{sum(r['mismatches'] for r in rows.values()):,} mismatches; {bad} not ok", file=out)
+    for arch, name, f in firsts:
+        print(f"first failure of {arch} {name}: block {f['block']}, vector #{f['index']}: "
+              f"got {f['got']:#x}, golden {f['expected']:#x}\n  replay: python -m campaign replay {f['replay']}",
+              file=out)
+    return bad

@@ -1,0 +1,144 @@
+"""What a campaign is: instructions, a vector stream cut into numbered blocks, a device under test, a target.
+
+A :class:`Campaign` is pure data.  Its :attr:`~Campaign.id` is a hash of everything that decides which
+vectors run on what (instructions, device, vectors, seed, block size, lanes, stalls), so two different
+campaigns never share rows of a results database; the target count is left out, so a campaign can be
+resumed with a larger ``N``.
+
+Block ``j`` of an instruction is vectors ``j * block .. (j + 1) * block - 1`` of the co-simulation's
+stream (:class:`cosim.vectors.VectorStream` with the same generator and seed): any worker regenerates it
+from ``(seed, j)`` alone, and ``make cosim`` with the same SEED and VECTORS sees the same vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+import golden
+from cosim.vectors import BLOCK as GENERATOR_BLOCK
+from cosim.vectors import resolve
+from probe.backends import backend_from_name, plugins
+
+DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
+DEVICES_HELP = ("rtl (the Verilator unit, default), golden:FIELD=VALUE,... (golden with changed parameters: "
+                "a planted-fault drill), golden, gpu (PyTorch on this host's GPU), fpga:URL (a board)")
+
+
+def check_device(name: str) -> None:
+    """Refuse a device spec that no worker could make, before any work is sent out (a device that
+    needs hardware, a GPU or a board, is only tried on the workers, where it runs)."""
+    if name in ("rtl", "golden", "gpu", "torch", "cuda", "rocm") or name.startswith("golden:"):
+        if name.startswith("golden:"):
+            backend_from_name(name)               # checks the Params field names
+        return
+    prefix, colon, argument = name.partition(":")
+    if colon and argument and prefix in plugins():
+        return
+    backend_from_name(name)                       # raises the one-line error listing what is valid
+    raise ValueError(f"device {name!r} cannot run in a campaign; valid: {DEVICES_HELP}")
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One verification campaign.
+
+    Parameters
+    ----------
+    instructions : tuple of (arch, name)
+        Catalog entries, in the order they are reported.
+    device : str
+        The device under test, a :func:`probe.backends.backend_from_name` spec (see :data:`DEVICES_HELP`).
+    target : int
+        Vectors per instruction; rounded up to whole blocks.
+    vectors : str
+        Generator name or ``module:function`` (:func:`cosim.vectors.resolve`).
+    seed : int
+    block : int
+        Vectors per block, a multiple of the generator's block (8,192).
+    lanes : int
+        Dot-adds per cycle of the RTL unit (``rtl`` only).
+    unit : str
+        Unit provider of the ``rtl`` device (``hw``, ``hw:pipeline=3``, ``standin:...``).
+    stall : float
+        Handshake stall probability of the ``rtl`` device, as ``make cosim``'s STALL.
+    """
+
+    instructions: tuple
+    device: str = "rtl"
+    target: int = 100_000
+    vectors: str = "mixed"
+    seed: int = 1
+    block: int = DEFAULT_BLOCK
+    lanes: int = 1
+    unit: str = "hw"
+    stall: float = 0.1
+    note: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not self.instructions:
+            raise ValueError("a campaign needs at least one instruction")
+        for arch, name in self.instructions:
+            golden.lookup(arch, name)              # raises with close matches
+        if self.target < 1:
+            raise ValueError(f"N (vectors per instruction) must be at least 1, got {self.target}")
+        if self.seed < 0:
+            raise ValueError(f"SEED must be a non-negative integer, got {self.seed}")
+        if self.block < GENERATOR_BLOCK or self.block % GENERATOR_BLOCK:
+            raise ValueError(f"BLOCK must be a positive multiple of {GENERATOR_BLOCK:,} vectors, got {self.block:,}")
+        if self.lanes < 1:
+            raise ValueError(f"LANES must be at least 1, got {self.lanes}")
+        if not 0.0 <= self.stall < 1.0:
+            raise ValueError(f"STALL must be a probability in [0, 1), got {self.stall}")
+        if not isinstance(self.vectors, str):
+            raise ValueError("a campaign's vectors are named (a registered name or module:function), "
+                             "so that every worker can make them")
+        resolve(self.vectors)                     # an unknown generator fails here, not on a worker
+        check_device(self.device)
+
+    @classmethod
+    def of(cls, instructions, **kw) -> "Campaign":
+        """From :class:`golden.Instruction` objects (``golden.select(...)``)."""
+        return cls(tuple((i.arch, i.name) for i in instructions), **kw)
+
+    @property
+    def blocks(self) -> int:
+        """Blocks per instruction."""
+        return -(-self.target // self.block)
+
+    @property
+    def generator_blocks(self) -> int:
+        return self.block // GENERATOR_BLOCK
+
+    def identity(self) -> dict:
+        """Everything that decides which vectors run on what (not the target, not the note)."""
+        d = asdict(self)
+        d.pop("target"), d.pop("note")
+        d["instructions"] = [list(x) for x in self.instructions]
+        if not self.device.startswith("rtl"):      # the RTL-only knobs do not change another device's work
+            for k in ("lanes", "unit", "stall"):
+                d.pop(k)
+        return d
+
+    @property
+    def id(self) -> str:
+        text = json.dumps(self.identity(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["instructions"] = [list(x) for x in self.instructions]
+        return json.dumps(d, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Campaign":
+        d = json.loads(text)
+        d["instructions"] = tuple(tuple(x) for x in d["instructions"])
+        return cls(**d)
+
+    def describe(self) -> str:
+        n = len(self.instructions)
+        return (f"campaign {self.id}: {n} instruction(s) x {self.blocks:,} block(s) of {self.block:,} vectors "
+                f"({self.blocks * self.block:,} per instruction) on {self.device}, vectors {self.vectors}, "
+                f"seed {self.seed}")
