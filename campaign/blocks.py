@@ -58,6 +58,8 @@ def device(c: Campaign):
     if key not in _devices:
         if c.device == "rtl":
             _devices[key] = backend_from_name("rtl", lanes=c.lanes, unit=c.unit, stall=c.stall, seed=c.seed)
+        elif c.device == "core":
+            _devices[key] = backend_from_name("core", stall=c.stall, seed=c.seed)
         else:
             _devices[key] = backend_from_name(c.device)
     return _devices[key]

@@ -22,14 +22,15 @@ from cosim.vectors import resolve
 from probe.backends import backend_from_name, plugins
 
 DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
-DEVICES_HELP = ("rtl (the Verilator unit, default), golden:FIELD=VALUE,... (golden with changed parameters: "
+DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's tensor core under Verilator), "
+                "golden:FIELD=VALUE,... (golden with changed parameters: "
                 "a planted-fault drill), golden, gpu (PyTorch on this host's GPU), fpga:URL (a board)")
 
 
 def check_device(name: str) -> None:
     """Refuse a device spec that no worker could make, before any work is sent out (a device that
     needs hardware, a GPU or a board, is only tried on the workers, where it runs)."""
-    if name in ("rtl", "golden", "gpu", "torch", "cuda", "rocm") or name.startswith("golden:"):
+    if name in ("rtl", "core", "golden", "gpu", "torch", "cuda", "rocm") or name.startswith("golden:"):
         if name.startswith("golden:"):
             backend_from_name(name)               # checks the Params field names
         return
@@ -116,9 +117,11 @@ class Campaign:
         d = asdict(self)
         d.pop("target"), d.pop("note")
         d["instructions"] = [list(x) for x in self.instructions]
-        if not self.device.startswith("rtl"):      # the RTL-only knobs do not change another device's work
+        if self.device not in ("rtl", "core"):     # the simulators' knobs do not change another device's work
             for k in ("lanes", "unit", "stall"):
                 d.pop(k)
+        elif self.device == "core":
+            d.pop("lanes"), d.pop("unit")
         return d
 
     @property

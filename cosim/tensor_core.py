@@ -25,7 +25,7 @@ from .payload import get_field, put_field
 from .scoring import Result, simulate_and_score
 from .vectors import resolve
 
-__all__ = ["CoreLayout", "CoreStream", "run_core", "CoreResult"]
+__all__ = ["CoreBackend", "CoreLayout", "CoreStream", "run_core", "CoreResult"]
 
 
 class CoreLayout:
@@ -195,3 +195,72 @@ def main(args) -> int:
         status |= not r.ok
     print(f"({time.perf_counter() - t0:.0f} s in all)", file=sys.stderr)
     return status
+
+
+class _FixedCoreStream:
+    """Given rows of one instruction, served with its opcode and padded to the core's widths."""
+
+    def __init__(self, core, op: int, ins, a, b, c, sa, sb):
+        n = len(c)
+        self.ops = [np.full(n, op, np.uint64), np.zeros((n, core.k_max), np.uint64),
+                    np.zeros((n, core.k_max), np.uint64), np.asarray(c, np.uint64),
+                    np.zeros((n, core.s_max), np.uint64) if core.s_max else None,
+                    np.zeros((n, core.s_max), np.uint64) if core.s_max else None]
+        self.ops[1][:, :ins.k], self.ops[2][:, :ins.k] = a, b
+        if sa is not None:
+            self.ops[4][:, :sa.shape[1]], self.ops[5][:, :sb.shape[1]] = sa, sb
+        self.taken = 0
+
+    def take(self, n: int):
+        idx = np.arange(self.taken, self.taken + n) % len(self.ops[3])
+        self.taken += n
+        return tuple(None if x is None else x[idx] for x in self.ops)
+
+
+class CoreBackend:
+    """An architecture's whole tensor core (every instruction behind its opcode) as a backend:
+    ``CoreBackend()(ins, a, b, c, scale_a, scale_b)`` runs the rows through the core with ``ins``'s
+    opcode (one Verilator simulation per call) and returns ``d``.  The core is built once per
+    architecture (cached under ``build/cosim`` as ``make cosim-core`` builds it).
+
+    Parameters
+    ----------
+    stall : float
+        Handshake stall probability on each side.
+    seed : int
+        Seed of the stall pattern.
+    pipelining : str or Pipelining, optional
+        As :class:`hw.tensor_core.TensorCore` takes it.
+    """
+
+    name = "core"
+
+    def __init__(self, stall: float = 0.0, seed: int = 1, pipelining=None):
+        if not 0.0 <= stall < 1.0:
+            raise ValueError(f"stall must be a probability in [0, 1), got {stall}")
+        self.stall, self.seed, self.pipelining = stall, seed, pipelining
+        self._cores: dict = {}
+
+    def _core(self, arch: str):
+        if arch not in self._cores:
+            from hw.tensor_core import TensorCore
+            core = TensorCore(arch, golden.select(arch), pipelining=self.pipelining)
+            self._cores[arch] = core, bld.build_unit(core, core.arch, "tensor_core"), CoreLayout(core)
+        return self._cores[arch]
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
+        from .session import Capture, SimError, simulate
+        core, built, layout = self._core(ins.arch)
+        ops = [(i, x) for i, x in enumerate(core.instructions) if (x.arch, x.name) == (ins.arch, ins.name)]
+        if not ops:
+            raise ValueError(f"{ins.arch} {ins.name} is not in the {ins.arch} tensor core")
+        n = len(c)
+        capture = Capture(n)
+        stream = _FixedCoreStream(core, ops[0][0], ins, a, b, c, scale_a, scale_b)
+        s = simulate(built, layout, stream, capture, n=n, batch_vectors=max(n, 256), seed=self.seed,
+                     stall_in=self.stall, stall_out=self.stall, label=f"{ins.arch} tensor core")
+        if s.error or s.timing_error:
+            raise SimError(f"the {ins.arch} tensor core failed on {ins.name}: {s.error or s.timing_error}")
+        if capture.filled != n:
+            raise SimError(f"the {ins.arch} tensor core returned {capture.filled} of {n} outputs")
+        return capture.d

@@ -19,6 +19,8 @@ Provided here:
 * :class:`SimulatedRTL`: the Amaranth unit of ``hw.dot_add_unit`` under Verilator
   (:class:`cosim.backend.RTLBackend`, imported when asked for), all probe vectors in one
   simulation run; no simulator or no RTL for the instruction is :class:`Unavailable`.
+* :class:`SimulatedCore`: the architecture's whole tensor core under Verilator, the
+  instruction selected by its opcode (:class:`cosim.tensor_core.CoreBackend`).
 * :class:`TorchBackend`: a real GPU through PyTorch (CUDA or ROCm), when one is present.
 """
 
@@ -86,6 +88,22 @@ class SimulatedRTL:
             return self._rtl(ins, a, b, c, scale_a, scale_b)
 
 
+class SimulatedCore:
+    """The architecture's whole tensor core under Verilator (:class:`cosim.tensor_core.CoreBackend`),
+    each instruction through its opcode; unavailable as :class:`SimulatedRTL` is."""
+
+    name = "core"
+
+    def __init__(self, **options):
+        with _rtl_unavailable():
+            from cosim.tensor_core import CoreBackend
+            self._core = CoreBackend(**options)
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        with _rtl_unavailable(ins):
+            return self._core(ins, a, b, c, scale_a, scale_b)
+
+
 @contextlib.contextmanager
 def _rtl_unavailable(ins: Instruction | None = None):
     """``ImportError``, ``cosim.NoRTL`` and ``cosim.ToolchainError`` as :class:`Unavailable`
@@ -116,12 +134,14 @@ def plugins() -> dict:
 
 
 def backend_from_name(name: str, **kw):
-    """``golden``, ``rtl``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
+    """``golden``, ``rtl``, ``core``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
     ``PLUGIN:ARGUMENT`` for a registered plugin (``fpga:socket://127.0.0.1:5555``, ``fpga:/dev/ttyUSB0``)."""
     if name == "golden":
         return GoldenBackend()
     if name == "rtl":
         return SimulatedRTL(**kw)
+    if name == "core":
+        return SimulatedCore(**kw)
     if name in ("torch", "gpu", "cuda", "rocm"):
         from .torch_backend import TorchBackend
         return TorchBackend(**kw)
@@ -140,7 +160,7 @@ def backend_from_name(name: str, **kw):
             raise ValueError(f"backend {prefix!r} needs an argument: {prefix}:ARGUMENT (fpga:URL, e.g. "
                              f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
         return found[prefix].load()(argument, **kw)
-    known = ["golden", "rtl", "torch", "golden:FIELD=VALUE,..."] + [f"{p}:ARGUMENT" for p in sorted(found)]
+    known = ["golden", "rtl", "core", "torch", "golden:FIELD=VALUE,..."] + [f"{p}:ARGUMENT" for p in sorted(found)]
     hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
             "pip install -e . registers fpga:URL)")
     raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")

@@ -165,3 +165,15 @@ def test_an_rtl_campaign_gives_the_verdicts_of_cosim(tmp_path):
         if r.status == "no RTL":
             pytest.skip(r.message)
         assert (r.status, r.vectors, r.mismatches) == ("ok", rows[pair]["vectors"], rows[pair]["mismatches"])
+
+
+def test_the_tensor_core_as_the_device(tmp_path):
+    """DEVICE=core: each instruction through the Volta core's opcode (the build make cosim-core and
+    tests/test_tensor_core.py share)."""
+    pairs = (("volta", "HMMA.884.F32.F32"), ("volta", "HMMA.884.F16.F16"))
+    c = Campaign(pairs, device="core", block=BLOCK, target=BLOCK, stall=0.2)
+    db = tmp_path / "c.sqlite"
+    assert run(c, db, workers=1, progress_s=0)["blocks"] == 2
+    rows = Store(db).per_instruction(c.id)
+    assert all(rows[p]["vectors"] == BLOCK and rows[p]["mismatches"] == 0 for p in pairs)
+    assert Campaign(pairs, device="core", stall=0.2).id != Campaign(pairs, device="rtl", stall=0.2).id
