@@ -87,7 +87,17 @@ def _with_F(ins, F):
 def test_resume_does_no_work_and_a_second_run_without_it_is_refused(tmp_path, capsys):
     c = Campaign((HMMA,), device="golden", **SMALL)
     db = tmp_path / "c.sqlite"
-    assert run(c, db, workers=1, progress_s=0) == {"blocks": 3, "skipped": 0}
+    seen = []
+
+    def report_while_running(_result):              # a second connection, as `make campaign-report` is
+        import io
+        buf = io.StringIO()
+        report(db, out=buf)
+        seen.append(buf.getvalue())
+
+    assert run(c, db, workers=1, progress_s=0, on_block=report_while_running) == {"blocks": 3, "skipped": 0}
+    assert "1/3" in seen[0] and "incomplete" in seen[0] and "running (or killed)" in seen[0]
+    assert "3/3" in seen[-1]
     assert run(c, db, workers=1, progress_s=0, resume=True) == {"blocks": 0, "skipped": 3}
     with pytest.raises(CampaignExists, match="RESUME=1"):
         run(c, db, workers=1, progress_s=0)
