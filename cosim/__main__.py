@@ -35,7 +35,7 @@ from . import failures, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
-from .vectors import resolve as resolve_vectors  # noqa: E402
+from .vectors import check_generator, resolve as resolve_vectors  # noqa: E402
 
 
 def _config(args) -> cr.Config:
@@ -60,7 +60,8 @@ def _config(args) -> cr.Config:
 def cmd_run(args) -> int:
     instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
-    resolve_vectors(cfg.vectors)                      # fail early on a bad generator name
+    for ins in instrs:                                # fail early: a bad generator name or what it returns
+        check_generator(ins, cfg.vectors, cfg.seed)
     unit = unit_provider(args.unit, args.pipeline)
     toolchain.setup()
     what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"

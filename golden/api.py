@@ -48,7 +48,7 @@ def as_bits(fmt: Format | str, x, what: str) -> np.ndarray:
         back = to_float(fmt, bits)
         bad = ~((back == vals) | (np.isnan(back) & np.isnan(vals)))
         if bad.any():
-            v = vals[bad].ravel()[0]
+            v = float(vals[bad].ravel()[0])
             raise ValueError(f"{what}: value {v!r} is not exactly representable in {fmt.name}; "
                              "round it first (golden.formats.from_float) or pass bit patterns")
         return bits.astype(np.uint64)
