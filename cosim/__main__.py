@@ -94,8 +94,11 @@ def cmd_tensor_core(args) -> int:
 def cmd_replay(args) -> int:
     cfg = _config(args)
     meta, arrays = failures.load_failures(args.file)
+    desc = meta.get("unit_description") or {}
+    saved = meta.get("unit") or ("hw with " + ", ".join(
+        f"{k}={v}" for k, v in _params_changes(desc["hw"]).items()) if "hw" in desc else "a custom unit")
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
-          f"(saved with unit {meta.get('unit')}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
+          f"(saved with unit {saved}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
     r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline)
                   if args.unit is not None or args.pipeline is not None else None)
     print(table.HEADER)
@@ -103,6 +106,16 @@ def cmd_replay(args) -> int:
     if r.waves_file and r.status != "MISMATCH":
         print(f"waves: {r.waves_file}")
     return table.summarize([r])
+
+
+def _params_changes(hw_desc: dict) -> dict:
+    """The Params fields and pipelining of a described hw unit that differ from its instruction's."""
+    import dataclasses
+    base = dataclasses.asdict(golden.lookup(hw_desc["arch"], hw_desc["instr"]).params)
+    changed = {k: v for k, v in hw_desc["params"].items() if base.get(k) != v}
+    if hw_desc.get("pipeline", "0") != "0":
+        changed["pipeline"] = hw_desc["pipeline"]
+    return changed or {"params": "unchanged"}
 
 
 def cmd_lint(args) -> int:
