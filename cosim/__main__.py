@@ -94,13 +94,15 @@ def cmd_tensor_core(args) -> int:
 def cmd_replay(args) -> int:
     cfg = _config(args)
     meta, arrays = failures.load_failures(args.file)
+    explicit = args.unit is not None or args.pipeline is not None
+    if not explicit:
+        cr.saved_unit(meta, golden.lookup(meta["arch"], meta["instr"]), args.file)   # refused before a word
     desc = meta.get("unit_description") or {}
     saved = meta.get("unit") or ("hw with " + ", ".join(
         f"{k}={v}" for k, v in _params_changes(desc["hw"]).items()) if "hw" in desc else "a custom unit")
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
           f"(saved with unit {saved}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
-    r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline)
-                  if args.unit is not None or args.pipeline is not None else None)
+    r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline) if explicit else None)
     print(table.HEADER)
     print(table.row(r))
     if r.waves_file and r.status != "MISMATCH":

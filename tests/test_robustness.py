@@ -7,9 +7,33 @@ dot-add gives the same bits wherever it sits in a batch; memory follows the chun
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import golden
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _cli(package, *argv, env=None, timeout=120):
+    """``python -m package argv...`` in the checkout, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", package, *argv], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def _one_clear_line(proc, words) -> bool:
+    """Exit status 2, no traceback, and one ``error:`` line (notes aside) that says ``words``."""
+    lines = [x for x in proc.stderr.splitlines() if x.strip() and not x.startswith("note:")]
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert words in lines[0], lines[0]
+    return True
 
 
 # ---- the same dot-add, the same bits -------------------------------------------------------------
@@ -26,3 +50,53 @@ def test_gps_nan_bits_do_not_depend_on_the_row():
     assert set(d.tolist()) == {0x7FC00000}           # the canonical quiet NaN, as hw.gps computes it
     for n in (1, 5, 16, 33):                        # alone, or in batches with and without a tail
         assert set(golden.dot_add(ins, a[:1].repeat(n, 0), b[:1].repeat(n, 0), np.zeros(n)).tolist()) == {0x7FC00000}
+
+
+# ---- a replay file names what failed ----------------------------------------------------------------
+
+SMALL = ("volta", "HMMA.884.F16.F16")           # the smallest hw unit: a build of a few seconds
+
+
+def _quiet(tmp_path, **kw):
+    from cosim import run as cr
+    base = dict(progress=0, rerun_with_waves=False, failures_dir=tmp_path, stall=0.1)
+    base.update(kw)
+    return cr.Config(**base)
+
+
+def test_custom_hw_unit_failure_replays_on_the_same_unit(tmp_path):
+    """A custom unit (a callable, other Params) fails; its replay rebuilds that unit and fails again."""
+    import hw
+    from cosim import failures, run as cr
+    ins = golden.lookup(*SMALL)
+
+    def narrow(i, lanes):                       # F=12 instead of 23: wrong against golden's catalog design
+        return hw.dot_add_unit(i, lanes=lanes, params=i.params.with_(F=12))
+    r = cr.run_many([ins], _quiet(tmp_path, n=3000), narrow)[0]
+    assert r.status == "MISMATCH" and r.mismatches > 10
+    meta, arrays = failures.load_failures(r.failures_file)
+    assert meta["unit"] is None and meta["unit_description"]["hw"]["params"]["F"] == 12
+    assert meta["build_key"] == r.build_key
+    again = cr.replay(r.failures_file, _quiet(tmp_path))
+    assert again.status == "MISMATCH" and again.mismatches == again.vectors == r.mismatches
+    assert again.build_key == r.build_key and again.build_source == "cached"
+    # the catalog unit passes these vectors: the replay is of the custom unit, not of the catalog's
+    assert cr.replay(r.failures_file, _quiet(tmp_path), unit="hw").status == "ok"
+
+
+def test_a_custom_unit_that_cannot_be_rebuilt_is_refused_by_name(tmp_path):
+    from cosim import build as bld, run as cr, standin
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+
+    def planted(i, lanes):                      # the stand-in's build of test_cosim_infra (cached)
+        return standin.StandInUnit(i, lanes, latency=5, initiation_interval=2, bug=True)
+    planted.reference = standin.reference
+    cfg = _quiet(tmp_path, n=3000, lanes=3, build_root=bld.BUILD_ROOT / "test")
+    r = cr.run_instruction(ins, cfg, planted)
+    assert r.status == "MISMATCH"
+    with pytest.raises(ValueError, match=r"custom unit \(cosim\.standin\.StandInUnit made by .*planted\)"):
+        cr.replay(r.failures_file, cfg)
+    proc = _cli("cosim", "replay", str(r.failures_file))
+    assert _one_clear_line(proc, "cannot be rebuilt from the file")
+    again = cr.replay(r.failures_file, cfg, unit=planted)           # with the unit given: fails again
+    assert again.status == "MISMATCH" and again.mismatches == again.vectors == r.mismatches
