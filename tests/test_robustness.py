@@ -100,3 +100,38 @@ def test_a_custom_unit_that_cannot_be_rebuilt_is_refused_by_name(tmp_path):
     assert _one_clear_line(proc, "cannot be rebuilt from the file")
     again = cr.replay(r.failures_file, cfg, unit=planted)           # with the unit given: fails again
     assert again.status == "MISMATCH" and again.mismatches == again.vectors == r.mismatches
+
+
+# ---- a damaged build cache is rebuilt -----------------------------------------------------------------
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 3])
+
+
+def test_a_truncated_build_and_runtime_cache_are_rebuilt(tmp_path, monkeypatch):
+    """A cached harness executable and the shared run-time objects, both truncated (a full disk, a
+    killed copy): the next run sees it, builds again and passes; nothing damaged is used."""
+    import shutil
+    from cosim import build as bld, run as cr, standin
+    from cosim.units import StandInUnits
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    shared = bld.build_unit(standin.StandInUnit(ins, 1, latency=3), ins.arch, ins.name,
+                            root=bld.BUILD_ROOT / "test")         # test_cosim_infra's clean_build
+    # a private copy of the build and of the run-time cache: other tests may use the shared ones meanwhile
+    root = tmp_path / "root"
+    mine = root / shared.dir.relative_to(bld.BUILD_ROOT / "test")
+    shutil.copytree(shared.dir, mine, ignore=shutil.ignore_patterns("run-*"))
+    runtime = bld._runtime_cache(shared.meta, bld.toolchain.setup())
+    monkeypatch.setattr(bld, "BUILD_ROOT", tmp_path)
+    my_runtime = bld._runtime_cache(shared.meta, bld.toolchain.setup())
+    shutil.copytree(runtime, my_runtime)
+    assert bld.runtime_ok(my_runtime)
+    _truncate(mine / bld.EXE)
+    _truncate(my_runtime / "verilated.o")
+    r = cr.run_instruction(ins, _quiet(tmp_path, n=2000, build_root=root), StandInUnits(latency=3))
+    assert r.status == "ok" and r.build_source == "built" and r.vectors == 2000, r.message
+    assert bld.runtime_ok(my_runtime)                   # saved again, whole
+    assert not list(mine.parent.glob(".*.tmp*"))         # the scratch folder became the build
+    again = bld.build_unit(standin.StandInUnit(ins, 1, latency=3), ins.arch, ins.name, root=root)
+    assert again.source == "cached" and again.dir == mine
