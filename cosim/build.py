@@ -171,17 +171,20 @@ def locked(path: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _read_stamp(d: Path):
+def read_stamp(d: Path, exe: str = EXE):
     """The stamp of a complete, undamaged build in ``d``, else None (the build is redone): the
     executable must have the size and SHA-256 its stamp recorded when the build finished."""
     try:
         stamp = json.loads((d / "stamp.json").read_text())
-        size = (d / EXE).stat().st_size
+        size = (d / exe).stat().st_size
     except (OSError, ValueError):
         return None
-    if not isinstance(stamp, dict) or stamp.get("exe_bytes") != size or stamp.get("exe_sha256") != _sha256(d / EXE):
+    if not isinstance(stamp, dict) or stamp.get("exe_bytes") != size or stamp.get("exe_sha256") != _sha256(d / exe):
         return None
     return stamp
+
+
+_read_stamp = read_stamp
 
 
 def _sha256(path: Path) -> str | None:
@@ -195,9 +198,12 @@ def _sha256(path: Path) -> str | None:
     return h.hexdigest()
 
 
-def _checksums(d: Path) -> dict:
-    """What :func:`_read_stamp` checks, recorded in the stamp of a finished build."""
-    return {"exe_bytes": (d / EXE).stat().st_size, "exe_sha256": _sha256(d / EXE)}
+def checksums(d: Path, exe: str = EXE) -> dict:
+    """What :func:`read_stamp` checks, recorded in the stamp of a finished build."""
+    return {"exe_bytes": (d / exe).stat().st_size, "exe_sha256": _sha256(d / exe)}
+
+
+_checksums = checksums
 
 
 def _scratch(d: Path) -> Path:
