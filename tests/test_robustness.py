@@ -135,3 +135,39 @@ def test_a_truncated_build_and_runtime_cache_are_rebuilt(tmp_path, monkeypatch):
     assert not list(mine.parent.glob(".*.tmp*"))         # the scratch folder became the build
     again = bld.build_unit(standin.StandInUnit(ins, 1, latency=3), ins.arch, ins.name, root=root)
     assert again.source == "cached" and again.dir == mine
+
+
+# ---- memory follows the chunk, not the batch --------------------------------------------------------
+
+def test_dot_add_widens_and_broadcasts_a_chunk_at_a_time():
+    """(250, 1, 16) against (4000, 16): 1,000,000 dot-adds from 70 KB of operands.  Broadcast and
+    widened to uint64 whole, a and b alone would take 256 MB; chunked, the peak is the chunk's."""
+    import tracemalloc
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 0x7C00, (250, 1, ins.k), dtype=np.uint16)
+    b = rng.integers(0, 0x7C00, (4000, ins.k), dtype=np.uint16)
+    tracemalloc.start()
+    try:
+        d = golden.dot_add(ins, a, b, np.uint32(0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert d.shape == (250, 4000)
+    assert peak < 48e6, f"peak {peak / 1e6:.0f} MB"
+    # the same results as the rows one by one
+    for i, j in ((0, 0), (249, 3999), (17, 2345)):
+        assert d[i, j] == golden.dot_add(ins, a[i, 0], b[j], np.uint32(0))
+
+
+def test_scales_broadcast_with_the_batch():
+    ins = golden.lookup("blackwell", "UTCOMMA.4X")
+    nblk = ins.k // ins.block_size
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 16, (1, ins.k), dtype=np.uint8)                 # one row of a ...
+    b = rng.integers(0, 16, (1, ins.k), dtype=np.uint8)
+    sa = rng.integers(0x30, 0x48, (5, nblk), dtype=np.uint8)           # ... five scale rows: a batch of 5
+    sb = np.full((1, nblk), 0x38, np.uint8)
+    d = golden.dot_add(ins, a, b, np.uint32(0), sa, sb)
+    assert d.shape == (5,)
+    assert d.tolist() == [int(golden.dot_add(ins, a[0], b[0], np.uint32(0), sa[i], sb[0])) for i in range(5)]
