@@ -86,7 +86,7 @@ bench: $(STAMP)
 
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
-             $(if $(LANES),--lanes $(LANES)) $(if $(filter 1 yes true,$(WAVES)),--waves) \
+             $(if $(LANES),--lanes $(LANES)) $(if $(WAVES),--waves-word $(WAVES)) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
              $(if $(PIPELINE),--pipeline $(PIPELINE))
 

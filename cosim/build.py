@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import shutil
+import tempfile
 import threading
 import time
 import dataclasses
@@ -45,6 +46,19 @@ def _build_dir() -> Path:
 
 
 BUILD_ROOT = _build_dir() / "cosim"
+
+
+def check_build_root(root: Path | None = None) -> None:
+    """Raise :class:`BuildError` (one line, how to choose another folder) unless the build folder can
+    be written; commands call it before they print or build anything."""
+    root = Path(root) if root is not None else BUILD_ROOT
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".writable"):
+            pass
+    except OSError as e:
+        raise BuildError(f"the build folder {root} cannot be written ({e.strerror or e}): set MMA_BUILD_DIR "
+                         "to a writable folder (e.g. MMA_BUILD_DIR=/tmp/mma-build; make passes it on)") from None
 HARNESS = REPO / "tb" / "cosim_harness.sv"
 HARNESS_DPI = REPO / "tb" / "cosim_dpi.cpp"
 TOP = "cosim_harness"
