@@ -171,3 +171,160 @@ def test_scales_broadcast_with_the_batch():
     d = golden.dot_add(ins, a, b, np.uint32(0), sa, sb)
     assert d.shape == (5,)
     assert d.tolist() == [int(golden.dot_add(ins, a[0], b[0], np.uint32(0), sa[i], sb[0])) for i in range(5)]
+
+
+# ---- the battery: bad input is one clear line, exit status 2, no traceback --------------------------
+
+HGMMA = ["hopper", "HGMMA.64xNx16.F32"]
+TRACE = ["trace", *HGMMA]
+
+
+def inexact_floats(ins, n, rng):
+    """A VECTORS=module:function generator of floats that f16 cannot hold (0.1)."""
+    return np.full((n, ins.k), 0.1), np.ones((n, ins.k)), np.zeros(n), None, None
+
+
+def exact_floats(ins, n, rng):
+    """A generator of exactly representable floats, which golden.dot_add takes as they are."""
+    return np.full((n, ins.k), 1.5), np.ones((n, ins.k)), np.zeros(n), None, None
+
+
+GOLDEN_CASES = {
+    "a-too-wide": (TRACE + ["--a", "0x1ffffffffffffffff"], "--a: bit pattern 0x1ffffffffffffffff is wider than f16"),
+    "a-not-a-number": (TRACE + ["--a", "1,2,x"], "--a: 'x' is neither a number nor a 0x bit pattern"),
+    "a-bad-hex": (TRACE + ["--a", "0xZZ"], "--a: '0xZZ' is not a hexadecimal bit pattern"),
+    "a-empty-items": (TRACE + ["--a", ",,,"], "--a ',,,': value 1 is empty"),
+    "a-too-many": (TRACE + ["--a", ",".join(["1"] * 17)], "17 values given, the instruction has K=16"),
+    "scale-on-unscaled": (TRACE + ["--scale-a", "1"], "--scale-a: hopper HGMMA.64xNx16.F32 takes no block scales"),
+    "scale-blocks": (["trace", "blackwell", "UTCOMMA.4X", "--scale-a", "1,1,1,1,1"],
+                     "5 values given, the instruction has 4 scale blocks (K=64 / block size 16)"),
+    "scale-negative": (["trace", "blackwell", "UTCOMMA.4X", "--scale-a", "-1"], "ue4m3 is unsigned"),
+    "n-huge": (["run", *HGMMA, "-n", "1000000000000"], "-n must be at least 1 and at most 1,000,000,000"),
+    "n-negative": (["run", *HGMMA, "-n", "-5"], "-n must be at least 1"),
+    "seed-negative": (["run", *HGMMA, "-n", "5", "--seed", "-1"], "--seed must be a non-negative integer"),
+}
+
+
+def _junk_files(d: Path) -> dict:
+    """Replay files a user may hand over by mistake, and what the one line must say of each."""
+    d.mkdir(exist_ok=True)
+    (d / "empty.npz").write_bytes(b"")
+    (d / "random.npz").write_bytes(np.random.default_rng(0).bytes(4096))
+    meta = '{"arch": "hopper", "instr": "HGMMA.64xNx16.F32", "lanes": 1, "unit": "standin"}'
+    ok_ops = dict(a=np.zeros((2, 16), np.uint64), b=np.zeros((2, 16), np.uint64), c=np.zeros(2, np.uint64))
+    np.savez(d / "nometa.npz", **ok_ops)
+    np.savez(d / "noarch.npz", meta='{"lanes": 1}', **ok_ops)
+    np.savez(d / "noc.npz", meta=meta, a=ok_ops["a"], b=ok_ops["b"])
+    np.savez(d / "zero.npz", meta=meta, a=np.zeros((0, 16), np.uint64), b=np.zeros((0, 16), np.uint64),
+             c=np.zeros(0, np.uint64))
+    np.savez(d / "floats.npz", meta=meta, **{k: v.astype(np.float64) for k, v in ok_ops.items()})
+    return {
+        "folder": (d, "is a folder; give one .npz file"),
+        "missing": (d / "nothing.npz", "does not exist"),
+        "empty": (d / "empty.npz", "is empty"),
+        "random-bytes": (d / "random.npz", "is not a readable .npz"),
+        "no-meta": (d / "nometa.npz", "has no meta data"),
+        "no-arch": (d / "noarch.npz", "names no instruction (arch, instr)"),
+        "no-c": (d / "noc.npz", "lacks the operand array(s) c"),
+        "zero-rows": (d / "zero.npz", "holds no vectors"),
+        "float-operands": (d / "floats.npz", "operand a holds float64 values, not bit patterns"),
+    }
+
+
+COSIM_CASES = {
+    # make cosim SEED=-1 / BUDGET=-5 / WAVES=maybe call this entry point with these options
+    "seed-negative": (["run", *HGMMA, "--seed", "-1"], "--seed must be a non-negative integer"),
+    "budget-negative": (["run", *HGMMA, "--budget", "-5"], "--budget must be a positive number of seconds"),
+    "waves-word": (["run", *HGMMA, "--waves-word", "maybe"], "WAVES=maybe: expected yes or no"),
+    "inexact-generator": (["run", *HGMMA, "-n", "10", "--vectors", "tests.test_robustness:inexact_floats"],
+                          "a: value 0.1 is not exactly representable in f16"),
+    "tensor-core-seed": (["tensor-core", "volta", "--seed", "-1"], "--seed must be a non-negative integer"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_golden_bad_input(case):
+    argv, words = GOLDEN_CASES[case]
+    proc = _cli("golden", *argv)
+    assert _one_clear_line(proc, words)
+    assert proc.stdout == ""                          # no table header before the error
+
+
+@pytest.mark.parametrize("case", sorted(COSIM_CASES))
+def test_cosim_bad_input(case):
+    argv, words = COSIM_CASES[case]
+    proc = _cli("cosim", *argv)
+    assert _one_clear_line(proc, words)
+    assert proc.stdout == ""
+
+
+REPLAY_CASES = ("folder", "missing", "empty", "random-bytes", "no-meta", "no-arch", "no-c", "zero-rows",
+                "float-operands")
+
+
+@pytest.mark.parametrize("case", REPLAY_CASES)
+def test_replay_of_what_is_not_a_failure_file(case, tmp_path_factory):
+    path, words = _junk_files(tmp_path_factory.mktemp("junk"))[case]
+    proc = _cli("cosim", "replay", str(path))
+    assert _one_clear_line(proc, words)
+    assert "pickled" not in proc.stderr
+
+
+def test_an_unwritable_build_folder_names_the_setting(tmp_path):
+    (tmp_path / "file").write_text("")               # a folder below a file: no user can write it
+    proc = _cli("cosim", "run", *HGMMA, "--unit", "standin", "-n", "10",
+                env={"MMA_BUILD_DIR": str(tmp_path / "file" / "build")})
+    assert _one_clear_line(proc, "cannot be written (Not a directory): set MMA_BUILD_DIR")
+    assert proc.stdout == ""
+
+
+def test_negative_values_take_either_spelling():
+    spaced = _cli("golden", *TRACE, "--a", "-2048,2048", "--b", "2048,2048", "--c", "-1")
+    joined = _cli("golden", *TRACE, "--a=-2048,2048", "--b=2048,2048", "--c=-1")
+    assert spaced.returncode == joined.returncode == 0, spaced.stderr
+    assert spaced.stdout == joined.stdout and "=> d = 0xbf800000 (-1.0)" in spaced.stdout
+
+
+def test_api_bad_input_is_a_clear_error():
+    from golden.formats import from_float
+    with pytest.raises(TypeError, match="instruction name or family is a string.*got 5"):
+        golden.lookup("hopper", 5)
+    with pytest.raises(ValueError, match="ue8m0 is unsigned: negative value -4.0"):
+        from_float("ue8m0", -4.0)
+    assert int(from_float("ue8m0", 4.0)) == 129
+
+
+def test_waves_takes_common_yes_no_words():
+    from cosim.__main__ import yes_no
+    assert all(yes_no(w, "WAVES") for w in ("1", "yes", "Y", "true", "on", "enable", "ON"))
+    assert not any(yes_no(w, "WAVES") for w in ("0", "no", "n", "false", "off", "disable"))
+    with pytest.raises(ValueError, match="WAVES=perhaps: expected yes or no"):
+        yes_no("perhaps", "WAVES")
+
+
+def test_a_generator_of_exact_floats_gives_their_bit_patterns():
+    from cosim.vectors import VectorStream
+    ins = golden.lookup(*HGMMA)
+    a, b, c, sa, sb = VectorStream(ins, "tests.test_robustness:exact_floats").take(3)
+    assert a.dtype == np.uint64 and set(a.ravel().tolist()) == {0x3E00}     # 1.5 in f16, not the pattern 1
+    assert set(b.ravel().tolist()) == {0x3C00} and sa is None
+
+
+def test_an_error_run_leaves_no_run_folder(tmp_path, monkeypatch):
+    """A generator that fails in the middle of a run: the error reaches the caller, no run-* stays."""
+    from cosim import build as bld, run as cr, standin
+    from cosim.units import StandInUnits
+    ins = golden.lookup(*HGMMA)
+    calls = []
+
+    def breaks_later(i, n, rng):
+        calls.append(n)
+        if len(calls) > 1:
+            raise ValueError("the generator broke")
+        return exact_floats(i, n, rng)
+    b = bld.build_unit(standin.StandInUnit(ins, 1, latency=3), ins.arch, ins.name, root=bld.BUILD_ROOT / "test")
+    before = set(b.dir.glob("run-*"))
+    with pytest.raises(ValueError, match="the generator broke"):
+        cr.run_instruction(ins, _quiet(tmp_path, n=20_000, vectors=breaks_later, build_root=bld.BUILD_ROOT / "test"),
+                           StandInUnits(latency=3))
+    assert set(b.dir.glob("run-*")) == before
