@@ -130,7 +130,7 @@ def load_failures(path) -> tuple[dict, dict]:
             files = set(z.files)
             if "meta" not in files:
                 raise FailureFileError(f"{what} has no meta data: not a failure file written by cosim")
-            meta = json.loads(str(z["meta"]))
+            meta_text = str(z["meta"])
             arrays = {k: z[k] for k in files if k != "meta"}
     except FileNotFoundError:
         raise FailureFileError(f"{what} does not exist") from None
@@ -140,6 +140,10 @@ def load_failures(path) -> tuple[dict, dict]:
         # np.load calls anything that is not .npy/.npz "pickled data"; say what it is not
         why = "empty" if path.stat().st_size == 0 else f"not a readable .npz ({type(e).__name__})"
         raise FailureFileError(f"{what} is {why}: failure files are .npz written by a failing run") from None
+    try:
+        meta = json.loads(meta_text)
+    except ValueError:
+        raise FailureFileError(f"{what}: its meta data is not JSON ({meta_text[:40]!r})") from None
     if not isinstance(meta, dict) or not {"arch", "instr"} <= set(meta):
         raise FailureFileError(f"{what}: its meta data names no instruction (arch, instr)")
     missing = [k for k in ("a", "b", "c") if k not in arrays]

@@ -214,6 +214,7 @@ def _junk_files(d: Path) -> dict:
     ok_ops = dict(a=np.zeros((2, 16), np.uint64), b=np.zeros((2, 16), np.uint64), c=np.zeros(2, np.uint64))
     np.savez(d / "nometa.npz", **ok_ops)
     np.savez(d / "noarch.npz", meta='{"lanes": 1}', **ok_ops)
+    np.savez(d / "badmeta.npz", meta="lanes: 1", **ok_ops)
     np.savez(d / "noc.npz", meta=meta, a=ok_ops["a"], b=ok_ops["b"])
     np.savez(d / "zero.npz", meta=meta, a=np.zeros((0, 16), np.uint64), b=np.zeros((0, 16), np.uint64),
              c=np.zeros(0, np.uint64))
@@ -225,6 +226,7 @@ def _junk_files(d: Path) -> dict:
         "random-bytes": (d / "random.npz", "is not a readable .npz"),
         "no-meta": (d / "nometa.npz", "has no meta data"),
         "no-arch": (d / "noarch.npz", "names no instruction (arch, instr)"),
+        "meta-not-json": (d / "badmeta.npz", "its meta data is not JSON"),
         "no-c": (d / "noc.npz", "lacks the operand array(s) c"),
         "zero-rows": (d / "zero.npz", "holds no vectors"),
         "float-operands": (d / "floats.npz", "operand a holds float64 values, not bit patterns"),
@@ -258,8 +260,8 @@ def test_cosim_bad_input(case):
     assert proc.stdout == ""
 
 
-REPLAY_CASES = ("folder", "missing", "empty", "random-bytes", "no-meta", "no-arch", "no-c", "zero-rows",
-                "float-operands")
+REPLAY_CASES = ("folder", "missing", "empty", "random-bytes", "no-meta", "no-arch", "meta-not-json", "no-c",
+                "zero-rows", "float-operands")
 
 
 @pytest.mark.parametrize("case", REPLAY_CASES)
