@@ -198,9 +198,6 @@ def read_stamp(d: Path, exe: str = EXE):
     return stamp
 
 
-_read_stamp = read_stamp
-
-
 def _sha256(path: Path) -> str | None:
     h = hashlib.sha256()
     try:
@@ -215,9 +212,6 @@ def _sha256(path: Path) -> str | None:
 def checksums(d: Path, exe: str = EXE) -> dict:
     """What :func:`read_stamp` checks, recorded in the stamp of a finished build."""
     return {"exe_bytes": (d / exe).stat().st_size, "exe_sha256": _sha256(d / exe)}
-
-
-_checksums = checksums
 
 
 def _scratch(d: Path) -> Path:
@@ -291,20 +285,20 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
 
     t0 = time.perf_counter()
     with locked(d.with_name(d.name + ".lock")):
-        stamp = None if force else _read_stamp(d)
+        stamp = None if force else read_stamp(d)
         if stamp is not None and stamp.get("key") == key:
             with contextlib.suppress(OSError):
                 os.utime(d / "stamp.json")          # recently used: pruning keeps it
             return result("cached", time.perf_counter() - t0)
         if not force:
             for other in root.glob(f"*/*/{key[:16]}"):
-                ostamp = None if other == d else _read_stamp(other)
+                ostamp = None if other == d else read_stamp(other)
                 if ostamp is not None and ostamp.get("key") == key:
                     tmp = _scratch(d)
                     shutil.copytree(other, tmp, ignore=shutil.ignore_patterns("run-*"), symlinks=True,
                                     dirs_exist_ok=True)
                     (tmp / UNIT_FILE).write_text(text)
-                    (tmp / "stamp.json").write_text(json.dumps({**ostamp, **meta, **_checksums(tmp),
+                    (tmp / "stamp.json").write_text(json.dumps({**ostamp, **meta, **checksums(tmp),
                                                                 "copied_from": str(other)}, indent=1))
                     _install(tmp, d)
                     return result("copied", time.perf_counter() - t0)
@@ -328,7 +322,7 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
             _install(tmp, d)
             raise BuildError(f"Verilator build of {arch} {instr} produced no {EXE}; log {d / 'build.log'}:\n"
                              f"{log_tail(d / 'build.log')}")
-        (tmp / "stamp.json").write_text(json.dumps({**meta, "build_s": round(seconds, 2), **_checksums(tmp)},
+        (tmp / "stamp.json").write_text(json.dumps({**meta, "build_s": round(seconds, 2), **checksums(tmp)},
                                                    indent=1))
         save_runtime(runtime, tmp)
         _install(tmp, d)
