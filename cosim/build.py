@@ -403,7 +403,8 @@ def save_runtime(cache: Path, d: Path) -> None:
 
 def prune_builds(d: Path, keep: int = KEEP_BUILDS) -> None:
     """Remove all but the ``keep`` most recently built or used build directories of this instruction."""
-    dirs = [p for p in d.parent.iterdir() if p.is_dir() and (p / "stamp.json").exists()]
+    dirs = [p for p in d.parent.iterdir()                  # scratch folders (.name.tmp...) are someone's build
+            if p.is_dir() and not p.name.startswith(".") and (p / "stamp.json").exists()]
     dirs.sort(key=lambda p: (p / "stamp.json").stat().st_mtime, reverse=True)
     for old in dirs[keep:]:
         if old != d:
