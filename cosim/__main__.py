@@ -124,8 +124,12 @@ def cmd_replay(args) -> int:
     if not explicit:
         cr.saved_unit(meta, golden.lookup(meta["arch"], meta["instr"]), args.file)   # refused before a word
     desc = meta.get("unit_description") or {}
-    saved = meta.get("unit") or ("hw with " + ", ".join(
-        f"{k}={v}" for k, v in _params_changes(desc["hw"]).items()) if "hw" in desc else "a custom unit")
+    if meta.get("unit"):
+        saved = meta["unit"]
+    elif "hw" in desc:
+        saved = "hw with " + ", ".join(f"{k}={v}" for k, v in _params_changes(desc["hw"]).items())
+    else:
+        saved = "hw (a board's run)" if "board" in meta else "a custom unit"
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
           f"(saved with unit {saved}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
     r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline) if explicit else None)
