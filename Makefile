@@ -54,6 +54,8 @@ help:
 	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
+	@echo "WAVES= takes yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
+	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files and lint runs go to DIR, not build/."
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -91,7 +93,7 @@ bench: $(STAMP)
 
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
-             $(if $(LANES),--lanes $(LANES)) $(if $(filter 1 yes true,$(WAVES)),--waves) \
+             $(if $(LANES),--lanes $(LANES)) $(if $(WAVES),--waves-word $(WAVES)) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
              $(if $(PIPELINE),--pipeline $(PIPELINE))
 

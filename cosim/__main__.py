@@ -35,10 +35,39 @@ from . import failures, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
-from .vectors import resolve as resolve_vectors  # noqa: E402
+from .vectors import check_generator, resolve as resolve_vectors  # noqa: E402
+
+
+YES = ("1", "yes", "y", "true", "on", "enable", "enabled")
+NO = ("0", "no", "n", "false", "off", "disable", "disabled", "")
+
+
+def yes_no(word: str, what: str) -> bool:
+    """A common yes/no word as a bool (any case); anything else is a ValueError naming ``what``."""
+    w = str(word).strip().lower()
+    if w in YES:
+        return True
+    if w in NO:
+        return False
+    raise ValueError(f"{what}={word}: expected yes or no ({', '.join(YES[:-1])}; {', '.join(NO[:-2])})")
+
+
+def _check_common(args) -> None:
+    """The options every sub-command shares, checked before anything is built."""
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    if not 0.0 <= args.stall < 1.0:
+        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    if getattr(args, "progress", 0) < 0:
+        raise ValueError(f"--progress must be >= 0 seconds, got {args.progress}")
+    if getattr(args, "budget", None) is not None and not args.budget > 0:
+        raise ValueError(f"--budget must be a positive number of seconds, got {args.budget}")
+    if getattr(args, "waves_word", None) is not None:
+        args.waves = args.waves or yes_no(args.waves_word, "WAVES")
 
 
 def _config(args) -> cr.Config:
+    _check_common(args)
     cfg = cr.Config(seed=args.seed, stall=args.stall, lanes=args.lanes, waves=args.waves, progress=args.progress)
     if getattr(args, "n", None) is not None:
         if args.n < 1:
@@ -48,8 +77,6 @@ def _config(args) -> cr.Config:
         cfg.budget_s = args.budget
     if getattr(args, "vectors", None):
         cfg.vectors = args.vectors
-    if not 0.0 <= args.stall < 1.0:
-        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
     if getattr(args, "jobs", 1) < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     if args.lanes < 1:
@@ -60,7 +87,8 @@ def _config(args) -> cr.Config:
 def cmd_run(args) -> int:
     instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
-    resolve_vectors(cfg.vectors)                      # fail early on a bad generator name
+    for ins in instrs:                                # fail early: a bad generator name or what it returns
+        check_generator(ins, cfg.vectors, cfg.seed)
     unit = unit_provider(args.unit, args.pipeline)
     toolchain.setup()
     what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"
@@ -80,8 +108,7 @@ def cmd_tensor_core(args) -> int:
     from . import tensor_core
     if args.n is not None and args.n < 1:
         raise ValueError(f"-n must be >= 1, got {args.n}")
-    if not 0.0 <= args.stall < 1.0:
-        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    _check_common(args)
     resolve_vectors(args.vectors)                     # clear errors for bad names, before any build
     golden.select(args.arch, args.instr)
     from hw.pipelining import Pipelining
@@ -93,15 +120,34 @@ def cmd_tensor_core(args) -> int:
 def cmd_replay(args) -> int:
     cfg = _config(args)
     meta, arrays = failures.load_failures(args.file)
+    explicit = args.unit is not None or args.pipeline is not None
+    if not explicit:
+        cr.saved_unit(meta, golden.lookup(meta["arch"], meta["instr"]), args.file)   # refused before a word
+    desc = meta.get("unit_description") or {}
+    if meta.get("unit"):
+        saved = meta["unit"]
+    elif "hw" in desc:
+        saved = "hw with " + ", ".join(f"{k}={v}" for k, v in _params_changes(desc["hw"]).items())
+    else:
+        saved = "hw (a board's run)" if "board" in meta else "a custom unit"
     print(f"replaying {len(arrays['c'])} vector(s) of {meta['arch']} {meta['instr']} "
-          f"(saved with unit {meta.get('unit')}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
-    r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline)
-                  if args.unit is not None or args.pipeline is not None else None)
+          f"(saved with unit {saved}, {meta.get('lanes', 1)} lane(s))", file=sys.stderr)
+    r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline) if explicit else None)
     print(table.HEADER)
     print(table.row(r))
     if r.waves_file and r.status != "MISMATCH":
         print(f"waves: {r.waves_file}")
     return table.summarize([r])
+
+
+def _params_changes(hw_desc: dict) -> dict:
+    """The Params fields and pipelining of a described hw unit that differ from its instruction's."""
+    import dataclasses
+    base = dataclasses.asdict(golden.lookup(hw_desc["arch"], hw_desc["instr"]).params)
+    changed = {k: v for k, v in hw_desc["params"].items() if base.get(k) != v}
+    if hw_desc.get("pipeline", "0") != "0":
+        changed["pipeline"] = hw_desc["pipeline"]
+    return changed or {"params": "unchanged"}
 
 
 def cmd_lint(args) -> int:
@@ -178,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"valid/ready stall probability on each side, 0 <= p < 1 (default {cr.Config.stall:g})")
         sp.add_argument("--lanes", type=int, default=1, help="dot-adds per unit input (default 1)")
         sp.add_argument("--waves", action="store_true", help="dump an FST waveform (tracing build)")
+        sp.add_argument("--waves-word", default=None, help=argparse.SUPPRESS)     # make's WAVES=yes|no|...
         sp.add_argument("--unit", default=None,
                         help="hw (default: hw.dot_add_unit), hw:pipeline=SPEC, or standin[:latency=N,ii=N,bug=0|1]")
         sp.add_argument("--pipeline", default=None, metavar="SPEC",
@@ -251,12 +298,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def os_error_line(e: OSError) -> str:
+    """One line for an OSError; one in the build folder says how to put the folder elsewhere."""
+    where = e.filename or ""
+    line = f"{where}: {e.strerror or e}" if where else str(e)
+    root = bld.BUILD_ROOT.parent
+    try:
+        inside = Path(where).resolve().is_relative_to(root) if where else False
+    except (OSError, ValueError):
+        inside = False
+    if inside or not where:
+        line += (f" (the build folder {root} must be writable: set MMA_BUILD_DIR to another folder, "
+                 "e.g. MMA_BUILD_DIR=/tmp/mma-build)")
+    return line
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.cmd != "toolchain":
+            bld.check_build_root()
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError, toolchain.ToolchainError, bld.BuildError, NoRTL) as e:
+    except (ValueError, TypeError, toolchain.ToolchainError, bld.BuildError, NoRTL) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:                            # a build folder that cannot be written, a full disk
+        print(f"error: {os_error_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -6,6 +6,11 @@ Verilog (with Amaranth's ``src`` attributes, which hold absolute paths, left
 out), the harness, the Verilator flags and parameters and the tool versions.
 A configuration whose hash has a complete build is not rebuilt; one whose
 hash was built for another instruction (the same datapath) is copied.
+
+Builds and copies happen in a scratch folder renamed into place when complete,
+and each stamp records the executable's size and SHA-256: a build whose
+executable does not match (truncated, damaged) is built again, as is the shared
+cache of Verilator's run-time objects when a file differs from its manifest.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import re
 import shlex
 import shutil
+import tempfile
 import threading
 import time
 import dataclasses
@@ -40,6 +46,19 @@ def _build_dir() -> Path:
 
 
 BUILD_ROOT = _build_dir() / "cosim"
+
+
+def check_build_root(root: Path | None = None) -> None:
+    """Raise :class:`BuildError` (one line, how to choose another folder) unless the build folder can
+    be written; commands call it before they print or build anything."""
+    root = Path(root) if root is not None else BUILD_ROOT
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".writable"):
+            pass
+    except OSError as e:
+        raise BuildError(f"the build folder {root} cannot be written ({e.strerror or e}): set MMA_BUILD_DIR "
+                         "to a writable folder (e.g. MMA_BUILD_DIR=/tmp/mma-build; make passes it on)") from None
 HARNESS = REPO / "tb" / "cosim_harness.sv"
 HARNESS_DPI = REPO / "tb" / "cosim_dpi.cpp"
 TOP = "cosim_harness"
@@ -166,12 +185,51 @@ def locked(path: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _read_stamp(d: Path):
+def read_stamp(d: Path, exe: str = EXE):
+    """The stamp of a complete, undamaged build in ``d``, else None (the build is redone): the
+    executable must have the size and SHA-256 its stamp recorded when the build finished."""
     try:
         stamp = json.loads((d / "stamp.json").read_text())
+        size = (d / exe).stat().st_size
     except (OSError, ValueError):
         return None
-    return stamp if (d / EXE).exists() else None
+    if not isinstance(stamp, dict) or stamp.get("exe_bytes") != size or stamp.get("exe_sha256") != _sha256(d / exe):
+        return None
+    return stamp
+
+
+def _sha256(path: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def checksums(d: Path, exe: str = EXE) -> dict:
+    """What :func:`read_stamp` checks, recorded in the stamp of a finished build."""
+    return {"exe_bytes": (d / exe).stat().st_size, "exe_sha256": _sha256(d / exe)}
+
+
+def _scratch(d: Path) -> Path:
+    """A fresh folder next to ``d`` to build in; renamed to ``d`` only when complete, so that an
+    interrupted build or copy never leaves a ``d`` that looks usable.  Left-overs of interrupted
+    builds of ``d`` go first (the caller holds ``d``'s lock: nobody else is building it)."""
+    for old in d.parent.glob(f".{d.name}.tmp*"):
+        shutil.rmtree(old, ignore_errors=True)
+    tmp = d.with_name(f".{d.name}.tmp{os.getpid()}-{threading.get_ident()}")
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def _install(tmp: Path, d: Path) -> None:
+    """Put the finished folder ``tmp`` in ``d``'s place."""
+    if d.exists():
+        shutil.rmtree(d)
+    os.rename(tmp, d)
 
 
 def plan_build(component, arch: str, instr: str, *, waves: bool = False,
@@ -227,43 +285,47 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
 
     t0 = time.perf_counter()
     with locked(d.with_name(d.name + ".lock")):
-        stamp = None if force else _read_stamp(d)
+        stamp = None if force else read_stamp(d)
         if stamp is not None and stamp.get("key") == key:
             with contextlib.suppress(OSError):
                 os.utime(d / "stamp.json")          # recently used: pruning keeps it
             return result("cached", time.perf_counter() - t0)
         if not force:
             for other in root.glob(f"*/*/{key[:16]}"):
-                ostamp = _read_stamp(other)
-                if other != d and ostamp is not None and ostamp.get("key") == key:
-                    if d.exists():
-                        shutil.rmtree(d)
-                    shutil.copytree(other, d, ignore=shutil.ignore_patterns("run-*"), symlinks=True)
-                    (d / UNIT_FILE).write_text(text)
-                    (d / "stamp.json").write_text(json.dumps({**ostamp, **meta, "copied_from": str(other)}, indent=1))
+                ostamp = None if other == d else read_stamp(other)
+                if ostamp is not None and ostamp.get("key") == key:
+                    tmp = _scratch(d)
+                    shutil.copytree(other, tmp, ignore=shutil.ignore_patterns("run-*"), symlinks=True,
+                                    dirs_exist_ok=True)
+                    (tmp / UNIT_FILE).write_text(text)
+                    (tmp / "stamp.json").write_text(json.dumps({**ostamp, **meta, **checksums(tmp),
+                                                                "copied_from": str(other)}, indent=1))
+                    _install(tmp, d)
                     return result("copied", time.perf_counter() - t0)
-        if d.exists():
-            shutil.rmtree(d)
-        d.mkdir(parents=True)
-        (d / UNIT_FILE).write_text(text)
+        tmp = _scratch(d)
+        (tmp / UNIT_FILE).write_text(text)
         runtime = _runtime_cache(meta, tc)
-        runner = _runner(runtime if runtime.is_dir() else None, d)
+        runner = _runner(runtime if runtime_ok(runtime) else None, tmp)
         try:
             with _make_overrides(toolchain.make_overrides(tc)):
-                runner.build(sources=[str(HARNESS), str(d / UNIT_FILE)], hdl_toplevel=TOP, build_dir=str(d),
+                runner.build(sources=[str(HARNESS), str(tmp / UNIT_FILE)], hdl_toplevel=TOP, build_dir=str(tmp),
                              parameters=meta["params"], build_args=[*meta["flags"], str(HARNESS_DPI)], waves=waves,
                              always=True,
-                             log_file=str(d / "build.log"))
+                             log_file=str(tmp / "build.log"))
         except (Exception, SystemExit) as e:     # the runner raises RuntimeError or exits
+            _install(tmp, d)                     # no stamp: kept for its log, rebuilt next time
             tail = log_tail(d / "build.log")
             raise BuildError(f"Verilator build of {arch} {instr} failed ({e}); "
                              f"log {d / 'build.log'}:\n{tail}") from None
         seconds = time.perf_counter() - t0
-        if not (d / EXE).exists():
+        if not (tmp / EXE).exists():
+            _install(tmp, d)
             raise BuildError(f"Verilator build of {arch} {instr} produced no {EXE}; log {d / 'build.log'}:\n"
                              f"{log_tail(d / 'build.log')}")
-        (d / "stamp.json").write_text(json.dumps({**meta, "build_s": round(seconds, 2)}, indent=1))
-        save_runtime(runtime, d)
+        (tmp / "stamp.json").write_text(json.dumps({**meta, "build_s": round(seconds, 2), **checksums(tmp)},
+                                                   indent=1))
+        save_runtime(runtime, tmp)
+        _install(tmp, d)
         prune_builds(d)
         return result("built", seconds)
 
@@ -299,13 +361,40 @@ def _runner(runtime: Path | None, d: Path):
     return SeededVerilator()
 
 
+RUNTIME_MANIFEST = "manifest.json"
+
+
+def runtime_ok(cache: Path) -> bool:
+    """Whether the run-time object cache is complete and undamaged (every file has the size and
+    SHA-256 its manifest records); a damaged one is removed, and the next build saves it again."""
+    if not cache.is_dir():
+        return False
+    try:
+        manifest = json.loads((cache / RUNTIME_MANIFEST).read_text())
+        ok = isinstance(manifest, dict) and bool(manifest) and all(
+            (cache / name).stat().st_size == size and _sha256(cache / name) == digest
+            for name, (size, digest) in manifest.items())
+    except (OSError, ValueError, TypeError):
+        ok = False
+    if not ok:
+        trash = cache.with_name(cache.name + f".damaged{os.getpid()}-{threading.get_ident()}")
+        with contextlib.suppress(OSError):
+            os.rename(cache, trash)                 # out of every other build's way at once
+            shutil.rmtree(trash, ignore_errors=True)
+    return ok
+
+
 def save_runtime(cache: Path, d: Path) -> None:
+    """Keep the run-time objects of the finished build ``d`` (with their manifest) for later builds."""
     if cache.is_dir():
         return
-    tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
+    tmp = cache.with_name(cache.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     tmp.mkdir(parents=True, exist_ok=True)
+    manifest = {}
     for f in d.glob(RUNTIME_OBJECTS):
         shutil.copy2(f, tmp / f.name)
+        manifest[f.name] = [(tmp / f.name).stat().st_size, _sha256(tmp / f.name)]
+    (tmp / RUNTIME_MANIFEST).write_text(json.dumps(manifest, indent=1))
     try:
         os.replace(tmp, cache)
     except OSError:                            # another process got there first
@@ -314,7 +403,8 @@ def save_runtime(cache: Path, d: Path) -> None:
 
 def prune_builds(d: Path, keep: int = KEEP_BUILDS) -> None:
     """Remove all but the ``keep`` most recently built or used build directories of this instruction."""
-    dirs = [p for p in d.parent.iterdir() if p.is_dir() and (p / "stamp.json").exists()]
+    dirs = [p for p in d.parent.iterdir()                  # scratch folders (.name.tmp...) are someone's build
+            if p.is_dir() and not p.name.startswith(".") and (p / "stamp.json").exists()]
     dirs.sort(key=lambda p: (p / "stamp.json").stat().st_mtime, reverse=True)
     for old in dirs[keep:]:
         if old != d:

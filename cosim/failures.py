@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -22,16 +23,17 @@ from . import build as bld
 from . import scoring
 from .payload import PayloadLayout
 from .session import OPERANDS
-from .units import FixedReference
+from .units import FixedReference, describe_unit
 from .vectors import ArrayStream
 
 FAILURES_DIR = bld.BUILD_ROOT / "failures"
 
 
-def report_failure(res, cfg, provider, reference, component_for_waves, out=None) -> None:
+def report_failure(res, cfg, provider, reference, component_for_waves, out=None, component=None) -> None:
     """Print what failed in ``res`` (a MISMATCH result), save the failing vectors, rerun them with waves.
 
-    ``component_for_waves()`` makes a fresh unit for the waveform build.
+    ``component_for_waves()`` makes a fresh unit for the waveform build; ``component``: the unit
+    that failed (described in the replay file, :func:`cosim.units.describe_unit`).
     """
     out = out or sys.stdout
     ins, f = res.ins, res.failing
@@ -41,7 +43,7 @@ def report_failure(res, cfg, provider, reference, component_for_waves, out=None)
             print("(no failing vectors were kept)", file=out)
         return
     print_first(ins, f, reference, out)
-    res.failures_file = save_failures(res, cfg, provider)
+    res.failures_file = save_failures(res, cfg, provider, component)
     print(f"failing vectors ({len(f['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
           f"  replay: python -m cosim replay {res.failures_file}", file=out)
     if cfg.rerun_with_waves and not cfg.waves:
@@ -89,10 +91,12 @@ def _hex(x) -> str:
     return "[" + ", ".join(f"0x{int(v):x}" for v in np.asarray(x).reshape(-1)) + "]"
 
 
-def save_failures(res, cfg, provider) -> Path:
-    """The failing vectors of ``res`` as an .npz that ``python -m cosim replay`` reads."""
+def save_failures(res, cfg, provider, component=None) -> Path:
+    """The failing vectors of ``res`` as an .npz that ``python -m cosim replay`` reads; it names the
+    unit that failed (``unit``: a spec string, or None and ``unit_description``) and its build key."""
     return write_failures(res, cfg.failures_dir or FAILURES_DIR, seed=cfg.seed, lanes=cfg.lanes, vectors=cfg.vectors,
-                          unit=getattr(provider, "spec", None), stall=cfg.stall)
+                          unit=getattr(provider, "spec", None), unit_description=describe_unit(provider, component),
+                          build_key=getattr(res, "build_key", None), stall=cfg.stall)
 
 
 def write_failures(res, directory, *, seed: int, lanes: int, vectors, **meta) -> Path:
@@ -109,11 +113,48 @@ def write_failures(res, directory, *, seed: int, lanes: int, vectors, **meta) ->
     return path
 
 
+class FailureFileError(ValueError):
+    """A replay file that cannot be read or is not what :func:`write_failures` writes."""
+
+
 def load_failures(path) -> tuple[dict, dict]:
-    """``(meta, arrays)`` of a saved failure file."""
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(str(z["meta"]))
-        arrays = {k: z[k] for k in z.files if k != "meta"}
+    """``(meta, arrays)`` of a saved failure file; :class:`FailureFileError` (one line) for
+    anything else: a folder, an empty or damaged file, missing meta data or operands, no vectors,
+    operands that are not bit patterns."""
+    path = Path(path)
+    what = f"replay file {path}"
+    if path.is_dir():
+        raise FailureFileError(f"{what} is a folder; give one .npz file (saved failures are in {FAILURES_DIR})")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = set(z.files)
+            if "meta" not in files:
+                raise FailureFileError(f"{what} has no meta data: not a failure file written by cosim")
+            meta_text = str(z["meta"])
+            arrays = {k: z[k] for k in files if k != "meta"}
+    except FileNotFoundError:
+        raise FailureFileError(f"{what} does not exist") from None
+    except FailureFileError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        # np.load calls anything that is not .npy/.npz "pickled data"; say what it is not
+        why = "empty" if path.stat().st_size == 0 else f"not a readable .npz ({type(e).__name__})"
+        raise FailureFileError(f"{what} is {why}: failure files are .npz written by a failing run") from None
+    try:
+        meta = json.loads(meta_text)
+    except ValueError:
+        raise FailureFileError(f"{what}: its meta data is not JSON ({meta_text[:40]!r})") from None
+    if not isinstance(meta, dict) or not {"arch", "instr"} <= set(meta):
+        raise FailureFileError(f"{what}: its meta data names no instruction (arch, instr)")
+    missing = [k for k in ("a", "b", "c") if k not in arrays]
+    if missing:
+        raise FailureFileError(f"{what} lacks the operand array(s) {', '.join(missing)}")
+    for k in OPERANDS:
+        x = arrays.get(k)
+        if x is not None and x.dtype.kind != "u":
+            raise FailureFileError(f"{what}: operand {k} holds {x.dtype} values, not bit patterns (unsigned integers)")
+    if arrays["c"].ndim != 1 or len(arrays["c"]) == 0:
+        raise FailureFileError(f"{what} holds no vectors (c has shape {arrays['c'].shape})")
     for k in ("scale_a", "scale_b"):
         arrays.setdefault(k, None)
     return meta, arrays

@@ -24,7 +24,7 @@ from . import failures
 from .payload import PayloadLayout
 from .scoring import Config, Result, build_checked, note_wave_format, simulate_and_score
 from .table import HEADER, progress, row
-from .units import NoRTL, unit_provider
+from .units import NoRTL, provider_from_description, unit_provider
 from .vectors import ArrayStream, VectorStream
 
 __all__ = ["Config", "Result", "run_instruction", "run_many", "replay"]
@@ -70,10 +70,11 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
         seed=cfg.seed, stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
         stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out, batch_vectors=cfg.batch_vectors,
         progress=cfg.progress, keep_run_dir=cfg.keep_run_dir)
-    res.build_seconds, res.build_source = b.seconds, b.source
+    res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
     note_wave_format(b)
     if res.status == "MISMATCH":
-        failures.report_failure(res, cfg, provider, reference, lambda: provider(ins, cfg.lanes), out=out)
+        failures.report_failure(res, cfg, provider, reference, lambda: provider(ins, cfg.lanes), out=out,
+                                component=component)
     return res
 
 
@@ -146,9 +147,29 @@ def _run_in_worker(ins, cfg: Config, unit):
 
 
 def replay(path, config: Config | None = None, unit=None) -> Result:
-    """Run the vectors saved in ``path`` again (same instruction; the unit spec saved with them by default)."""
+    """Run the vectors saved in ``path`` again: same instruction, and by default the unit that failed
+    (its spec, or a custom hw unit rebuilt from its description; a file saved from a unit that
+    cannot be rebuilt is refused with a ValueError unless ``unit`` gives it)."""
     meta, arr = failures.load_failures(path)
     ins = golden.lookup(meta["arch"], meta["instr"])
     cfg = dataclasses.replace(config or Config(), lanes=int(meta.get("lanes", 1)))
-    spec = unit if unit is not None else meta.get("unit") or "hw"
-    return run_instruction(ins, cfg, spec, vectors_from=tuple(arr[x] for x in failures.OPERANDS))
+    provider = unit if unit is not None else saved_unit(meta, ins, path)
+    res = run_instruction(ins, cfg, provider, vectors_from=tuple(arr[x] for x in failures.OPERANDS))
+    saved_key = meta.get("build_key")
+    if unit is None and saved_key and res.build_key and res.build_key != saved_key:
+        print(f"note: the unit's Verilog differs from the one that failed (build {saved_key[:16]}, now "
+              f"{res.build_key[:16]}): the RTL changed since", file=cfg.out or sys.stdout)
+    return res
+
+
+def saved_unit(meta: dict, ins, path):
+    """The unit provider a replay file names (see :func:`cosim.units.describe_unit`)."""
+    desc = meta.get("unit_description")
+    if meta.get("unit"):
+        return meta["unit"]
+    if desc:
+        return provider_from_description(desc, ins, f"replay file {path}")
+    if "board" in meta:                 # an FPGA run's failures: the board runs the catalog hw unit
+        return "hw"
+    raise ValueError(f"replay file {path} names no unit (saved by an older version from a custom unit?): "
+                     "replay it from Python with the unit that failed, cosim.run.replay(path, unit=PROVIDER)")

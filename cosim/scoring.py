@@ -66,6 +66,7 @@ class Result:
     failures_file: Path | None = None
     waves_file: Path | None = None
     run_dir: Path | None = None
+    build_key: str = ""                # the unit's build (cosim.build.Build.key)
     failing: dict | None = None        # first failing vectors: a, b, c, scale_a, scale_b, expected, got, index
 
     @property

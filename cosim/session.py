@@ -208,6 +208,8 @@ class _Session:
             if isinstance(e, SimError):
                 self.res.error = str(e)
                 return self.res
+            if not self.keep_run_dir:              # nothing to look at: a generator's error, an interrupt
+                shutil.rmtree(self.run_dir, ignore_errors=True)
             raise
         finally:
             gc.unfreeze()

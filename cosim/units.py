@@ -17,18 +17,22 @@ class NoRTL(Exception):
 
 
 class HwUnits:
-    """``hw.dot_add_unit(instr, lanes=..., pipelining=...)``, imported when first used.
+    """``hw.dot_add_unit(instr, lanes=..., pipelining=..., params=...)``, imported when first used.
 
     ``pipeline``: a :class:`hw.Pipelining` spec ("0" .. "3", "2,align=2"); the provider's ``spec``
     names it (``hw:pipeline=2``), so a replay of saved failing vectors rebuilds the same unit.
+    ``params``: a whole :class:`golden.Params` design instead of the instruction's (a custom unit,
+    rebuilt from its :func:`describe_unit` description; such a provider has no ``spec``).
     """
 
     reference = None                       # golden.dot_add
 
-    def __init__(self, pipeline: str = "0"):
+    def __init__(self, pipeline: str = "0", params=None):
         from hw.pipelining import Pipelining          # checks the spec before anything is built
         self.pipeline = str(Pipelining.parse(pipeline))
-        self.spec = "hw" if self.pipeline == "0" else f"hw:pipeline={self.pipeline}"
+        self.params = params
+        if params is None:
+            self.spec = "hw" if self.pipeline == "0" else f"hw:pipeline={self.pipeline}"
 
     def __call__(self, ins, lanes: int):
         try:
@@ -39,7 +43,7 @@ class HwUnits:
         if fn is None:
             raise NoRTL("hw has no dot_add_unit yet")
         try:
-            return fn(ins, lanes=lanes, pipelining=self.pipeline)
+            return fn(ins, lanes=lanes, pipelining=self.pipeline, params=self.params)
         except NotImplementedError as e:
             raise NoRTL(str(e) or f"no RTL for algorithm {ins.algorithm}") from None
 
@@ -83,6 +87,53 @@ def unit_provider(spec=None, pipeline: str | None = None):
             opts[k] = int(v)
         return StandInUnits(opts["latency"], opts["ii"], bool(opts["bug"]))
     raise ValueError(f"unknown unit {spec!r}: hw[:pipeline=SPEC], or standin[:latency=N,ii=N,bug=0|1]")
+
+
+def describe_unit(provider, component) -> dict:
+    """What a replay file records of the unit that failed, so that a replay rebuilds that unit.
+
+    ``{"spec": SPEC}`` for a provider named by a spec string; for any other provider (a callable)
+    whose unit is an ``hw.DotAddUnit``, that unit's instruction, whole Params and pipelining
+    (``{"hw": {...}}``); else the provider's and unit's names only (``{"custom": ...}``): such a
+    file is replayed only with the same unit passed in (:func:`cosim.run.replay`'s ``unit``).
+    """
+    spec = getattr(provider, "spec", None)
+    if spec is not None:
+        return {"spec": spec}
+    try:
+        from hw.unit import DotAddUnit
+    except ImportError:
+        DotAddUnit = None
+    reference = getattr(provider, "reference", None)
+    if DotAddUnit is not None and isinstance(component, DotAddUnit) and reference is None:
+        import dataclasses
+        return {"hw": {"arch": component.ins.arch, "instr": component.ins.name,
+                       "params": dataclasses.asdict(component.params), "pipeline": str(component.pipelining)}}
+    name = getattr(provider, "__qualname__", None) or type(provider).__qualname__
+    return {"custom": {"provider": f"{getattr(provider, '__module__', '?')}.{name}",
+                       "unit": f"{type(component).__module__}.{type(component).__qualname__}",
+                       "reference": None if reference is None else repr(reference)}}
+
+
+def provider_from_description(desc: dict, ins, where: str = "the replay file"):
+    """The unit provider that rebuilds the unit :func:`describe_unit` described (ValueError if
+    it cannot be rebuilt)."""
+    if "spec" in desc:
+        return unit_provider(desc["spec"])
+    if "hw" in desc:
+        import golden
+        hw_desc = desc["hw"]
+        try:
+            params = golden.Params(**hw_desc["params"])
+        except TypeError as e:
+            raise ValueError(f"{where}: its unit's Params do not fit this golden.Params ({e})") from None
+        built_for = golden.lookup(hw_desc["arch"], hw_desc["instr"])
+        inner = HwUnits(hw_desc["pipeline"], params)
+        return lambda _ins, lanes: inner(built_for, lanes)
+    custom = desc.get("custom", {})
+    raise ValueError(f"{where} was saved from a custom unit ({custom.get('unit', '?')} made by "
+                     f"{custom.get('provider', '?')}) that cannot be rebuilt from the file: replay it from Python "
+                     "with the same unit, cosim.run.replay(path, unit=PROVIDER)")
 
 
 class FixedReference:

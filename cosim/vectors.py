@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 import golden.vectors as gv
+from golden.api import as_bits
 
 BLOCK = 8192
 _REGISTRY: dict[str, Callable] = {}
@@ -59,6 +60,17 @@ def resolve(spec) -> Callable:
             raise ValueError(f"vector generator {spec!r} is not callable")
         return fn
     raise ValueError(f"unknown vector generator {spec!r}; valid: {', '.join(names())} or module:function")
+
+
+def check_generator(ins, spec, seed: int = 1) -> None:
+    """Draw the first block of ``spec`` for ``ins`` (a ValueError naming the generator if it returns
+    something unusable): a run checks its generator before it builds anything."""
+    gen = resolve(spec)                        # an unknown name: resolve's own message
+    try:
+        VectorStream(ins, gen, seed).take(1)
+    except (ValueError, TypeError) as e:
+        name = spec if isinstance(spec, str) else getattr(spec, "__name__", repr(spec))
+        raise ValueError(f"--vectors {name} for {ins.arch} {ins.name}: {e}") from None
 
 
 class VectorStream:
@@ -112,7 +124,20 @@ class ArrayStream:
 def _check(ins, ops, n):
     if not isinstance(ops, tuple) or len(ops) != 5:
         raise TypeError("a vector generator returns (a, b, c, scale_a, scale_b)")
-    a, b, c, sa, sb = (None if x is None else np.asarray(x).astype(np.uint64) for x in ops)
+    # bit patterns, or floats each exactly representable, as golden.dot_add takes them
+    # (never a cast: 1.5 would become the bit pattern 1)
+    fa, fb, fc, _ = ins.formats
+    fs = ins.scale_format
+    names = ("a", "b", "c", "scale_a", "scale_b")
+    try:
+        a, b, c, sa, sb = (None if x is None else
+                           (as_bits(fmt, x, name) if fmt is not None else
+                            np.asarray(x))
+                           for x, fmt, name in zip(ops, (fa, fb, fc, fs, fs), names))
+    except TypeError as e:
+        raise ValueError(str(e)) from None
+    if not ins.scale_format and (sa is not None or sb is not None):
+        raise ValueError(f"{ins.name} takes no block scales: the generator must return None for scale_a and scale_b")
     rows = c.shape[0] if n is None else n
     if a.shape != (rows, ins.k) or b.shape != (rows, ins.k) or c.shape != (rows,):
         raise ValueError(f"generator returned a {a.shape}, b {b.shape}, c {c.shape}; expected "

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim import toolchain
-from cosim.build import BUILD_ROOT, BuildError, locked, prune_builds, save_runtime, log_tail, normalise_verilog, safe_name
+from cosim.build import (BUILD_ROOT, BuildError, checksums, locked, prune_builds, read_stamp, runtime_ok, save_runtime,
+                         log_tail, normalise_verilog, safe_name)
 
 __all__ = ["BuildError", "SimError", "SimBuild", "build_board_sim", "BoardSim", "SIM_ROOT", "MAIN_SOURCE"]
 
@@ -189,7 +190,8 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
         _compile(d, flags, tc, runtime)
         seconds = time.perf_counter() - t0
         (d / "stamp.json").write_text(json.dumps({"key": key, "name": name, "flags": flags, "wave_format": wave_format,
-                                                  "toolchain": tc.fingerprint(), "build_s": round(seconds, 2)},
+                                                  "toolchain": tc.fingerprint(), "build_s": round(seconds, 2),
+                                                  **checksums(d, EXE)},
                                                  indent=1))
         save_runtime(runtime, d)
         prune_builds(d)
@@ -197,10 +199,8 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
 
 
 def _cached(d: Path, key: str) -> bool:
-    try:
-        return json.loads((d / "stamp.json").read_text()).get("key") == key and (d / EXE).exists()
-    except (OSError, ValueError):
-        return False
+    stamp = read_stamp(d, EXE)              # None when the executable is damaged: built again
+    return stamp is not None and stamp.get("key") == key
 
 
 def _runtime_cache(flags: list[str], tc) -> Path:
@@ -219,7 +219,7 @@ def _compile(d: Path, flags: list[str], tc, runtime: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     with open(d / "build.log", "w") as log:
         for step, cmd in (("verilator", verilate), ("make", make)):
-            if step == "make" and runtime.is_dir():
+            if step == "make" and runtime_ok(runtime):
                 for f in runtime.glob(RUNTIME_OBJECTS):
                     shutil.copy2(f, d / f.name)
                     if f.suffix == ".o":

@@ -540,7 +540,12 @@ def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
         trace.append(("f32 products (RNE), subnormals flushed keeping the sign", {"p": _T(prods)}))
         trace.append((f"pairwise group sums (G={g})", {"gamma": _T(np.stack(sums))}))
         trace.append(("sequential accumulation from c", {"d": d}))
-    return d.view(np.uint32).astype(get_format(fd).dtype)
+    bits = d.view(np.uint32)
+    # numpy's NaN bits depend on the code path (SIMD lanes make x86's default NaN 0xFFC00000, a
+    # scalar tail propagates an input's 0x7FC00000), so a NaN's bits would depend on the row's
+    # place in the batch: every NaN result is the canonical quiet NaN, as hw.gps computes it
+    bits = np.where((bits & ~_SIGN32) > _EXP32, np.uint32(0x7FC00000), bits)
+    return bits.astype(get_format(fd).dtype)
 
 
 # --------------------------------------------------------------------------- SFMA

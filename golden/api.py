@@ -48,7 +48,7 @@ def as_bits(fmt: Format | str, x, what: str) -> np.ndarray:
         back = to_float(fmt, bits)
         bad = ~((back == vals) | (np.isnan(back) & np.isnan(vals)))
         if bad.any():
-            v = vals[bad].ravel()[0]
+            v = float(vals[bad].ravel()[0])
             raise ValueError(f"{what}: value {v!r} is not exactly representable in {fmt.name}; "
                              "round it first (golden.formats.from_float) or pass bit patterns")
         return bits.astype(np.uint64)
@@ -59,6 +59,67 @@ def as_bits(fmt: Format | str, x, what: str) -> np.ndarray:
 def _np_dtype(fmt):
     import ml_dtypes
     return getattr(ml_dtypes, fmt.numpy_dtype, None) or fmt.numpy_dtype
+
+
+def _uint_dtype(bits: int):
+    """The narrowest unsigned dtype that holds ``bits``-bit patterns."""
+    return next(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64) if np.dtype(t).itemsize * 8 >= bits)
+
+
+FLOAT_CHUNK = 1 << 20          # float operands are read (and checked) this many elements at a time
+
+
+def _narrow_bits(fmt: Format | str, x, what: str) -> np.ndarray:
+    """``x`` checked as :func:`as_bits` checks it, as unsigned bit patterns in x's own shape, in the
+    narrowest dtype that holds them or x itself: never widened to uint64 as a whole (rows are
+    widened a chunk at a time)."""
+    fmt = get_format(fmt)
+    arr = np.asarray(x)
+    if arr.dtype.kind in "ui":
+        if arr.size:
+            lo, hi = int(arr.min()), int(arr.max())
+            if lo < 0:
+                raise ValueError(f"{what}: negative value {lo} is not a bit pattern of {fmt.name}")
+            if fmt.storage_bits < 64 and hi >> fmt.storage_bits:
+                raise ValueError(f"{what}: bit pattern {hi:#x} is wider than format {fmt.name} "
+                                 f"({fmt.storage_bits} bits)")
+        return arr
+    if fmt.numpy_dtype and arr.dtype == np.dtype(_np_dtype(fmt)):
+        return arr.view(_uint_dtype(arr.dtype.itemsize * 8))
+    if fmt.name == "tf32" and arr.dtype == np.float32:
+        return arr.view(np.uint32)
+    if arr.dtype.kind not in "fV" or arr.size <= FLOAT_CHUNK:
+        return as_bits(fmt, arr, what).astype(_uint_dtype(fmt.storage_bits))
+    flat = arr.reshape(-1)
+    out = np.empty(flat.shape, _uint_dtype(fmt.storage_bits))
+    for lo in range(0, flat.size, FLOAT_CHUNK):
+        out[lo:lo + FLOAT_CHUNK] = as_bits(fmt, flat[lo:lo + FLOAT_CHUNK], what)
+    return out.reshape(arr.shape)
+
+
+class _Rows:
+    """One operand broadcast to the batch, rows read a chunk at a time as uint64 (no copy of the
+    whole broadcast: (1000, 1, 16) against (10000, 16) stays 30 KB)."""
+
+    def __init__(self, bits: np.ndarray, batch: tuple, tail: tuple):
+        shape = batch + tail
+        self.tail = tail
+        if bits.shape == shape and bits.flags.c_contiguous:
+            self.flat = bits.reshape((-1,) + tail)          # a view
+            self.full = None
+        else:
+            self.flat = None
+            self.full = np.broadcast_to(bits, shape)        # a view: strides 0 where broadcast
+        self.batch = batch
+
+    def rows(self, lo: int, hi: int) -> np.ndarray:
+        if self.flat is not None:
+            part = self.flat[lo:hi]
+        elif len(self.batch) == 1:
+            part = self.full[lo:hi]
+        else:
+            part = self.full[np.unravel_index(np.arange(lo, hi), self.batch)]
+        return part.astype(np.uint64)
 
 
 @dataclass
@@ -74,48 +135,60 @@ class PreparedOperands:
     batch: tuple
 
 
+class Operands:
+    """Operands checked (formats, shapes; one clear ValueError) and broadcast to one batch shape
+    (scales too), not yet widened: :meth:`rows` gives rows ``lo .. hi`` as uint64 bit patterns.
+    :func:`dot_add` computes a chunk at a time, so memory follows the chunk, not the batch."""
+
+    def __init__(self, ins: Instruction, a, b, c, scale_a, scale_b):
+        fa, fb, fc, _ = ins.formats
+        a = _narrow_bits(fa, a, "a")
+        b = _narrow_bits(fb, b, "b")
+        c = _narrow_bits(fc, c, "c")
+        if a.ndim == 0 or b.ndim == 0:
+            raise ValueError(f"a and b must have a last axis of length K={ins.k}")
+        if a.shape[-1] != ins.k or b.shape[-1] != ins.k:
+            raise ValueError(f"{ins.name} on {ins.arch} has K={ins.k}: a and b need shape [..., {ins.k}], "
+                             f"got {a.shape} and {b.shape} (pad unused products with zeros)")
+        shapes = [a.shape[:-1], b.shape[:-1], c.shape]
+        sa = sb = None
+        if ins.scale_format:
+            nblk = ins.k // ins.block_size
+            if scale_a is None or scale_b is None:
+                raise ValueError(f"{ins.name} on {ins.arch} is block-scaled: it needs scale_a and scale_b "
+                                 f"({ins.scale_format}, one per {ins.block_size} products: shape [..., {nblk}])")
+            sa, sb = (_narrow_bits(ins.scale_format, s, nm) for s, nm in ((scale_a, "scale_a"), (scale_b, "scale_b")))
+            for sc, nm in ((sa, "scale_a"), (sb, "scale_b")):
+                if sc.ndim == 0 or sc.shape[-1] != nblk:
+                    raise ValueError(f"{nm} needs shape [..., {nblk}] (K={ins.k} / block size {ins.block_size}), "
+                                     f"got {sc.shape}")
+            shapes += [sa.shape[:-1], sb.shape[:-1]]
+        elif scale_a is not None or scale_b is not None:
+            raise ValueError(f"{ins.name} on {ins.arch} takes no block scales")
+        try:
+            batch = np.broadcast_shapes(*shapes)          # scales broadcast with the batch as operands do
+        except ValueError:
+            scales = f", scale_a {sa.shape}, scale_b {sb.shape}" if sa is not None else ""
+            raise ValueError(f"shapes do not broadcast: a {a.shape}, b {b.shape}, c {c.shape}{scales} "
+                             f"(a, b: [..., K]; c: [...]{'; scales: [..., K // block]' if scales else ''})") from None
+        self.ins, self.batch = ins, batch
+        self.count = int(np.prod(batch, dtype=np.int64))
+        self._a, self._b = _Rows(a, batch, (ins.k,)), _Rows(b, batch, (ins.k,))
+        self._c = _Rows(c, batch, ())
+        self._sa = None if sa is None else _Rows(sa, batch, (sa.shape[-1],))
+        self._sb = None if sb is None else _Rows(sb, batch, (sb.shape[-1],))
+
+    def rows(self, lo: int, hi: int) -> tuple:
+        """``(a, b, c, scale_a, scale_b)`` of rows ``lo .. hi - 1`` as uint64 (scales None when unscaled)."""
+        return tuple(None if x is None else x.rows(lo, hi) for x in (self._a, self._b, self._c, self._sa, self._sb))
+
+
 def prepare_operands(ins: Instruction, a, b, c, scale_a, scale_b) -> PreparedOperands:
     """What :func:`dot_add` does with its arguments before computing: formats and shapes checked
-    (one clear ValueError), broadcast, flattened; every other front end (the FPGA driver) calls it."""
-    fa, fb, fc, _ = ins.formats
-    a = as_bits(fa, a, "a")
-    b = as_bits(fb, b, "b")
-    c = as_bits(fc, c, "c")
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"a and b must have a last axis of length K={ins.k}")
-    if a.shape[-1] != ins.k or b.shape[-1] != ins.k:
-        raise ValueError(f"{ins.name} on {ins.arch} has K={ins.k}: a and b need shape [..., {ins.k}], "
-                         f"got {a.shape} and {b.shape} (pad unused products with zeros)")
-    try:
-        batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape)
-    except ValueError:
-        raise ValueError(f"shapes do not broadcast: a {a.shape}, b {b.shape}, c {c.shape} "
-                         f"(a, b: [..., K]; c: [...])") from None
-    R = int(np.prod(batch, dtype=np.int64))
-    a = np.broadcast_to(a, batch + (ins.k,)).reshape(R, ins.k)
-    b = np.broadcast_to(b, batch + (ins.k,)).reshape(R, ins.k)
-    c = np.broadcast_to(c, batch).reshape(R)
-    sa = sb = None
-    if ins.scale_format:
-        nblk = ins.k // ins.block_size
-        if scale_a is None or scale_b is None:
-            raise ValueError(f"{ins.name} on {ins.arch} is block-scaled: it needs scale_a and scale_b "
-                             f"({ins.scale_format}, one per {ins.block_size} products: shape [..., {nblk}])")
-        fs = get_format(ins.scale_format)
-        sa, sb = (as_bits(fs, s, nm) for s, nm in ((scale_a, "scale_a"), (scale_b, "scale_b")))
-        for s, nm in ((sa, "scale_a"), (sb, "scale_b")):
-            if s.ndim == 0 or s.shape[-1] != nblk:
-                raise ValueError(f"{nm} needs shape [..., {nblk}] (K={ins.k} / block size {ins.block_size}), "
-                                 f"got {s.shape}")
-        try:
-            sa = np.broadcast_to(sa, batch + (nblk,)).reshape(R, nblk)
-            sb = np.broadcast_to(sb, batch + (nblk,)).reshape(R, nblk)
-        except ValueError:
-            raise ValueError(f"scale shapes {np.shape(scale_a)}, {np.shape(scale_b)} do not broadcast "
-                             f"to the batch shape {batch}") from None
-    elif scale_a is not None or scale_b is not None:
-        raise ValueError(f"{ins.name} on {ins.arch} takes no block scales")
-    return PreparedOperands(a, b, c, sa, sb, batch)
+    (one clear ValueError), broadcast, flattened, all rows at once as uint64 (the FPGA driver's
+    form; :class:`Operands` reads them a chunk at a time)."""
+    ops = Operands(ins, a, b, c, scale_a, scale_b)
+    return PreparedOperands(*ops.rows(0, ops.count), ops.batch)
 
 
 def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndarray:
@@ -131,24 +204,25 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndar
     c : array [...]
         Bit patterns of the accumulator in the instruction's C format.
     scale_a, scale_b : array [..., K // block_size], optional
-        Block scales, required by block-scaled instructions.
+        Block scales, required by block-scaled instructions; they broadcast
+        with the batch as the operands do.
 
     Returns
     -------
     numpy array of unsigned bit patterns in the D format, shape ``[...]``.
+    Memory follows the chunk (:data:`CHUNK_ROWS` rows), not the batch: the
+    operands are widened and broadcast a chunk at a time.
     """
     ins = _instruction(instr, arch)
-    pr = prepare_operands(ins, a, b, c, scale_a, scale_b)
+    ops = Operands(ins, a, b, c, scale_a, scale_b)
     fa, fb, fc, fd = ins.formats
-    R = pr.c.shape[0]
+    R = ops.count
     out = np.empty(R, fd.dtype)
     for lo in range(0, R, CHUNK_ROWS):
         hi = min(lo + CHUNK_ROWS, R)
-        sl = slice(lo, hi)
-        out[sl] = algorithms.run(ins.params, pr.a[sl], pr.b[sl], pr.c[sl], fa, fb, fc, fd,
-                                 None if pr.sa is None else pr.sa[sl], None if pr.sb is None else pr.sb[sl],
-                                 ins.scale_format, ins.block_size)
-    return out.reshape(pr.batch)
+        ca, cb, cc, csa, csb = ops.rows(lo, hi)
+        out[lo:hi] = algorithms.run(ins.params, ca, cb, cc, fa, fb, fc, fd, csa, csb, ins.scale_format, ins.block_size)
+    return out.reshape(ops.batch)
 
 
 def mma(instr, A, B, C, scale_A=None, scale_B=None, *, arch=None) -> np.ndarray:

@@ -464,6 +464,9 @@ def instructions(arch: str | None = None, family: str | None = None) -> list[Ins
     the name up to a separator: ``HGMMA``, ``HMMA.16816``, ``UTCOMMA``,
     ``v_mfma_f32_32x32x16`` all work.  Case-insensitive.
     """
+    if family is not None and not isinstance(family, str):
+        raise TypeError(f"an instruction name or family is a string (HGMMA.64xNx16.F32, HGMMA), "
+                        f"got {family!r} ({type(family).__name__})")
     pool = [i for i in CATALOG if arch is None or i.arch == canonical_arch(arch)]
     if family is None:
         return pool

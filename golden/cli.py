@@ -24,26 +24,42 @@ from .provenance import BASES, STATUSES, counts
 from .vectors import KINDS, random_operands
 
 
-def _parse_values(text: str | None, fmt, k: int | None, what: str) -> np.ndarray:
-    """Comma-separated decimal values or 0x bit patterns, zero-padded to k."""
+def _parse_values(text: str | None, fmt, count: int | None, what: str, unit: str = "K") -> np.ndarray:
+    """Comma-separated decimal values or 0x bit patterns, zero-padded to ``count``; every problem is
+    a ValueError naming ``--what`` and the item."""
     fmt = get_format(fmt)
-    items = [] if not text else [t.strip() for t in text.split(",") if t.strip()]
-    if k is not None and len(items) > k:
-        raise ValueError(f"--{what}: {len(items)} values given, the instruction has K={k}")
+    items = [] if text is None else [t.strip() for t in text.split(",")]
+    if items and any(not t for t in items):
+        pos = next(n for n, t in enumerate(items) if not t) + 1
+        raise ValueError(f"--{what} {text!r}: value {pos} is empty; give comma-separated numbers or 0x bit patterns")
+    if count is not None and len(items) > count:
+        raise ValueError(f"--{what}: {len(items)} values given, the instruction has {unit}")
     bits = []
     for t in items:
         if t.lower().startswith("0x"):
-            bits.append(int(t, 16))
-        else:
-            v = float(t)
-            b = int(from_float(fmt, np.float64(v)))
-            exact = float(to_float(fmt, np.array([b], np.uint64))[0])
-            if exact != v and not (np.isnan(v) and np.isnan(exact)):
-                print(f"note: --{what} value {t} is not exact in {fmt.name}; using the nearest, {exact!r}",
-                      file=sys.stderr)
+            try:
+                b = int(t, 16)
+            except ValueError:
+                raise ValueError(f"--{what}: {t!r} is not a hexadecimal bit pattern (0x followed by 0-9, a-f)") from None
+            if b >> fmt.storage_bits:
+                raise ValueError(f"--{what}: bit pattern {t} is wider than {fmt.name} ({fmt.storage_bits} bits)")
             bits.append(b)
-    if k is not None:
-        bits += [0] * (k - len(bits))
+            continue
+        try:
+            v = float(t)
+        except ValueError:
+            raise ValueError(f"--{what}: {t!r} is neither a number nor a 0x bit pattern") from None
+        try:
+            b = int(from_float(fmt, np.float64(v)))
+        except ValueError as e:
+            raise ValueError(f"--{what}: {e}") from None
+        exact = float(to_float(fmt, np.array([b], np.uint64))[0])
+        if exact != v and not (np.isnan(v) and np.isnan(exact)):
+            print(f"note: --{what} value {t} is not exact in {fmt.name}; using the nearest, {exact!r}",
+                  file=sys.stderr)
+        bits.append(b)
+    if count is not None:
+        bits += [0] * (count - len(bits))
     return np.array(bits, np.uint64)
 
 
@@ -82,40 +98,53 @@ def cmd_formats(args) -> int:
     return 0
 
 
+MAX_N = 1_000_000_000          # about ten minutes per instruction; more is a typo, not a plan
+RUN_CHUNK = 1_000_000          # vectors drawn and run at a time: memory stays flat for any -n
+
+
 def cmd_run(args) -> int:
     found = select(args.arch, args.instr)
-    if args.n < 1:
-        raise ValueError(f"-n must be at least 1, got {args.n}")
+    if not 1 <= args.n <= MAX_N:
+        raise ValueError(f"-n must be at least 1 and at most {MAX_N:,}, got {args.n:,}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     rng = np.random.default_rng(args.seed)
     print(f"{'instruction':44s} {'algorithm':9s} {'vectors':>9s} {'time s':>8s} {'dot-adds/s':>11s} "
           f"{'finite':>7s} {'zero':>6s} {'inf':>6s} {'nan':>6s}")
     for ins in found:
-        a, b, c, sa, sb = random_operands(ins, args.n, rng, args.vectors)
-        t0 = time.perf_counter()
-        d = dot_add(ins, a, b, c, sa, sb)
-        dt = time.perf_counter() - t0
-        cls = decode(ins.d_format, d).cls
-        counts = [int(((cls != INF) & (cls != NAN)).sum()), int((cls == ZERO).sum()),
-                  int((cls == INF).sum()), int((cls == NAN).sum())]
+        dt, counts = 0.0, np.zeros(4, np.int64)
+        for lo in range(0, args.n, RUN_CHUNK):
+            a, b, c, sa, sb = random_operands(ins, min(RUN_CHUNK, args.n - lo), rng, args.vectors)
+            t0 = time.perf_counter()
+            d = dot_add(ins, a, b, c, sa, sb)
+            dt += time.perf_counter() - t0
+            cls = decode(ins.d_format, d).cls
+            counts += [int(((cls != INF) & (cls != NAN)).sum()), int((cls == ZERO).sum()),
+                       int((cls == INF).sum()), int((cls == NAN).sum())]
         print(f"{ins.name:44s} {ins.algorithm:9s} {args.n:9d} {dt:8.3f} {args.n / dt:11.0f} "
-              + " ".join(f"{x:{w}d}" for x, w in zip(counts, (7, 6, 6, 6))), flush=True)
+              + " ".join(f"{int(x):{w}d}" for x, w in zip(counts, (7, 6, 6, 6))), flush=True)
     return 0
 
 
 def cmd_trace(args) -> int:
     ins = lookup(args.arch, args.instr)
     fa, fb, fc, _ = ins.formats
-    a = _parse_values(args.a, fa, ins.k, "a")
-    b = _parse_values(args.b, fb, ins.k, "b")
-    c = _parse_values(args.c or "0", fc, None, "c")
+    a = _parse_values(args.a, fa, ins.k, "a", f"K={ins.k}")
+    b = _parse_values(args.b, fb, ins.k, "b", f"K={ins.k}")
+    c = _parse_values("0" if args.c is None else args.c, fc, None, "c")
     if len(c) != 1:
         raise ValueError("--c takes one value")
     sa = sb = None
     if ins.scale_format:
         nblk = ins.k // ins.block_size
         one = str(1.0)
-        sa = _parse_values(args.scale_a or ",".join([one] * nblk), ins.scale_format, nblk, "scale-a")
-        sb = _parse_values(args.scale_b or ",".join([one] * nblk), ins.scale_format, nblk, "scale-b")
+        blocks = f"{nblk} scale blocks (K={ins.k} / block size {ins.block_size})"
+        sa = _parse_values(args.scale_a or ",".join([one] * nblk), ins.scale_format, nblk, "scale-a", blocks)
+        sb = _parse_values(args.scale_b or ",".join([one] * nblk), ins.scale_format, nblk, "scale-b", blocks)
+    else:
+        given = [f"--{n}" for n, v in (("scale-a", args.scale_a), ("scale-b", args.scale_b)) if v is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)}: {ins.arch} {ins.name} takes no block scales")
     print(trace(ins, a, b, c[0], sa, sb))
     return 0
 
@@ -155,8 +184,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+VALUE_OPTIONS = ("--a", "--b", "--c", "--scale-a", "--scale-b")
+
+
+def join_negative_values(argv: list[str], options=VALUE_OPTIONS) -> list[str]:
+    """``--a -2048,2048`` as ``--a=-2048,2048``: argparse takes a value that starts with ``-`` (and is
+    not one negative number) for an option and refuses it; both spellings mean the same."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and argv[i + 1] not in ("-h", "--help") and not argv[i + 1].startswith("--"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(join_negative_values(argv))
     try:
         return args.func(args)
     except (ValueError, TypeError) as e:

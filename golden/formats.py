@@ -403,6 +403,8 @@ def from_float(fmt: "str | Format", values, mode: str = "RNE") -> np.ndarray:
     """Round float64 values to bit patterns of ``fmt`` (NaN and infinities mapped as the format allows)."""
     fmt = get_format(fmt)
     x = np.asarray(values, np.float64)
+    if not fmt.signed and (x < 0).any():            # -0.0 is not below zero: it is zero's encoding
+        raise ValueError(f"{fmt.name} is unsigned: negative value {float(x[x < 0].ravel()[0])!r} has no encoding")
     xb = x.view(np.uint64)
     d = _decode_arith(get_format("f64"), xb)
     sig = d.sig
