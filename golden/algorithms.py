@@ -455,10 +455,10 @@ def _amd_products(p: Params, fa, a, fb, b, cv):
     NaN and infinities (c included) before step 2 computes products, so an input infinity
     wins over a product that overflows to the other sign; only then (step 3) do overflowed
     products decide.  ``specials="later_model"``: the authors' later model
-    (microsoft/MMA-Sim, ``src/mmasim/mmasim/arithmetic/fdpa.py``, ``tr_fdpa``) turns
-    overflowed products into infinities (``s[overflow] *= inf``) and adds them, the input
-    infinities and c in one floating-point sum, so ``+inf`` meeting ``-inf`` is NaN whichever
-    came from an input.
+    (microsoft/MMA-Sim, ``src/mmasim/mmasim/arithmetic/fdpa.py``, ``tr_fdpa``) has no special-value
+    step: it turns overflowed products into infinities and adds them, the input infinities
+    and c as floating-point numbers, so ``+inf`` meeting ``-inf`` is NaN whichever came from
+    an input.
     """
     P, E = _product_stage(fa, a, fb, b)
     special = P.sum(0) + cv                      # step 1: finite products of finite inputs cannot be inf
@@ -502,7 +502,7 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     if p.c_drop is not None:
         drop = ce < e_max - p.c_drop
         if p.specials == "later_model":
-            # gtr_fdpa's `s_c[e_c < e_max - F - 1] = 0.0` also zeroes a NaN or infinite c
+            # the later model's gtr_fdpa zeroes c below e_max - 25 whatever c is, NaN and infinity included
             special = np.where(drop & ~np.isfinite(cv), dot_special, special)
         else:
             drop &= np.isfinite(cv)                           # step 1 decided a NaN/infinite c already
