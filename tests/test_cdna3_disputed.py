@@ -201,10 +201,7 @@ def test_the_hw_unit_spec_takes_params_for_unit_and_reference():
 def _cosim(pair, setting, reference=None, n=20_000):
     from cosim import run as cr
     from cosim.units import HwUnits
-    try:
-        import hw  # noqa: F401
-    except ImportError:
-        pytest.skip("no hw package")
+    pytest.importorskip("hw")
     ins = golden.lookup(*pair)
     cfg = cr.Config(progress=0, rerun_with_waves=False, n=n, seed=3, stall=0.2, vectors="disputed",
                      max_saved=4, out=io.StringIO())
