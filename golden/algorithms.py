@@ -107,7 +107,7 @@ class Params:
         authors' later model (microsoft/MMA-Sim ``src/mmasim/mmasim/arithmetic/fdpa.py``,
         ``tr_fdpa``/``gtr_fdpa``): the input and overflow infinities meet in one IEEE
         sum (NaN), and GFDRDA's small-c test also drops a NaN or infinite c (its
-        exponent read as 0), which can make the result finite.
+        exponent read as -1), which can make the result finite.
     product_overflow : bool
         Products of magnitude ``>= 2**128`` become infinities (AMD).
     zero_sign : str
@@ -411,11 +411,15 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
 
 # --------------------------------------------------------------------------- FDRDA / GFDRDA
 
+# The exponent the later model reads for a NaN or infinite c: frexp gives 0, and its significands in
+# [1, 2) take one off (microsoft/MMA-Sim src/mmasim/mmasim/arithmetic/fdpa.py, frexp_and_normalize)
+NONFINITE_C_EXP = -1
+
 # The disputed rules, by name: what each decides and what the two readings say (Params.specials)
 DISPUTED_RULES = {
     "inf_meets_overflow": "an input infinity (c or an operand) meets a product overflowing to the other infinity "
                           "in the same pass: paper -> the input infinity, later model -> NaN",
-    "nonfinite_small_c": "GFDRDA: a NaN or infinite c (a chained pass's NaN) meets products with e_dot > c_drop: "
+    "nonfinite_small_c": "GFDRDA: a NaN or infinite c (a chained pass's NaN) meets products with e_dot >= c_drop: "
                          "paper -> NaN or that infinity, later model -> c dropped as a small c, a finite result",
 }
 
@@ -425,7 +429,7 @@ def disputed_rules(what) -> tuple[str, ...]:
 
     ``what``: a :class:`Params` (the rules its algorithm can reach), or a ``golden.Datapath`` or
     ``golden.Instruction`` (the rules its formats can reach: f16 products never overflow, and only
-    bf8 x bf8 products reach ``e_dot > c_drop = 25``).  Empty for everything but FDRDA/GFDRDA.
+    bf8 x bf8 products reach ``e_dot >= c_drop = 25``).  Empty for everything but FDRDA/GFDRDA.
     """
     datapath = getattr(what, "datapath", what)
     p = getattr(datapath, "params", datapath)
@@ -438,7 +442,7 @@ def disputed_rules(what) -> tuple[str, ...]:
     if p.product_overflow and (fa is None or _products_overflow(fa, fb)):
         rules.append("inf_meets_overflow")
     if p.base == "GFDRDA" and p.c_drop is not None and \
-            (fa is None or ((fc.inf or fc.nan != "none") and fa.emax + fb.emax > p.c_drop)):
+            (fa is None or ((fc.inf or fc.nan != "none") and NONFINITE_C_EXP < fa.emax + fb.emax - p.c_drop)):
         rules.append("nonfinite_small_c")
     return tuple(rules)
 
@@ -496,7 +500,9 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     whose NaN or infinite c the later model drops (``specials="later_model"``, GFDRDA).
     """
     ce = np.where(ce <= NO_TERM, -126, ce)                    # a zero c keeps the exponent -126
-    e_max = np.where(has_dot, np.maximum(e_dot, ce), ce)      # a NaN/infinite c has exponent 0 (frexp's)
+    if p.specials == "later_model" and p.c_drop is not None:
+        ce = np.where(np.isfinite(cv), ce, NONFINITE_C_EXP)    # the exponent the later model reads
+    e_max = np.where(has_dot, np.maximum(e_dot, ce), ce)
     D = np.where(has_dot, _floor_scaled(s_dot, p.dot_floor_bits - dot_frac - (e_max - e_dot), p.floor_rounding), 0.0)
     C = _floor_scaled(cv, p.c_floor_bits - e_max, p.floor_rounding)
     if p.c_drop is not None:

@@ -150,7 +150,7 @@ def _nan(fmt: Format, negative):
 
 def _large(fmt: Format, shape, rng):
     """Magnitudes near the top of the format (max, max/2, .., max/16): products that overflow (tf32,
-    bf16) or reach e_dot > 25 (bf8 x bf8), and some just short of it."""
+    bf16) or reach e_dot >= 25 (bf8 x bf8), and some just short of it."""
     v = fmt.max_finite * np.ldexp(1.0, -rng.integers(0, 5, shape))
     return from_float(fmt, v, "RZ").astype(np.uint64)
 

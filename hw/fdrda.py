@@ -18,7 +18,7 @@ from amaranth import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from golden.algorithms import SPECIALS, Params
+from golden.algorithms import NONFINITE_C_EXP, SPECIALS, Params
 
 from .align import AlignShifters
 from .bitscan import leading_one
@@ -234,7 +234,8 @@ class RoundDownMerge(Stage):
     when ``e_c < e_max - c_drop`` (GFDRDA).
 
     With ``params.specials == "later_model"`` and ``c_drop``, a NaN or infinite c counts
-    exponent 0 (the later model's ``frexp``) and is dropped like a small c; ``c_dropped`` says
+    exponent -1 (``golden.algorithms.NONFINITE_C_EXP``, the later model's) and is dropped like a
+    small c; ``c_dropped`` says
     so, for the special-value override downstream.
 
     Members
@@ -268,7 +269,7 @@ class RoundDownMerge(Stage):
         e_c = c.exp                                    # a zero c keeps its minimum exponent (-126)
         if self.drops_nonfinite_c:
             nonfinite = tl.let(c.nan | c.inf, 1, "c_nonfinite")
-            e_c = tl.let(Mux(nonfinite, 0, c.exp), exp_shape(), "e_c")     # frexp's exponent of inf/NaN
+            e_c = tl.let(Mux(nonfinite, NONFINITE_C_EXP, c.exp), exp_shape(), "e_c")
         e_max = tl.let(Mux(dot.has & (dot.e > e_c), dot.e, e_c), exp_shape(), "e_max")
         dist_d = tl.let((e_max - dot.e).as_unsigned(), name="dist_d")
         dist_c = tl.let((e_max - e_c).as_unsigned(), name="dist_c")

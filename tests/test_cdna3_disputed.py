@@ -133,17 +133,17 @@ def test_f16_products_never_overflow_so_the_settings_agree():
 
 def test_chained_gfdrda_nan_dropped_as_small_c_by_the_later_model():
     """Pass one has a NaN operand (0x80), so its result is NaN; pass two's products sum to 2**e_dot.
-    The paper: NaN.  The later model: c (the NaN) has exponent 0 < e_dot - 25, dropped: 2**e_dot
-    exactly for e_dot = 30 and 26; at e_dot = 25 it is kept (NaN under both)."""
+    The paper: NaN.  The later model: c (the NaN) has exponent -1 < e_dot - 25, dropped: 2**e_dot
+    exactly for e_dot = 30 and 25; at e_dot = 24 it is kept (NaN under both)."""
     ins = golden.lookup(*BF8_CHAIN)
     f8 = "e5m2fnuz"
     a, b = np.zeros((3, 32), np.uint64), np.zeros((3, 32), np.uint64)
     a[:, 0], b[:, 0] = 0x80, bits(f8, 1.0)
-    for r, (ea, eb) in enumerate(((15, 15), (13, 13), (12, 13))):
+    for r, (ea, eb) in enumerate(((15, 15), (12, 13), (12, 12))):
         a[r, 16], b[r, 16] = bits(f8, 2.0 ** ea), bits(f8, 2.0 ** eb)
     paper, later_ = both(ins, a, b, bits("f32", [0.0, 0.0, 0.0]))
     assert all(is_nan32(x) for x in paper)
-    assert later_[:2] == [int(bits("f32", 2.0 ** 30)), int(bits("f32", 2.0 ** 26))] and is_nan32(later_[2])
+    assert later_[:2] == [int(bits("f32", 2.0 ** 30)), int(bits("f32", 2.0 ** 25))] and is_nan32(later_[2])
 
 
 def test_gfdrda_nonfinite_input_c_with_large_products():

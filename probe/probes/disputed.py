@@ -7,7 +7,7 @@ Two rules where the MMA-Sim paper's step order and the authors' later model disa
     the other infinity: the paper gives the input infinity, the later model NaN.  Needs
     products that reach 2**128 (tf32, bf16; never f16 or fp8).
 ``nonfinite_small_c``
-    a NaN or infinite c meets products above the small-c drop (``e_dot > c_drop``): the paper
+    a NaN or infinite c meets products above the small-c drop (``e_dot >= c_drop``): the paper
     gives NaN (that infinity), the later model drops c as a small c and returns the products'
     sum.  Needs the drop (GFDRDA) and products above it (bf8 x bf8 only: 2**15 * 2**15).
 
