@@ -9,6 +9,9 @@ failing vectors) and ``reference`` (the function its results are scored against;
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 
 
@@ -19,20 +22,40 @@ class NoRTL(Exception):
 class HwUnits:
     """``hw.dot_add_unit(instr, lanes=..., pipelining=..., params=...)``, imported when first used.
 
-    ``pipeline``: a :class:`hw.Pipelining` spec ("0" .. "3", "2,align=2"); the provider's ``spec``
-    names it (``hw:pipeline=2``), so a replay of saved failing vectors rebuilds the same unit.
-    ``params``: a whole :class:`golden.Params` design instead of the instruction's (a custom unit,
-    rebuilt from its :func:`describe_unit` description; such a provider has no ``spec``).
+    ``pipeline``: a :class:`hw.Pipelining` spec ("0" .. "3", "2,align=2"); ``params``: changes to
+    the instruction's :class:`golden.Params` (``{"specials": "later_model"}``), applied to the unit
+    *and* to the reference it is scored against (golden with the same changes).  The provider's
+    ``spec`` names both (``hw:pipeline=2,params=specials:later_model``), so a replay of saved
+    failing vectors rebuilds the same unit against the same reference.
+    ``design``: a whole :class:`golden.Params` design instead of the instruction's, scored against the
+    instruction's golden (a custom unit rebuilt from its :func:`describe_unit` description; such a
+    provider has no ``spec``).
     """
 
-    reference = None                       # golden.dot_add
+    reference = None                       # golden.dot_add (or golden with the same params, below)
 
-    def __init__(self, pipeline: str = "0", params=None):
+    def __init__(self, pipeline: str = "0", params: dict | None = None, design=None):
         from hw.pipelining import Pipelining          # checks the spec before anything is built
         self.pipeline = str(Pipelining.parse(pipeline))
-        self.params = params
-        if params is None:
-            self.spec = "hw" if self.pipeline == "0" else f"hw:pipeline={self.pipeline}"
+        self.params = _checked_params(params or {})
+        self.design = design
+        if design is None:
+            opts = ([] if self.pipeline == "0" else [f"pipeline={self.pipeline}"]) + \
+                ([f"params={','.join(f'{k}:{v}' for k, v in self.params.items())}"] if self.params else [])
+            self.spec = "hw" + (":" + ",".join(opts) if opts else "")
+        if self.params:
+            self.reference = self._reference
+
+    def instruction(self, ins):
+        """``ins`` with this provider's params changes (itself when there are none)."""
+        if not self.params:
+            return ins
+        p = ins.params.with_(**self.params)
+        return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+
+    def _reference(self, ins, a, b, c, scale_a=None, scale_b=None):
+        import golden
+        return golden.dot_add(self.instruction(ins), a, b, c, scale_a, scale_b)
 
     def __call__(self, ins, lanes: int):
         try:
@@ -43,9 +66,63 @@ class HwUnits:
         if fn is None:
             raise NoRTL("hw has no dot_add_unit yet")
         try:
-            return fn(ins, lanes=lanes, pipelining=self.pipeline, params=self.params)
+            return fn(self.instruction(ins), lanes=lanes, pipelining=self.pipeline, params=self.design)
         except NotImplementedError as e:
             raise NoRTL(str(e) or f"no RTL for algorithm {ins.algorithm}") from None
+
+
+HW_OPTIONS = ("pipeline", "params")
+_HW_USAGE = ("hw, hw:pipeline=SPEC, hw:params=FIELD:VALUE[,FIELD:VALUE...] or both "
+             "(e.g. hw:pipeline=2,params=specials:later_model)")
+
+
+def _checked_params(changes: dict) -> dict:
+    """``changes`` of golden.Params fields, checked: known fields other than ``base``, values the
+    Params checks accept (one line naming what is wrong and what is valid)."""
+    from golden.algorithms import Params
+    fields = [f.name for f in dataclasses.fields(Params) if f.name != "base"]
+    for k in changes:
+        if k not in fields:
+            raise ValueError(f"unit params: {k!r} is not a golden.Params field a unit can change; valid: {', '.join(fields)}")
+    try:                # the value checks of Params itself, on a design that reads every such field
+        Params(base="GFDRDA", F=24, c_drop=25, pass_size=16).with_(**changes)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"unit params {changes}: {e}") from None
+    return dict(changes)
+
+
+def _parse_value(v: str):
+    """``None``, ``true``/``false``, an integer, else the string itself."""
+    low = v.lower()
+    if low == "none":
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def _parse_hw(spec: str) -> HwUnits:
+    """``hw:pipeline=SPEC,params=FIELD:VALUE,...``: each option runs to the next ``,OPTION=``
+    (a pipelining spec has commas and ``=`` of its own)."""
+    parts = re.split(r"(?:^|,)(" + "|".join(HW_OPTIONS) + r")=", spec[3:])
+    if parts[0] or len(parts) < 3:
+        raise ValueError(f"unit {spec!r}: {_HW_USAGE}")
+    opts: dict = {}
+    for name, value in zip(parts[1::2], parts[2::2]):
+        if name in opts or not value:
+            raise ValueError(f"unit {spec!r}: {'repeated' if name in opts else 'empty'} option {name!r}; "
+                             f"{_HW_USAGE}")
+        opts[name] = value
+    params = {}
+    for item in opts.get("params", "").split(",") if "params" in opts else ():
+        field, colon, value = item.partition(":")
+        if not colon or not field or not value:
+            raise ValueError(f"unit {spec!r}: params take FIELD:VALUE items, got {item!r}; {_HW_USAGE}")
+        params[field] = _parse_value(value)
+    return HwUnits(opts.get("pipeline", "0"), params)
 
 
 class StandInUnits:
@@ -63,7 +140,8 @@ class StandInUnits:
 
 
 def unit_provider(spec=None, pipeline: str | None = None):
-    """``None``/``"hw"``, ``"hw:pipeline=SPEC"``, ``"standin[:latency=3,ii=1,bug=0]"``, or a callable
+    """``None``/``"hw"``, ``"hw:pipeline=SPEC"``, ``"hw:params=FIELD:VALUE,..."`` (both may be given,
+    ``hw:pipeline=2,params=specials:later_model``), ``"standin[:latency=3,ii=1,bug=0]"``, or a callable
     ``(ins, lanes) -> component``.  ``pipeline`` (``--pipeline``) sets the hw unit's pipelining."""
     if pipeline is not None and spec not in (None, "hw"):
         raise ValueError(f"--pipeline applies to the hw unit, not {getattr(spec, 'spec', spec)!r}")
@@ -72,11 +150,7 @@ def unit_provider(spec=None, pipeline: str | None = None):
     if callable(spec):
         return spec
     if isinstance(spec, str) and spec.startswith("hw:"):
-        # one option; its value is a whole pipelining spec, commas included
-        name, eq, value = spec[3:].partition("=")
-        if name != "pipeline" or not eq:
-            raise ValueError(f"unit {spec!r}: hw takes one option, pipeline=SPEC (e.g. hw:pipeline=2)")
-        return HwUnits(value)
+        return _parse_hw(spec)
     if spec.startswith("standin"):
         opts = {"latency": 3, "ii": 1, "bug": 0}
         tail = spec.partition(":")[2]
@@ -86,7 +160,7 @@ def unit_provider(spec=None, pipeline: str | None = None):
                 raise ValueError(f"unit {spec!r}: unknown option {k!r} (latency, ii, bug)")
             opts[k] = int(v)
         return StandInUnits(opts["latency"], opts["ii"], bool(opts["bug"]))
-    raise ValueError(f"unknown unit {spec!r}: hw[:pipeline=SPEC], or standin[:latency=N,ii=N,bug=0|1]")
+    raise ValueError(f"unknown unit {spec!r}: {_HW_USAGE}, or standin[:latency=N,ii=N,bug=0|1]")
 
 
 def describe_unit(provider, component) -> dict:
@@ -128,7 +202,7 @@ def provider_from_description(desc: dict, ins, where: str = "the replay file"):
         except TypeError as e:
             raise ValueError(f"{where}: its unit's Params do not fit this golden.Params ({e})") from None
         built_for = golden.lookup(hw_desc["arch"], hw_desc["instr"])
-        inner = HwUnits(hw_desc["pipeline"], params)
+        inner = HwUnits(hw_desc["pipeline"], design=params)
         return lambda _ins, lanes: inner(built_for, lanes)
     custom = desc.get("custom", {})
     raise ValueError(f"{where} was saved from a custom unit ({custom.get('unit', '?')} made by "

@@ -40,6 +40,9 @@ from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, get
 
 BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
 
+# CDNA3's disputed special-value rules (Params.specials): the paper's step order, or the authors' later model
+SPECIALS = ("paper", "later_model")
+
 # Params fields each base algorithm reads; the others are carried but never change a result
 # (GPS always flushes subnormals and SFMA is IEEE throughout, whatever the catalog entry says).
 _FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign")       # read by _finish
@@ -49,9 +52,9 @@ FIELDS_READ = {
     "FDA": ("pass_size", "F", "e_zero") + _FINISH,
     "GDFS": ("pass_size", "F", "e_zero", "group") + _FINISH,
     "FDRDA": ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits", "final_floor_bits",
-              "floor_rounding", "c_drop") + _FINISH,
+              "floor_rounding", "c_drop", "specials") + _FINISH,
     "GFDRDA": ("pass_size", "F", "product_overflow", "merge_floor_bits", "dot_floor_bits", "c_floor_bits",
-               "final_floor_bits", "floor_rounding", "c_drop") + _FINISH,
+               "final_floor_bits", "floor_rounding", "c_drop", "specials") + _FINISH,
 }
 
 # Bases whose NaN results are the canonical NaN, bit for bit (NVIDIA, ISA.md fact 3)
@@ -95,6 +98,16 @@ class Params:
         of section VI-C, one change away).
     c_drop : int, optional
         GFDRDA: c becomes zero when ``e_c < e_max - c_drop``.
+    specials : str
+        FDRDA/GFDRDA: CDNA3's two disputed special-value rules, switched together
+        (:data:`DISPUTED_RULES`, :func:`disputed_rules`).  ``"paper"`` (the default,
+        what this project follows): the paper's step order (IV-F steps 1-3), so an
+        input infinity wins over a product that overflows to the other infinity, and
+        a NaN or infinite c is never dropped as a small c.  ``"later_model"``: the
+        authors' later model (microsoft/MMA-Sim ``src/mmasim/mmasim/arithmetic/fdpa.py``,
+        ``tr_fdpa``/``gtr_fdpa``): the input and overflow infinities meet in one IEEE
+        sum (NaN), and GFDRDA's small-c test also drops a NaN or infinite c (its
+        exponent read as -1), which can make the result finite.
     product_overflow : bool
         Products of magnitude ``>= 2**128`` become infinities (AMD).
     zero_sign : str
@@ -122,6 +135,7 @@ class Params:
     product_overflow: bool = False
     flush_subnormals: bool = False
     zero_sign: str = "positive"
+    specials: str = "paper"
 
     def __post_init__(self):
         if self.base not in BASES:
@@ -133,6 +147,8 @@ class Params:
             raise ValueError(f"{self.base} needs e_zero (the exponent of zero terms)")
         if self.floor_rounding not in ("RD", "RZ"):
             raise ValueError(f"floor_rounding must be RD or RZ, got {self.floor_rounding!r}")
+        if self.specials not in SPECIALS:
+            raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, got {self.specials!r}")
         if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
             raise ValueError("GPS needs group G, a power of two up to 16")
 
@@ -395,23 +411,77 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
 
 # --------------------------------------------------------------------------- FDRDA / GFDRDA
 
+# The exponent the later model reads for a NaN or infinite c: frexp gives 0, and its significands in
+# [1, 2) take one off (microsoft/MMA-Sim src/mmasim/mmasim/arithmetic/fdpa.py, frexp_and_normalize)
+NONFINITE_C_EXP = -1
+
+# The disputed rules, by name: what each decides and what the two readings say (Params.specials)
+DISPUTED_RULES = {
+    "inf_meets_overflow": "an input infinity (c or an operand) meets a product overflowing to the other infinity "
+                          "in the same pass: paper -> the input infinity, later model -> NaN",
+    "nonfinite_small_c": "GFDRDA: a NaN or infinite c (a chained pass's NaN) meets products with e_dot >= c_drop: "
+                         "paper -> NaN or that infinity, later model -> c dropped as a small c, a finite result",
+}
+
+
+def disputed_rules(what) -> tuple[str, ...]:
+    """Names of the :data:`DISPUTED_RULES` a design's results depend on (``Params.specials`` decides them).
+
+    ``what``: a :class:`Params` (the rules its algorithm can reach), or a ``golden.Datapath`` or
+    ``golden.Instruction`` (the rules its formats can reach: f16 products never overflow, and only
+    bf8 x bf8 products reach ``e_dot >= c_drop = 25``).  Empty for everything but FDRDA/GFDRDA.
+    """
+    datapath = getattr(what, "datapath", what)
+    p = getattr(datapath, "params", datapath)
+    if not isinstance(p, Params):
+        raise TypeError(f"disputed_rules takes a Params, Datapath or Instruction, not {type(what).__name__}")
+    if p.base not in ("FDRDA", "GFDRDA"):
+        return ()
+    fa, fb, fc = (get_format(f) for f in datapath.formats[:3]) if datapath is not p else (None, None, None)
+    rules = []
+    if p.product_overflow and (fa is None or _products_overflow(fa, fb)):
+        rules.append("inf_meets_overflow")
+    if p.base == "GFDRDA" and p.c_drop is not None and \
+            (fa is None or ((fc.inf or fc.nan != "none") and NONFINITE_C_EXP < fa.emax + fb.emax - p.c_drop)):
+        rules.append("nonfinite_small_c")
+    return tuple(rules)
+
+
+def _products_overflow(fa: Format, fb: Format) -> bool:
+    """Whether products of the two formats can reach 2**128 (tf32, bf16; never f16 or fp8)."""
+    return (fa.emax + 1) + (fb.emax + 1) >= 128
+
+
 def _amd_products(p: Params, fa, a, fb, b, cv):
     """Products with AMD's overflow, and the special outcome per row (NaN/inf, else finite).
 
-    Paper IV-F step order: step 1 decides on the inputs' own NaN and
-    infinities (c included) before step 2 computes products, so an input
-    infinity wins over a product that overflows to the other sign; only then
-    (step 3) do overflowed products decide.
+    ``specials="paper"``, the paper's step order (IV-F): step 1 decides on the inputs' own
+    NaN and infinities (c included) before step 2 computes products, so an input infinity
+    wins over a product that overflows to the other sign; only then (step 3) do overflowed
+    products decide.  ``specials="later_model"``: the authors' later model
+    (microsoft/MMA-Sim, ``src/mmasim/mmasim/arithmetic/fdpa.py``, ``tr_fdpa``) has no special-value
+    step: it turns overflowed products into infinities and adds them, the input infinities
+    and c as floating-point numbers, so ``+inf`` meeting ``-inf`` is NaN whichever came from
+    an input.
     """
     P, E = _product_stage(fa, a, fb, b)
     special = P.sum(0) + cv                      # step 1: finite products of finite inputs cannot be inf
-    if p.product_overflow and (fa.emax + 1) + (fb.emax + 1) >= 128:
+    if p.product_overflow and _products_overflow(fa, fb):
         # |p| >= 2**128 overflows to infinity (ISA.md fact 4); f16/fp8 products never get there
         over = np.abs(P) >= 2.0 ** 128
         if over.any():
             P = np.where(over, np.copysign(np.inf, P), P)
-            special = np.where(np.isfinite(special), P.sum(0), special)    # step 3
+            if p.specials == "later_model":
+                special = P.sum(0) + cv                                     # one sum: NaN where they meet
+            else:
+                special = np.where(np.isfinite(special), P.sum(0), special)    # step 3
     return P, E, special
+
+
+def _dot_special(p: Params, P):
+    """The products' own special outcome (IEEE sum, overflowed products included), where the later
+    model can drop c; None otherwise (not needed)."""
+    return P.sum(0) if p.specials == "later_model" and p.c_drop is not None else None
 
 
 def _set_dot(p: Params, P, E):
@@ -423,14 +493,26 @@ def _set_dot(p: Params, P, E):
     return s, e, has
 
 
-def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, trace):
-    """FDRDA steps 6-8 with the exact floors of ISA.md fact 4."""
+def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, trace, dot_special=None):
+    """FDRDA steps 6-8 with the exact floors of ISA.md fact 4.
+
+    ``dot_special``: the products' own special outcome (c left out), which decides a row
+    whose NaN or infinite c the later model drops (``specials="later_model"``, GFDRDA).
+    """
     ce = np.where(ce <= NO_TERM, -126, ce)                    # a zero c keeps the exponent -126
+    if p.specials == "later_model" and p.c_drop is not None:
+        ce = np.where(np.isfinite(cv), ce, NONFINITE_C_EXP)    # the exponent the later model reads
     e_max = np.where(has_dot, np.maximum(e_dot, ce), ce)
     D = np.where(has_dot, _floor_scaled(s_dot, p.dot_floor_bits - dot_frac - (e_max - e_dot), p.floor_rounding), 0.0)
     C = _floor_scaled(cv, p.c_floor_bits - e_max, p.floor_rounding)
     if p.c_drop is not None:
-        C = np.where((ce < e_max - p.c_drop) & np.isfinite(cv), 0.0, C)
+        drop = ce < e_max - p.c_drop
+        if p.specials == "later_model":
+            # the later model's gtr_fdpa zeroes c below e_max - 25 whatever c is, NaN and infinity included
+            special = np.where(drop & ~np.isfinite(cv), dot_special, special)
+        else:
+            drop &= np.isfinite(cv)                           # step 1 decided a NaN/infinite c already
+        C = np.where(drop, 0.0, C)
     T = D + np.ldexp(C, p.dot_floor_bits - p.c_floor_bits)
     ints = np.where(np.isfinite(T), T, 0.0).astype(np.int64)
     lsb = e_max - p.dot_floor_bits
@@ -462,7 +544,7 @@ def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=Non
     if trace is not None:
         trace.append((f"products aligned to their maximum, F={p.F} (RZ), summed (units of 2^(e_dot-F))",
                       {"s_dot": s_dot, "e_dot": np.where(has, e_dot, np.nan)}))
-    return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace)
+    return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace, _dot_special(p, P))
 
 
 def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
@@ -483,7 +565,7 @@ def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=No
                       {"s_even": s_e, "e_even": np.where(has_e, e_e, np.nan),
                        "s_odd": s_o, "e_odd": np.where(has_o, e_o, np.nan)}))
         trace.append((f"merged with round-down at {m} fraction bits", {"s_dot": s_dot, "e_dot": e_dot}))
-    return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace)
+    return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace, _dot_special(p, P))
 
 
 # --------------------------------------------------------------------------- GPS

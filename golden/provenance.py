@@ -263,7 +263,7 @@ def assess(ins, catalog, lookup) -> Provenance:
     else:
         status = "inferred"
     return Provenance(basis, status, sets, checks, same if basis == "datapath" else (),
-                      tuple(disputed_rules(ins.params, ins.k)))
+                      tuple(disputed_rules(ins)))
 
 
 def counts(entries) -> dict[tuple[str, str], int]:

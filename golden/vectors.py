@@ -16,6 +16,11 @@
     boundaries.
 ``all``
     A third each of ``bits``, ``normal`` and ``structured``.
+``disputed``
+    CDNA3's disputed special values (:func:`disputed_operands`, ``golden.Params.specials``):
+    input infinities meeting products that overflow the other way, in one pass and across
+    chained passes; NaN or infinite c (and chained NaNs) meeting large products.  Other
+    instructions get valid vectors that simply do not reach the rules.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from .catalog import Instruction
-from .formats import Format, from_float, get_format, to_float
+from .formats import Format, from_float, get_format, special_bits, to_float
 
-KINDS = ("bits", "normal", "mixed", "structured", "all")
+KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
 
 
 def random_bits(fmt: Format, shape, rng: np.random.Generator) -> np.ndarray:
@@ -122,6 +127,81 @@ def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
     return a, b, c, sa, sb
 
 
+def _signed(fmt: Format, bits, negative):
+    """``bits`` with the sign bit set where ``negative`` (formats with a sign)."""
+    if not fmt.signed:
+        return bits
+    return np.where(negative, bits | np.uint64(1 << (fmt.value_bits - 1 + fmt.ignored_low_bits)), bits)
+
+
+def _infinity(fmt: Format, negative):
+    """+-infinity's bits; NaN's where the format has no infinity (FNUZ), +-max where it has neither (fp6, fp4)."""
+    if fmt.inf:
+        return _signed(fmt, np.full(np.shape(negative), special_bits(fmt, "inf"), np.uint64), negative)
+    return _nan(fmt, negative)
+
+
+def _nan(fmt: Format, negative):
+    """A NaN's bits; +-max where the format has no NaN (fp6, fp4)."""
+    if fmt.nan == "none":
+        return _signed(fmt, np.full(np.shape(negative), special_bits(fmt, "max"), np.uint64), negative)
+    return np.full(np.shape(negative), special_bits(fmt, "nan"), np.uint64)
+
+
+def _large(fmt: Format, shape, rng):
+    """Magnitudes near the top of the format (max, max/2, .., max/16): products that overflow (tf32,
+    bf16) or reach e_dot >= 25 (bf8 x bf8), and some just short of it."""
+    v = fmt.max_finite * np.ldexp(1.0, -rng.integers(0, 5, shape))
+    return from_float(fmt, v, "RZ").astype(np.uint64)
+
+
+def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
+    """Vectors that reach CDNA3's disputed special-value rules (``golden.Params.specials``), over
+    random ``mixed`` operands; an equal share of each case:
+
+    0. an input infinity (c, or an operand in the same pass) and a large product of the other
+       sign in a random pass (it overflows where the formats allow);
+    1. chained passes: a large product of one sign in the first pass, of the other in the last
+       (the first pass's infinity is the last pass's input c);
+    2. a NaN or infinite c with large products;
+    3. chained passes: a NaN operand in the first pass, large products in the last.
+    """
+    fa, fb, fc, _ = ins.formats
+    K = ins.k
+    L = min(ins.params.pass_size or K, K)
+    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed")
+    case = rng.integers(0, 4, n)
+    first = rng.integers(0, L, n)                       # a product of the first pass
+    last = K - L + rng.integers(0, L, n)                # one of the last pass
+    some = rng.integers(0, K // L, n) * L + rng.integers(0, L, n)
+    neg = rng.random(n) < 0.5
+    rows = np.arange(n)
+
+    def large_product(r, k, negative):
+        a[r, k] = _signed(fa, _large(fa, len(r), rng), negative)
+        b[r, k] = _large(fb, len(r), rng)
+
+    r = rows[case == 0]                                 # input infinity vs overflow in one pass
+    large_product(r, some[r], neg[r])
+    in_c = rng.random(len(r)) < 0.5
+    rc = r[in_c & (some[r] < L)]                        # c enters the first pass only
+    c[rc] = _infinity(fc, ~neg[rc])
+    ro = r[~(in_c & (some[r] < L))]                     # else an operand of the same pass (another product)
+    other = (some[ro] // L) * L + (some[ro] % L + 1 + rng.integers(0, max(L - 1, 1), len(ro))) % L
+    a[ro, other] = _infinity(fa, ~neg[ro])
+    b[ro, other] = _large(fb, len(ro), rng)
+    r = rows[case == 1]                                 # overflow one way, then the other, across passes
+    large_product(r, first[r], neg[r])
+    large_product(r, last[r], ~neg[r])
+    r = rows[case == 2]                                 # NaN or infinite c, large products
+    c[r] = np.where(rng.random(len(r)) < 0.5, _nan(fc, neg[r]), _infinity(fc, neg[r]))
+    large_product(r, first[r], neg[r])
+    r = rows[case == 3]                                 # a NaN in the first pass, large products in the last
+    a[r, first[r]] = _nan(fa, neg[r])
+    large_product(r, last[r], neg[r])
+    return a, b, c, sa, sb
+
+
 def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed"):
     """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``."""
     if kind not in KINDS:
@@ -129,6 +209,8 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
     fa, fb, fc, _ = ins.formats
     if kind == "structured":
         return structured_operands(ins, n, rng)
+    if kind == "disputed":
+        return disputed_operands(ins, n, rng)
     if kind in ("mixed", "all"):
         parts = ("bits", "normal") if kind == "mixed" else ("bits", "normal", "structured")
         sizes = [n // len(parts)] * (len(parts) - 1)

@@ -6,6 +6,9 @@ alignment at F = 24 (RZ) -> carry-save tree [-> GFDRDA round-down merge of
 the two sums] -> round-down merge with c (dot floored at 32 fraction bits
 below 2**e_max, c at 24, c dropped below e_max - 25 for GFDRDA) -> floor to
 31 fraction bits after normalising (exponent >= -126) -> RNE to f32.
+``params.specials`` picks CDNA3's disputed special-value rules (golden.Params.specials):
+the paper's step order, or the later model's (one IEEE sum of the infinities; a NaN or
+infinite c dropped by GFDRDA's small-c test).
 Arithmetic right shifts of two's complement values are the floors (RD).
 """
 
@@ -15,7 +18,7 @@ from amaranth import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
-from golden.algorithms import Params
+from golden.algorithms import NONFINITE_C_EXP, SPECIALS, Params
 
 from .align import AlignShifters
 from .bitscan import leading_one
@@ -29,18 +32,30 @@ from .pipeline import DatapathPipeline, Pipeline, Stage, any_of, delayed
 from .pipelining import Timeline, as_pipelining
 from .specials import Specials, product_specials
 
-__all__ = ["FDRDAPass", "FDRDAChain", "EXCLUDED"]
+__all__ = ["FDRDAPass", "FDRDAChain", "EXCLUDED", "drops_nonfinite_c"]
 
 EXCLUDED = -(1 << (exp_shape().width - 1))      # exponent of a zero product: left out of every maximum
 WIDE = signed(16)
 
 
 class AMDProducts(ProductStage):
-    """Exact products; ``|p| >= 2**128`` overflows to infinity; special values in the paper's step order.
+    """Exact products; ``|p| >= 2**128`` overflows to infinity; special values by ``specials``.
 
     Latency ``1 + pipelining.multiply`` (a register between the decoders and the multipliers).
-    Step 1 decides on the inputs' NaN and infinities (c included) before step 3 looks at
-    overflowed products (paper IV-F).
+    ``specials="paper"``: step 1 decides on the inputs' NaN and infinities (c included) before
+    step 3 looks at overflowed products (paper IV-F).  ``"later_model"``: input and overflowed
+    infinities meet as in one IEEE sum (golden.Params.specials).
+
+    Parameters
+    ----------
+    fa, fb, fc : Format
+    k : int
+    product_overflow : bool
+    pipelining : Pipelining, optional
+    specials : {"paper", "later_model"}
+    dot_specials : bool
+        Also output the products' own special outcome (c left out), for a merge that can drop
+        a NaN or infinite c (the later model's GFDRDA).
 
     Members
     -------
@@ -49,15 +64,20 @@ class AMDProducts(ProductStage):
     products : Out(ArrayLayout(Product, k))      (zeros carry the EXCLUDED exponent)
     c_term : Out(Decoded(fc))
     specials : Out(Specials)
+    dot_specials : Out(Specials)                  (with ``dot_specials``)
     """
 
-    def __init__(self, fa, fb, fc, k, product_overflow=True, pipelining=None):
+    def __init__(self, fa, fb, fc, k, product_overflow=True, pipelining=None, specials="paper", dot_specials=False):
+        if specials not in SPECIALS:
+            raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, got {specials!r}")
         self.fa, self.fb, self.fc, self.k, self.product_overflow = fa, fb, fc, k, product_overflow
+        self.specials_rule, self.with_dot_specials = specials, dot_specials
         self.pipelining = as_pipelining(pipelining)
         super().__init__({
             "a": In(data.ArrayLayout(fa.storage_bits, k)), "b": In(data.ArrayLayout(fb.storage_bits, k)),
             "c": In(fc.storage_bits), "products": Out(data.ArrayLayout(Product(fa, fb), k)),
             "c_term": Out(Decoded(fc)), "specials": Out(Specials),
+            **({"dot_specials": Out(Specials)} if dot_specials else {}),
         })
 
     def elaborate(self, platform):
@@ -92,20 +112,32 @@ class AMDProducts(ProductStage):
             pover.append(over & ~sign)
             nover.append(over & sign)
         c = tl(dc)
+        p3, n3 = any_of(pover), any_of(nover)
+        if self.with_dot_specials:                      # the products alone, one IEEE sum
+            self._one_sum(m, self.dot_specials, any_of(nan), any_of(pinf) | p3, any_of(ninf) | n3)
         nan.append(c.nan)
         pinf.append(c.inf & ~c.sign)
         ninf.append(c.inf & c.sign)
         p1, n1 = any_of(pinf), any_of(ninf)
-        nan1 = any_of(nan) | (p1 & n1)                  # step 1: inputs alone
-        p3, n3 = any_of(pover), any_of(nover)
-        step1 = nan1 | p1 | n1
+        m.d.sync += self.c_term.eq(c)
         sp = self.specials
-        m.d.sync += [self.c_term.eq(c),
-                     sp.nan.eq(nan1 | (~step1 & p3 & n3)),
-                     sp.pinf.eq(Mux(step1, p1 & ~nan1, p3 & ~n3)),
-                     sp.ninf.eq(Mux(step1, n1 & ~nan1, n3 & ~p3))]
+        if self.specials_rule == "later_model":
+            # inputs' and overflowed infinities together: +inf meeting -inf is NaN whichever overflowed
+            self._one_sum(m, sp, any_of(nan), p1 | p3, n1 | n3)
+        else:
+            nan1 = any_of(nan) | (p1 & n1)              # step 1: inputs alone
+            step1 = nan1 | p1 | n1
+            m.d.sync += [sp.nan.eq(nan1 | (~step1 & p3 & n3)),
+                         sp.pinf.eq(Mux(step1, p1 & ~nan1, p3 & ~n3)),
+                         sp.ninf.eq(Mux(step1, n1 & ~nan1, n3 & ~p3))]
         assert tl.cycle + 1 == self.latency, "the multipliers' registers must match their declared latency"
         return m
+
+    @staticmethod
+    def _one_sum(m, sp, nan, pinf, ninf):
+        """Register the special outcome of one IEEE sum: NaN, or +-inf meeting -+inf, is NaN."""
+        bad = nan | (pinf & ninf)
+        m.d.sync += [sp.nan.eq(bad), sp.pinf.eq(pinf & ~bad), sp.ninf.eq(ninf & ~bad)]
 
 
 def DotSum(width: int) -> data.StructLayout:
@@ -187,6 +219,11 @@ class EvenOddMerge(Stage):
         return m
 
 
+def drops_nonfinite_c(params: Params) -> bool:
+    """Whether the merge can drop a NaN or infinite c (the later model's GFDRDA small-c test)."""
+    return params.specials == "later_model" and params.c_drop is not None
+
+
 class RoundDownMerge(Stage):
     """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (ISA.md fact 4).
 
@@ -196,12 +233,18 @@ class RoundDownMerge(Stage):
     ``2**e_max``, c keeps ``c_floor_bits`` (24); with ``c_drop`` c becomes 0
     when ``e_c < e_max - c_drop`` (GFDRDA).
 
+    With ``params.specials == "later_model"`` and ``c_drop``, a NaN or infinite c counts
+    exponent -1 (``golden.algorithms.NONFINITE_C_EXP``, the later model's) and is dropped like a
+    small c; ``c_dropped`` says
+    so, for the special-value override downstream.
+
     Members
     -------
     dot : In(DotSum(width))
     c_term : In(Decoded(fc))
     total : Out(signed(...))     (dot_floor_bits fraction bits below 2**e_max)
     e_max : Out(exp_shape())
+    c_dropped : Out(1)           (only when a NaN or infinite c can be dropped)
     """
 
     def __init__(self, width, dot_frac, fc, params: Params, pipelining=None):
@@ -209,8 +252,10 @@ class RoundDownMerge(Stage):
         self.pipelining = as_pipelining(pipelining)
         p = params
         self.total_bits = max(width + p.dot_floor_bits - dot_frac, 2 + p.dot_floor_bits + 1) + 2
+        self.drops_nonfinite_c = drops_nonfinite_c(params)
         super().__init__({"dot": In(DotSum(width)), "c_term": In(Decoded(fc)),
-                          "total": Out(signed(self.total_bits)), "e_max": Out(exp_shape())})
+                          "total": Out(signed(self.total_bits)), "e_max": Out(exp_shape()),
+                          **({"c_dropped": Out(1)} if self.drops_nonfinite_c else {})})
 
     @property
     def latency(self) -> int:
@@ -222,6 +267,9 @@ class RoundDownMerge(Stage):
         p, W = self.p, self.total_bits
         dot, c = self.dot, self.c_term
         e_c = c.exp                                    # a zero c keeps its minimum exponent (-126)
+        if self.drops_nonfinite_c:
+            nonfinite = tl.let(c.nan | c.inf, 1, "c_nonfinite")
+            e_c = tl.let(Mux(nonfinite, NONFINITE_C_EXP, c.exp), exp_shape(), "e_c")
         e_max = tl.let(Mux(dot.has & (dot.e > e_c), dot.e, e_c), exp_shape(), "e_max")
         dist_d = tl.let((e_max - dot.e).as_unsigned(), name="dist_d")
         dist_c = tl.let((e_max - e_c).as_unsigned(), name="dist_c")
@@ -233,6 +281,8 @@ class RoundDownMerge(Stage):
         C = tl.let(Mux(tl(keep_c), (tl(sc) << (p.c_floor_bits - self.fc.man_bits)) >> tl(dist_c), 0), signed(W), "C")
         tl.cut(self.pipelining.merge >= 1)
         m.d.sync += [self.total.eq(tl(D) + (tl(C) << (p.dot_floor_bits - p.c_floor_bits))), self.e_max.eq(tl(e_max))]
+        if self.drops_nonfinite_c:
+            m.d.sync += self.c_dropped.eq(~tl(keep_c) & tl(nonfinite))
         assert tl.cycle + 1 == self.latency, "the merge's registers must match its declared latency"
         return m
 
@@ -320,7 +370,8 @@ class FDRDAPass(DatapathPipeline):
         self.k, self.params = k, params
         self.pipelining = pl = as_pipelining(pipelining)
         self.grouped = params.base == "GFDRDA"
-        self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow, pl)
+        self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow, pl, params.specials,
+                               dot_specials=drops_nonfinite_c(params))
         if self.grouped:
             self.sets = [SetDot(self.fa, self.fb, len(range(i, k, 2)), params.F, pl) for i in (0, 1)]
             self.merge2 = EvenOddMerge(max(s.width for s in self.sets), pl)
@@ -362,7 +413,14 @@ class FDRDAPass(DatapathPipeline):
         c = delayed(m, "c_wait", Decoded(self.fc), dot_latency, mul.c_term)
         m.d.comb += [merge.dot.eq(dot), merge.c_term.eq(c)]
         m.d.comb += [floor.total.eq(merge.total), floor.e_max.eq(merge.e_max)]
-        spec = delayed(m, "specials_wait", Specials, dot_latency + merge.latency + floor.latency, mul.specials)
+        to_merge = dot_latency + merge.latency
+        spec = delayed(m, "specials_wait", Specials, to_merge + (0 if merge.drops_nonfinite_c else floor.latency),
+                       mul.specials)
+        if merge.drops_nonfinite_c:          # a dropped NaN/infinite c: the products' own outcome decides
+            dot_spec = delayed(m, "dot_specials_wait", Specials, to_merge, mul.dot_specials)
+            chosen = Signal(Specials)
+            m.d.comb += chosen.eq(Mux(merge.c_dropped, dot_spec.as_value(), spec.as_value()))
+            spec = delayed(m, "specials_floor_wait", Specials, floor.latency, chosen)
         m.d.comb += [norm.total.eq(floor.sig), norm.e_max.eq(floor.e_n), norm.specials.eq(spec),
                      self.d.eq(norm.d)]
         return m

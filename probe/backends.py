@@ -134,12 +134,15 @@ def plugins() -> dict:
 
 
 def backend_from_name(name: str, **kw):
-    """``golden``, ``rtl``, ``core``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
+    """``golden``, ``rtl``, ``rtl:UNIT`` (a cosim unit spec: ``rtl:hw:params=specials:later_model``),
+    ``core``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
     ``PLUGIN:ARGUMENT`` for a registered plugin (``fpga:socket://127.0.0.1:5555``, ``fpga:/dev/ttyUSB0``)."""
     if name == "golden":
         return GoldenBackend()
     if name == "rtl":
         return SimulatedRTL(**kw)
+    if name.startswith("rtl:"):                   # a unit spec of cosim: rtl:hw:params=specials:later_model
+        return SimulatedRTL(unit=name[4:], **kw)
     if name == "core":
         return SimulatedCore(**kw)
     if name in ("torch", "gpu", "cuda", "rocm"):
@@ -160,7 +163,8 @@ def backend_from_name(name: str, **kw):
             raise ValueError(f"backend {prefix!r} needs an argument: {prefix}:ARGUMENT (fpga:URL, e.g. "
                              f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
         return found[prefix].load()(argument, **kw)
-    known = ["golden", "rtl", "core", "torch", "golden:FIELD=VALUE,..."] + [f"{p}:ARGUMENT" for p in sorted(found)]
+    known = ["golden", "rtl", "rtl:UNIT", "core", "torch", "golden:FIELD=VALUE,..."] + \
+        [f"{p}:ARGUMENT" for p in sorted(found)]
     hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
             "pip install -e . registers fpga:URL)")
     raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")

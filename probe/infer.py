@@ -116,6 +116,7 @@ class Report:
         if f.get("special", {}).get("_nan_patterns"):
             L.append("        NaN results: " + ", ".join(f"{b:#x}" for b in f["special"]["_nan_patterns"]))
         for key, label in (("e_zero", "zero terms' exponent"), ("c_drop", "small-c drop"),
+                           ("disputed", "CDNA3's disputed special values"),
                            ("alignment_reference", "alignment reference"), ("fasi", "Fasi et al.")):
             if key in f:
                 L.append(f"[extra] {label}: {f[key]}")
@@ -222,6 +223,12 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
             cd = P.c_drop(rig)
             facts["c_drop"] = cd
             fields["c_drop"] = Field(cd.get("c_drop"), "measured", "c dropped when e_c < e_max - c_drop")
+            ds = P.disputed_specials(rig, cd.get("c_drop"))
+            facts["disputed"] = ds
+            fields["specials"] = Field(ds["specials"], "measured", "CDNA3's disputed special values: " + "; ".join(
+                f"{k} {v}" for k, v in ds["rules"].items())) if ds["specials"] else \
+                Field(None, "unobservable", "neither disputed rule is reachable with these formats "
+                                            "(f16/fp8 products never overflow; only bf8 x bf8 reaches the c drop)")
             for nm in ("dot_floor_bits", "final_floor_bits"):
                 fields[nm] = Field(None, "unobservable", "not probed: the floors below the result's precision")
         if base == "GDFS":

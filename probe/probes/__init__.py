@@ -12,10 +12,12 @@ One module per thing probed:
   alignment per summand, and the alignment facts (e_zero, small-c drop, block-scale reference).
 * :mod:`.rounding`: Tables I and II (III-E) and the result's rounding.
 * :mod:`.specials`: special values (III-F).
+* :mod:`.disputed`: CDNA3's disputed special-value rules (the paper's reading or the later model's).
 * :mod:`.fasi`: the tests of Fasi, Higham, Mikaitis and Pranesh.
 * :mod:`.common`: what they share (rows from summand values, scan bookkeeping).
 """
 
+from .disputed import disputed_specials
 from .fasi import fasi
 from .precision import (alignment_reference, binary_precision, c_drop, fused_precision, output_precision,
                         zero_exponent)
@@ -23,6 +25,7 @@ from .rounding import classify_rounding, output_rounding, rounding_name
 from .specials import special_values
 from .tree import independence, pass_membership, structure, summation_tree
 
-__all__ = ["alignment_reference", "binary_precision", "c_drop", "classify_rounding", "fasi", "fused_precision",
+__all__ = ["alignment_reference", "binary_precision", "c_drop", "classify_rounding", "disputed_specials", "fasi",
+           "fused_precision",
            "independence", "output_precision", "output_rounding", "pass_membership", "rounding_name",
            "special_values", "structure", "summation_tree", "zero_exponent"]
