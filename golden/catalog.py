@@ -128,6 +128,11 @@ class Instruction:
         Every valid (M, N); the dot-add never depends on it.
     blocks : int
         Independent blocks computed by one AMD instruction (``_4b``).
+    note : str
+        What the entry rests on where the tables do not say it.
+    native : bool
+        False for a form the architecture has no instruction of its own for: the compiler
+        lowers it to others, and the entry models what that compiled path was measured to do.
     """
 
     arch: str
@@ -148,6 +153,7 @@ class Instruction:
     shapes: tuple = ()
     blocks: int = 1
     note: str = ""
+    native: bool = True
 
     @property
     def family(self) -> str:
@@ -267,9 +273,11 @@ def _nvidia() -> list[Instruction]:
     out = []
 
     def add(arches, name, ptx, m, n, k, a, b, c, d, shapes=None, scale=None, block=None, fp8_narrow=(),
-            datapath=None, base=None, note=""):
+            datapath=None, base=None, note="", fixed=None, native=True, aliases=()):
         for arch in arches:
-            if base == "SFMA":
+            if fixed is not None:
+                params = fixed
+            elif base == "SFMA":
                 params = Params(base="SFMA", zero_sign="ieee")
             elif base == "GDFS":
                 params = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
@@ -278,7 +286,8 @@ def _nvidia() -> list[Instruction]:
                                         datapath.get(arch) if datapath else None)
             nm = name(arch) if callable(name) else name
             out.append(Instruction(arch, nm, ptx, m, n, k, a, b, c, d, scale, block,
-                                   params.algorithm_name(k), params, shapes=shapes or _mma_shapes(m, n), note=note))
+                                   params.algorithm_name(k), params, aliases=aliases,
+                                   shapes=shapes or _mma_shapes(m, n), note=note, native=native))
 
     V, T, A, AD, H, B, R = NVIDIA
     turing_884 = {T: _VOLTA}
@@ -358,7 +367,74 @@ def _nvidia() -> list[Instruction]:
              "mma.block_scale.m16n8k64.kind::mxf4nvf4.block16.ue4m3", "ue4m3", 16)]
     for name, ptx, sf, blk in omma:
         add([R], name, ptx, 16, 8, 64, "e2m1", "e2m1", "f32", "f32", scale=sf, block=blk, base="GDFS")
+    for x in F8:
+        for y in F8:
+            X, Y = _SASS_TYPE[x], _SASS_TYPE[y]
+            for d in ("f32", "f16"):
+                add([B], f"MMA.16832.{d.upper()}.{X}.{Y}", f"mma.m16n8k32.{d}.{x}.{y}.{d}", 16, 8, 32,
+                    x, y, d, d, fixed=COMPILED_FP8_MMA_PARAMS[d], native=False, note=_COMPILED_FP8_NOTE[d],
+                    aliases=(f"mma.sync.aligned.m16n8k32.row.col.{d}.{x}.{y}.{d}",))
     return out
+
+
+# --------------------------------------------------------------------------- compiled paths
+
+# Blackwell (sm_100) has no warp-level fp8 MMA instruction: ptxas lowers mma.sync m16n8k32 fp8 to
+# conversions to f16 and two HMMA.16816 over the byte pairs of each fragment register, with a zero
+# accumulator, then adds c with one IEEE add (tools/fp8_f16_search.py, docs/gpu/unresolved_fp8.md).
+# With e4m3 operands both HMMA.16816.F32 passes are exact, so an f32 result is the exact sum
+# rounded once to nearest even: one fused pass of 32 with F = 30 reproduces all 5,000 B200 dot-adds
+# (F = 29 misses one).  An f16 result rounds after each HMMA and after the add, which no Params
+# design expresses; the entries keep the closest one (one pass, F = 30, RNE) and APPROXIMATE says
+# how far it is.  e_zero, overflow and zero_sign are Blackwell's usual f32 / f16 readings (the
+# finite data do not pin them).
+COMPILED_FP8_MMA_PARAMS = {
+    "f32": Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding="RNE", overflow="inf"),
+    "f16": Params(base="FDA", F=30, pass_size=32, e_zero=-21, out_rounding="RNE", overflow="ieee"),
+}
+_LOWERING = ("fp8 converted to f16; HMMA.16816 over the products k % 4 < 2 with a zero accumulator, "
+             "HMMA.16816 over k % 4 >= 2 onto that, then c added by one IEEE add (RNE)")
+_COMPILED_FP8_NOTE = {
+    "f32": "observed behaviour of a compiled path (no native instruction on sm_100): " + _LOWERING +
+           "; for e4m3 that is the exact sum rounded once to nearest even, which this one pass of 32 "
+           "with F = 30 reproduces bit for bit on the 5,000 measured B200 dot-adds; e5m2 not measured",
+    "f16": "observed behaviour of a compiled path (no native instruction on sm_100): " + _LOWERING +
+           ", each step rounding to f16; that reproduces all 5,000 measured B200 (and H100) dot-adds, "
+           "but a Params design cannot express it: this entry is the closest (the exact sum rounded "
+           "once, RNE), approximate: see catalog.APPROXIMATE",
+}
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """A catalog entry whose Params do not reproduce its measured set bit for bit.
+
+    Members
+    -------
+    measured_set : str
+        The data file (under tests/data) and the result array it was measured against.
+    reproduced, total : int
+        Dot-adds of that set the entry's Params reproduce, and how many there are
+        (tests/test_fp8_mma_sync.py recomputes ``reproduced``).
+    exact_rule : str
+        The rule that reproduces them all, where one is known.
+    """
+
+    measured_set: str
+    reproduced: int
+    total: int
+    exact_rule: str = ""
+
+
+APPROXIMATE: dict[tuple[str, str], Approximation] = {
+    ("blackwell", "MMA.16832.F16.E4M3.E4M3"): Approximation(
+        "gpu_vectors_unresolved/B200_E4M3.npz d_fp16", 3108, 5000, _LOWERING + ", each step rounding to f16"),
+}
+
+
+def approximation(ins: Instruction) -> Approximation | None:
+    """How far an entry's Params are from its measurement, or None where they are exact or unmeasured."""
+    return APPROXIMATE.get((ins.arch, ins.name))
 
 
 # --------------------------------------------------------------------------- AMD
