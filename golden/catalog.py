@@ -382,12 +382,13 @@ def _nvidia() -> list[Instruction]:
 # Blackwell (sm_100) has no warp-level fp8 MMA instruction: ptxas lowers mma.sync m16n8k32 fp8 to
 # conversions to f16 and two HMMA.16816 over the byte pairs of each fragment register, with a zero
 # accumulator, then adds c with one IEEE add (tools/fp8_f16_search.py, docs/gpu/unresolved_fp8.md).
-# With e4m3 operands both HMMA.16816.F32 passes are exact, so an f32 result is the exact sum
-# rounded once to nearest even: one fused pass of 32 with F = 30 reproduces all 5,000 B200 dot-adds
-# (F = 29 misses one).  An f16 result rounds after each HMMA and after the add, which no Params
-# design expresses; the entries keep the closest one (one pass, F = 30, RNE) and APPROXIMATE says
-# how far it is.  e_zero, overflow and zero_sign are Blackwell's usual f32 / f16 readings (the
-# finite data do not pin them).
+# On the measured e4m3 operands both HMMA.16816.F32 passes are exact, so an f32 result is the exact
+# sum rounded once to nearest even: one fused pass of 32 with F = 30 reproduces all 5,000 B200
+# dot-adds (F = 29 misses one); on wider operands the lowering's passes truncate and the two part
+# ways (tools/fp8_f16_search.py --wide counts how often).  An f16 result rounds after each HMMA and
+# after the add, which no Params design expresses; the entries keep the closest one (one pass,
+# F = 30, RNE) and APPROXIMATE says how far it is.  e_zero, overflow and zero_sign are Blackwell's
+# usual f32 / f16 readings (the finite data do not pin them).
 COMPILED_FP8_MMA_PARAMS = {
     "f32": Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding="RNE", overflow="inf"),
     "f16": Params(base="FDA", F=30, pass_size=32, e_zero=-21, out_rounding="RNE", overflow="ieee"),
@@ -396,8 +397,9 @@ _LOWERING = ("fp8 converted to f16; HMMA.16816 over the products k % 4 < 2 with 
              "HMMA.16816 over k % 4 >= 2 onto that, then c added by one IEEE add (RNE)")
 _COMPILED_FP8_NOTE = {
     "f32": "observed behaviour of a compiled path (no native instruction on sm_100): " + _LOWERING +
-           "; for e4m3 that is the exact sum rounded once to nearest even, which this one pass of 32 "
-           "with F = 30 reproduces bit for bit on the 5,000 measured B200 dot-adds; e5m2 not measured",
+           "; on the measured B200 e4m3 set (|a|, |b| <= 4) both passes are exact and this one pass of 32 "
+           "with F = 30, RNE, reproduces all 5,000 dot-adds; where products span more than 2^25 the "
+           "lowering's HMMA passes truncate and it would differ (not measured; e5m2 not measured)",
     "f16": "observed behaviour of a compiled path (no native instruction on sm_100): " + _LOWERING +
            ", each step rounding to f16; that reproduces all 5,000 measured B200 (and H100) dot-adds, "
            "but a Params design cannot express it: this entry is the closest (the exact sum rounded "
