@@ -1,6 +1,6 @@
 """Every hypothesis tried for the unresolved fp8 mma.sync sets, with its mismatch count.
 
-Usage: python tools/fp8_f16_search.py [--wide]
+Usage: python tools/fp8_f16_search.py [--wide | --residual | --split-search]
 
 Data: tests/data/gpu_vectors_unresolved/{B200,H100}_E4M3.npz (5,000 dot-adds each, K = 32,
 e4m3 x e4m3; see SOURCE_README.md there).  The f16 sets ran with c rounded to f16 (RNE).
@@ -8,6 +8,10 @@ Prints one line per hypothesis: mismatches of 5,000 on B200 d_fp16, on H100 d_fp
 (where it applies) on B200 d_fp32.  docs/gpu/unresolved_fp8.md quotes this output.
 ``--wide`` prints, instead, how often the catalog entries (one pass, F = 30) and the lowering found
 here part ways on operands the measured sets do not cover (cosim's generators, 20,000 each).
+``--residual``: for the exact sum + c16 rounded once, how far each mismatching row's exact value
+lies outside the values that round to the GPU's d, by |d|.  ``--split-search``: a local search
+(swap moves, three seeded starts) over the splits of the 32 products into two groups of 16, for
+three ways of combining the groups with c; it is how the split k % 4 < 2 turned up (a few minutes).
 
 Notation: P_k the exact products, S(G) the exact sum of the products whose index k is in G,
 r16 / r32 rounding to f16 / f32 (RNE unless said), c16 = r16(c).
@@ -194,9 +198,60 @@ def wide():
         print(f"{ins.name:26s} " + "   ".join(cols))
 
 
+def residual():
+    for gpu in ("B200", "H100"):
+        s = Set(gpu)
+        x, d = s.S(K) + s.c16, s.d16
+        ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(d), 2.0 ** -14))) - 10)
+        pow2 = np.abs(d) == 2.0 ** np.floor(np.log2(np.maximum(np.abs(d), 2.0 ** -14)))
+        below = np.where(pow2, ulp / 2, ulp) / 2           # half the gap below |d|
+        lo = np.where(d > 0, d - below, d - ulp / 2)
+        hi = np.where(d > 0, d + ulp / 2, d + below)
+        need = np.where(x < lo, lo - x, np.where(x > hi, x - hi, 0.0)) * 2 ** 11
+        print(f"{gpu}: exact sum + c16, RNE: {int((need > 0).sum())} rows outside; distance beyond the "
+              f"rounding interval of d, in units of 2^-11 (median, 90th percentile, max), by |d|:")
+        for e in range(-4, 4):
+            sel = (np.abs(d) >= 2.0 ** e) & (np.abs(d) < 2.0 ** (e + 1)) & (need > 0)
+            if sel.any():
+                q = np.percentile(need[sel], [50, 90, 100])
+                print(f"  |d| in [2^{e}, 2^{e + 1}): {int(sel.sum()):4d} rows  {q[0]:6.2f} {q[1]:6.2f} {q[2]:6.2f}")
+
+
+def split_search():
+    s = Set("B200")
+    combine = {
+        "r16(r16(c16 + S1) + S2)": lambda s1, s2: r16(r16(s.c16 + s1) + s2),
+        "r16(r16(r16(S1) + c16) + r16(S2))": lambda s1, s2: r16(r16(r16(s1) + s.c16) + r16(s2)),
+        "r16(r16(r16(S1) + r16(S2)) + c16)": lambda s1, s2: r16(r16(r16(s1) + r16(s2)) + s.c16),
+    }
+    for name, f in combine.items():
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            mask = np.zeros(32, bool)
+            mask[rng.permutation(32)[:16]] = True
+
+            def cost(m):
+                return int((f(s.S(m), s.S(~m)) != s.d16).sum())
+            cur, improved = cost(mask), True
+            while improved:
+                improved = False
+                for i in rng.permutation(32):
+                    for j in rng.permutation(32):
+                        if mask[i] and not mask[j]:
+                            m2 = mask.copy()
+                            m2[i], m2[j] = False, True
+                            if (v := cost(m2)) < cur:
+                                mask, cur, improved = m2, v, True
+            print(f"B200 {name}, start {seed}: {cur} mismatches, S1 = {np.where(mask)[0].tolist()}")
+
+
 def main():
     if "--wide" in sys.argv[1:]:
         return wide()
+    if "--residual" in sys.argv[1:]:
+        return residual()
+    if "--split-search" in sys.argv[1:]:
+        return split_search()
     sets = {"B200": Set("B200"), "H100": Set("H100")}
     sets["B200"].arch, sets["H100"].arch = "blackwell", "hopper"
     n = len(sets["B200"].c32)
