@@ -148,6 +148,10 @@ def hypotheses():
     h("r16(r16(S(k%4<2) + S(k%4>=2)) + c16)  [no first rounding]", lambda s: r16(r16(s.S(K)) + s.c16))
     h("r16(r16(r16(S(k%4<2)) + S(k%4>=2)) + c32)  [c not rounded to f16]",
       lambda s: r16(r16(r16(s.S(LOW_PAIRS)) + s.S(~LOW_PAIRS)) + s.c32))
+    for arch, name in (("hopper", "QGMMA.64xNx32.F16.E4M3.E4M3"), ("blackwell", "MMA.16832.F16.E4M3.E4M3")):
+        h(f"catalog {name} ({arch})", lambda s, arch=arch, name=name: _catalog(s, arch, name, "f16"))
+    h("catalog MMA.16832.F32.E4M3.E4M3 (blackwell)", f32=lambda s: _catalog(s, "blackwell",
+                                                                           "MMA.16832.F32.E4M3.E4M3", "f32"))
     h("golden HMMA.16816.F16 (k%4<2, c=0) -> HMMA.16816.F16 (k%4>=2) -> + c16 RNE",
       lambda s: compiled_path(s, s.arch, "f16"))
     h("the same with the two HMMA passes swapped (k%4>=2 first)",
@@ -155,6 +159,12 @@ def hypotheses():
     h("golden HMMA.16816.F32 (k%4<2, c=0) -> HMMA.16816.F32 (k%4>=2) -> + c RNE (f32 result)",
       f32=lambda s: compiled_path(s, s.arch, "f32"))
     return out
+
+
+def _catalog(s, arch, name, out):
+    ins = golden.lookup(arch, name)
+    d = golden.dot_add(ins, s.a_bits, s.b_bits, s.c16_bits if out == "f16" else s.c32_bits)
+    return to_float(out, d)
 
 
 def _seq(s, order, acc, rnd):
