@@ -371,7 +371,7 @@ def _nvidia() -> list[Instruction]:
         for y in F8:
             X, Y = _SASS_TYPE[x], _SASS_TYPE[y]
             for d in ("f32", "f16"):
-                add([B], f"MMA.16832.{d.upper()}.{X}.{Y}", f"mma.m16n8k32.{d}.{x}.{y}.{d}", 16, 8, 32,
+                add([H, B], f"MMA.16832.{d.upper()}.{X}.{Y}", f"mma.m16n8k32.{d}.{x}.{y}.{d}", 16, 8, 32,
                     x, y, d, d, fixed=COMPILED_FP8_MMA_PARAMS[d], native=False, note=_COMPILED_FP8_NOTE[d],
                     aliases=(f"mma.sync.aligned.m16n8k32.row.col.{d}.{x}.{y}.{d}",))
     return out
@@ -379,16 +379,17 @@ def _nvidia() -> list[Instruction]:
 
 # --------------------------------------------------------------------------- compiled paths
 
-# Blackwell (sm_100) has no warp-level fp8 MMA instruction: ptxas lowers mma.sync m16n8k32 fp8 to
-# conversions to f16 and two HMMA.16816 over the byte pairs of each fragment register, with a zero
-# accumulator, then adds c with one IEEE add (tools/fp8_f16_search.py, docs/gpu/unresolved_fp8.md).
-# On the measured e4m3 operands both HMMA.16816.F32 passes are exact, so an f32 result is the exact
-# sum rounded once to nearest even: one fused pass of 32 with F = 30 reproduces all 5,000 B200
-# dot-adds (F = 29 misses one); on wider operands the lowering's passes truncate and the two part
-# ways (tools/fp8_f16_search.py --wide counts how often).  An f16 result rounds after each HMMA and
-# after the add, which no Params design expresses; the entries keep the closest one (one pass,
-# F = 30, RNE) and APPROXIMATE says how far it is.  e_zero, overflow and zero_sign are Blackwell's
-# usual f32 / f16 readings (the finite data do not pin them).
+# Hopper (sm_90) and Blackwell (sm_100) have no warp-level fp8 MMA instruction: ptxas lowers mma.sync
+# m16n8k32 fp8 to conversions to f16 and two HMMA.16816 over the byte pairs of each fragment register,
+# the first from a zero accumulator, then adds c with one IEEE add (tools/fp8_f16_search.py,
+# docs/gpu/unresolved_fp8.md).  On the measured e4m3 operands both HMMA.16816.F32 passes are exact, so
+# an f32 result is the exact sum rounded once to nearest even: one fused pass of 32 with F = 30
+# reproduces all 5,000 B200 dot-adds (F = 29 misses one); on wider operands the lowering's passes
+# truncate and the two part ways (tools/fp8_f16_search.py --wide counts how often).  An f16 result
+# rounds after each HMMA and after the add, which no Params design expresses; the entries keep the
+# closest one (one pass, F = 30, RNE), and golden.provenance names the measured sets (B200, H100) and
+# how many dot-adds of each it reproduces.  e_zero, overflow and zero_sign are the usual f32 / f16
+# readings of these architectures (the finite data do not pin them).
 COMPILED_FP8_MMA_PARAMS = {
     "f32": Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding="RNE", overflow="inf"),
     "f16": Params(base="FDA", F=30, pass_size=32, e_zero=-21, out_rounding="RNE", overflow="ieee"),
@@ -396,47 +397,15 @@ COMPILED_FP8_MMA_PARAMS = {
 _LOWERING = ("fp8 converted to f16; HMMA.16816 over the products k % 4 < 2 with a zero accumulator, "
              "HMMA.16816 over k % 4 >= 2 onto that, then c added by one IEEE add (RNE)")
 _COMPILED_FP8_NOTE = {
-    "f32": "observed behaviour of a compiled path (no native instruction on sm_100): " + _LOWERING +
+    "f32": "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
            "; on the measured B200 e4m3 set (|a|, |b| <= 4) both passes are exact and this one pass of 32 "
            "with F = 30, RNE, reproduces all 5,000 dot-adds; where products span more than 2^25 the "
            "lowering's HMMA passes truncate and it would differ (not measured; e5m2 not measured)",
-    "f16": "observed behaviour of a compiled path (no native instruction on sm_100): " + _LOWERING +
-           ", each step rounding to f16; that reproduces all 5,000 measured B200 (and H100) dot-adds, "
+    "f16": "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
+           ", each step rounding to f16; that reproduces all 5,000 measured dot-adds of B200 and of H100, "
            "but a Params design cannot express it: this entry is the closest (the exact sum rounded "
-           "once, RNE), approximate: see catalog.APPROXIMATE",
+           "once, RNE) and approximate (its provenance gives the counts)",
 }
-
-
-@dataclass(frozen=True)
-class Approximation:
-    """A catalog entry whose Params do not reproduce its measured set bit for bit.
-
-    Members
-    -------
-    measured_set : str
-        The data file (under tests/data) and the result array it was measured against.
-    reproduced, total : int
-        Dot-adds of that set the entry's Params reproduce, and how many there are
-        (tests/test_fp8_mma_sync.py recomputes ``reproduced``).
-    exact_rule : str
-        The rule that reproduces them all, where one is known.
-    """
-
-    measured_set: str
-    reproduced: int
-    total: int
-    exact_rule: str = ""
-
-
-APPROXIMATE: dict[tuple[str, str], Approximation] = {
-    ("blackwell", "MMA.16832.F16.E4M3.E4M3"): Approximation(
-        "gpu_vectors_unresolved/B200_E4M3.npz d_fp16", 3108, 5000, _LOWERING + ", each step rounding to f16"),
-}
-
-
-def approximation(ins: Instruction) -> Approximation | None:
-    """How far an entry's Params are from its measurement, or None where they are exact or unmeasured."""
-    return APPROXIMATE.get((ins.arch, ins.name))
 
 
 # --------------------------------------------------------------------------- AMD

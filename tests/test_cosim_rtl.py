@@ -5,7 +5,6 @@ cached under build/cosim/); the slow marks cover every GPU vector set and
 every FDA/CoFDA instruction (make cosim-all runs every instruction).
 """
 
-import numpy as np
 import pytest
 
 import cosim
@@ -14,7 +13,8 @@ from cosim import run as cr
 from cosim.backend import RTLBackend
 from cosim.vectors import VectorStream
 
-from gpu_vectors import DATA, SETS, load
+from golden.provenance import MEASURED_SETS
+from gpu_vectors import SETS, load
 
 REPRESENTATIVE = [
     ("hopper", "HGMMA.64xNx16.F32"),            # FDA, f32 out (RZ)
@@ -87,9 +87,8 @@ def test_gpu_vectors_through_rtl(s):
 def test_b200_fp8_mma_sync_set_through_rtl():
     """The unit of Blackwell's compiled fp8 mma.sync (f32 result) against the 5,000 dot-adds measured
     on a B200 (docs/gpu/unresolved_fp8.md): the RTL equals the GPU, not only golden."""
-    ins = golden.lookup("blackwell", "MMA.16832.F32.E4M3.E4M3")
-    z = np.load(DATA.parent / "gpu_vectors_unresolved" / "B200_E4M3.npz")
-    a, b, c, want = z["a"].astype(np.uint64), z["b"].astype(np.uint64), z["c"].astype(np.uint64), z["d_fp32"]
+    s, = (s for s in MEASURED_SETS if (s.gpu, s.instruction) == ("B200", "MMA.16832.F32.E4M3.E4M3"))
+    ins, a, b, c, want = load(s)
     cfg = cr.Config(progress=0, rerun_with_waves=False, stall=0.1)
     r = cr.run_instruction(ins, cfg, "hw", reference=cosim.FixedReference(want), vectors_from=(a, b, c, None, None))
     if r.status == "no RTL":
