@@ -128,6 +128,11 @@ class Instruction:
         Every valid (M, N); the dot-add never depends on it.
     blocks : int
         Independent blocks computed by one AMD instruction (``_4b``).
+    note : str
+        What the entry rests on where the tables do not say it.
+    native : bool
+        False for a form the architecture has no instruction of its own for: the compiler
+        lowers it to others, and the entry models what that compiled path was measured to do.
     """
 
     arch: str
@@ -148,6 +153,7 @@ class Instruction:
     shapes: tuple = ()
     blocks: int = 1
     note: str = ""
+    native: bool = True
 
     @property
     def family(self) -> str:
@@ -267,9 +273,11 @@ def _nvidia() -> list[Instruction]:
     out = []
 
     def add(arches, name, ptx, m, n, k, a, b, c, d, shapes=None, scale=None, block=None, fp8_narrow=(),
-            datapath=None, base=None, note=""):
+            datapath=None, base=None, note="", fixed=None, native=True, aliases=()):
         for arch in arches:
-            if base == "SFMA":
+            if fixed is not None:
+                params = fixed
+            elif base == "SFMA":
                 params = Params(base="SFMA", zero_sign="ieee")
             elif base == "GDFS":
                 params = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
@@ -278,7 +286,8 @@ def _nvidia() -> list[Instruction]:
                                         datapath.get(arch) if datapath else None)
             nm = name(arch) if callable(name) else name
             out.append(Instruction(arch, nm, ptx, m, n, k, a, b, c, d, scale, block,
-                                   params.algorithm_name(k), params, shapes=shapes or _mma_shapes(m, n), note=note))
+                                   params.algorithm_name(k), params, aliases=aliases,
+                                   shapes=shapes or _mma_shapes(m, n), note=note, native=native))
 
     V, T, A, AD, H, B, R = NVIDIA
     turing_884 = {T: _VOLTA}
@@ -358,7 +367,45 @@ def _nvidia() -> list[Instruction]:
              "mma.block_scale.m16n8k64.kind::mxf4nvf4.block16.ue4m3", "ue4m3", 16)]
     for name, ptx, sf, blk in omma:
         add([R], name, ptx, 16, 8, 64, "e2m1", "e2m1", "f32", "f32", scale=sf, block=blk, base="GDFS")
+    for x in F8:
+        for y in F8:
+            X, Y = _SASS_TYPE[x], _SASS_TYPE[y]
+            for d in ("f32", "f16"):
+                add([H, B], f"MMA.16832.{d.upper()}.{X}.{Y}", f"mma.m16n8k32.{d}.{x}.{y}.{d}", 16, 8, 32,
+                    x, y, d, d, fixed=COMPILED_FP8_MMA_PARAMS[d], native=False, note=_COMPILED_FP8_NOTE[d],
+                    aliases=(f"mma.sync.aligned.m16n8k32.row.col.{d}.{x}.{y}.{d}",))
     return out
+
+
+# --------------------------------------------------------------------------- compiled paths
+
+# Hopper (sm_90) and Blackwell (sm_100) have no warp-level fp8 MMA instruction: ptxas lowers mma.sync
+# m16n8k32 fp8 to conversions to f16 and two HMMA.16816 over the byte pairs of each fragment register,
+# the first from a zero accumulator, then adds c with one IEEE add (tools/fp8_f16_search.py,
+# docs/gpu/unresolved_fp8.md).  On the measured e4m3 operands both HMMA.16816.F32 passes are exact, so
+# an f32 result is the exact sum rounded once to nearest even: one fused pass of 32 with F = 30
+# reproduces all 5,000 B200 dot-adds (F = 29 misses one); on wider operands the lowering's passes
+# truncate and the two part ways (tools/fp8_f16_search.py --wide counts how often).  An f16 result
+# rounds after each HMMA and after the add, which no Params design expresses; the entries keep the
+# closest one (one pass, F = 30, RNE), and golden.provenance names the measured sets (B200, H100) and
+# how many dot-adds of each it reproduces.  e_zero, overflow and zero_sign are the usual f32 / f16
+# readings of these architectures (the finite data do not pin them).
+COMPILED_FP8_MMA_PARAMS = {
+    "f32": Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding="RNE", overflow="inf"),
+    "f16": Params(base="FDA", F=30, pass_size=32, e_zero=-21, out_rounding="RNE", overflow="ieee"),
+}
+_LOWERING = ("fp8 converted to f16; HMMA.16816 over the products k % 4 < 2 with a zero accumulator, "
+             "HMMA.16816 over k % 4 >= 2 onto that, then c added by one IEEE add (RNE)")
+_COMPILED_FP8_NOTE = {
+    "f32": "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
+           "; on the measured B200 e4m3 set (|a|, |b| <= 4) both passes are exact and this one pass of 32 "
+           "with F = 30, RNE, reproduces all 5,000 dot-adds; where products span more than 2^25 the "
+           "lowering's HMMA passes truncate and it would differ (not measured; e5m2 not measured)",
+    "f16": "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
+           ", each step rounding to f16; that reproduces all 5,000 measured dot-adds of B200 and of H100, "
+           "but a Params design cannot express it: this entry is the closest (the exact sum rounded "
+           "once, RNE) and approximate (its provenance gives the counts)",
+}
 
 
 # --------------------------------------------------------------------------- AMD

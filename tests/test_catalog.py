@@ -43,8 +43,9 @@ def test_catalog_covers_every_cell_of_the_tables():
     counts = {a: len(golden.instructions(a)) for a in golden.ARCHITECTURES}
     assert counts["volta"] == 3 and counts["turing"] == 5 and counts["ampere"] == 9
     assert counts["ada"] == 8 + 1 + 16                   # HMMA, DMMA and 16 QMMA e4m3/e5m2 variants
-    assert counts["hopper"] == 8 + 1 + 3 + 4 + 8      # 8 HMMA, DMMA.8x8x4, 3 DMMA.16x8xK, HGMMA, QGMMA
-    assert counts["blackwell"] == 8 + 1 + 4 + 75 + 4  # HMMA, DMMA, UTCHMMA, UTCQMMA (50 + 25 scaled), UTCOMMA
+    assert counts["hopper"] == 8 + 1 + 3 + 4 + 8 + 8  # 8 HMMA, DMMA.8x8x4, 3 DMMA.16x8xK, HGMMA, QGMMA, MMA.16832
+    assert counts["blackwell"] == 8 + 1 + 4 + 75 + 4 + 8  # HMMA, DMMA, UTCHMMA, UTCQMMA (50 + 25 scaled), UTCOMMA,
+    #                                                      compiled fp8 mma.sync (MMA.16832)
     assert counts["rtx_blackwell"] == 8 + 1 + 16 + 50 + 25 + 4
     assert counts["cdna2"] == 7 + 5 + 5 + 5           # SFMA, f16 GPS, bf16 G=2, bf16_1k G=4
     assert counts["cdna3"] == 7 + 2 + 5 + 5 + 8       # SFMA, xf32, f16, bf16, fp8/bf8

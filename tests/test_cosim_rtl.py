@@ -13,6 +13,7 @@ from cosim import run as cr
 from cosim.backend import RTLBackend
 from cosim.vectors import VectorStream
 
+from golden.provenance import MEASURED_SETS
 from gpu_vectors import SETS, load
 
 REPRESENTATIVE = [
@@ -81,6 +82,18 @@ def test_rtl_backend_equals_golden(pair):
 def test_gpu_vectors_through_rtl(s):
     r, n = _gpu_run(s)
     assert r.status == "ok" and r.vectors == n, r.message
+
+
+def test_b200_fp8_mma_sync_set_through_rtl():
+    """The unit of Blackwell's compiled fp8 mma.sync (f32 result) against the 5,000 dot-adds measured
+    on a B200 (docs/gpu/unresolved_fp8.md): the RTL equals the GPU, not only golden."""
+    s, = (s for s in MEASURED_SETS if (s.gpu, s.instruction) == ("B200", "MMA.16832.F32.E4M3.E4M3"))
+    ins, a, b, c, want = load(s)
+    cfg = cr.Config(progress=0, rerun_with_waves=False, stall=0.1)
+    r = cr.run_instruction(ins, cfg, "hw", reference=cosim.FixedReference(want), vectors_from=(a, b, c, None, None))
+    if r.status == "no RTL":
+        pytest.skip(r.message)
+    assert r.status == "ok" and r.vectors == 5000 and r.mismatches == 0, r.message
 
 
 @pytest.mark.slow
