@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, get_format, round_to_format,
-                      special_bits)
+from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
+                      round_to_format, special_bits, to_float)
 
 BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
 
@@ -49,7 +49,7 @@ _FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign")       # rea
 FIELDS_READ = {
     "SFMA": (),
     "GPS": ("group",),
-    "FDA": ("pass_size", "F", "e_zero") + _FINISH,
+    "FDA": ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
     "GDFS": ("pass_size", "F", "e_zero", "group") + _FINISH,
     "FDRDA": ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits", "final_floor_bits",
               "floor_rounding", "c_drop", "specials") + _FINISH,
@@ -116,6 +116,20 @@ class Params:
     flush_subnormals : bool
         GPS: subnormal inputs flushed to +0, subnormal products and sums to
         signed zero.
+    operand_format : str, optional
+        A compiled path (not a native instruction): a and b are first converted,
+        exactly, to this format (``"f16"``: fp8 lowered onto HMMA), and the
+        passes run on the converted operands (FDA).
+    pass_interleave : int, optional
+        A compiled path: pass ``j`` of the chain takes the runs of this many
+        consecutive products whose run number is ``j`` modulo the number of
+        passes (the layout of register fragments: with K = 32, L = 16 and 2,
+        pass 0 takes ``k % 4 < 2``); None: pass ``j`` takes products
+        ``j*L .. j*L + L - 1`` (FDA).
+    c_last : bool
+        A compiled path: the chain starts from +0 and c is added after its last
+        pass by one IEEE add, rounded to nearest even in the output format
+        (f16 or f32), as a separate add instruction does (FDA).
     """
 
     base: str
@@ -136,6 +150,9 @@ class Params:
     flush_subnormals: bool = False
     zero_sign: str = "positive"
     specials: str = "paper"
+    operand_format: str | None = None
+    pass_interleave: int | None = None
+    c_last: bool = False
 
     def __post_init__(self):
         if self.base not in BASES:
@@ -151,6 +168,15 @@ class Params:
             raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, got {self.specials!r}")
         if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
             raise ValueError("GPS needs group G, a power of two up to 16")
+        lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
+        if lowered and self.base != "FDA":
+            raise ValueError(f"operand_format, pass_interleave and c_last describe a compiled FDA path, not {self.base}")
+        if self.pass_interleave is not None and (self.pass_size is None or self.pass_interleave < 1
+                                                 or self.pass_size % self.pass_interleave):
+            raise ValueError(f"pass_interleave must divide the pass size L; got {self.pass_interleave} with "
+                             f"L={self.pass_size}")
+        if self.operand_format is not None:
+            get_format(self.operand_format)          # an unknown format is named here
 
     @property
     def fields_read(self) -> tuple[str, ...]:
@@ -323,6 +349,15 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
     L = params.pass_size if params.pass_size and params.base not in ("SFMA", "GPS") else k
     if k % L:
         raise ValueError(f"K={k} is not a multiple of the pass size L={L}")
+    c_in, fc_in = c, fc
+    if params.operand_format is not None:         # a compiled path converts the operands first
+        fo = get_format(params.operand_format)
+        a, b, fa, fb = convert_exactly(fa, a, fo), convert_exactly(fb, b, fo), fo, fo
+    if params.pass_interleave is not None:        # passes take the products of interleaved runs
+        order = pass_order(k, L, params.pass_interleave)
+        a, b = a[:, order], b[:, order]
+    if params.c_last:                             # the chain starts from +0; c is added at the end
+        c, fc = np.zeros(c.shape, fd.dtype), fd
     step = _PASSES[params.base]
     for j in range(0, k, L):
         sa = sb = None
@@ -334,7 +369,55 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
         with np.errstate(all="ignore"):      # NaN and infinities are data here, not accidents
             c = step(params, a[:, j:j + L], b[:, j:j + L], c, fa, fb, fc, fd, sa, sb, fs, block, trace)
         fc = fd                              # the next pass takes this result as c
+    if params.c_last:
+        if trace is not None:
+            trace.append(("c added by one IEEE add, RNE", {"chain": c.copy(), "c": np.asarray(c_in)}))
+        c = ieee_add(fd, c, fc_in, c_in, params)
     return c
+
+
+def pass_order(k: int, L: int, run: int) -> np.ndarray:
+    """Product indices in the order the passes take them when pass ``j`` takes the runs of ``run``
+    consecutive products whose run number is ``j`` modulo the number of passes."""
+    passes = k // L
+    idx = np.arange(k)
+    return np.concatenate([idx[(idx // run) % passes == j] for j in range(passes)])
+
+
+def convert_exactly(f_from: Format, bits, f_to: Format):
+    """``bits`` of ``f_from`` as ``f_to`` bit patterns; every value must be exact in ``f_to``
+    (fp8 to f16 is); NaN becomes ``f_to``'s canonical NaN."""
+    vals = to_float(f_from, np.asarray(bits, np.uint64))
+    out = from_float(f_to, vals, "RNE").astype(np.uint64)
+    with np.errstate(invalid="ignore"):
+        exact = (to_float(f_to, out) == vals) | np.isnan(vals)
+    if not exact.all():
+        raise ValueError(f"{f_from.name} is not exact in {f_to.name}: a compiled path converts exactly")
+    return np.where(np.isnan(vals), np.uint64(special_bits(f_to, "nan")), out)
+
+
+def ieee_add(fd: Format, x, fc: Format, y, p: Params):
+    """``RNE(x + y)`` in ``fd`` (f16 or f32), one rounding, IEEE overflow; NaN is ``fd``'s canonical NaN
+    and a zero follows ``p.zero_sign``."""
+    if fc.name != fd.name:
+        raise ValueError(f"c_last adds c in the output format: c is {fc.name}, d {fd.name}")
+    xv, yv = to_float(fd, np.asarray(x, np.uint64)), to_float(fd, np.asarray(y, np.uint64))
+    if fd.name == "f16":                       # every f16 sum is exact in f64: round it once
+        with np.errstate(all="ignore"):
+            s = xv + yv
+        d = from_float(fd, s, "RNE").astype(np.uint64)
+    elif fd.name == "f32":
+        from .fma import fma_f32
+        one = np.full(np.shape(xv), 0x3F800000, np.uint32)
+        d = fma_f32(np.asarray(x, np.uint32), one, np.asarray(y, np.uint32)).astype(np.uint64)
+        with np.errstate(all="ignore"):
+            s = xv + yv                        # for the special cases only
+    else:
+        raise ValueError(f"c_last adds in f16 or f32, not {fd.name}")
+    d = np.where(np.isnan(s), special_bits(fd, "nan"), d)
+    if p.zero_sign == "positive":
+        d = np.where(d == special_bits(fd, "zero", 1), 0, d)
+    return d.astype(fd.dtype)
 
 
 # --------------------------------------------------------------------------- FDA

@@ -209,6 +209,11 @@ class Instruction:
             bits.append(f"e_zero={p.e_zero}")
         if p.out_frac_bits is not None:
             bits.append(f"result fraction bits={p.out_frac_bits}")
+        lowered = [f"operands as {p.operand_format}" if p.operand_format else "",
+                   f"passes interleave runs of {p.pass_interleave}" if p.pass_interleave else "",
+                   "c added last" if p.c_last else ""]
+        if any(lowered):
+            bits.append("(" + ", ".join(x for x in lowered if x) + ")")
         return " ".join(bits)
 
     def __str__(self) -> str:
@@ -391,8 +396,8 @@ def _nvidia() -> list[Instruction]:
 # how many dot-adds of each it reproduces.  e_zero, overflow and zero_sign are the usual f32 / f16
 # readings of these architectures (the finite data do not pin them).
 COMPILED_FP8_MMA_PARAMS = {
-    "f32": Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding="RNE", overflow="inf"),
-    "f16": Params(base="FDA", F=30, pass_size=32, e_zero=-21, out_rounding="RNE", overflow="ieee"),
+    d: _nvidia_params("blackwell", "f16", d, 16).with_(operand_format="f16", pass_interleave=2, c_last=True)
+    for d in ("f32", "f16")
 }
 _LOWERING = ("fp8 converted to f16; HMMA.16816 over the products k % 4 < 2 with a zero accumulator, "
              "HMMA.16816 over k % 4 >= 2 onto that, then c added by one IEEE add (RNE)")
