@@ -37,7 +37,7 @@ import golden
 
 from .pipeline import questions_only
 from .pipelining import Pipelining
-from .unit import DATAPATHS, SUPPORTED, dot_add_unit
+from .unit import SUPPORTED, datapath_class, dot_add_unit
 
 __all__ = ["unit_size", "main", "SIZE_MODES"]
 
@@ -182,7 +182,7 @@ def report_tensor_core(arch: str, instrs, mode: str, jobs: int, out, pipelining:
         group_sizes = [None] * len(groups)
     else:
         # a group's datapath alone (not behind streams) is synthesised as it stands
-        group_sizes = _sizes([(t, DATAPATHS[dp.params.base](dp, pipelining)) for _, _, t, dp, _ in groups],
+        group_sizes = _sizes([(t, datapath_class(dp)(dp, pipelining)) for _, _, t, dp, _ in groups],
                              mode, jobs)
     for (name, members, _, _, latency), size in zip(groups, group_sizes):
         cells, ff = _fmt_size(size)

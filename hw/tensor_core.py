@@ -34,7 +34,8 @@ from golden.formats import get_format
 from .decode import UnionFormat, union_format
 from .pipeline import Checked, Delay
 from .pipelining import Pipelining, as_pipelining
-from .unit import DATAPATHS, datapath_class
+from .lowered import is_lowered
+from .unit import datapath_class
 
 __all__ = ["TensorCore", "DatapathGroup", "datapath_groups", "UNION_BASES"]
 
@@ -73,7 +74,9 @@ def _short(fmt) -> str:
 def _group_key(ins: Instruction) -> golden.Datapath:
     """The instruction's datapath; where a union decoder can take any a/b format, without them."""
     dp = ins.datapath
-    return dp.with_(a_format=None, b_format=None) if ins.params.base in UNION_BASES else dp
+    # a compiled path converts its operands first, from their own formats: no union decoder
+    union = ins.params.base in UNION_BASES and not is_lowered(ins.params)
+    return dp.with_(a_format=None, b_format=None) if union else dp
 
 
 def datapath_groups(instructions) -> list[DatapathGroup]:
@@ -131,7 +134,7 @@ class TensorCore(Checked, wiring.Component):
         self.instructions = self._instructions(self.arch, instructions)
         self.pipelining: Pipelining = as_pipelining(pipelining)
         self.groups = datapath_groups(self.instructions)
-        self.datapaths = [DATAPATHS[g.template.params.base](g.datapath, self.pipelining) for g in self.groups]
+        self.datapaths = [datapath_class(g.datapath)(g.datapath, self.pipelining) for g in self.groups]
         self.k_max = max(i.k for i in self.instructions)
         fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]
         self.a_bits = max(f.storage_bits for f in fmt("a_format"))

@@ -21,6 +21,7 @@ from .fda import FDAChain
 from .fdrda import FDRDAChain
 from .gdfs import GDFS
 from .gps import GPS
+from .lowered import LoweredFDA, is_lowered
 from .pipeline import Checked, Delay
 from .pipelining import Pipelining, as_pipelining
 from .sfma import SFMAChain
@@ -40,8 +41,10 @@ def datapath_class(datapath, who: str = ""):
     if base not in DATAPATHS:
         raise NotImplementedError(f"no RTL for {base} yet{f' ({who})' if who else ''}; "
                                   f"RTL exists for: {', '.join(SUPPORTED)}")
-    DATAPATHS[base].check(datapath)
-    return DATAPATHS[base]
+    # a compiled path (golden.Params' lowering fields) wraps its base's chain
+    cls = LoweredFDA if base == "FDA" and is_lowered(datapath.params) else DATAPATHS[base]
+    cls.check(datapath)
+    return cls
 
 
 def lane_layout(ins) -> data.StructLayout:
@@ -99,7 +102,7 @@ class DotAddUnit(Checked, wiring.Component):
         self.params = self.datapath.params
         self.lanes = lanes
         self.pipelining: Pipelining = as_pipelining(pipelining)
-        build = DATAPATHS[self.params.base]
+        build = datapath_class(self.datapath, f"{ins.arch} {ins.name}")
         self.datapaths = [build(self.datapath, self.pipelining) for _ in range(lanes)]
         super().__init__({
             "i": In(stream.Signature(data.ArrayLayout(lane_layout(ins), lanes))),
