@@ -378,6 +378,9 @@ def _fda(instr, a, b, c, sa, sb, opts):
                 x, y = ds_a[i // blk], ds_b[i // blk]
                 assert x[2] == 1 and x[4] == 0 and y[2] == 1 and y[4] == 0   # ue8m0: powers of two
                 sexp[i] = x[3] + y[3]
+    lowered = getattr(p, "c_last", False) or getattr(p, "operand_format", None) or getattr(p, "pass_interleave", None)
+    if lowered:                                   # a compiled path: _lowered puts it together
+        return _lowered(instr, a, b, c, opts)
     acc, acc_fmt = c, fc
     for lo, hi in _chunks(k, p.pass_size):
         da = [decode(fa, x) for x in a[lo:hi]]
@@ -385,6 +388,51 @@ def _fda(instr, a, b, c, sa, sb, opts):
         acc = _fda_pass(p, fd, da, db, decode(acc_fmt, acc), sexp[lo:hi], nan_scale, opts)
         acc_fmt = fd                                      # AMBIGUITY A10
     return acc
+
+
+def _to_format(fmt_from: str, fmt_to: str, bits: int) -> int:
+    """An element re-encoded in another (IEEE) format, exactly; NaN as fmt_to's canonical NaN."""
+    d = decode(fmt_from, bits)
+    if d[0] == "nan":
+        return NVIDIA_CANONICAL_NAN[fmt_to]
+    if d[0] == "inf":
+        return _inf_bits(fmt_to, d[1])
+    return _encode_exact(fmt_to, d[1], abs(value_of(d)))
+
+
+def _lowered(instr, a, b, c, opts):
+    """The compiled FDA path of golden.Params' lowering fields, written from their definition:
+    operands re-encoded in operand_format; pass j takes the runs of pass_interleave consecutive
+    products whose run number is j modulo the number of passes; with c_last the passes start from
+    +0 and c is added at the end by one IEEE add (RNE; canonical NaN; a zero is +0)."""
+    p = instr.params
+    fa, fb, fc, fd = instr.a_format, instr.b_format, instr.c_format, instr.d_format
+    k, L = len(a), p.pass_size
+    if p.operand_format:
+        a = [_to_format(fa, p.operand_format, x) for x in a]
+        b = [_to_format(fb, p.operand_format, y) for y in b]
+        fa = fb = p.operand_format
+    passes = k // L
+    groups = [[i for i in range(k) if (i // (p.pass_interleave or L)) % passes == j] for j in range(passes)] \
+        if p.pass_interleave else [list(range(lo, hi)) for lo, hi in _chunks(k, L)]
+    acc, acc_fmt = (0, fd) if p.c_last else (c, fc)
+    for g in groups:
+        da = [decode(fa, a[i]) for i in g]
+        db = [decode(fb, b[i]) for i in g]
+        acc = _fda_pass(p, fd, da, db, decode(acc_fmt, acc), [0] * len(g), False, opts)
+        acc_fmt = fd
+    if not p.c_last:
+        return acc
+    x, y = decode(fd, acc), decode(fc, c)
+    if x[0] == "nan" or y[0] == "nan" or (x[0] == y[0] == "inf" and x[1] != y[1]):
+        return NVIDIA_CANONICAL_NAN[fd]
+    if x[0] == "inf" or y[0] == "inf":
+        return _inf_bits(fd, (x if x[0] == "inf" else y)[1])
+    total = value_of(x) + value_of(y)
+    if total == 0:
+        return 0                                          # +0: IEEE RNE gives +0 for x + (-x), and HMMA never -0
+    r = round_value(fd, total, "RNE")
+    return _inf_bits(fd, r[1]) if r[0] == "inf" else encode_value(fd, r)
 
 
 # --------------------------------------------------------------------------- GDFS (NVIDIA FP4)

@@ -84,10 +84,12 @@ def test_gpu_vectors_through_rtl(s):
     assert r.status == "ok" and r.vectors == n, r.message
 
 
-def test_b200_fp8_mma_sync_set_through_rtl():
-    """The unit of Blackwell's compiled fp8 mma.sync (f32 result) against the 5,000 dot-adds measured
-    on a B200 (docs/gpu/unresolved_fp8.md): the RTL equals the GPU, not only golden."""
-    s, = (s for s in MEASURED_SETS if (s.gpu, s.instruction) == ("B200", "MMA.16832.F32.E4M3.E4M3"))
+@pytest.mark.parametrize("s", [s for s in MEASURED_SETS if s.instruction.startswith("MMA.16832.")],
+                         ids=lambda s: s.id)
+def test_fp8_mma_sync_sets_through_rtl(s):
+    """The units of the compiled fp8 mma.sync (hw.lowered.LoweredFDA) against the 5,000 dot-adds measured
+    on a B200 (f32 and f16 results) and an H100 (f16) (docs/gpu/unresolved_fp8.md): the RTL equals the
+    GPU, not only golden."""
     ins, a, b, c, want = load(s)
     cfg = cr.Config(progress=0, rerun_with_waves=False, stall=0.1)
     r = cr.run_instruction(ins, cfg, "hw", reference=cosim.FixedReference(want), vectors_from=(a, b, c, None, None))
