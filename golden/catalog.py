@@ -387,14 +387,11 @@ def _nvidia() -> list[Instruction]:
 # Hopper (sm_90) and Blackwell (sm_100) have no warp-level fp8 MMA instruction: ptxas lowers mma.sync
 # m16n8k32 fp8 to conversions to f16 and two HMMA.16816 over the byte pairs of each fragment register,
 # the first from a zero accumulator, then adds c with one IEEE add (tools/fp8_f16_search.py,
-# docs/gpu/unresolved_fp8.md).  On the measured e4m3 operands both HMMA.16816.F32 passes are exact, so
-# an f32 result is the exact sum rounded once to nearest even: one fused pass of 32 with F = 30
-# reproduces all 5,000 B200 dot-adds (F = 29 misses one); on wider operands the lowering's passes
-# truncate and the two part ways (tools/fp8_f16_search.py --wide counts how often).  An f16 result
-# rounds after each HMMA and after the add, which no Params design expresses; the entries keep the
-# closest one (one pass, F = 30, RNE), and golden.provenance names the measured sets (B200, H100) and
-# how many dot-adds of each it reproduces.  e_zero, overflow and zero_sign are the usual f32 / f16
-# readings of these architectures (the finite data do not pin them).
+# docs/gpu/unresolved_fp8.md).  The entries are that lowering, as data: the architecture's own
+# HMMA.16816 parameters (F = 25, L = 16) with the operands converted to f16, the passes over
+# interleaved runs of two products, and c added last; they reproduce all 5,000 dot-adds of each measured
+# set (B200 f32 and f16 results, H100 f16).  What the finite data do not pin (NaN bits, overflow, the
+# sign of zeros) follows the HMMA and the add they lower to.
 COMPILED_FP8_MMA_PARAMS = {
     d: _nvidia_params("blackwell", "f16", d, 16).with_(operand_format="f16", pass_interleave=2, c_last=True)
     for d in ("f32", "f16")
@@ -402,14 +399,9 @@ COMPILED_FP8_MMA_PARAMS = {
 _LOWERING = ("fp8 converted to f16; HMMA.16816 over the products k % 4 < 2 with a zero accumulator, "
              "HMMA.16816 over k % 4 >= 2 onto that, then c added by one IEEE add (RNE)")
 _COMPILED_FP8_NOTE = {
-    "f32": "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
-           "; on the measured B200 e4m3 set (|a|, |b| <= 4) both passes are exact and this one pass of 32 "
-           "with F = 30, RNE, reproduces all 5,000 dot-adds; where products span more than 2^25 the "
-           "lowering's HMMA passes truncate and it would differ (not measured; e5m2 not measured)",
-    "f16": "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
-           ", each step rounding to f16; that reproduces all 5,000 measured dot-adds of B200 and of H100, "
-           "but a Params design cannot express it: this entry is the closest (the exact sum rounded "
-           "once, RNE) and approximate (its provenance gives the counts)",
+    d: "observed behaviour of a compiled path (no native instruction on sm_90 / sm_100): " + _LOWERING +
+       f"; reproduces every measured dot-add ({'B200' if d == 'f32' else 'B200 and H100'}, e4m3; e5m2 inferred)"
+    for d in ("f32", "f16")
 }
 
 

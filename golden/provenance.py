@@ -191,6 +191,9 @@ class Provenance:
     disputed : tuple of str
         The documented disagreements this entry's result depends on (names of
         :func:`golden.algorithms.disputed_rules`); the catalog follows the paper on each.
+    same_lowering_as : tuple of str
+        For a compiled path without data of its own: the measured entries (``arch name``) whose
+        lowering (parameters) it shares.
     """
 
     basis: str
@@ -199,6 +202,7 @@ class Provenance:
     live: tuple = ()
     same_datapath_as: tuple = ()
     disputed: tuple = ()
+    same_lowering_as: tuple = ()
 
     def summary(self) -> str:
         """One short line, as ``python -m golden list`` shows it."""
@@ -208,6 +212,9 @@ class Provenance:
             ev = ", ".join(f"{c.dot_adds:,} dot-adds live on {c.gpu}" for c in self.live)
         elif self.same_datapath_as:
             ev = "as " + ", ".join(self.same_datapath_as[:2]) + (" ..." if len(self.same_datapath_as) > 2 else "")
+        elif self.same_lowering_as:
+            ev = "the lowering measured on " + ", ".join(self.same_lowering_as[:2]) + \
+                (" ..." if len(self.same_lowering_as) > 2 else "")
         else:
             ev = "paper and ISA.md only"
         extra = f"; disputed: {', '.join(self.disputed)}" if self.disputed else ""
@@ -220,6 +227,8 @@ class Provenance:
         lines += [f"live: {c}; {c.how}" for c in self.live]
         if self.same_datapath_as:
             lines.append("same datapath as: " + ", ".join(self.same_datapath_as))
+        if self.same_lowering_as:
+            lines.append("same lowering as: " + ", ".join(self.same_lowering_as))
         lines += [f"disputed: {r}" for r in self.disputed]
         return "\n".join(lines)
 
@@ -270,8 +279,12 @@ def assess(ins, catalog, lookup) -> Provenance:
         status = "verified"
     else:
         status = "inferred"
+    lowering = ()
+    if basis == "compiled" and not sets:
+        lowering = tuple(f"{x.arch} {x.name}" for x in catalog if not x.native and x.params == ins.params
+                         and (x.arch, x.name) in measured)
     return Provenance(basis, status, sets, checks, same if basis == "datapath" else (),
-                      tuple(disputed_rules(ins)))
+                      tuple(disputed_rules(ins)), lowering)
 
 
 def counts(entries) -> dict[tuple[str, str], int]:
