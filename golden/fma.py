@@ -32,8 +32,60 @@ is never a tie: ``RN32(RO64(x)) = RN32(x)``.  Zero signs come out right because
 cancellation and -0 for (-0)+(-0), and a nonzero ``x`` keeps its sign through
 underflow.
 
-binary64: exact integer datapath in two 64-bit limbs
-----------------------------------------------------
+binary64: error-free transformations, the integer datapath as fallback
+----------------------------------------------------------------------
+``fma_f64`` computes most rows with float64 arithmetic only (the method of
+``shared/seeds/fma-without-wider-precision.zh.txt``: split the operands,
+form the product exactly as an unevaluated sum, add from the small end; made
+correctly rounded with round-to-odd, as in Boldo and Melquiond's emulated
+FMA).  Rows outside the method's preconditions go through the exact integer
+datapath below (``fma_f64_integer``, kept callable as the reference).  Every
+step is exact under these preconditions, all checked per row (IEEE binary64,
+round-to-nearest-even, gradual underflow -- numpy never flushes):
+
+P1. ``|a|, |b| < 2^996``: Veltkamp's split ``g = (2^27+1) a; ah = g - (g - a);
+    al = a - ah`` cannot overflow, so ``a = ah + al`` exactly with ``ah``, ``al``
+    of at most 26 significant bits (sign trick; Veltkamp/Dekker, exact in
+    binary with underflow too, Boldo 2006).
+P2. ``2^-968 <= |uh| < 2^1021`` where ``uh = RN(a b)``: Dekker's
+    ``ul = ((ah bh - uh) + ah bl + al bh) + al bl`` is exactly ``a b - uh``.
+    Dekker proves each operation exact for an unbounded exponent; every
+    quantity involved is a multiple of ``ulp(a) ulp(b)`` (``ah``, ``al`` are
+    multiples of ``ulp(a)``; ``uh``'s binade is far above), a power of two
+    ``> |ab| 2^-106 > 2^-1075``, hence ``>= 2^-1074``, and fits in 53 bits; such
+    a number is representable (as a subnormal if small), so underflow costs
+    nothing.  The upper bound keeps every term finite.
+P3. ``|c| < 2^1021``: with P2, ``|ab + c| < 2^1022``, so nothing below can
+    overflow.  TwoSum (Knuth) is error free for any finite binary sum that does
+    not overflow, subnormals included: ``th + tl = c + uh`` and ``s + e = tl + ul``.
+4.  ``v = RO(tl + ul)``: ``s = RN(tl + ul)``; when ``e != 0`` and ``s`` has an even
+    last bit, step ``s`` one ulp towards ``e`` (``_round_to_odd_sum``).
+5.  ``r = RN(th + v)``, the result.  The exact ``x = ab + c = th + (tl + ul)``.
+    * ``e == 0``: ``v = tl + ul`` exactly, so ``th + v = x`` and ``r = RN(x)``.
+    * ``e != 0``: write ``Q(y) = max(biased exponent of y, 1)``; the ulp of the
+      binade of ``y`` is ``2^(Q(y) - 1075)`` (subnormals included) and
+      ``u = 2^(Q(v) - 1075)`` is ``v``'s.  ``v`` is an odd multiple of ``u``, not a
+      power of two, so ``tl + ul`` lies in the open interval ``(v - u, v + u)``
+      whose ends are consecutive multiples of ``2u``.  If
+      (R1) ``Q(th) >= Q(v) + 1``: ``th`` is a multiple of ``ulp(th) >= 2u``, so
+      ``x`` and ``y = th + v`` lie in ``J = (y - u, y + u)``, also between
+      consecutive multiples of ``2u``.  If (R2) ``Q(r) >= Q(v) + 3``: since
+      ``r = RN(y)`` is at most one binade above ``y``, ``y``'s binade has an ulp
+      ``>= 4u``, so ``|y| > 2u`` and every power of two that could lie in ``J`` is a
+      multiple of ``2u`` -- none is inside ``J``, which therefore sits in ``y``'s
+      binade, whose rounding boundaries (midpoints, odd multiples of half its
+      ulp) are multiples of ``2u`` too.  RN is constant between rounding
+      boundaries: ``RN(x) = RN(y) = r``.
+    Rows where R1 or R2 fails (only when the result or ``v`` is near the
+    subnormal range; normal data never meets it) take the integer path.
+Zeros: ``x = 0`` exactly only when ``c = -ab``; then ``th = +0`` (exact
+cancellation), ``tl = ul = 0`` and ``r = +0``, IEEE's answer.  A nonzero ``x`` is
+a multiple of ``2^-1074`` (P2 and ``c`` a float), so it never rounds to zero.
+Zero, infinite and NaN operands fail P1-P3 (NaN compares false) and take the
+integer path's special-value handling.
+
+binary64 fallback: exact integer datapath in two 64-bit limbs
+-------------------------------------------------------------
 There is no wider float to lean on, so finite nonzero operands go through an
 integer datapath, like hardware, on 128-bit numbers held as ``(hi, lo)``
 uint64 pairs.  Zeros, infinities and NaNs take a separate float path
@@ -77,7 +129,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fma_f64", "fma_f32"]
+__all__ = ["fma_f64", "fma_f64_integer", "fma_f32"]
 
 _U64 = np.uint64
 _I64 = np.int64
@@ -103,7 +155,15 @@ _INF32 = np.uint32(0x7F800000)
 def fma_f64(a, b, c) -> np.ndarray:
     """a*b + c rounded once, RNE, binary64.
 
-    Inputs/outputs: uint64 bit patterns, same (broadcastable) shapes."""
+    Inputs/outputs: uint64 bit patterns, same (broadcastable) shapes.  Error-free
+    transformations in float64 where their preconditions hold (every normal-range
+    row), the integer datapath for the rest; see the module docstring."""
+    return _blockwise(_fma_f64_eft_block, np.uint64, a, b, c)
+
+
+def fma_f64_integer(a, b, c) -> np.ndarray:
+    """The same function computed on every row by the exact integer datapath (the
+    reference ``fma_f64`` is tested against, and its fallback)."""
     return _blockwise(_fma_f64_block, np.uint64, a, b, c)
 
 
@@ -163,6 +223,86 @@ def _round_to_odd_sum(x, y):
     need = ((np.abs(e) > 0) & ((sb & 1) == 0)).astype(_U64)
     toward_zero = (e.view(_U64) ^ sb) >> 63          # e and s of opposite signs
     return (sb + need - ((need & toward_zero) << 1)).view(np.float64)
+
+
+# ================================================= binary64, error-free transformations
+
+_SPLITTER = np.float64(2.0 ** 27 + 1)                    # Veltkamp: 53 = 26 + 27
+_SPLIT_LIMIT = _U64(int(np.float64(2.0 ** 996).view(np.uint64)) << 1)       # P1, on |x| << 1
+_PROD_LOW = _U64(int(np.float64(2.0 ** -968).view(np.uint64)) << 1)       # P2
+_SUM_LIMIT = _U64(int(np.float64(2.0 ** 1021).view(np.uint64)) << 1)      # P2, P3
+_EXP_MASK = _U64(0x7FF)
+
+
+def _fma_f64_eft_block(a, b, c):
+    r, ok = _fma64_eft(a, b, c)
+    out = r.view(_U64)
+    if not ok.all():                                 # zeros, inf, NaN; near under/overflow
+        idx = np.flatnonzero(~ok)
+        fa, fb, fc = a[idx], b[idx], c[idx]
+        regular = _finite_nonzero64(fa) & _finite_nonzero64(fb) & _finite_nonzero64(fc)
+        out[idx] = _fma64_special(fa, fb, fc)
+        if regular.any():
+            sel = idx[regular]
+            out[sel] = _fma64_finite_nonzero(fa[regular], fb[regular], fc[regular])
+    return out
+
+
+def _veltkamp(x):
+    """(hi, lo) with x = hi + lo exactly, each of at most 26 significant bits (|x| < 2^996)."""
+    g = x * _SPLITTER
+    hi = g - (g - x)
+    return hi, x - hi
+
+
+def _biased_exponent(x):
+    return ((x.view(_U64) >> 52) & _EXP_MASK).view(_I64)
+
+
+def _fma64_eft(a, b, c):
+    """(RN(a*b + c) as float64, rows where that is proven); see the module docstring, P1-P3, R1-R2."""
+    af, bf, cf = a.view(np.float64), b.view(np.float64), c.view(np.float64)
+    uh = af * bf
+    ah, al = _veltkamp(af)
+    bh, bl = _veltkamp(bf)
+    ul = ah * bh
+    ul -= uh
+    ul += ah * bl
+    ul += al * bh
+    al *= bl
+    ul += al                                         # a*b = uh + ul exactly (P1, P2)
+    th, tl = _two_sum(cf, uh)                        # c + uh = th + tl exactly
+    v, inexact = _round_to_odd_sum_flag(tl, ul)      # v = RO(tl + ul)
+    r = th + v
+    uh_mag = uh.view(_U64) << 1
+    ok = ((a << 1) < _SPLIT_LIMIT) & ((b << 1) < _SPLIT_LIMIT) & ((c << 1) < _SUM_LIMIT)
+    ok &= (uh_mag >= _PROD_LOW) & (uh_mag < _SUM_LIMIT)
+    if inexact.any():
+        qv = np.maximum(_biased_exponent(v), 1)
+        ok &= ~inexact | ((_biased_exponent(th) > qv) & (_biased_exponent(r) >= qv + 3))  # R1, R2
+    return r, ok
+
+
+def _two_sum(x, y):
+    """(s, e): s = RN(x + y), e = x + y - s exactly (Knuth; no overflow)."""
+    s = x + y
+    yv = s - x
+    xv = s - yv
+    xv = x - xv
+    yv = y - yv
+    xv += yv
+    return s, xv
+
+
+def _round_to_odd_sum_flag(x, y):
+    """(RO(x + y), inexact) for float64 arrays whose sum cannot overflow (TwoSum, then
+    the odd neighbour on the error's side when the rounded sum is even)."""
+    s, e = _two_sum(x, y)
+    sb = s.view(_U64)
+    inexact = e != 0
+    need = (inexact & ((sb & 1) == 0)).astype(_U64)
+    toward_zero = (e.view(_U64) ^ sb) >> 63          # e and s of opposite signs
+    return (sb + need - ((need & toward_zero) << 1)).view(np.float64), inexact
 
 
 # ================================================================ binary64
