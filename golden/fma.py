@@ -62,22 +62,27 @@ P3. ``|c| < 2^1021``: with P2, ``|ab + c| < 2^1022``, so nothing below can
     last bit, step ``s`` one ulp towards ``e`` (``_round_to_odd_sum``).
 5.  ``r = RN(th + v)``, the result.  The exact ``x = ab + c = th + (tl + ul)``.
     * ``e == 0``: ``v = tl + ul`` exactly, so ``th + v = x`` and ``r = RN(x)``.
-    * ``e != 0``: write ``Q(y) = max(biased exponent of y, 1)``; the ulp of the
-      binade of ``y`` is ``2^(Q(y) - 1075)`` (subnormals included) and
-      ``u = 2^(Q(v) - 1075)`` is ``v``'s.  ``v`` is an odd multiple of ``u``, not a
-      power of two, so ``tl + ul`` lies in the open interval ``(v - u, v + u)``
-      whose ends are consecutive multiples of ``2u``.  If
-      (R1) ``Q(th) >= Q(v) + 1``: ``th`` is a multiple of ``ulp(th) >= 2u``, so
-      ``x`` and ``y = th + v`` lie in ``J = (y - u, y + u)``, also between
-      consecutive multiples of ``2u``.  If (R2) ``Q(r) >= Q(v) + 3``: since
-      ``r = RN(y)`` is at most one binade above ``y``, ``y``'s binade has an ulp
-      ``>= 4u``, so ``|y| > 2u`` and every power of two that could lie in ``J`` is a
-      multiple of ``2u`` -- none is inside ``J``, which therefore sits in ``y``'s
-      binade, whose rounding boundaries (midpoints, odd multiples of half its
-      ulp) are multiples of ``2u`` too.  RN is constant between rounding
-      boundaries: ``RN(x) = RN(y) = r``.
-    Rows where R1 or R2 fails (only when the result or ``v`` is near the
-    subnormal range; normal data never meets it) take the integer path.
+    * ``e != 0``: then ``tl != 0``, so ``c + uh`` was inexact.  By Sterbenz's
+      lemma (and exact subnormal sums) that rules out ``|c + uh| <= |uh|/2``,
+      so ``|th| >= |uh|/2 >= 2^-969`` (normal), ``ulp(uh) <= 2 ulp(th)``, and
+      ``|tl + ul| <= ulp(th)/2 + ulp(uh)/2 <= 1.5 ulp(th)``: ``|v| < 2 ulp(th)``.
+      Write ``Q(y) = max(biased exponent of y, 1)``, so that the ulp of ``y``'s
+      binade is ``2^(Q(y) - 1075)``, subnormals included, and let
+      ``u = 2^(Q(v) - 1075)``.  The bound gives (R1) ``Q(th) >= Q(v) + 52`` and,
+      as ``|th + v| > |th|/2``, (R2) ``Q(r) >= Q(v) + 50``.  ``v`` is an odd
+      multiple of ``u`` and not a power of two, so ``tl + ul`` lies in the open
+      interval ``(v - u, v + u)`` whose ends are consecutive multiples of ``2u``;
+      ``th`` is a multiple of ``ulp(th) >= 2u`` (R1), so ``x`` and ``y = th + v``
+      both lie in ``J = (y - u, y + u)``, again between consecutive multiples of
+      ``2u``.  ``y``'s binade has an ulp ``>= 4u`` (R2: ``r = RN(y)`` is at most
+      one binade above ``y``), so ``|y| > 2u`` and every power of two that could
+      fall in ``J`` is a multiple of ``2u``: none is inside, ``J`` sits in ``y``'s
+      binade, and so do its rounding boundaries (midpoints, odd multiples of
+      half that ulp), all multiples of ``2u`` too.  RN is constant between
+      rounding boundaries: ``RN(x) = RN(y) = r``.  This is the round-to-odd
+      argument of the binary32 path, with ``th`` supplying the wide format.
+    So P1-P3 are the only preconditions; the tests also check R1 and R2 on
+    every row the float path takes.
 Zeros: ``x = 0`` exactly only when ``c = -ab``; then ``th = +0`` (exact
 cancellation), ``tl = ul = 0`` and ``r = +0``, IEEE's answer.  A nonzero ``x`` is
 a multiple of ``2^-1074`` (P2 and ``c`` a float), so it never rounds to zero.
@@ -216,9 +221,7 @@ def _round_to_odd_sum(x, y):
     even last bit, the odd neighbour on e's side is the round-to-odd result.
     e is NaN exactly when s is not finite; NaN compares false, so inf/NaN
     sums are left alone."""
-    s = x + y
-    yv = s - x
-    e = (x - (s - yv)) + (y - yv)
+    s, e = _two_sum(x, y)
     sb = s.view(_U64)
     need = ((np.abs(e) > 0) & ((sb & 1) == 0)).astype(_U64)
     toward_zero = (e.view(_U64) ^ sb) >> 63          # e and s of opposite signs
@@ -231,7 +234,6 @@ _SPLITTER = np.float64(2.0 ** 27 + 1)                    # Veltkamp: 53 = 26 + 2
 _SPLIT_LIMIT = _U64(int(np.float64(2.0 ** 996).view(np.uint64)) << 1)       # P1, on |x| << 1
 _PROD_LOW = _U64(int(np.float64(2.0 ** -968).view(np.uint64)) << 1)       # P2
 _SUM_LIMIT = _U64(int(np.float64(2.0 ** 1021).view(np.uint64)) << 1)      # P2, P3
-_EXP_MASK = _U64(0x7FF)
 
 
 def _fma_f64_eft_block(a, b, c):
@@ -255,12 +257,8 @@ def _veltkamp(x):
     return hi, x - hi
 
 
-def _biased_exponent(x):
-    return ((x.view(_U64) >> 52) & _EXP_MASK).view(_I64)
-
-
 def _fma64_eft(a, b, c):
-    """(RN(a*b + c) as float64, rows where that is proven); see the module docstring, P1-P3, R1-R2."""
+    """(RN(a*b + c) as float64, the rows where P1-P3 hold); see the module docstring."""
     af, bf, cf = a.view(np.float64), b.view(np.float64), c.view(np.float64)
     uh = af * bf
     ah, al = _veltkamp(af)
@@ -272,14 +270,11 @@ def _fma64_eft(a, b, c):
     al *= bl
     ul += al                                         # a*b = uh + ul exactly (P1, P2)
     th, tl = _two_sum(cf, uh)                        # c + uh = th + tl exactly
-    v, inexact = _round_to_odd_sum_flag(tl, ul)      # v = RO(tl + ul)
+    v = _round_to_odd_sum(tl, ul)                    # v = RO(tl + ul)
     r = th + v
     uh_mag = uh.view(_U64) << 1
     ok = ((a << 1) < _SPLIT_LIMIT) & ((b << 1) < _SPLIT_LIMIT) & ((c << 1) < _SUM_LIMIT)
     ok &= (uh_mag >= _PROD_LOW) & (uh_mag < _SUM_LIMIT)
-    if inexact.any():
-        qv = np.maximum(_biased_exponent(v), 1)
-        ok &= ~inexact | ((_biased_exponent(th) > qv) & (_biased_exponent(r) >= qv + 3))  # R1, R2
     return r, ok
 
 
@@ -292,17 +287,6 @@ def _two_sum(x, y):
     yv = y - yv
     xv += yv
     return s, xv
-
-
-def _round_to_odd_sum_flag(x, y):
-    """(RO(x + y), inexact) for float64 arrays whose sum cannot overflow (TwoSum, then
-    the odd neighbour on the error's side when the rounded sum is even)."""
-    s, e = _two_sum(x, y)
-    sb = s.view(_U64)
-    inexact = e != 0
-    need = (inexact & ((sb & 1) == 0)).astype(_U64)
-    toward_zero = (e.view(_U64) ^ sb) >> 63          # e and s of opposite signs
-    return (sb + need - ((need & toward_zero) << 1)).view(np.float64), inexact
 
 
 # ================================================================ binary64
