@@ -87,7 +87,8 @@ Zeros: ``x = 0`` exactly only when ``c = -ab``; then ``th = +0`` (exact
 cancellation), ``tl = ul = 0`` and ``r = +0``, IEEE's answer.  A nonzero ``x`` is
 a multiple of ``2^-1074`` (P2 and ``c`` a float), so it never rounds to zero.
 Zero, infinite and NaN operands fail P1-P3 (NaN compares false) and take the
-integer path's special-value handling.
+integer path's special-value handling; finite rows that fail them are first
+tried against two closed forms (``c`` alone, or overflow: ``_fma64_far_apart``).
 
 binary64 fallback: exact integer datapath in two 64-bit limbs
 -------------------------------------------------------------
@@ -245,8 +246,29 @@ def _fma_f64_eft_block(a, b, c):
         regular = _finite_nonzero64(fa) & _finite_nonzero64(fb) & _finite_nonzero64(fc)
         out[idx] = _fma64_special(fa, fb, fc)
         if regular.any():
-            sel = idx[regular]
-            out[sel] = _fma64_finite_nonzero(fa[regular], fb[regular], fc[regular])
+            out[idx[regular]] = _fma64_far_apart(fa[regular], fb[regular], fc[regular])
+    return out
+
+
+_C_ONLY_GAP = 967        # Qa + Qb <= Qc + 967: |a*b| below half of c's smaller neighbour gap
+_OVERFLOW_SUM = 3071     # Qa + Qb >= 3071: |a*b| >= 2^1025
+
+
+def _fma64_far_apart(a, b, c):
+    """Finite nonzero operands outside P1-P3, mostly far-apart exponents.  With
+    ``Q(x) = max(biased exponent, 1)``, ``|x| < 2^(Q(x) - 1022)`` and ``c``'s neighbours are
+    at least ``2^(Q(c) - 1076)`` away (half the gap below a power of two; ``2^-1075`` for
+    subnormals), so ``Qa + Qb <= Qc + 967`` gives ``|ab| < 2^(Qc - 1077)``: the result is ``c``.
+    ``Qa + Qb >= 3071`` makes both normal with ``|ab| >= 2^1025 > 2^1024 + |c|``: +-inf with
+    ``ab``'s sign.  The other rows go through the integer datapath."""
+    qa, qb, qc = (np.maximum((x >> 52) & 0x7FF, 1).view(_I64) for x in (a, b, c))
+    q = qa + qb
+    c_only = q <= qc + _C_ONLY_GAP
+    huge = q >= _OVERFLOW_SUM
+    out = np.where(c_only, c, ((a ^ b) & _SIGN64) | _INF64)
+    rest = np.flatnonzero(~(c_only | huge))
+    if rest.size:
+        out[rest] = _fma64_finite_nonzero(a[rest], b[rest], c[rest])
     return out
 
 

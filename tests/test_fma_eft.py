@@ -6,7 +6,7 @@ decides them, massive cancellation, products near the underflow and split-overfl
 subnormal results).  The tests also show that those edges are reached -- rows taken by the float
 path with an inexact round-to-odd step, rows sent to the integer path by each precondition -- and
 that a planted fault in any step (no round-to-odd, no underflow or overflow bound, a wrong
-Veltkamp constant) is caught.  ``-m slow`` runs 4 million rows against SoftFloat.
+Veltkamp constant, a closed form for far-apart operands one step too loose) is caught.  ``-m slow`` runs 4 million rows against SoftFloat.
 """
 
 from __future__ import annotations
@@ -215,6 +215,14 @@ def test_adversarial_sets_reach_every_edge(hard):
     near_split = ((a << U64(1)) >= F._SPLIT_LIMIT) & ((a << U64(1)) < U64(0xFFE0000000000000))
     assert near_split.sum() > 5_000, "too few operands beyond the split's overflow limit"
     assert 0.3 < ok.mean() < 0.95
+    q = sum(np.maximum(_biased(x), 1) for x in (a, b))
+    finite = np.ones(len(a), bool)
+    for x in (a, b, c):
+        finite &= ((x << U64(1)) - U64(1)) < U64(0xFFDFFFFFFFFFFFFF)
+    qc = np.maximum(_biased(c), 1)
+    for name, rows in (("c alone", q <= qc + F._C_ONLY_GAP), ("overflow", q >= F._OVERFLOW_SUM),
+                       ("integer datapath", (q > qc + F._C_ONLY_GAP) & (q < F._OVERFLOW_SUM))):
+        assert (finite & ~ok & rows).sum() > 2_000, f"too few far-apart rows that take the {name} branch"
 
 
 def test_normal_data_takes_the_float_path():
@@ -231,6 +239,8 @@ PLANTS = {
     "no underflow bound": ("_PROD_LOW", U64(2)),
     "no overflow bound": ("_SUM_LIMIT", U64(0xFFE0000000000000)),
     "Veltkamp constant 2^26+1": ("_SPLITTER", np.float64(2.0 ** 26 + 1)),
+    "c-alone bound 2 too loose": ("_C_ONLY_GAP", F._C_ONLY_GAP + 2),
+    "overflow bound 1 too loose": ("_OVERFLOW_SUM", F._OVERFLOW_SUM - 1),
 }
 
 

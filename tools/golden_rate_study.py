@@ -19,7 +19,10 @@ settings interleaved, ``--rounds`` rounds -- so that every setting sees the same
 * ``hugepage_off`` / ``hugepage_on``: ``NUMPY_MADVISE_HUGEPAGE`` 0 / 1;
 * ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 16384 by default).
 
-Part B prints every call of one default worker per instruction (the raw series).  The rates are
+Part B prints every call of one default worker per instruction (the raw series).  Part C
+(``--chunks``) sweeps ``golden.api.CHUNK_ROWS`` in one process per instruction, the values
+interleaved call by call, rated in CPU time: the working set of one batch is rows x K x 8 bytes per
+temporary, so the best row count depends on K.  The rates are
 dot-adds per second of wall time and of CPU time; where they differ, the process waited for a
 CPU.  Medians and [min, max] over all the warm calls of all rounds.
 """
@@ -78,6 +81,34 @@ def worker(arch: str, name: str, n: int, reps: int, chunk: int | None, kind: str
     return calls
 
 
+CHUNK_SWEEP = [1024, 2048, 4096, 8192, 16384, 32768]
+SWEEP_INSTRUCTIONS = [("hopper", "DMMA.8x8x4"), ("cdna2", "v_mfma_f32_32x32x8_f16"), ("hopper", "HMMA.16816.F32"),
+                      ("cdna3", "v_mfma_f32_16x16x16_bf16"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
+                      ("blackwell", "UTCOMMA.4X")]
+
+
+def chunk_sweep(arch: str, name: str, n: int, reps: int, kind: str) -> dict:
+    """Median CPU-time rate (M dot-adds/s) per CHUNK_ROWS value, values interleaved call by call."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    import golden.api
+    from golden.catalog import lookup
+    from golden.vectors import random_operands
+
+    ins = lookup(arch, name)
+    a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng(0), kind)
+    cpu: dict[int, list[float]] = {ch: [] for ch in CHUNK_SWEEP}
+    for rep in range(reps + 1):
+        for ch in CHUNK_SWEEP:
+            golden.api.CHUNK_ROWS = ch
+            c0 = time.process_time()
+            golden.api.dot_add(ins, a, b, c, sa, sb)
+            if rep:                                # the first round warms every size up
+                cpu[ch].append(time.process_time() - c0)
+    return {"k": ins.k, "rates": {ch: n / statistics.median(v) / 1e6 for ch, v in cpu.items()}}
+
+
 def run_worker(arch, name, n, reps, setting, kind) -> list[dict]:
     env_extra, chunk = SETTINGS[setting]
     env = dict(os.environ, **env_extra)
@@ -116,9 +147,19 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=3, help="workers per setting, interleaved (default 3)")
     p.add_argument("--kind", default="normal", help="vector kind (golden.vectors; default normal)")
     p.add_argument("--quick", action="store_true", help="first instruction, defaults and mmap_fixed only")
+    p.add_argument("--chunks", action="store_true", help="part C only: the CHUNK_ROWS sweep")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(*json.loads(args.worker))))
+        return 0
+    if args.chunks:
+        print(f"golden.dot_add CPU-time rate (M dot-adds/s, median of {args.reps} calls, n={args.n:,} {args.kind}) "
+              f"by golden.api.CHUNK_ROWS; load average {os.getloadavg()[0]:.2f} at start")
+        print(f"{'arch':10s} {'instruction':28s} {'K':>3s} " + " ".join(f"{ch:>6d}" for ch in CHUNK_SWEEP))
+        for arch, name in SWEEP_INSTRUCTIONS:
+            r = chunk_sweep(arch, name, args.n, args.reps, args.kind)
+            print(f"{arch:10s} {name:28s} {r['k']:3d} " + " ".join(f"{r['rates'][ch]:6.2f}" for ch in CHUNK_SWEEP),
+                  flush=True)
         return 0
 
     instructions = INSTRUCTIONS[:1] if args.quick else INSTRUCTIONS
