@@ -83,6 +83,8 @@ P3. ``|c| < 2^1021``: with P2, ``|ab + c| < 2^1022``, so nothing below can
       argument of the binary32 path, with ``th`` supplying the wide format.
     So P1-P3 are the only preconditions; the tests also check R1 and R2 on
     every row the float path takes.
+P2'. Or ``a`` or ``b`` is zero (the other finite by P1) and ``c`` is not: then ``uh``, ``ul``,
+    ``tl`` and ``v`` are zeros, ``th = c + uh = c`` and ``r = c + v = c``, the exact answer.
 Zeros: ``x = 0`` exactly only when ``c = -ab``; then ``th = +0`` (exact
 cancellation), ``tl = ul = 0`` and ``r = +0``, IEEE's answer.  A nonzero ``x`` is
 a multiple of ``2^-1074`` (P2 and ``c`` a float), so it never rounds to zero.
@@ -294,10 +296,15 @@ def _fma64_eft(a, b, c):
     th, tl = _two_sum(cf, uh)                        # c + uh = th + tl exactly
     v = _round_to_odd_sum(tl, ul)                    # v = RO(tl + ul)
     r = th + v
-    uh_mag = uh.view(_U64) << 1
-    ok = ((a << 1) < _SPLIT_LIMIT) & ((b << 1) < _SPLIT_LIMIT) & ((c << 1) < _SUM_LIMIT)
-    ok &= (uh_mag >= _PROD_LOW) & (uh_mag < _SUM_LIMIT)
+    a2, b2, c2, uh2 = a << 1, b << 1, c << 1, uh.view(_U64) << 1      # magnitudes, sign dropped
+    ok = (a2 < _SPLIT_LIMIT) & (b2 < _SPLIT_LIMIT) & (c2 < _SUM_LIMIT)
+    ok &= ((uh2 >= _PROD_LOW) & (uh2 < _SUM_LIMIT)) | _zero_product_rows(a2, b2, c2)   # P2 or P2'
     return r, ok
+
+
+def _zero_product_rows(a2, b2, c2):
+    """P2' on magnitudes (``x << 1``): a zero product and a nonzero addend."""
+    return ((a2 == 0) | (b2 == 0)) & (c2 != 0)
 
 
 def _two_sum(x, y):
