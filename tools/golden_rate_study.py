@@ -1,6 +1,6 @@
 """Why does ``golden.dot_add``'s rate vary from run to run?  Measure it; print the table.
 
-Usage: python tools/golden_rate_study.py [--reps 15] [--rounds 3] [-n 200000] [--quick]
+Usage: python tools/golden_rate_study.py [--reps 15] [--rounds 3] [-n 200000] [--quick | --chunks | --compare REF]
 
 Each *worker* (a fresh Python process) makes one set of vectors and times ``golden.dot_add`` on
 them ``--reps`` times, recording per call the wall time, the process CPU time, the minor and major
@@ -19,7 +19,8 @@ settings interleaved, ``--rounds`` rounds -- so that every setting sees the same
 * ``hugepage_off`` / ``hugepage_on``: ``NUMPY_MADVISE_HUGEPAGE`` 0 / 1;
 * ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 16384 by default).
 
-Part B prints every call of one default worker per instruction (the raw series).  Part C
+``--compare REF`` times this tree against the golden/ of a git commit instead (CPU-time rates,
+workers interleaved).  Part B prints every call of one default worker per instruction (the raw series).  Part C
 (``--chunks``) sweeps ``golden.api.CHUNK_ROWS`` in one process per instruction, the values
 interleaved call by call, rated in CPU time: the working set of one batch is rows x K x 8 bytes per
 temporary, so the best row count depends on K.  The rates are
@@ -57,8 +58,8 @@ SETTINGS = {
 
 # ------------------------------------------------------------------ worker (one process)
 
-def worker(arch: str, name: str, n: int, reps: int, chunk: int | None, kind: str) -> list[dict]:
-    sys.path.insert(0, str(ROOT))
+def worker(arch: str, name: str, n: int, reps: int, chunk: int | None, kind: str, root: str = str(ROOT)) -> list[dict]:
+    sys.path.insert(0, root)
     import numpy as np
 
     import golden.api
@@ -109,10 +110,10 @@ def chunk_sweep(arch: str, name: str, n: int, reps: int, kind: str) -> dict:
     return {"k": ins.k, "rates": {ch: n / statistics.median(v) / 1e6 for ch, v in cpu.items()}}
 
 
-def run_worker(arch, name, n, reps, setting, kind) -> list[dict]:
+def run_worker(arch, name, n, reps, setting, kind, root=str(ROOT)) -> list[dict]:
     env_extra, chunk = SETTINGS[setting]
     env = dict(os.environ, **env_extra)
-    spec = json.dumps([arch, name, n, reps, chunk, kind])
+    spec = json.dumps([arch, name, n, reps, chunk, kind, root])
     out = subprocess.run([sys.executable, __file__, "--worker", spec], env=env, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout)
@@ -139,6 +140,31 @@ HEADER = (f"{'setting':14s} {'M dot-adds/s (wall)':>22s} {'M dot-adds/s (CPU)':>
           f"{'cold flt':>8s} {'majflt':>5s} {'invcsw':>6s}")
 
 
+def compare(ref: str, args) -> int:
+    """This tree against ``ref``: same vectors, default settings, one worker of each per round."""
+    import tarfile
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "golden"], capture_output=True, check=True)
+        tar_path = Path(tmp) / "ref.tar"
+        tar_path.write_bytes(archive.stdout)
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(tmp, filter="data")
+        print(f"golden.dot_add at {ref} against this tree, n={args.n:,} {args.kind}, {args.reps} warm calls per "
+              f"worker, {args.rounds} rounds interleaved; load average {os.getloadavg()[0]:.2f} at start")
+        print(f"{'arch':10s} {'instruction':30s} {'CPU M/s at ' + ref:>24s} {'CPU M/s now':>24s} {'ratio':>6s}")
+        for arch, name in SWEEP_INSTRUCTIONS:
+            old, new = [], []
+            for _ in range(args.rounds):
+                old += run_worker(arch, name, args.n, args.reps, "default", args.kind, tmp)[1:]
+                new += run_worker(arch, name, args.n, args.reps, "default", args.kind)[1:]
+            o = [args.n / c["cpu"] / 1e6 for c in old]
+            w = [args.n / c["cpu"] / 1e6 for c in new]
+            print(f"{arch:10s} {name:30s} {spread(o):>24s} {spread(w):>24s} "
+                  f"{statistics.median(w) / statistics.median(o):6.2f}", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--worker", help=argparse.SUPPRESS)
@@ -148,6 +174,8 @@ def main(argv=None) -> int:
     p.add_argument("--kind", default="normal", help="vector kind (golden.vectors; default normal)")
     p.add_argument("--quick", action="store_true", help="first instruction, defaults and mmap_fixed only")
     p.add_argument("--chunks", action="store_true", help="part C only: the CHUNK_ROWS sweep")
+    p.add_argument("--compare", metavar="REF", help="instead: this tree against git REF (exported to a "
+                   "temporary folder), default settings, workers interleaved")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(*json.loads(args.worker))))
@@ -162,6 +190,8 @@ def main(argv=None) -> int:
                   flush=True)
         return 0
 
+    if args.compare:
+        return compare(args.compare, args)
     instructions = INSTRUCTIONS[:1] if args.quick else INSTRUCTIONS
     settings = ["default", "mmap_fixed"] if args.quick else list(SETTINGS)
     print(f"golden.dot_add, n={args.n:,} {args.kind} dot-adds per call, {args.reps} warm calls per worker, "
