@@ -17,7 +17,7 @@ settings interleaved, ``--rounds`` rounds -- so that every setting sees the same
 * ``no_trim``: ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` 1 GiB and
   ``MALLOC_ARENA_MAX=1``: memory is never handed back to the system;
 * ``hugepage_off`` / ``hugepage_on``: ``NUMPY_MADVISE_HUGEPAGE`` 0 / 1;
-* ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 16384 by default).
+* ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 8192 by default, 16384 before this study).
 
 ``--compare REF`` times this tree against the golden/ of a git commit instead (CPU-time rates,
 workers interleaved).  Part B prints every call of one default worker per instruction (the raw series).  Part C
