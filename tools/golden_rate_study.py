@@ -155,9 +155,9 @@ def compare(ref: str, args) -> int:
         print(f"{'arch':10s} {'instruction':30s} {'CPU M/s at ' + ref:>24s} {'CPU M/s now':>24s} {'ratio':>6s}")
         for arch, name in SWEEP_INSTRUCTIONS:
             old, new = [], []
-            for _ in range(args.rounds):
-                old += run_worker(arch, name, args.n, args.reps, "default", args.kind, tmp)[1:]
-                new += run_worker(arch, name, args.n, args.reps, "default", args.kind)[1:]
+            for r in range(args.rounds):              # alternate which goes first
+                for which in ((old, tmp), (new, str(ROOT)))[::1 if r % 2 == 0 else -1]:
+                    which[0].extend(run_worker(arch, name, args.n, args.reps, "default", args.kind, which[1])[1:])
             o = [args.n / c["cpu"] / 1e6 for c in old]
             w = [args.n / c["cpu"] / 1e6 for c in new]
             print(f"{arch:10s} {name:30s} {spread(o):>24s} {spread(w):>24s} "
