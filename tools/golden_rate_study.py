@@ -209,6 +209,9 @@ def main(argv=None) -> int:
         print(HEADER)
         for s in settings:
             print(summary_row(s, args.n, results[s]))
+        per_worker = [statistics.median(args.n / c["cpu"] / 1e6 for c in results["default"][i:i + args.reps + 1][1:])
+                      for i in range(0, len(results["default"]), args.reps + 1)]
+        print("  default, median CPU M/s of each worker (process): " + ", ".join(f"{r:.2f}" for r in per_worker))
         series = results["default"][:args.reps + 1]
         print("  default, first worker, call by call (wall M/s, CPU M/s, minflt, invcsw): " +
               "; ".join(f"{args.n / c['wall'] / 1e6:.2f} {args.n / max(c['cpu'], 1e-9) / 1e6:.2f} "
