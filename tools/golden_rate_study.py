@@ -19,8 +19,8 @@ settings interleaved, ``--rounds`` rounds -- so that every setting sees the same
 * ``hugepage_off`` / ``hugepage_on``: ``NUMPY_MADVISE_HUGEPAGE`` 0 / 1;
 * ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 8192 by default, 16384 before this study).
 
-``--compare REF`` times this tree against the golden/ of a git commit instead (CPU-time rates,
-workers interleaved).  Part B prints every call of one default worker per instruction (the raw series).  Part C
+``--compare REF`` times this tree against the golden/ of a git commit instead (both imported
+in one process, calls alternating, CPU time).  Part B prints every call of one default worker per instruction (the raw series).  Part C
 (``--chunks``) sweeps ``golden.api.CHUNK_ROWS`` in one process per instruction, the values
 interleaved call by call, rated in CPU time: the working set of one batch is rows x K x 8 bytes per
 temporary, so the best row count depends on K.  The rates are
@@ -140,27 +140,51 @@ HEADER = (f"{'setting':14s} {'M dot-adds/s (wall)':>22s} {'M dot-adds/s (CPU)':>
           f"{'cold flt':>8s} {'majflt':>5s} {'invcsw':>6s}")
 
 
+def _load_as(name: str, folder: Path):
+    """Import the package in ``folder`` under another name (its imports are relative)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def compare(ref: str, args) -> int:
-    """This tree against ``ref``: same vectors, default settings, one worker of each per round."""
+    """This tree's golden against ``ref``'s, both imported in this one process (the ref's as
+    ``golden_ref``), on the same vectors, calls alternating old/new, rated in CPU time: a
+    process-to-process comparison would add the spread between processes (up to 30 %)."""
     import tarfile
     import tempfile
+
+    import numpy as np
+    sys.path.insert(0, str(ROOT))
+    import golden
+    from golden.vectors import random_operands
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "golden"], capture_output=True, check=True)
         tar_path = Path(tmp) / "ref.tar"
         tar_path.write_bytes(archive.stdout)
         with tarfile.open(tar_path) as tar:
             tar.extractall(tmp, filter="data")
-        print(f"golden.dot_add at {ref} against this tree, n={args.n:,} {args.kind}, {args.reps} warm calls per "
-              f"worker, {args.rounds} rounds interleaved; load average {os.getloadavg()[0]:.2f} at start")
-        print(f"{'arch':10s} {'instruction':30s} {'CPU M/s at ' + ref:>24s} {'CPU M/s now':>24s} {'ratio':>6s}")
+        old_golden = _load_as("golden_ref", Path(tmp) / "golden")
+        print(f"golden.dot_add at {ref} against this tree in one process, n={args.n:,} {args.kind}, {args.reps} "
+              f"calls each, alternating; CPU-time M dot-adds/s, median [min, max]; load average "
+              f"{os.getloadavg()[0]:.2f} at start")
+        print(f"{'arch':10s} {'instruction':30s} {'at ' + ref:>20s} {'now':>20s} {'ratio':>6s}")
         for arch, name in SWEEP_INSTRUCTIONS:
-            old, new = [], []
-            for r in range(args.rounds):              # alternate which goes first
-                for which in ((old, tmp), (new, str(ROOT)))[::1 if r % 2 == 0 else -1]:
-                    which[0].extend(run_worker(arch, name, args.n, args.reps, "default", args.kind, which[1])[1:])
-            o = [args.n / c["cpu"] / 1e6 for c in old]
-            w = [args.n / c["cpu"] / 1e6 for c in new]
-            print(f"{arch:10s} {name:30s} {spread(o):>24s} {spread(w):>24s} "
+            ins_new, ins_old = golden.lookup(arch, name), old_golden.lookup(arch, name)
+            a, b, c, sa, sb = random_operands(ins_new, args.n, np.random.default_rng(0), args.kind)
+            times: dict[str, list[float]] = {"old": [], "new": []}
+            for rep in range(args.reps + 1):
+                for key, mod, ins in (("old", old_golden, ins_old), ("new", golden, ins_new))[::1 if rep % 2 else -1]:
+                    c0 = time.process_time()
+                    mod.dot_add(ins, a, b, c, sa, sb)
+                    if rep:
+                        times[key].append(time.process_time() - c0)
+            o = [args.n / t / 1e6 for t in times["old"]]
+            w = [args.n / t / 1e6 for t in times["new"]]
+            print(f"{arch:10s} {name:30s} {spread(o):>20s} {spread(w):>20s} "
                   f"{statistics.median(w) / statistics.median(o):6.2f}", flush=True)
     return 0
 
@@ -174,8 +198,8 @@ def main(argv=None) -> int:
     p.add_argument("--kind", default="normal", help="vector kind (golden.vectors; default normal)")
     p.add_argument("--quick", action="store_true", help="first instruction, defaults and mmap_fixed only")
     p.add_argument("--chunks", action="store_true", help="part C only: the CHUNK_ROWS sweep")
-    p.add_argument("--compare", metavar="REF", help="instead: this tree against git REF (exported to a "
-                   "temporary folder), default settings, workers interleaved")
+    p.add_argument("--compare", metavar="REF", help="instead: this tree's golden against git REF's, "
+                   "in one process, calls alternating")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(*json.loads(args.worker))))
