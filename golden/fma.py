@@ -58,6 +58,8 @@ P2. ``2^-968 <= |uh| < 2^1021`` where ``uh = RN(a b)``: Dekker's
 P3. ``|c| < 2^1021``: with P2, ``|ab + c| < 2^1022``, so nothing below can
     overflow.  TwoSum (Knuth) is error free for any finite binary sum that does
     not overflow, subnormals included: ``th + tl = c + uh`` and ``s + e = tl + ul``.
+P2'. Instead of P2: ``a`` or ``b`` is zero (the other finite by P1) and ``c`` is not.
+    Then ``uh``, ``ul``, ``tl`` and ``v`` are zeros and ``r = th = c``, the exact answer.
 4.  ``v = RO(tl + ul)``: ``s = RN(tl + ul)``; when ``e != 0`` and ``s`` has an even
     last bit, step ``s`` one ulp towards ``e`` (``_round_to_odd_sum``).
 5.  ``r = RN(th + v)``, the result.  The exact ``x = ab + c = th + (tl + ul)``.
@@ -81,15 +83,14 @@ P3. ``|c| < 2^1021``: with P2, ``|ab + c| < 2^1022``, so nothing below can
       half that ulp), all multiples of ``2u`` too.  RN is constant between
       rounding boundaries: ``RN(x) = RN(y) = r``.  This is the round-to-odd
       argument of the binary32 path, with ``th`` supplying the wide format.
-    So P1-P3 are the only preconditions; the tests also check R1 and R2 on
-    every row the float path takes.
-P2'. Or ``a`` or ``b`` is zero (the other finite by P1) and ``c`` is not: then ``uh``, ``ul``,
-    ``tl`` and ``v`` are zeros, ``th = c + uh = c`` and ``r = c + v = c``, the exact answer.
+    So P1-P3 are the only preconditions (no runtime check of R1/R2 is
+    needed; the tests check them on every row the float path takes).
 Zeros: ``x = 0`` exactly only when ``c = -ab``; then ``th = +0`` (exact
 cancellation), ``tl = ul = 0`` and ``r = +0``, IEEE's answer.  A nonzero ``x`` is
 a multiple of ``2^-1074`` (P2 and ``c`` a float), so it never rounds to zero.
-Zero, infinite and NaN operands fail P1-P3 (NaN compares false) and take the
-integer path's special-value handling; finite rows that fail them are first
+The other rows with a zero (a zero product and ``c = 0``, or ``c = 0`` with a
+product outside P2), infinite or NaN operands fail P1-P3 (NaN compares false)
+and take the integer path's special-value handling; finite rows that fail them are first
 tried against two closed forms (``c`` alone, or overflow: ``_fma64_far_apart``).
 
 binary64 fallback: exact integer datapath in two 64-bit limbs
