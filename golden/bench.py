@@ -96,28 +96,31 @@ def sfma_f64_path(fn):
         fma.fma_f64 = saved
 
 
+def _pair(new: Rate, old: Rate) -> str:
+    return f"{str(new):>28s} {new.cpu:11,.0f} {str(old):>28s} {old.cpu:11,.0f} {new.cpu / old.cpu:6.2f}"
+
+
 def fma_table(n: int, repeat: int) -> None:
     """fma_f64 against fma_f64_integer, same operands, side by side."""
     from .vectors import random_bits, random_values
     eft, integer = fma.fma_f64, fma.fma_f64_integer
     print(f"\nSFMA binary64: fma_f64 (error-free transformations) vs fma_f64_integer (integer datapath), "
           f"same operands, median [slowest, fastest] of {repeat} calls")
-    print(f"{'what':44s} {'kind':6s} {'fma_f64 /s':>28s} {'fma_f64_integer /s':>28s} {'ratio':>6s}")
+    print(f"{'what':44s} {'kind':6s} {'fma_f64 /s':>28s} {'cpu':>11s} {'fma_f64_integer /s':>28s} {'cpu':>11s} "
+          f"{'ratio':>6s}  (ratio of the CPU-time medians)")
     rng = np.random.default_rng(1)
     for kind, gen in (("normal", random_values), ("bits", random_bits)):
         a, b, c = (gen("f64", n * 4, rng) for _ in range(3))
         new = Rate(n * 4, time_calls(lambda: eft(a, b, c), repeat))
         old = Rate(n * 4, time_calls(lambda: integer(a, b, c), repeat))
-        print(f"{'fma alone (fmas/s)':44s} {kind:6s} {str(new):>28s} {str(old):>28s} {new.median / old.median:6.2f}",
-              flush=True)
+        print(f"{'fma alone (fmas/s)':44s} {kind:6s} {_pair(new, old)}", flush=True)
     for arch, name in F64_SFMA:
         ins = lookup(arch, name)
         for kind in ("normal", "bits"):
             new = measure(ins, n, kind, repeat)
             with sfma_f64_path(integer):
                 old = measure(ins, n, kind, repeat)
-            print(f"{arch + ' ' + name + ' (dot-adds/s)':44s} {kind:6s} {str(new):>28s} {str(old):>28s} "
-                  f"{new.median / old.median:6.2f}", flush=True)
+            print(f"{arch + ' ' + name + ' (dot-adds/s)':44s} {kind:6s} {_pair(new, old)}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -126,7 +129,11 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="timed calls per row (default 5)")
     p.add_argument("--all", action="store_true", help="every catalog instruction, not one per algorithm")
     p.add_argument("--no-fma", action="store_true", help="skip the fma_f64 before/after table")
+    p.add_argument("--fma-only", action="store_true", help="only the fma_f64 before/after table")
     args = p.parse_args(argv)
+    if args.fma_only:
+        fma_table(args.n, args.repeat)
+        return 0
     rows = [(i, None) for i in CATALOG] if args.all else [(lookup(a, n), t) for a, n, t in REPRESENTATIVES]
     print(f"dot-adds/s: median [slowest, fastest call, in M] of {args.repeat} calls; cpu: median in CPU time")
     print(f"{'arch':10s} {'instruction':32s} {'algorithm':9s} {'K':>3s} {'normal/s':>28s} {'cpu':>11s} "
