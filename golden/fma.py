@@ -241,15 +241,22 @@ _SUM_LIMIT = _U64(int(np.float64(2.0 ** 1021).view(np.uint64)) << 1)      # P2, 
 
 
 def _fma_f64_eft_block(a, b, c):
-    r, ok = _fma64_eft(a, b, c)
-    out = r.view(_U64)
-    if not ok.all():                                 # zeros, inf, NaN; near under/overflow
-        idx = np.flatnonzero(~ok)
-        fa, fb, fc = a[idx], b[idx], c[idx]
-        regular = _finite_nonzero64(fa) & _finite_nonzero64(fb) & _finite_nonzero64(fc)
-        out[idx] = _fma64_special(fa, fb, fc)
-        if regular.any():
-            out[idx[regular]] = _fma64_far_apart(fa[regular], fb[regular], fc[regular])
+    uh = a.view(np.float64) * b.view(np.float64)
+    ok = _eft_rows(a, b, c, uh)
+    if ok.all():
+        return _eft_value(a, b, c, uh).view(_U64)
+    out = np.empty_like(a)
+    good = np.flatnonzero(ok)
+    if 2 * good.size > a.size:                       # mostly regular: compute all, overwrite the rest
+        out[:] = _eft_value(a, b, c, uh).view(_U64)
+    elif good.size:                                  # mostly special (NaN chains): only the regular rows
+        out[good] = _eft_value(a[good], b[good], c[good], uh[good]).view(_U64)
+    idx = np.flatnonzero(~ok)                        # zeros, inf, NaN; near under/overflow
+    fa, fb, fc = a[idx], b[idx], c[idx]
+    regular = _finite_nonzero64(fa) & _finite_nonzero64(fb) & _finite_nonzero64(fc)
+    out[idx] = _fma64_special(fa, fb, fc)
+    if regular.any():
+        out[idx[regular]] = _fma64_far_apart(fa[regular], fb[regular], fc[regular])
     return out
 
 
@@ -284,8 +291,13 @@ def _veltkamp(x):
 
 def _fma64_eft(a, b, c):
     """(RN(a*b + c) as float64, the rows where P1-P3 hold); see the module docstring."""
+    uh = a.view(np.float64) * b.view(np.float64)
+    return _eft_value(a, b, c, uh), _eft_rows(a, b, c, uh)
+
+
+def _eft_value(a, b, c, uh):
+    """RN(a*b + c) by error-free transformations, ``uh = RN(a*b)``; exact where P1-P3 hold."""
     af, bf, cf = a.view(np.float64), b.view(np.float64), c.view(np.float64)
-    uh = af * bf
     ah, al = _veltkamp(af)
     bh, bl = _veltkamp(bf)
     ul = ah * bh
@@ -296,11 +308,15 @@ def _fma64_eft(a, b, c):
     ul += al                                         # a*b = uh + ul exactly (P1, P2)
     th, tl = _two_sum(cf, uh)                        # c + uh = th + tl exactly
     v = _round_to_odd_sum(tl, ul)                    # v = RO(tl + ul)
-    r = th + v
+    return th + v
+
+
+def _eft_rows(a, b, c, uh):
+    """The rows where P1, P2 (or P2') and P3 hold."""
     a2, b2, c2, uh2 = a << 1, b << 1, c << 1, uh.view(_U64) << 1      # magnitudes, sign dropped
     ok = (a2 < _SPLIT_LIMIT) & (b2 < _SPLIT_LIMIT) & (c2 < _SUM_LIMIT)
     ok &= ((uh2 >= _PROD_LOW) & (uh2 < _SUM_LIMIT)) | _zero_product_rows(a2, b2, c2)   # P2 or P2'
-    return r, ok
+    return ok
 
 
 def _zero_product_rows(a2, b2, c2):
