@@ -252,12 +252,20 @@ def _index(fmt: Format, bits) -> np.ndarray:
     return x.astype(np.intp)
 
 
+def _gather(table, idx, dtype):
+    """``table[idx]`` as a C-contiguous ``dtype`` array.  The indices come from transposed [K, R]
+    views; fancy indexing follows their memory order, where ``np.take`` walks them in C order and
+    gathers 2-4x slower (docs/verification.md, "golden rate"); the final copy makes the layout C,
+    which the callers' in-place reshapes rely on."""
+    return table[idx].astype(dtype, order="C")
+
+
 def _operand_values(fmt: Format, bits):
     """Exact values (float64) and hidden-bit exponents (int32; zero: ZERO_EXP) of bit patterns."""
     if fmt.value_bits <= 16:
         val, exp = _operand_table(fmt)
         idx = _index(fmt, bits)
-        return np.take(val, idx).astype(np.float64, copy=False), np.take(exp, idx).astype(np.int32)
+        return _gather(val, idx, np.float64), _gather(exp, idx, np.int32)
     d = decode(fmt, bits)
     if fmt.name in ("f32", "tf32"):          # the word itself is the value (TF32's low bits cleared)
         word = bits & np.uint64(~((1 << fmt.ignored_low_bits) - 1) & 0xFFFFFFFF)
@@ -274,7 +282,7 @@ def _product_stage(fa: Format, a, fb: Format, b):
     if fa.value_bits + fb.value_bits <= 16:
         ptab, etab = _product_table(fa, fb)
         idx = (_index(fa, aT) << fb.value_bits) | _index(fb, bT)
-        return np.take(ptab, idx).astype(np.float64, copy=False), np.take(etab, idx).astype(np.int32)
+        return _gather(ptab, idx, np.float64), _gather(etab, idx, np.int32)
     va, ea = _operand_values(fa, aT)
     vb, eb = _operand_values(fb, bT)
     with np.errstate(all="ignore"):
@@ -687,8 +695,8 @@ def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
     numpy's float32 multiply and add are IEEE binary32 operations with RNE
     and subnormals, so each paper step is one numpy operation plus a flush.
     """
-    av = np.take(_flushed_f32_table(fa), _index(fa, a.T))
-    bv = np.take(_flushed_f32_table(fb), _index(fb, b.T))
+    av = _gather(_flushed_f32_table(fa), _index(fa, a.T), np.float32)
+    bv = _gather(_flushed_f32_table(fb), _index(fb, b.T), np.float32)
     prods = _flush_signed(av * bv)
     cv, _ = _operand_values(fc, c)
     d = cv.astype(np.float32)

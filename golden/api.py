@@ -10,7 +10,7 @@ from . import algorithms
 from .catalog import Instruction, lookup
 from .formats import Format, check_bits, from_float, get_format, to_float
 
-CHUNK_ROWS = 16384        # rows per vectorised batch: keeps the working set in cache
+CHUNK_ROWS = 8192         # rows per vectorised batch: keeps the working set in cache (docs/verification.md: sweep)
 
 
 def _instruction(instr, arch=None) -> Instruction:

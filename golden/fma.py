@@ -32,8 +32,69 @@ is never a tie: ``RN32(RO64(x)) = RN32(x)``.  Zero signs come out right because
 cancellation and -0 for (-0)+(-0), and a nonzero ``x`` keeps its sign through
 underflow.
 
-binary64: exact integer datapath in two 64-bit limbs
-----------------------------------------------------
+binary64: error-free transformations, the integer datapath as fallback
+----------------------------------------------------------------------
+``fma_f64`` computes most rows with float64 arithmetic only (the method of
+``shared/seeds/fma-without-wider-precision.zh.txt``: split the operands,
+form the product exactly as an unevaluated sum, add from the small end; made
+correctly rounded with round-to-odd, as in Boldo and Melquiond's emulated
+FMA).  Rows outside the method's preconditions go through the exact integer
+datapath below (``fma_f64_integer``, kept callable as the reference).  Every
+step is exact under these preconditions, all checked per row (IEEE binary64,
+round-to-nearest-even, gradual underflow -- numpy never flushes):
+
+P1. ``|a|, |b| < 2^996``: Veltkamp's split ``g = (2^27+1) a; ah = g - (g - a);
+    al = a - ah`` cannot overflow, so ``a = ah + al`` exactly with ``ah``, ``al``
+    of at most 26 significant bits (sign trick; Veltkamp/Dekker, exact in
+    binary with underflow too, Boldo 2006).
+P2. ``2^-968 <= |uh| < 2^1021`` where ``uh = RN(a b)``: Dekker's
+    ``ul = ((ah bh - uh) + ah bl + al bh) + al bl`` is exactly ``a b - uh``.
+    Dekker proves each operation exact for an unbounded exponent; every
+    quantity involved is a multiple of ``ulp(a) ulp(b)`` (``ah``, ``al`` are
+    multiples of ``ulp(a)``; ``uh``'s binade is far above), a power of two
+    ``> |ab| 2^-106 > 2^-1075``, hence ``>= 2^-1074``, and fits in 53 bits; such
+    a number is representable (as a subnormal if small), so underflow costs
+    nothing.  The upper bound keeps every term finite.
+P3. ``|c| < 2^1021``: with P2, ``|ab + c| < 2^1022``, so nothing below can
+    overflow.  TwoSum (Knuth) is error free for any finite binary sum that does
+    not overflow, subnormals included: ``th + tl = c + uh`` and ``s + e = tl + ul``.
+P2'. Instead of P2: ``a`` or ``b`` is zero (the other finite by P1) and ``c`` is not.
+    Then ``uh``, ``ul``, ``tl`` and ``v`` are zeros and ``r = th = c``, the exact answer.
+4.  ``v = RO(tl + ul)``: ``s = RN(tl + ul)``; when ``e != 0`` and ``s`` has an even
+    last bit, step ``s`` one ulp towards ``e`` (``_round_to_odd_sum``).
+5.  ``r = RN(th + v)``, the result.  The exact ``x = ab + c = th + (tl + ul)``.
+    * ``e == 0``: ``v = tl + ul`` exactly, so ``th + v = x`` and ``r = RN(x)``.
+    * ``e != 0``: then ``tl != 0``, so ``c + uh`` was inexact.  By Sterbenz's
+      lemma (and exact subnormal sums) that rules out ``|c + uh| <= |uh|/2``,
+      so ``|th| >= |uh|/2 >= 2^-969`` (normal), ``ulp(uh) <= 2 ulp(th)``, and
+      ``|tl + ul| <= ulp(th)/2 + ulp(uh)/2 <= 1.5 ulp(th)``: ``|v| < 2 ulp(th)``.
+      Write ``Q(y) = max(biased exponent of y, 1)``, so that the ulp of ``y``'s
+      binade is ``2^(Q(y) - 1075)``, subnormals included, and let
+      ``u = 2^(Q(v) - 1075)``.  The bound gives (R1) ``Q(th) >= Q(v) + 52`` and,
+      as ``|th + v| > |th|/2``, (R2) ``Q(r) >= Q(v) + 50``.  ``v`` is an odd
+      multiple of ``u`` and not a power of two, so ``tl + ul`` lies in the open
+      interval ``(v - u, v + u)`` whose ends are consecutive multiples of ``2u``;
+      ``th`` is a multiple of ``ulp(th) >= 2u`` (R1), so ``x`` and ``y = th + v``
+      both lie in ``J = (y - u, y + u)``, again between consecutive multiples of
+      ``2u``.  ``y``'s binade has an ulp ``>= 4u`` (R2: ``r = RN(y)`` is at most
+      one binade above ``y``), so ``|y| > 2u`` and every power of two that could
+      fall in ``J`` is a multiple of ``2u``: none is inside, ``J`` sits in ``y``'s
+      binade, and so do its rounding boundaries (midpoints, odd multiples of
+      half that ulp), all multiples of ``2u`` too.  RN is constant between
+      rounding boundaries: ``RN(x) = RN(y) = r``.  This is the round-to-odd
+      argument of the binary32 path, with ``th`` supplying the wide format.
+    So P1-P3 are the only preconditions (no runtime check of R1/R2 is
+    needed; the tests check them on every row the float path takes).
+Zeros: ``x = 0`` exactly only when ``c = -ab``; then ``th = +0`` (exact
+cancellation), ``tl = ul = 0`` and ``r = +0``, IEEE's answer.  A nonzero ``x`` is
+a multiple of ``2^-1074`` (P2 and ``c`` a float), so it never rounds to zero.
+The other rows with a zero (a zero product and ``c = 0``, or ``c = 0`` with a
+product outside P2), infinite or NaN operands fail P1-P3 (NaN compares false)
+and take the integer path's special-value handling; finite rows that fail them are first
+tried against two closed forms (``c`` alone, or overflow: ``_fma64_far_apart``).
+
+binary64 fallback: exact integer datapath in two 64-bit limbs
+-------------------------------------------------------------
 There is no wider float to lean on, so finite nonzero operands go through an
 integer datapath, like hardware, on 128-bit numbers held as ``(hi, lo)``
 uint64 pairs.  Zeros, infinities and NaNs take a separate float path
@@ -77,7 +138,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fma_f64", "fma_f32"]
+__all__ = ["fma_f64", "fma_f64_integer", "fma_f32"]
 
 _U64 = np.uint64
 _I64 = np.int64
@@ -103,7 +164,15 @@ _INF32 = np.uint32(0x7F800000)
 def fma_f64(a, b, c) -> np.ndarray:
     """a*b + c rounded once, RNE, binary64.
 
-    Inputs/outputs: uint64 bit patterns, same (broadcastable) shapes."""
+    Inputs/outputs: uint64 bit patterns, same (broadcastable) shapes.  Error-free
+    transformations in float64 where their preconditions hold (every normal-range
+    row), the integer datapath for the rest; see the module docstring."""
+    return _blockwise(_fma_f64_eft_block, np.uint64, a, b, c)
+
+
+def fma_f64_integer(a, b, c) -> np.ndarray:
+    """The same function computed on every row by the exact integer datapath (the
+    reference ``fma_f64`` is tested against, and its fallback)."""
     return _blockwise(_fma_f64_block, np.uint64, a, b, c)
 
 
@@ -156,13 +225,114 @@ def _round_to_odd_sum(x, y):
     even last bit, the odd neighbour on e's side is the round-to-odd result.
     e is NaN exactly when s is not finite; NaN compares false, so inf/NaN
     sums are left alone."""
-    s = x + y
-    yv = s - x
-    e = (x - (s - yv)) + (y - yv)
+    s, e = _two_sum(x, y)
     sb = s.view(_U64)
     need = ((np.abs(e) > 0) & ((sb & 1) == 0)).astype(_U64)
     toward_zero = (e.view(_U64) ^ sb) >> 63          # e and s of opposite signs
     return (sb + need - ((need & toward_zero) << 1)).view(np.float64)
+
+
+# ================================================= binary64, error-free transformations
+
+_SPLITTER = np.float64(2.0 ** 27 + 1)                    # Veltkamp: 53 = 26 + 27
+_SPLIT_LIMIT = _U64(int(np.float64(2.0 ** 996).view(np.uint64)) << 1)       # P1, on |x| << 1
+_PROD_LOW = _U64(int(np.float64(2.0 ** -968).view(np.uint64)) << 1)       # P2
+_SUM_LIMIT = _U64(int(np.float64(2.0 ** 1021).view(np.uint64)) << 1)      # P2, P3
+
+
+def _fma_f64_eft_block(a, b, c):
+    uh = a.view(np.float64) * b.view(np.float64)
+    ok = _eft_rows(a, b, c, uh)
+    if ok.all():
+        return _eft_value(a, b, c, uh).view(_U64)
+    out = np.empty_like(a)
+    good = np.flatnonzero(ok)
+    if 2 * good.size > a.size:                       # mostly regular: compute all, overwrite the rest
+        out[:] = _eft_value(a, b, c, uh).view(_U64)
+    elif good.size:                                  # mostly special (NaN chains): only the regular rows
+        out[good] = _eft_value(a[good], b[good], c[good], uh[good]).view(_U64)
+    idx = np.flatnonzero(~ok)                        # zeros, inf, NaN; near under/overflow
+    fa, fb, fc = a[idx], b[idx], c[idx]
+    regular = _finite_nonzero64(fa) & _finite_nonzero64(fb) & _finite_nonzero64(fc)
+    out[idx] = _fma64_special(fa, fb, fc)
+    if regular.any():
+        out[idx[regular]] = _fma64_far_apart(fa[regular], fb[regular], fc[regular])
+    return out
+
+
+_C_ONLY_GAP = 967        # Qa + Qb <= Qc + 967: |a*b| below half of c's smaller neighbour gap
+_OVERFLOW_SUM = 3071     # Qa + Qb >= 3071: |a*b| >= 2^1025
+
+
+def _fma64_far_apart(a, b, c):
+    """Finite nonzero operands outside P1-P3, mostly far-apart exponents.  With
+    ``Q(x) = max(biased exponent, 1)``, ``|x| < 2^(Q(x) - 1022)`` and ``c``'s neighbours are
+    at least ``2^(Q(c) - 1076)`` away (half the gap below a power of two; ``2^-1075`` for
+    subnormals), so ``Qa + Qb <= Qc + 967`` gives ``|ab| < 2^(Qc - 1077)``: the result is ``c``.
+    ``Qa + Qb >= 3071`` makes both normal with ``|ab| >= 2^1025 > 2^1024 + |c|``: +-inf with
+    ``ab``'s sign.  The other rows go through the integer datapath."""
+    qa, qb, qc = (np.maximum((x >> 52) & 0x7FF, 1).view(_I64) for x in (a, b, c))
+    q = qa + qb
+    c_only = q <= qc + _C_ONLY_GAP
+    huge = q >= _OVERFLOW_SUM
+    out = np.where(c_only, c, ((a ^ b) & _SIGN64) | _INF64)
+    rest = np.flatnonzero(~(c_only | huge))
+    if rest.size:
+        out[rest] = _fma64_finite_nonzero(a[rest], b[rest], c[rest])
+    return out
+
+
+def _veltkamp(x):
+    """(hi, lo) with x = hi + lo exactly, each of at most 26 significant bits (|x| < 2^996)."""
+    g = x * _SPLITTER
+    hi = g - (g - x)
+    return hi, x - hi
+
+
+def _fma64_eft(a, b, c):
+    """(RN(a*b + c) as float64, the rows where P1-P3 hold); see the module docstring."""
+    uh = a.view(np.float64) * b.view(np.float64)
+    return _eft_value(a, b, c, uh), _eft_rows(a, b, c, uh)
+
+
+def _eft_value(a, b, c, uh):
+    """RN(a*b + c) by error-free transformations, ``uh = RN(a*b)``; exact where P1-P3 hold."""
+    af, bf, cf = a.view(np.float64), b.view(np.float64), c.view(np.float64)
+    ah, al = _veltkamp(af)
+    bh, bl = _veltkamp(bf)
+    ul = ah * bh
+    ul -= uh
+    ul += ah * bl
+    ul += al * bh
+    al *= bl
+    ul += al                                         # a*b = uh + ul exactly (P1, P2)
+    th, tl = _two_sum(cf, uh)                        # c + uh = th + tl exactly
+    v = _round_to_odd_sum(tl, ul)                    # v = RO(tl + ul)
+    return th + v
+
+
+def _eft_rows(a, b, c, uh):
+    """The rows where P1, P2 (or P2') and P3 hold."""
+    a2, b2, c2, uh2 = a << 1, b << 1, c << 1, uh.view(_U64) << 1      # magnitudes, sign dropped
+    ok = (a2 < _SPLIT_LIMIT) & (b2 < _SPLIT_LIMIT) & (c2 < _SUM_LIMIT)
+    ok &= ((uh2 >= _PROD_LOW) & (uh2 < _SUM_LIMIT)) | _zero_product_rows(a2, b2, c2)   # P2 or P2'
+    return ok
+
+
+def _zero_product_rows(a2, b2, c2):
+    """P2' on magnitudes (``x << 1``): a zero product and a nonzero addend."""
+    return ((a2 == 0) | (b2 == 0)) & (c2 != 0)
+
+
+def _two_sum(x, y):
+    """(s, e): s = RN(x + y), e = x + y - s exactly (Knuth; no overflow)."""
+    s = x + y
+    yv = s - x
+    xv = s - yv
+    xv = x - xv
+    yv = y - yv
+    xv += yv
+    return s, xv
 
 
 # ================================================================ binary64

@@ -1,5 +1,8 @@
 """fma_f64 / fma_f32 against the exact rational oracle fma_exact.
 
+binary64 is checked twice: ``fma_f64`` (error-free transformations with the
+integer fallback) and ``fma_f64_integer`` (the integer datapath on every row).
+
 The oracle itself is checked independently (CPython's correctly rounded int/int
 division, and the "nearest, ties to even" property evaluated with Fractions),
 and so is the round-to-odd lemma that fma_f32 rests on.  Layout:
@@ -25,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fma_oracle import fma_exact
-from golden.fma import fma_f32, fma_f64
+from golden.fma import fma_f32, fma_f64, fma_f64_integer
 
 
 # ============================================================== formats
@@ -38,6 +41,7 @@ class Fmt:
     dtype: type
     fdtype: type
     fma: object
+    label: str = ""                    # test id when one format has two implementations
 
     @property
     def width(self):
@@ -115,9 +119,12 @@ class Fmt:
 
 
 F64 = Fmt("f64", 11, 52, np.uint64, np.float64, fma_f64)
+F64_INTEGER = Fmt("f64", 11, 52, np.uint64, np.float64, fma_f64_integer, "f64_integer")
 F32 = Fmt("f32", 8, 23, np.uint32, np.float32, fma_f32)
 FORMATS = [F64, F32]
+IMPLEMENTATIONS = [F64, F64_INTEGER, F32]
 by_name = pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+by_fma = pytest.mark.parametrize("fmt", IMPLEMENTATIONS, ids=lambda f: f.label or f.name)
 
 
 def check(fmt: Fmt, triples, limit: int = 8):
@@ -493,13 +500,13 @@ GROUPS = {
 }
 
 
-@by_name
+@by_fma
 @pytest.mark.parametrize("group", list(GROUPS))
 def test_hard_cases(fmt, group):
     assert check(fmt, GROUPS[group](fmt)) > 50
 
 
-@by_name
+@by_fma
 def test_handwritten_results(fmt):
     f, s = fmt.enc, fmt.sign
     n = 1 << fmt.fbits
@@ -563,21 +570,21 @@ def _near_cancel_triple(fmt):
 HYP = settings(max_examples=150, deadline=None)
 
 
-@by_name
+@by_fma
 @HYP
 @given(data=st.data())
 def test_hypothesis_uniform_bits(fmt, data):
     check(fmt, data.draw(st.lists(st.tuples(_bits(fmt), _bits(fmt), _bits(fmt)), min_size=1, max_size=40)))
 
 
-@by_name
+@by_fma
 @HYP
 @given(data=st.data())
 def test_hypothesis_close_exponents(fmt, data):
     check(fmt, data.draw(st.lists(_close_triple(fmt), min_size=1, max_size=40)))
 
 
-@by_name
+@by_fma
 @HYP
 @given(data=st.data())
 def test_hypothesis_near_cancellation(fmt, data):
@@ -610,7 +617,7 @@ def _close_batch(fmt, rng, n):
     return [x.astype(fmt.dtype) for x in bits]
 
 
-@by_name
+@by_fma
 @pytest.mark.parametrize("kind", ["uniform_bits", "close_exponents"])
 def test_large_random_batch(fmt, kind):
     rng = np.random.default_rng(2024 + fmt.width + len(kind))
@@ -629,7 +636,7 @@ def test_large_random_batch(fmt, kind):
 
 # ================================================================ 5. API
 
-@by_name
+@by_fma
 def test_shapes_and_broadcasting(fmt):
     rng = np.random.default_rng(5)
     a = fmt.rand_bits(rng, 24).reshape(4, 6)
@@ -647,7 +654,7 @@ def test_shapes_and_broadcasting(fmt):
     assert fmt.fma(np.zeros(0, fmt.dtype), np.zeros(0, fmt.dtype), np.zeros(0, fmt.dtype)).shape == (0,)
 
 
-@by_name
+@by_fma
 def test_rejects_float_arrays(fmt):
     with pytest.raises(TypeError):
         fmt.fma(np.ones(3), np.ones(3), np.ones(3))
