@@ -43,9 +43,10 @@ def main(args) -> int:
           f"({ins.algorithm}); device {args.device}")
     c = Campaign(((ins.arch, ins.name),), device=args.device, target=args.blocks * 65536, seed=7)
     gen = _generation_rate(c, ins)
-    print(f"golden.dot_add, one call of 200,000 on this process: {measure(ins, 200_000, 'normal', 3):,.0f} "
-          f"dot-adds/s (normal), {measure(ins, 200_000, 'bits', 3):,.0f} (bits); vector generation "
-          f"({c.vectors}): {gen:,.0f} vectors/s")
+    normal, bits = measure(ins, 200_000, "normal", 3), measure(ins, 200_000, "bits", 3)
+    print(f"golden.dot_add on this process, calls of 200,000, median wall (CPU time) rate: "
+          f"{normal.median:,.0f} ({normal.cpu:,.0f}) dot-adds/s on normal values, {bits.median:,.0f} "
+          f"({bits.cpu:,.0f}) on uniform bits; vector generation ({c.vectors}): {gen:,.0f} vectors/s")
     print(f"{'workers':>7s} {'blocks':>6s} {'dot-adds':>12s} {'wall s':>7s} {'dot-adds/s':>12s} {'speed-up':>8s}")
     base = None
     for n in counts:

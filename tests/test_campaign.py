@@ -204,3 +204,14 @@ def test_a_planted_rtl_fault_gets_cosims_verdict_and_first_vector(tmp_path):
     assert r.status == "MISMATCH" and first is not None
     assert int(r.failing["index"][0]) == first["index"]
     assert Store(db).per_instruction(c.id)[pair]["mismatches"] == r.mismatches
+
+
+def test_the_bench_runs_and_prints_its_table(capsys):
+    import argparse
+
+    from campaign.bench import main as bench
+    args = argparse.Namespace(instr="volta:HMMA.884.F16.F16", device="golden", blocks=1, workers="1")
+    assert bench(args) == 0
+    out = capsys.readouterr().out
+    assert "golden.dot_add on this process" in out and "speed-up" in out
+    assert [ln.split()[0] for ln in out.splitlines() if ln.strip().endswith("x")] == ["1"]
