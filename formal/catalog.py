@@ -54,8 +54,9 @@ def _params(obj) -> tuple[str, dict] | None:
         return "compress", {"term_bits": obj.term_bits, "n": obj.n}
     if isinstance(obj, MaxExponentTree):
         return "maxexp", {"n": obj.n, "levels_per_stage": obj.levels_per_stage}
-    if isinstance(obj, MultiplierArray):
-        return "multiply", {"a_bits": obj.fa.man_bits + 1, "b_bits": obj.fb.man_bits + 1}
+    if isinstance(obj, MultiplierArray) or type(obj).__name__ in ("FMAMultiply", "F32Multiply"):
+        fa, fb = (obj.fmt, obj.fmt) if hasattr(obj, "fmt") else (obj.fa, obj.fb)
+        return "multiply", {"a_bits": fa.man_bits + 1, "b_bits": fb.man_bits + 1}
     if isinstance(obj, OperandDecode):
         from hw.decode import UnionFormat
         if isinstance(obj.fmt, UnionFormat):

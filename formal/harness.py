@@ -69,6 +69,13 @@ class Equivalence(Elaboratable):
             m.d.comb += Assert((steps < self.latency) | (Value.cast(actual) == expected))
         return m
 
+    def let(self, value, name: str = "ref"):
+        """A signal equal to ``value`` (for ``expect``, while elaborating): a value a reference
+        uses twice is named once, so its expression is not copied into every use."""
+        sig = Signal(Value.cast(value).shape(), name=name)
+        self._m.d.comb += sig.eq(value)
+        return sig
+
     def prev(self, value):
         """``value`` (any signal of the design) one cycle ago: for ``expect``, while elaborating."""
         reg = Signal(value.shape(), name="prev")

@@ -27,8 +27,8 @@ def normalise_property(sum_bits, F, fd, frac_bits, rounding, overflow, positive_
             total, sp = past(dut.total), past(dut.specials)
             neg = total < 0
             mag = Mux(neg, -total, total)[:sum_bits]
-            word = reference_round(mag, past(dut.e_max).as_signed() - F, neg, f, dut.p, rounding, overflow, False,
-                                   positive_zero)
+            word = reference_round(h.let(mag, "mag"), past(dut.e_max).as_signed() - F, neg, f, dut.p, rounding,
+                                   overflow, False, positive_zero, h.let)
             sb = f.exp_bits + f.man_bits
             inf = ((1 << f.exp_bits) - 1) << f.man_bits
             nan = (1 << sb) - 1                          # NVIDIA's canonical NaN: all ones below the sign
@@ -38,4 +38,4 @@ def normalise_property(sum_bits, F, fd, frac_bits, rounding, overflow, positive_
         return h, h.depth
     name = (f"normalise/{f.name}.S{sum_bits}.F{F}.p{frac_bits}.{rounding}.{overflow}" + (".pz" if positive_zero else "")
             + (f".pl={pipelining}" if pipelining is not None else ""))
-    return Property(name, "normalise", build, units=tuple(units))
+    return Property(name, "normalise", build, engine="boolector", units=tuple(units))

@@ -35,29 +35,31 @@ def _top(mag):
     return top
 
 
-def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero):
-    """The rounded word of ``(-1)**sign * mag * 2**e0`` (an Amaranth expression)."""
+def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero, let=lambda value, name: value):
+    """The rounded word of ``(-1)**sign * mag * 2**e0`` (an Amaranth expression); ``let`` names a
+    value used more than once (:meth:`formal.harness.Equivalence.let`)."""
     if fmt.nan != "ieee":
         raise ValueError(f"the reference rounder packs IEEE-style formats, not {fmt.name} ({fmt.nan} NaN)")
     W = len(mag)
     e0 = e0.as_signed()
-    lead = Mux(e0 + _top(mag) > fmt.emin, e0 + _top(mag), fmt.emin)       # the result's leading place
-    d = (lead - p - e0).as_signed()                                       # last place relative to mag's bit 0
+    e_top = let(e0 + _top(mag), "e_top")
+    lead = let(Mux(e_top > fmt.emin, e_top, fmt.emin), "lead")           # the result's leading place
+    d = let((lead - p - e0).as_signed(), "d")                             # last place relative to mag's bit 0
     # d <= 0: the value is exact at p fraction bits; the kept integer is mag * 2**-d (-d <= p + 1)
     exact = (mag << Mux(d < 0, -d, 0)[:max(p + 2, 1).bit_length() + 1])[:p + 2]
     # d > 0: kept = floor(mag / 2**d), rem = mag - kept * 2**d, half = 2**(d - 1); d past W keeps nothing
-    dd = Mux(d > W + 1, W + 1, Mux(d < 1, 1, d))[:(W + 1).bit_length() + 1]
-    kept_hi = (mag >> dd)
-    rem = (mag - (kept_hi << dd))[:W]
-    half = Const(1, W + 2) << (dd - 1)[:len(dd)]
-    kept = Mux(d > 0, kept_hi, exact)[:p + 1]
+    dd = let(Mux(d > W + 1, W + 1, Mux(d < 1, 1, d))[:(W + 1).bit_length() + 1], "dd")
+    kept_hi = let(mag >> dd, "kept_hi")
+    rem = let((mag - (kept_hi << dd))[:W], "rem")
+    half = let(Const(1, W + 2) << (dd - 1)[:len(dd)], "half")
+    kept = let(Mux(d > 0, kept_hi, exact)[:p + 1], "kept")
     more, tie, inexact = (d > 0) & (rem > half), (d > 0) & (rem == half), (d > 0) & (rem != 0)
     up = {"RZ": Const(0, 1), "RNE": more | (tie & kept[0]),
           "RU": inexact & ~sign, "RD": inexact & sign}[mode]
-    rounded = (kept + up)[:p + 2]
+    rounded = let((kept + up)[:p + 2], "rounded")
     carry = rounded == (1 << (p + 1))
-    sig = Mux(carry, 1 << p, rounded)[:p + 1]
-    res_lead = (lead + carry).as_signed()
+    sig = let(Mux(carry, 1 << p, rounded)[:p + 1], "sig")
+    res_lead = let((lead + carry).as_signed(), "res_lead")
     normal = sig >= (1 << p)
     sb = fmt.exp_bits + fmt.man_bits
     inf = ((1 << fmt.exp_bits) - 1) << fmt.man_bits
@@ -85,7 +87,7 @@ def rounder_property(fmt, mag_bits, mode="RNE", frac_bits=None, overflow="ieee",
 
         def expect(past):
             return [(dut.word, reference_round(past(dut.mag), past(dut.e0), past(dut.sign), f, p, mode, overflow,
-                                               flush, positive_zero))]
+                                               flush, positive_zero, h.let))]
 
         def assume(now):
             e0 = now(dut.e0)
@@ -99,4 +101,4 @@ def rounder_property(fmt, mag_bits, mode="RNE", frac_bits=None, overflow="ieee",
     flags = "".join(x for x, on in (("flush.", flush), ("pz.", positive_zero)) if on)
     name = (f"round/{f.name}.W{mag_bits}.p{p}.{mode}.{overflow}.{flags}{sticky}.{lod}"
             + (f".cuts={'+'.join(sorted(cuts))}" if cuts else ""))
-    return Property(name, "round", build, units=tuple(units))
+    return Property(name, "round", build, engine="boolector", units=tuple(units))
