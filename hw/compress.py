@@ -64,6 +64,16 @@ class CompressorTree(Stage):
         return 1 + sum(self._registered_levels()) + self.pipelining.final_add
 
     @staticmethod
+    def _sum(x, y, z):
+        """A row of full adders' sum bits."""
+        return x ^ y ^ z
+
+    @staticmethod
+    def _carry(x, y, z):
+        """A row of full adders' carries, one place up."""
+        return ((x & y) | (x & z) | (y & z)) << 1
+
+    @staticmethod
     def _register(m, rows, name):
         regs = []
         for i, r in enumerate(rows):
@@ -91,7 +101,7 @@ class CompressorTree(Stage):
                 x, y, z = rows[i:i + 3]
                 s = Signal(signed(W), name=f"csa{level}_{i // 3}_s")
                 c = Signal(signed(W), name=f"csa{level}_{i // 3}_c")
-                m.d.comb += [s.eq(x ^ y ^ z), c.eq(((x & y) | (x & z) | (y & z)) << 1)]
+                m.d.comb += [s.eq(self._sum(x, y, z)), c.eq(self._carry(x, y, z))]
                 nxt += [s, c]
             nxt += rows[len(rows) - len(rows) % 3:] if len(rows) % 3 else []
             self.level_rows.append((rows, nxt))
