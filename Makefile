@@ -53,7 +53,7 @@ help:
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
 	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
 	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
-	@echo "make formal [ARCH=] [INSTR=] [STAGE=round,...|protocol] [NAME=] [TIMEOUT=120] [JOBS=1]"
+	@echo "make formal [ARCH=] [INSTR=] [STAGE=round,...|protocol] [NAME=] [PIPELINE=0..3] [TIMEOUT=120] [JOBS=1]"
 	@echo "                                  SymbiYosys proofs of each datapath stage at the catalog's widths and of the"
 	@echo "                                  stream protocol (python -m formal; docs/formal.md)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
@@ -173,4 +173,4 @@ fpga-selftest: $(STAMP)
 formal: $(STAMP)
 	$(PY) -m formal $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR)) \
 	    $(if $(STAGE),--stage $(STAGE)) $(if $(NAME),--name $(NAME)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	    $(if $(JOBS),--jobs $(JOBS))
+	    $(if $(JOBS),--jobs $(JOBS)) $(if $(call given,PIPELINE),--pipelining $(PIPELINE))

@@ -1,4 +1,4 @@
-"""``python -m formal [--arch A] [--instr I] [--stage S] [--timeout s] [--jobs n] [--list]``.
+"""``python -m formal [--arch A] [--instr I] [--stage S] [--pipelining N] [--timeout s] [--jobs n] [--list]``.
 
 Runs the properties (:func:`formal.suite.all_properties`) that match the filters and prints one
 line per property: ``proved``, ``failed`` (with the counterexample VCD that sby wrote),
@@ -27,6 +27,8 @@ def _parser():
     ap.add_argument("--name", default="", help="only properties whose name contains this")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per property (default 120)")
     ap.add_argument("--jobs", type=int, default=1, help="properties at a time (default 1)")
+    ap.add_argument("--pipelining", type=int, default=0,
+                    help="the stages' register stages: a hw.Pipelining level (default 0)")
     ap.add_argument("--list", action="store_true", help="list the selected properties, prove nothing")
     ap.add_argument("--refresh", action="store_true", help="collect the catalog's stage parameters again")
     return ap
@@ -56,7 +58,9 @@ def main(argv=None) -> int:
         return 2
     from .suite import all_properties
     try:
-        props = select(all_properties(args.refresh), args.arch, args.instr, args.stage, args.name)
+        from hw.pipelining import Pipelining
+        Pipelining.level(args.pipelining)
+        props = select(all_properties(args.refresh, args.pipelining), args.arch, args.instr, args.stage, args.name)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
