@@ -10,7 +10,7 @@ enough to keep every bit.  The stage is built with one product and c (every term
 
 from __future__ import annotations
 
-from amaranth import Mux, Shape, signed
+from amaranth import Mux
 from amaranth.lib import data
 
 from golden.formats import get_format

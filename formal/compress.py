@@ -21,8 +21,6 @@ end to end against ``sum(terms)`` in one piece.
 
 from __future__ import annotations
 
-from amaranth import signed
-
 from hw.compress import CompressorTree
 
 from .harness import Equivalence
@@ -85,4 +83,4 @@ def compress_property(term_bits, n, pipelining=None, whole=False, units=(), dut_
         return h, h.depth
     what = "whole" if whole else "levels"
     name = f"compress/{what}.n{n}.T{term_bits}" + (f".pl={pipelining}" if pipelining is not None else "")
-    return Property(name, "compress", build, engine="boolector", units=tuple(units))
+    return Property(name, "compress", build, engine="yices" if whole else "boolector", units=tuple(units))

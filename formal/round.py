@@ -14,7 +14,7 @@ Assumed: ``-8192 <= e0 < 8192`` (every call site's exponents lie well inside; th
 
 from __future__ import annotations
 
-from amaranth import Const, Mux, signed, unsigned
+from amaranth import Const, Mux, signed
 
 from hw.round import Rounder
 
