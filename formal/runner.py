@@ -113,6 +113,9 @@ def run_sby(name: str, design, depth: int, mode: str = "bmc", engine: str = "yic
         out, _ = proc.communicate()
         (job / "sby.log").write_text(out)
         return Verdict(name, "timeout", time.monotonic() - start, engine, log=str(job / "sby.log"))
+    except BaseException:                             # interrupted: leave no solver running
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     seconds = time.monotonic() - start
     (job / "sby.log").write_text(out)
     log = str(job / "sby.log")
