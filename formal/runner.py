@@ -76,6 +76,32 @@ def _shims(workdir: Path) -> Path:
     return bindir
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (sby puts its engines in process groups of their own)."""
+    children: dict = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill sby (``pid``, which this module started) and every process it started."""
+    for p in [pid, *_descendants(pid)]:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -109,12 +135,12 @@ def run_sby(name: str, design, depth: int, mode: str = "bmc", engine: str = "yic
     try:
         out, _ = proc.communicate(timeout=timeout + 15)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)          # sby and its solver: one process group of our own
+        _kill_tree(proc.pid)
         out, _ = proc.communicate()
         (job / "sby.log").write_text(out)
         return Verdict(name, "timeout", time.monotonic() - start, engine, log=str(job / "sby.log"))
     except BaseException:                             # interrupted: leave no solver running
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill_tree(proc.pid)
         raise
     seconds = time.monotonic() - start
     (job / "sby.log").write_text(out)
