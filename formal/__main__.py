@@ -1,8 +1,9 @@
 """``python -m formal [--arch A] [--instr I] [--stage S] [--pipelining N] [--timeout s] [--jobs n] [--list]``.
 
 Runs the properties (:func:`formal.suite.all_properties`) that match the filters and prints one
-line per property: ``proved``, ``failed`` (with the counterexample VCD that sby wrote),
-``timeout`` or ``error`` (with sby's log), the solver's wall time and its engine, then a
+line per property: ``proved``, ``bounded`` (k-induction's base case holds to the depth, its
+induction step does not), ``failed`` (with the counterexample VCD that sby wrote), ``timeout``
+or ``error`` (with sby's log), the solver's wall time and its engine, then a
 summary.  ARCH and INSTR select the properties of the stages those catalog units use (names,
 comma lists, ``all``, as :func:`golden.select` takes them); STAGE is a comma list of
 :data:`formal.suite.STAGES`; NAME a substring of the property's name.  Exit status 1 when a
@@ -74,7 +75,8 @@ def main(argv=None) -> int:
         for v in pool.map(lambda p: p.run(args.timeout), props):
             print(v.line(), flush=True)
             verdicts.append(v)
-    counts = {s: sum(v.status == s for v in verdicts) for s in ("proved", "failed", "timeout", "error")}
+    from .runner import STATUSES
+    counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     print(f"{len(verdicts)} properties: " + ", ".join(f"{n} {s}" for s, n in counts.items())
           + f" ({time.monotonic() - start:.0f} s wall, timeout {args.timeout:.0f} s, jobs {args.jobs})")
     return 1 if counts["failed"] or counts["error"] else 0

