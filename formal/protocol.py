@@ -15,9 +15,12 @@ is the design's, unchanged.  Properties, with a fresh ``AnySeq`` for every input
 ``order``
     Under any valid/ready pattern: one input (chosen by the solver: an ``AnySeq`` pick) comes
     out once, at its place in the order (after exactly the inputs accepted before it and not
-    yet delivered), with its tag; nothing comes out that was not put in.  Bounded (BMC of
-    :data:`ORDER_DEPTH` steps): a stalled shell keeps any state, reachable or not, for as long as
-    the stall lasts, so k-induction needs invariants over the shell's private delay line.
+    yet delivered), with its tag; nothing comes out that was not put in.  Bounded: BMC of
+    ``latency + ORDER_MARGIN`` steps, room for inputs to be accepted, stalled for up to
+    ``ORDER_MARGIN - 1`` cycles in flight, and delivered (a depth below the latency would see no
+    result at all and prove nothing; twice the latency timed out at 120 s).  Not unbounded: a stalled shell keeps any state, reachable or
+    not, for as long as the stall lasts, so k-induction needs invariants over the shell's
+    private delay line.
 """
 
 from __future__ import annotations
@@ -33,14 +36,15 @@ from hw.unit import DotAddUnit
 
 from .property import Property
 
-__all__ = ["TagDatapath", "ShellHarness", "protocol_properties", "ORDER_DEPTH", "TAG_BITS"]
+__all__ = ["TagDatapath", "ShellHarness", "protocol_properties", "ORDER_MARGIN", "TAG_BITS"]
 
-ORDER_DEPTH = 14
+ORDER_MARGIN = 8
 TAG_BITS = 8
 
 
 class TagDatapath(Stage):
-    """A datapath's ports and latency; ``d`` is ``a[0]`` (truncated or zero-extended) ``latency`` cycles later."""
+    """A datapath's ports and latency; ``d`` is ``a[0]``'s low :data:`TAG_BITS` bits (zero-extended)
+    ``latency`` cycles later (only those bits travel: the solver's state stays small)."""
 
     def __init__(self, datapath, latency: int):
         self.cycles = latency
@@ -56,9 +60,9 @@ class TagDatapath(Stage):
 
     def elaborate(self, platform):
         m = Module()
-        value = Value.cast(self.a[0])
+        value = Value.cast(self.a[0])[:min(TAG_BITS, len(self.d))]
         for n in range(self.cycles):
-            reg = Signal(len(self.d), name=f"tag{n}")
+            reg = Signal(len(value), name=f"tag{n}")
             m.d.sync += reg.eq(value)
             value = reg
         m.d.comb += self.d.eq(value)
@@ -179,7 +183,7 @@ def core_property(arch, kind, pipelining=0, dut_class=TensorCore) -> Property:
 
 
 def _depth(kind, latency):
-    return ORDER_DEPTH if kind == "order" else latency + 2
+    return latency + ORDER_MARGIN if kind == "order" else latency + 2
 
 
 def protocol_properties() -> list:
