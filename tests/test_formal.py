@@ -212,8 +212,9 @@ def test_maxexp_unsigned_compare_fails(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_multiply_corner_fails(tmp_path):
-    fails(multiply_property(11, 11, product=product_all_ones), tmp_path)
+@pytest.mark.parametrize("bits", [11, 24, 53])
+def test_multiply_corner_fails(tmp_path, bits):
+    fails(multiply_property(bits, bits, product=product_all_ones), tmp_path)
 
 
 @pytest.mark.slow
