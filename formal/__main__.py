@@ -35,8 +35,9 @@ def _parser():
     return ap
 
 
-def select(props, arch="all", instr="all", stage="all", name=""):
-    """The properties matching the filters (``ValueError`` naming what is valid)."""
+def filters(arch="all", instr="all", stage="all"):
+    """``(stages, units)`` the filters keep (``units`` None: every unit); ``ValueError`` naming
+    what is valid.  Checked before any property is built."""
     from .suite import STAGES
     stages = STAGES if stage in ("", "all") else tuple(s.strip() for s in stage.split(",") if s.strip())
     bad = [s for s in stages if s not in STAGES]
@@ -48,6 +49,12 @@ def select(props, arch="all", instr="all", stage="all", name=""):
         units = {(i.arch, i.name) for i in golden.select(arch, instr)}
         if not units:
             raise ValueError(f"no catalog instruction matches ARCH={arch} INSTR={instr} (python -m golden list)")
+    return stages, units
+
+
+def select(props, stages, units, name=""):
+    """The properties of ``stages`` whose name contains ``name`` and, unless ``units`` is None,
+    that a unit of ``units`` uses."""
     return [p for p in props if p.stage in stages and name in p.name
             and (units is None or units & set(p.units))]
 
@@ -61,20 +68,28 @@ def main(argv=None) -> int:
     try:
         from hw.pipelining import Pipelining
         Pipelining.level(args.pipelining)
-        props = select(all_properties(args.refresh, args.pipelining), args.arch, args.instr, args.stage, args.name)
+        stages, units = filters(args.arch, args.instr, args.stage)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    props = select(all_properties(args.refresh, args.pipelining), stages, units, args.name)
     if args.list:
         for p in props:
             print(f"{p.stage:9} {p.mode:5} {p.engine:9} {p.name}")
         print(f"{len(props)} properties")
         return 0
     start, verdicts = time.monotonic(), []
-    with cf.ThreadPoolExecutor(args.jobs) as pool:
-        for v in pool.map(lambda p: p.run(args.timeout), props):
-            print(v.line(), flush=True)
-            verdicts.append(v)
+    run = lambda p: p.run(args.timeout)
+    if args.jobs == 1:              # in this thread: Ctrl-C reaches the runner, which stops its solver
+        results = map(run, props)
+    else:
+        pool = cf.ThreadPoolExecutor(args.jobs)
+        results = pool.map(run, props)
+    for v in results:
+        print(v.line(), flush=True)
+        verdicts.append(v)
+    if args.jobs > 1:
+        pool.shutdown()
     from .runner import STATUSES
     counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     print(f"{len(verdicts)} properties: " + ", ".join(f"{n} {s}" for s, n in counts.items())

@@ -240,3 +240,24 @@ def test_core_proves_and_fails_without_stall(tmp_path, monkeypatch):
     proves(core_property("volta", "order", pipelining=3), tmp_path)
     monkeypatch.setattr(hw.tensor_core, "EnableInserter", _no_stall(hw.tensor_core.EnableInserter))
     fails(core_property("volta", "order", pipelining=3), tmp_path)
+
+
+# -- the command line (nothing proved) ------------------------------------------------------------
+
+def test_filters_keep_the_units_stages(tmp_path):
+    from formal.__main__ import filters, select
+    stages, units = filters("hopper", "HGMMA.64xNx16.F32", "protocol,round")
+    assert stages == ("protocol", "round") and units == {HOPPER}
+    props = [unit_property(*HOPPER, "ready"), core_property("volta", "ready"), multiply_property(3, 4)]
+    assert [p.name for p in select(props, stages, units)] == [props[0].name]
+    assert len(select(props, *filters())) == 3
+
+
+@pytest.mark.parametrize("argv, says", [(["--stage", "nope"], "unknown stage nope; valid: round"),
+                                        (["--arch", "nope"], "unknown architecture"),
+                                        (["--pipelining", "9"], "pipelining level must be 0..3"),
+                                        (["--timeout", "0"], "--timeout must be positive")])
+def test_bad_filters_say_what_is_valid(capsys, argv, says):
+    from formal.__main__ import main
+    assert main(argv) == 2
+    assert says in capsys.readouterr().err
