@@ -14,7 +14,8 @@ SEED  ?= 1
 given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
-        fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench
+        fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
+        formal
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -52,6 +53,9 @@ help:
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
 	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
 	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
+	@echo "make formal [ARCH=] [INSTR=] [STAGE=round,...|protocol] [NAME=] [PIPELINE=0..3] [TIMEOUT=120] [JOBS=1]"
+	@echo "                                  SymbiYosys proofs of each datapath stage at the catalog's widths and of the"
+	@echo "                                  stream protocol (python -m formal; docs/formal.md)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 	@echo "WAVES= takes yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
@@ -166,3 +170,9 @@ fpga-run: $(STAMP)
 fpga-selftest: $(STAMP)
 	$(PY) -m fpga selftest $(ARCH) $(FPGA_INSTR) $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) \
 	    --seed $(SEED) $(if $(KIND),--kind $(KIND)) $(if $(PORT),--port $(PORT)) $(if $(PLANT),--plant $(PLANT)) $(FPGA_OPTS)
+
+# formal proofs: every stage at the catalog's parameters (ARCH/INSTR: the stages those units use), the stream shells
+formal: $(STAMP)
+	$(PY) -m formal $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR)) \
+	    $(if $(STAGE),--stage $(STAGE)) $(if $(NAME),--name $(NAME)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+	    $(if $(JOBS),--jobs $(JOBS)) $(if $(call given,PIPELINE),--pipelining $(PIPELINE))

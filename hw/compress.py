@@ -64,6 +64,16 @@ class CompressorTree(Stage):
         return 1 + sum(self._registered_levels()) + self.pipelining.final_add
 
     @staticmethod
+    def _sum(x, y, z):
+        """A row of full adders' sum bits."""
+        return x ^ y ^ z
+
+    @staticmethod
+    def _carry(x, y, z):
+        """A row of full adders' carries, one place up."""
+        return ((x & y) | (x & z) | (y & z)) << 1
+
+    @staticmethod
     def _register(m, rows, name):
         regs = []
         for i, r in enumerate(rows):
@@ -83,6 +93,7 @@ class CompressorTree(Stage):
             m.d.comb += r.eq(self.terms[i])        # sign-extend
             rows.append(r)
         level = 0
+        self.level_rows = []            # (rows in, rows out) of each 3:2 level: what formal/ proves level by level
         # Two's complement modulo 2**W: the carry out of the top bit is dropped, the exact sum fits in W bits.
         while len(rows) > 2:
             nxt = []
@@ -90,9 +101,10 @@ class CompressorTree(Stage):
                 x, y, z = rows[i:i + 3]
                 s = Signal(signed(W), name=f"csa{level}_{i // 3}_s")
                 c = Signal(signed(W), name=f"csa{level}_{i // 3}_c")
-                m.d.comb += [s.eq(x ^ y ^ z), c.eq(((x & y) | (x & z) | (y & z)) << 1)]
+                m.d.comb += [s.eq(self._sum(x, y, z)), c.eq(self._carry(x, y, z))]
                 nxt += [s, c]
             nxt += rows[len(rows) - len(rows) % 3:] if len(rows) % 3 else []
+            self.level_rows.append((rows, nxt))
             rows = nxt
             if cuts[level]:
                 rows, built = self._register(m, rows, f"csa{level}_r"), built + 1
@@ -101,5 +113,6 @@ class CompressorTree(Stage):
             rows, built = self._register(m, rows, "final_r"), built + 1
         assert built == self.latency, "the tree's registers must match its declared latency"
         final = rows[0] + rows[1] if len(rows) == 2 else rows[0]
+        self.final_rows = rows          # the carry-propagate adder's operands (formal/)
         m.d.sync += self.total.eq(final)
         return m

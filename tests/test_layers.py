@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 # rank of each top-level package: a module may import packages of its own rank or lower
-LAYERS = {"golden": 0, "hw": 1, "cosim": 2, "tb": 2, "probe": 3, "fpga": 4, "campaign": 4}
+LAYERS = {"golden": 0, "hw": 1, "cosim": 2, "tb": 2, "formal": 2, "probe": 3, "fpga": 4, "campaign": 4}
 # the top layer's packages are side by side: nothing imports them, not even each other (a campaign
 # reaches a board through probe's plugin backends)
 TOP = {"fpga", "campaign"}

@@ -1,0 +1,1 @@
+"""Formal proofs of the datapath stages and of the stream protocol (SymbiYosys)."""
