@@ -90,27 +90,30 @@ class LoweredFDA(DatapathPipeline):
             out += [("add_c." + type(s).__name__, s) for s in self.adder.stages]
         return out
 
-    def _converted(self, m, name, fmt, bits):
-        """``bits`` of ``fmt`` as the chain's operand format, through golden's conversion table."""
+    def _converted(self, m, name, fmt, bits, tables):
+        """``bits`` of ``fmt`` as the chain's operand format, through golden's conversion table
+        (made once per format: ``tables``)."""
         to = self.chain.fa
         if not self.params.operand_format or fmt.name == to.name:
             return bits
-        codes = np.arange(1 << fmt.storage_bits, dtype=np.uint64)
-        table = convert_exactly(fmt, codes, to)
+        if fmt.name not in tables:
+            codes = np.arange(1 << fmt.storage_bits, dtype=np.uint64)
+            tables[fmt.name] = [int(w) for w in convert_exactly(fmt, codes, to)]
         out = Signal(to.storage_bits, name=name)
         with m.Switch(bits):
-            for code, word in zip(codes, table):
-                with m.Case(int(code)):
-                    m.d.comb += out.eq(int(word))
+            for code, word in enumerate(tables[fmt.name]):
+                with m.Case(code):
+                    m.d.comb += out.eq(word)
         return out
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.chain = chain = self.chain
+        tables: dict = {}
         for name, fmt in (("a", self.fa), ("b", self.fb)):
             src, dst = getattr(self, name), getattr(chain, name)
             for j, k in enumerate(self.order):         # pass order: wiring
-                m.d.comb += dst[j].eq(self._converted(m, f"{name}{k}_conv", fmt, src[int(k)]))
+                m.d.comb += dst[j].eq(self._converted(m, f"{name}{k}_conv", fmt, src[int(k)], tables))
         if self.adder is None:
             m.d.comb += [chain.c.eq(self.c), self.d.eq(chain.d)]
             assert chain.latency == self.latency
