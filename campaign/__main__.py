@@ -13,9 +13,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 import golden
+from golden.options import yes_no_option
 
 DEFAULT_DB = "build/campaign/campaign.sqlite"
 
@@ -37,6 +39,16 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a non-negative whole number, got {text!r}") from None
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+    return v
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"must be seconds >= 0 (0: no progress lines), got {text}")
     return v
 
 
@@ -85,11 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--unit", default="hw", help="unit provider of the rtl device (hw, hw:pipeline=3, standin:...)")
     r.add_argument("--stall", type=float, default=0.1, help="handshake stall probability of the rtl device")
     r.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
-    r.add_argument("--resume", action="store_true", help="continue the campaign's rows in the database")
-    r.add_argument("--fresh", action="store_true", help="discard the campaign's rows in the database first")
+    r.add_argument("--resume", nargs="?", const=True, default=False, type=yes_no_option("RESUME"), metavar="YES|NO",
+                   help="continue the campaign's rows in the database (also --resume=yes|no, make's RESUME=)")
+    r.add_argument("--fresh", nargs="?", const=True, default=False, type=yes_no_option("FRESH"), metavar="YES|NO",
+                   help="discard the campaign's rows in the database first (also --fresh=yes|no, make's FRESH=)")
     r.add_argument("--scheduler", help="a running dask scheduler (tcp://host:8786); default an embedded cluster")
     r.add_argument("--workers", type=_positive, help="workers of the embedded cluster (default every core)")
-    r.add_argument("--progress", type=float, default=10.0, help="seconds between progress lines (0: none)")
+    r.add_argument("--progress", type=_seconds, default=10.0, help="seconds between progress lines (0: none)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("report", help="the results table of a database (also while a campaign runs)")
     rp.add_argument("db", nargs="?", default=DEFAULT_DB)
@@ -108,14 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .store import CampaignExists
+    from probe.contract import BackendError
     try:
         return args.func(args)
-    except CampaignExists as e:
+    except (ValueError, TypeError, BackendError) as e:   # CampaignExists and CampaignBusy are ValueErrors
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except sqlite3.Error as e:
+        print(f"error: results database: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: the finished blocks are in the database; rerun with --resume (RESUME=1)",

@@ -96,7 +96,7 @@ def test_resume_does_no_work_and_a_second_run_without_it_is_refused(tmp_path, ca
         seen.append(buf.getvalue())
 
     assert run(c, db, workers=1, progress_s=0, on_block=report_while_running) == {"blocks": 3, "skipped": 0}
-    assert "1/3" in seen[0] and "incomplete" in seen[0] and "running (or killed)" in seen[0]
+    assert "1/3" in seen[0] and "incomplete" in seen[0] and "block(s), running" in seen[0]
     assert "3/3" in seen[-1]
     assert run(c, db, workers=1, progress_s=0, resume=True) == {"blocks": 0, "skipped": 3}
     with pytest.raises(CampaignExists, match="RESUME=1"):

@@ -198,7 +198,7 @@ def test_torch_backend_skips_cleanly():
         TorchBackend()
     p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--backend", "torch"],
                        capture_output=True, text=True)
-    assert p.returncode == 0 and "skipped:" in p.stderr
+    assert p.returncode == 2 and p.stderr.startswith("error: the backend cannot run here: PyTorch"), p.stderr
 
 
 # ---- the RTL, co-simulated: the same report as golden ------------------------------------------------
