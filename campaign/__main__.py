@@ -17,29 +17,9 @@ import sqlite3
 import sys
 
 import golden
-from golden.options import yes_no_option
+from golden.options import Parser, whole_number, yes_no_option
 
 DEFAULT_DB = "build/campaign/campaign.sqlite"
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative whole number, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
-    return v
 
 
 def _seconds(text: str) -> float:
@@ -82,18 +62,18 @@ def cmd_bench(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .spec import DEFAULT_BLOCK, DEVICES_HELP
-    p = argparse.ArgumentParser(prog="python -m campaign",
+    p = Parser(prog="python -m campaign",
                                 description="Verification campaigns on dask: blocks of vectors, results in SQLite.")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run (or resume) a campaign")
     r.add_argument("arch", help="architecture(s): a name, alias, comma list or all")
     r.add_argument("instr", help="instruction name(s) or families, a comma list, or all")
-    r.add_argument("-n", type=_positive, default=1_000_000, help="vectors per instruction (default 1000000)")
+    r.add_argument("-n", type=whole_number(1), default=1_000_000, help="vectors per instruction (default 1000000)")
     r.add_argument("--device", default="rtl", help=f"device under test: {DEVICES_HELP}")
     r.add_argument("--vectors", default="mixed", help="vector generator (default mixed)")
-    r.add_argument("--seed", type=_seed, default=1)
-    r.add_argument("--block", type=_positive, default=DEFAULT_BLOCK, help=f"vectors per block (default {DEFAULT_BLOCK})")
-    r.add_argument("--lanes", type=_positive, default=1, help="dot-adds per cycle of the RTL unit")
+    r.add_argument("--seed", type=whole_number(0), default=1)
+    r.add_argument("--block", type=whole_number(1), default=DEFAULT_BLOCK, help=f"vectors per block (default {DEFAULT_BLOCK})")
+    r.add_argument("--lanes", type=whole_number(1), default=1, help="dot-adds per cycle of the RTL unit")
     r.add_argument("--unit", default="hw", help="unit provider of the rtl device (hw, hw:pipeline=3, standin:...)")
     r.add_argument("--stall", type=float, default=0.1, help="handshake stall probability of the rtl device")
     r.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
@@ -102,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--fresh", nargs="?", const=True, default=False, type=yes_no_option("FRESH"), metavar="YES|NO",
                    help="discard the campaign's rows in the database first (also --fresh=yes|no, make's FRESH=)")
     r.add_argument("--scheduler", help="a running dask scheduler (tcp://host:8786); default an embedded cluster")
-    r.add_argument("--workers", type=_positive, help="workers of the embedded cluster (default every core)")
+    r.add_argument("--workers", type=whole_number(1), help="workers of the embedded cluster (default every core)")
     r.add_argument("--progress", type=_seconds, default=10.0, help="seconds between progress lines (0: none)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("report", help="the results table of a database (also while a campaign runs)")
@@ -114,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="campaign throughput against workers, and golden's rates")
     b.add_argument("--instr", default="hopper:HMMA.16816.F32", help="ARCH:INSTR (default hopper:HMMA.16816.F32)")
     b.add_argument("--device", default="golden", help="device (default golden: golden against itself)")
-    b.add_argument("--blocks", type=_positive, default=64, help="blocks per measurement")
+    b.add_argument("--blocks", type=whole_number(1), default=64, help="blocks per measurement")
     b.add_argument("--workers", default=None, help="comma list of worker counts (default 1,2,every core)")
     b.set_defaults(func=cmd_bench)
     return p

@@ -55,10 +55,11 @@ def plan_workers(requested: int | None, device: str) -> tuple[int, str | None]:
     return requested, None
 
 
-def check_scheduler(address: str, timeout: float = HANDSHAKE_S) -> None:
+def check_scheduler(address: str, timeout: float | None = None) -> None:
     """Refuse, in one line and within ``timeout`` seconds, a ``tcp://`` address that does not greet
     like a dask scheduler: dask's own connect waits for the greeting without a limit, and reads any
     other service's first bytes as a frame length (``Unable to allocate 3.01 EiB``)."""
+    timeout = HANDSHAKE_S if timeout is None else timeout
     scheme, _, rest = address.partition("://")
     if scheme != "tcp" or not rest:
         return                                   # tls://, inproc://, ...: dask's own connect decides

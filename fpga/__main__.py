@@ -37,7 +37,7 @@ import sys
 from fractions import Fraction
 
 import golden
-from golden.options import whole_number, yes_no_option
+from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
 from .clocks import ecp5_pll
@@ -106,7 +106,7 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"))
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sim = sub.add_parser("sim", help="the board top under Verilator, driven by the real driver over TCP")
     _config_args(sim)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["YES", "NO", "whole_number", "yes_no", "yes_no_option"]
+__all__ = ["YES", "NO", "Parser", "whole_number", "yes_no", "yes_no_option"]
 
 YES = ("1", "yes", "y", "true", "on", "enable", "enabled")
 NO = ("0", "no", "n", "false", "off", "disable", "disabled", "")
@@ -61,3 +61,11 @@ def whole_number(low: int, high: int | None = None):
         return v
     parse.__name__ = "whole number"
     return parse
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose refusals are one line, as every other bad input is: ``error: ...``
+    naming the option and what is valid (and where the usage is), exit status 2; no usage block."""
+
+    def error(self, message):
+        self.exit(2, f"error: {message} ({self.prog} --help lists the options)\n")

@@ -146,7 +146,7 @@ def test_a_device_that_fails_is_reported_not_counted(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "hopper", "HMMA.16816.F32", "-n", "-5"], "must be at least 1"),
-    (["run", "hopper", "HMMA.16816.F32", "--seed", "-1"], "must be >= 0"),
+    (["run", "hopper", "HMMA.16816.F32", "--seed", "-1"], "must be at least 0"),
     (["run", "hoper", "HMMA"], "unknown architecture 'hoper'"),
     (["run", "hopper", "HMMA.16816.F32", "--device", "nosuch"], "unknown backend 'nosuch'"),
     (["run", "hopper", "HMMA.16816.F32", "--device", "golden:G=1"], "'G' is not a golden.Params field"),
