@@ -58,7 +58,7 @@ help:
 	@echo "                                  stream protocol (python -m formal; docs/formal.md)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
-	@echo "WAVES= takes yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
+	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
 	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files and lint runs go to DIR, not build/."
 
 $(STAMP): requirements.txt pyproject.toml
