@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--device", default="rtl", help=f"device under test: {DEVICES_HELP}")
     r.add_argument("--vectors", default="mixed", help="vector generator (default mixed)")
     r.add_argument("--seed", type=whole_number(0), default=1)
-    r.add_argument("--block", type=whole_number(1), default=DEFAULT_BLOCK, help=f"vectors per block (default {DEFAULT_BLOCK})")
+    r.add_argument("--block", type=whole_number(1), default=DEFAULT_BLOCK,
+                   help=f"vectors per block (default {DEFAULT_BLOCK})")
     r.add_argument("--lanes", type=whole_number(1), default=1, help="dot-adds per cycle of the RTL unit")
     r.add_argument("--unit", default="hw", help="unit provider of the rtl device (hw, hw:pipeline=3, standin:...)")
     r.add_argument("--stall", type=float, default=0.1, help="handshake stall probability of the rtl device")

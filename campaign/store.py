@@ -112,7 +112,8 @@ class Store:
                 raise ValueError(why)
             if write:
                 self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed row survives a crash of this process
+                # WAL + NORMAL: a committed row survives a crash of this process
+                self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as e:
             raise ValueError(f"results database {self.path}: {e}") from None

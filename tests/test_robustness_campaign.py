@@ -88,7 +88,8 @@ def test_fresh_with_resume_is_refused_and_nothing_is_deleted(stored, capsys, no_
 def test_resume_of_another_campaign_names_what_differs(stored, capsys, no_cluster):
     db, c = stored
     argv = [a if a != "1" or RUN[i - 1] != "--seed" else "2" for i, a in enumerate(RUN)]
-    _one_line(main(argv + ["--db", str(db), "--resume=on"]), capsys, f"the nearest, {c.id}, differs in seed 1 there, 2 here")
+    _one_line(main(argv + ["--db", str(db), "--resume=on"]), capsys,
+              f"the nearest, {c.id}, differs in seed 1 there, 2 here")
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM campaigns").fetchone()[0] == 1
     assert _blocks(db) == 2
@@ -121,7 +122,8 @@ def test_report_of_a_missing_file_creates_nothing(tmp_path, capsys):
 
 FOREIGN = {
     "own tables": "CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO things VALUES (1, 'x');",
-    "own blocks table": "CREATE TABLE blocks (id INTEGER PRIMARY KEY, shape TEXT); INSERT INTO blocks VALUES (7, 'cube');",
+    "own blocks table": "CREATE TABLE blocks (id INTEGER PRIMARY KEY, shape TEXT); "
+                        "INSERT INTO blocks VALUES (7, 'cube');",
 }
 
 
