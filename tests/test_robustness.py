@@ -408,3 +408,23 @@ def test_every_console_script_goes_through_the_launcher():
     for name, target in scripts.items():
         module, _, function = target.partition(":")
         assert module == "golden.launch" and callable(getattr(launch, function))
+
+
+def test_probing_several_where_the_backend_cannot_run_some_is_not_a_pass(capsys):
+    """A board runs one instruction, a GPU some: the others are listed as not run, and exit 2."""
+    import argparse
+    from probe.__main__ import _many
+    from probe.contract import Unavailable
+    runs = golden.lookup("volta", "HMMA.884.F32.F32")
+
+    def backend(ins, a, b, c, scale_a=None, scale_b=None):
+        if ins is not runs:
+            raise Unavailable(f"this backend runs {runs.name}, not {ins.name}")
+        return golden.dot_add(ins, a, b, c, scale_a, scale_b)
+    pool = [runs, golden.lookup("volta", "HMMA.884.F16.F16")]
+    assert _many(pool, backend, argparse.Namespace(group=False, json=None)) == 2
+    out, err = capsys.readouterr()
+    assert "HMMA.884.F32.F32" in out and "HMMA.884.F16.F16" in out and "cannot run on this backend" in out
+    assert "2 instruction(s), 1 probed, 1 match the catalog, 0 differ, 1 could not run" in err
+    assert err.splitlines()[-1] == ("error: 1 instruction(s) could not run on the backend (first: volta "
+                                    "HMMA.884.F16.F16: this backend runs HMMA.884.F32.F32, not HMMA.884.F16.F16)")
