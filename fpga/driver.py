@@ -116,7 +116,8 @@ def _open(url: str, baud: int, timeout: float):
                                      **({} if "://" in url else {"exclusive": True}))
     except (serial.SerialException, ValueError, OSError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if "exclusively lock" in reason or "Resource temporarily unavailable" in reason:
+        if any(w in reason for w in ("exclusively lock", "Resource temporarily unavailable", "Device or resource busy",
+                                     "Access is denied")):            # flock, TIOCEXCL, Windows
             raise BoardBusy(f"the board at {url} is busy: another program holds its port ({reason}); "
                             f"one client at a time (a campaign: one worker per board)") from None
         raise BoardError(f"cannot open {url}: {reason}; available serial ports: {_available_ports()} "

@@ -209,3 +209,20 @@ def test_replay_of_a_file_for_another_instruction_names_it(served, capsys, tmp_p
     path = write_failures(res, tmp_path, seed=1, lanes=1, vectors="mixed")
     _one_line(main(["replay", str(path), "--port", served().url]), capsys,
               "holds vectors of hopper HGMMA.64xNx16.F32; the board at socket://127.0.0.1:")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
+def test_a_serial_port_another_program_holds_is_busy():
+    """A serial port is opened exclusively: a second opener is told the board is busy, by name."""
+    import os
+    from fpga.driver import BoardBusy, _open
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    first = _open(path, 115200, 0.05)
+    try:
+        with pytest.raises(BoardBusy, match=f"the board at {path} is busy: another program holds its port"):
+            _open(path, 115200, 0.05)
+    finally:
+        first.close()
+        os.close(master)
+        os.close(slave)
