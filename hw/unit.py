@@ -12,6 +12,8 @@ from amaranth.hdl import EnableInserter
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+import numpy as np
+
 import golden
 from golden.algorithms import Params
 from golden.catalog import Instruction
@@ -91,12 +93,12 @@ class DotAddUnit(Checked, wiring.Component):
 
     @classmethod
     def check(cls, ins: Instruction, params: Params | None = None, lanes: int = 1, pipelining=None) -> None:
-        if lanes < 1:
-            raise ValueError(f"lanes must be at least 1, not {lanes}")
+        check_lanes(lanes)
         as_pipelining(pipelining)
         datapath_class(_datapath(ins, params), f"{ins.arch} {ins.name}")
 
     def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1, pipelining=None):
+        check_lanes(lanes)                  # before any lane is built: 10**6 of them would build for minutes
         self.ins = ins
         self.datapath = _datapath(ins, params)
         self.params = self.datapath.params
@@ -145,6 +147,16 @@ class DotAddUnit(Checked, wiring.Component):
             if self.datapath.scale_format:
                 m.d.comb += [dp.scale_a.eq(lane.scale_a), dp.scale_b.eq(lane.scale_b)]
         return m
+
+
+MAX_LANES = 256     # far past any board (python -m fpga fit finds a handful on an ECP5-85F) or simulation
+
+
+def check_lanes(lanes) -> None:
+    """``lanes`` a whole number 1..:data:`MAX_LANES`; ValueError naming the range otherwise."""
+    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or not 1 <= lanes <= MAX_LANES:
+        raise ValueError(f"lanes must be a whole number 1..{MAX_LANES} (dot-adds per cycle of one unit), "
+                         f"not {lanes!r}")
 
 
 def dot_add_unit(instr, lanes: int = 1, params: Params | None = None, arch: str | None = None,
