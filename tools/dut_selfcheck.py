@@ -245,6 +245,7 @@ module selfcheck_tb;
     repeat ({reset_cycles}) @(posedge clk);
     @(negedge clk);                 // released between edges: no race with the DUT's flops
     rst = {reset_off};
+{preload}
     rst_done = 1'b1;
   end
 
@@ -336,6 +337,7 @@ def testbench(u: Unit, n: int) -> str:
         n=n, reset_on=f"1'b{int(not u.reset_low)}", reset_off=f"1'b{int(u.reset_low)}",
         reset_cycles=u.reset_cycles, decls="\n".join(decls), dw=widths[dport], doff=doff,
         pins_init="\n".join(f'    void\'($value$plusargs("pin_{p}=%d", pin_{p}));' for p in pins),
+        preload="\n".join(f"    p_{p} = mem_{p}[0];     // what an enabled first edge takes" for p in ins_ports),
         reads="\n".join([f'    $readmemh({{dir, "/{p}.hex"}}, mem_{p});' for p in ins_ports] +
                         ['    $readmemh({dir, "/expect.hex"}, mem_expect);']),
         top=u.top, params=f"#({params}) " if params else "", conns=",\n".join("    " + c for c in conns))
