@@ -367,13 +367,26 @@ def verilator_env() -> dict:
     return dict(os.environ)
 
 
+def define_flags(u: Unit) -> list:
+    return [f"+define+{k}" if v is True else f"+define+{k}={v}" for k, v in u.defines.items() if v is not False]
+
+
+def lint(u: Unit) -> str:
+    """``verilator --lint-only -Wall`` of the unit as described; returns its warnings ('' when clean)."""
+    params = [f"-G{k}={v}" for k, v in u.parameters.items()]
+    cmd = ["verilator", "--lint-only", "-Wall", "--top-module", u.top, *params, *define_flags(u),
+           *[f"-I{d}" for d in u.include_dirs], *map(str, u.files)]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=verilator_env())
+    return "" if r.returncode == 0 and "%Warning" not in r.stderr else (r.stdout + r.stderr)
+
+
 def build(u: Unit, n: int) -> Path:
     """Build the testbench and DUT (cached by a hash of every input); returns the executable."""
     tb = testbench(u, n)
     flags = ["--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "unique",
              "--x-initial", "unique", "--top-module", "selfcheck_tb", "-o", "selfcheck_tb", "-CFLAGS", "-O1 -std=c++20", "-j", "2"]
     flags += [f"-I{d}" for d in u.include_dirs]
-    flags += [f"+define+{k}" if v is True else f"+define+{k}={v}" for k, v in u.defines.items() if v is not False]
+    flags += define_flags(u)
     h = hashlib.sha256(tb.encode() + " ".join(flags).encode())
     for f in u.files + sorted(p for d in u.include_dirs for p in Path(d).glob("*")):
         h.update(str(f).encode() + Path(f).read_bytes())
@@ -445,6 +458,7 @@ def main(argv=None) -> int:
     ap.add_argument("toml", type=Path, nargs="+", help="unit.toml (or a fault's TOML)")
     ap.add_argument("-n", type=int, default=20000, help="vectors per target (default 20000)")
     ap.add_argument("--seeds", default="1", help="comma list of simulation seeds (random stalls, initial state)")
+    ap.add_argument("--lint", action="store_true", help="only lint each unit with verilator --lint-only -Wall")
     args = ap.parse_args(argv)
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
@@ -453,6 +467,11 @@ def main(argv=None) -> int:
         units = [load(p) for p in args.toml]
         bad = 0
         for u in units:
+            if args.lint:
+                msg = lint(u)
+                print(f"{u.name:24s} lint: {'clean' if not msg else 'WARNINGS'}\n{msg}".rstrip())
+                bad += bool(msg)
+                continue
             for r in run(u, args.n, seeds):
                 first = next((ln for ln in r.log.splitlines() if ln.startswith("MISMATCH")), "")
                 print(f"{u.name:24s} {r.target:42s} seed {r.seed}: {r.received} received, {r.mismatches} mismatches, "
