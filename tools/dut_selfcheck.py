@@ -42,6 +42,7 @@ from golden.vectors import random_operands                 # noqa: E402
 
 HANDSHAKES = ("valid_ready", "axi_stream", "valid_only", "enable", "fixed")
 OPERANDS = ("a", "b", "c", "d")
+MISMATCH_RE = re.compile(r"MISMATCH vector (\d+) got ([0-9a-f]+) expected ([0-9a-f]+)")
 RESULT_RE = re.compile(r"SELFCHECK received=(\d+) mismatches=(\d+) extra=(\d+) missing=(\d+)")
 
 
@@ -134,6 +135,8 @@ def load(path: Path) -> Unit:
         parse_filelist(here / dut["filelist"], u.files, u.include_dirs, u.defines)
     else:
         parse_core(here / dut["core"], u.files, u.include_dirs, u)
+    u.files = [Path(os.path.normpath(f)) for f in u.files]            # one build for a unit and its faults
+    u.include_dirs = [Path(os.path.normpath(d)) for d in u.include_dirs]
     missing = [str(f) for f in u.files if not f.is_file()]
     if missing:
         raise DescriptionError(f"{path}: source file(s) missing: {', '.join(missing)}")
@@ -426,6 +429,11 @@ class Result:
     extra: int
     missing: int
     log: str
+
+    @property
+    def first_mismatches(self) -> list:
+        """``(vector, got, expected)`` of the first (up to five) mismatching results."""
+        return [(int(v), int(g, 16), int(e, 16)) for v, g, e in MISMATCH_RE.findall(self.log)]
 
     @property
     def clean(self) -> bool:
