@@ -404,6 +404,7 @@ def build(u: Unit, n: int) -> Path:
     cmd = ["verilator", *flags, "-Mdir", str(tmp / "obj"), *map(str, u.files), str(tmp / "tb.sv")]
     r = subprocess.run(cmd, capture_output=True, text=True, env=verilator_env())
     if r.returncode or not (tmp / "obj" / "selfcheck_tb").is_file():
+        shutil.rmtree(tmp, ignore_errors=True)
         raise DescriptionError(f"{u.path}: the Verilator build failed:\n" + (r.stdout + r.stderr)[-3000:])
     shutil.rmtree(d, ignore_errors=True)
     tmp.rename(d)
