@@ -35,17 +35,8 @@ package fda_pkg;
 
   typedef logic signed [EXPW-1:0] exp_t;
 
-  // A decoded narrow operand: value = (-1)^sign * sig * 2^(exp - FRAC).
-  typedef struct packed {
-    logic          sign;
-    logic          zero;
-    logic          inf;
-    logic          nan;
-    exp_t          exp;
-    logic [FRAC:0] sig;
-  } operand_t;
-
-  // One exact product (value = (-1)^sign * sig * 2^(exp - PFRAC), sig < 2^(PFRAC+2)),
+  // A decoded narrow operand (value = (-1)^sign * sig * 2^(exp - FRAC), sig < 2^(FRAC+1)),
+  // an exact product (value = (-1)^sign * sig * 2^(exp - PFRAC), sig < 2^(PFRAC+2)),
   // or c (value = (-1)^sign * sig * 2^(exp - 23), a 24-bit significand).
   typedef struct packed {
     logic        sign;
@@ -68,8 +59,8 @@ package fda_pkg;
   localparam logic [31:0] F32_NEG_INF = 32'hff80_0000;
 
   // Fields of a narrow operand.  The word holds f16/bf16 in bits 15:0 and tf32 in bits 31:13.
-  function automatic operand_t decode(logic [31:0] word, fmt_e fmt);
-    operand_t   o;
+  function automatic term_t decode(logic [31:0] word, fmt_e fmt);
+    term_t      o;
     logic [7:0] efield;
     logic [9:0] mfield;
     logic [7:0] emask;
@@ -102,24 +93,12 @@ package fda_pkg;
     o.nan  = (efield == emask) && (mfield != 10'd0);
     if (efield == 8'd0) begin       // subnormal (or zero): minimum exponent, no hidden bit
       o.exp = exp_t'(1 - bias);
-      o.sig = {1'b0, mfield};
+      o.sig = {14'b0, mfield};
     end else begin
       o.exp = exp_t'(int'(efield) - bias);
-      o.sig = {1'b1, mfield};
+      o.sig = {13'b0, 1'b1, mfield};
     end
     return o;
-  endfunction
-
-  // Exact product, exponent e_a + e_b; a zero product takes E_ZERO.
-  function automatic term_t multiply(operand_t a, operand_t b);
-    term_t p;
-    p.sign = a.sign ^ b.sign;
-    p.nan  = a.nan | b.nan | (a.inf & b.zero) | (a.zero & b.inf);
-    p.inf  = (a.inf | b.inf) & ~p.nan;
-    p.zero = (a.zero | b.zero) & ~p.nan & ~p.inf;
-    p.sig  = 24'(a.sig * b.sig);
-    p.exp  = p.zero ? exp_t'(E_ZERO) : exp_t'(a.exp + b.exp);
-    return p;
   endfunction
 
   // c as a term (its own fraction grid: 23 bits).
@@ -147,6 +126,18 @@ package fda_pkg;
 
   // The helpers below take a whole term and read only the fields their step needs.
   /* verilator lint_off UNUSEDSIGNAL */
+
+  // Exact product, exponent e_a + e_b; a zero product takes E_ZERO.
+  function automatic term_t multiply(term_t a, term_t b);
+    term_t p;
+    p.sign = a.sign ^ b.sign;
+    p.nan  = a.nan | b.nan | (a.inf & b.zero) | (a.zero & b.inf);
+    p.inf  = (a.inf | b.inf) & ~p.nan;
+    p.zero = (a.zero | b.zero) & ~p.nan & ~p.inf;
+    p.sig  = 24'(a.sig[FRAC:0] * b.sig[FRAC:0]);
+    p.exp  = p.zero ? exp_t'(E_ZERO) : exp_t'(a.exp + b.exp);
+    return p;
+  endfunction
 
   // A product aligned to F fraction bits below 2^e_max (truncated: RZ on the magnitude).
   function automatic logic signed [TERMW-1:0] align_product(term_t p, exp_t e_max);
