@@ -94,6 +94,13 @@ def test_bad_description_is_one_clear_error(tmp_path, text, what):
         sc.load(p)
 
 
+def test_bad_target_params_are_named():
+    with pytest.raises(sc.DescriptionError, match="'G' is not a golden.Params field"):
+        sc.instruction({"arch": "ampere", "instr": "HMMA.1688.F32", "params": "G=3"})
+    ins = sc.instruction({"arch": "ampere", "instr": "HMMA.1688.F32", "params": "out_rounding=RNE,F=25"})
+    assert (ins.params.out_rounding, ins.params.F) == ("RNE", 25)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("design", DESIGNS)
 def test_design_matches_every_target(design):

@@ -205,8 +205,14 @@ def instruction(target: dict):
     changes = {}
     for item in filter(None, target.get("params", "").split(",")):
         k, _, v = item.strip().partition("=")
-        changes[k] = int(v) if v.lstrip("-").isdigit() else v
-    return dataclasses.replace(ins, params=ins.params.with_(**changes)) if changes else ins
+        if k not in {f.name for f in dataclasses.fields(golden.Params)}:
+            raise DescriptionError(f"target {target['instr']}: params {k!r} is not a golden.Params field")
+        words = {"None": None, "True": True, "False": False}
+        changes[k] = words[v] if v in words else int(v) if v.lstrip("-").isdigit() else v
+    try:
+        return dataclasses.replace(ins, params=ins.params.with_(**changes)) if changes else ins
+    except ValueError as e:
+        raise DescriptionError(f"target {target['instr']}: params {target['params']!r}: {e}") from None
 
 
 def vectors(ins, n: int, seed: int):
@@ -462,6 +468,11 @@ def run(u: Unit, n: int = 20000, seeds=(1,), vector_seed: int = 7) -> list:
     return out
 
 
+def label(u: Unit) -> str:
+    """``dotp_vr`` for a design's unit.toml, ``dotp_vr/acc_wrap`` for one of its faults."""
+    return u.path.parent.name if u.path.name == "unit.toml" else f"{u.path.parent.parent.name}/{u.path.stem}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("toml", type=Path, nargs="+", help="unit.toml (or a fault's TOML)")
@@ -470,6 +481,8 @@ def main(argv=None) -> int:
     ap.add_argument("--lint", action="store_true", help="only lint each unit with verilator --lint-only -Wall")
     args = ap.parse_args(argv)
     try:
+        if not re.fullmatch(r"\d+(,\d+)*", args.seeds):
+            raise DescriptionError(f"--seeds takes a comma list of integers, got {args.seeds!r}")
         seeds = [int(s) for s in args.seeds.split(",")]
         if args.n < 1:
             raise DescriptionError(f"-n must be at least 1, got {args.n}")
@@ -483,10 +496,10 @@ def main(argv=None) -> int:
                 continue
             for r in run(u, args.n, seeds):
                 first = next((ln for ln in r.log.splitlines() if ln.startswith("MISMATCH")), "")
-                print(f"{u.name:24s} {r.target:42s} seed {r.seed}: {r.received} received, {r.mismatches} mismatches, "
+                print(f"{label(u):24s} {r.target:42s} seed {r.seed}: {r.received} received, {r.mismatches} mismatches, "
                       f"{r.extra} extra, {r.missing} missing  {'ok' if r.clean else 'FAIL ' + first}")
                 bad += not r.clean
-    except (DescriptionError, ValueError) as e:
+    except (DescriptionError, ValueError, RuntimeError) as e:        # ToolchainError is a RuntimeError
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 1 if bad else 0
