@@ -39,8 +39,14 @@ def _toolchain(tmp_path_factory):
         setup()
     except ToolchainError as e:
         pytest.skip(str(e))
-    if not os.environ.get("MMA_BUILD_DIR"):         # builds stay out of the checkout
-        os.environ["MMA_BUILD_DIR"] = str(tmp_path_factory.mktemp("build"))
+    if os.environ.get("MMA_BUILD_DIR"):              # a shared build cache is used as it is
+        yield
+        return
+    os.environ["MMA_BUILD_DIR"] = str(tmp_path_factory.mktemp("build"))   # else builds stay out of the checkout
+    try:
+        yield
+    finally:
+        del os.environ["MMA_BUILD_DIR"]                # the other tests' builds go where they did
 
 
 def _run(path: Path, seeds=(1,)):
