@@ -1,0 +1,1 @@
+"""A device under test of your own: a Verilog/SystemVerilog unit described by one TOML file (docs/your-rtl.md)."""
