@@ -110,9 +110,14 @@ def ports_of(tree: dict, top: str, where) -> dict:
     ports = {}
     for item in modules[0].get("stmtsp", []):
         if item.get("type") == "VAR" and item.get("direction") in ("INPUT", "OUTPUT", "INOUT"):
-            name = item.get("origName") or item["name"]
+            name = demangle(item.get("verilogName") or item.get("origName") or item["name"])
             ports[name] = Port(name, item["direction"], width_of(nodes, item.get("dtypep")))
     return ports
+
+
+def demangle(name: str) -> str:
+    """A name as written in the source (Verilator writes ``__`` as ``___05F``, other characters ``__0HH``)."""
+    return re.sub(r"__0([0-9A-F]{2})", lambda m: chr(int(m[1], 16)), name)
 
 
 def width_of(nodes: dict, addr, depth: int = 0) -> int | None:
