@@ -174,15 +174,15 @@ def check(desc: Description, ports: dict, pins_of_targets=True) -> None:
         need(name, Direction.OUTPUT if role in outs else Direction.INPUT, 1, f"[handshake] {role}")
     for op in desc.operands.values():
         direction = Direction.OUTPUT if op.name == "d" else Direction.INPUT
-        for i in range(op.elements):
-            port, offset = op.element_port(i)
-            p = need(port, direction, offset + op.element_bits, f"[operands] {op.name}")
-            if op.port is not None and p.width is not None and op.name != "d" and i == op.elements - 1 \
-                    and p.width > op.bits_needed() and desc.handshake.kind.value != "axi_stream" and op.offset == 0 \
-                    and not _shared(desc, op.port):
-                raise DescriptionError(f"{desc.path}: [operands] {op.name}: port {op.port} is {p.width} bits wide in "
-                                       f"{desc.top}, but {op.elements} x {op.element_bits} bits = "
-                                       f"{op.bits_needed()} (element_bits or elements wrong?)")
+        if op.ports is not None:
+            for name in op.port_names():
+                need(name, direction, op.element_bits, f"[operands] {op.name}")
+            continue
+        p = need(op.port, direction, op.bits_needed(), f"[operands] {op.name}")
+        if p.width is not None and p.width > op.bits_needed() and op.offset == 0 and not _shared(desc, op.port):
+            raise DescriptionError(f"{desc.path}: [operands] {op.name}: port {op.port} is {p.width} bits wide in "
+                                   f"{desc.top}, but {op.elements} x {op.element_bits} bits = {op.bits_needed()} "
+                                   "(element_bits or elements wrong?)")
     if pins_of_targets:
         for t in desc.targets:
             for pin, value in t.pins.items():
