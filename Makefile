@@ -25,6 +25,7 @@ help:
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
+	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
 	@echo "                                  latency, II and Yosys cell count of each unit (python -m hw report)"
@@ -101,8 +102,17 @@ COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
              $(if $(PIPELINE),--pipeline $(PIPELINE))
 
+# DUT=path/unit.toml: your own Verilog/SystemVerilog unit (docs/your-rtl.md); ARCH/INSTR filter its targets
+DUT_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) \
+           $(if $(filter 1 yes true,$(WAVES)),--waves) $(if $(REPORT),--report $(REPORT)) \
+           $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR))
+
 cosim: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut run $(DUT) $(if $(call given,N),-n $(N)) $(DUT_OPTS)
+else
 	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)
+endif
 
 cosim-all: $(STAMP)
 	$(PY) -m cosim run all all -n $(N) $(COSIM_OPTS)
@@ -112,7 +122,11 @@ cosim-core: $(STAMP)
 	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 lint-rtl: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut lint $(DUT)
+else
 	$(PY) -m cosim lint $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR))
+endif
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
