@@ -190,3 +190,39 @@ def test_make_cosim_dut_command_line(design, tmp_path):
                         "--report", str(tmp_path / "r.xml")], capture_output=True, text=True, env=env, cwd=REPO)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "HMMA.884.F16.F16" in p.stdout and (tmp_path / "r.xml").exists()
+
+
+_TARGET = '[[target]]\narch = "volta"\ninstr = "HMMA.884.F16.F16"\n'
+_ABC = ('a = { port = "a", element_bits = 16, elements = 4 }\n'
+        'c = { port = "c", element_bits = 16 }\nd = { port = "d", element_bits = 16 }\n')
+HANDSHAKES = {
+    "hs_axis": ('[clock]\nname = "aclk"\n[reset]\nname = "aresetn"\nactive = "low"\n'
+                '[handshake]\nkind = "axi_stream"\nlatency = 5\n[operands]\n'
+                'a = { element_bits = 16, elements = 4 }\nb = { element_bits = 16, elements = 4, offset = 64 }\n'
+                'c = { element_bits = 16, offset = 128 }\nd = { element_bits = 16 }\n'),
+    "hs_valid_only": ('[handshake]\nkind = "valid_only"\n[operands]\n'
+                      'a = { ports = "a{i}", element_bits = 16, elements = 4 }\n'
+                      'b = { port = "b", element_bits = 16, elements = 4 }\n'
+                      'c = { port = "c", element_bits = 16 }\nd = { port = "d", element_bits = 16 }\n'),
+    "hs_enable": ('[handshake]\nkind = "enable"\nenable = "en"\nlatency = 5\n[operands]\n' + _ABC +
+                  'b = { port = "b_msb_first", element_bits = 16, elements = 4, order = "msb_first" }\n'),
+    "hs_fixed": ('[reset]\nname = "rst_n"\nactive = "low"\ncycles = 3\n'
+                 '[handshake]\nkind = "fixed"\nlatency = 5\n[operands]\n' + _ABC +
+                 'b = { port = "b", element_bits = 16, elements = 4 }\n'),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("top", sorted(HANDSHAKES))
+def test_every_handshake(design, tmp_path, top):
+    """Each handshake's adapter, on the same unit behind each kind of port list: 0 mismatches, latency 5."""
+    shutil.copy(DATA / "handshakes.sv", design.folder)
+    path = _write(design.folder, f"{top}.toml", f'[dut]\nname = "{top}"\ntop = "{top}"\n'
+                  'sources = ["mma_unit.v", "handshakes.sv"]\n' + HANDSHAKES[top] + _TARGET)
+    dr, _ = _run(path, n=5000, failures_dir=tmp_path)
+    assert dr.result.ok, dr.result.message
+    assert (dr.result.vectors, dr.result.latency_measured) == (5000, 5)
+    if top in ("hs_enable", "hs_fixed"):       # a declared latency one too long: named as such
+        late = _edit(path, "latency = 5", "latency = 6", f"{top}_late")
+        dr, _ = _run(late, n=3000, failures_dir=tmp_path)
+        assert dr.diagnosis == "latency" and "the design's latency is 5" in dr.result.message, dr.result.message

@@ -17,6 +17,7 @@ class Diagnosis(str, enum.Enum):
     LOST = "lost"
     DUPLICATED = "duplicated"
     REORDERED = "reordered"
+    LATENCY = "latency"          # every result is another vector's, a fixed number of steps away
     WRONG = "wrong"              # a value differs, the order is right
     NONE = "none"
 
@@ -52,3 +53,23 @@ def diagnose(got: np.ndarray, expected: np.ndarray, start: int = 0) -> tuple[Dia
         return Diagnosis.REORDERED, (f"results reordered: result #{v} is that of vector #{j} "
                                      f"({'swapped with the next' if j == v + 1 and i + 1 < n and got[i + 1] == expected[i] else 'out of order'})")
     return Diagnosis.WRONG, ""
+
+
+def latency_shift(got: np.ndarray, expected: np.ndarray, max_k: int = 8) -> int | None:
+    """``k`` when most results are those of the vector ``k`` places later (``k`` < 0: earlier): a design
+    whose results are marked by a declared latency (enable, fixed) that is ``k`` cycles longer than its own."""
+    got, expected = np.asarray(got, np.uint64), np.asarray(expected, np.uint64)
+    n = min(len(got), len(expected))
+    if n < 4 * max_k:
+        return None
+    if (got[:n] == expected[:n]).mean() > 0.5:
+        return None
+    best, share = None, 0.5
+    for k in range(-max_k, max_k + 1):
+        if k == 0:
+            continue
+        lo, hi = max(0, -k), min(n, n - k)
+        m = float((got[lo:hi] == expected[lo + k:hi + k]).mean())
+        if m > share:
+            best, share = k, m
+    return best

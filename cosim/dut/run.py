@@ -34,11 +34,12 @@ from ..scoring import Config, Result, simulate_and_score
 from ..session import Capture, Score, simulate
 from ..vectors import ArrayStream, VectorStream
 from . import adapter, order, ports as dports, sources as dsources, targets as dtargets
-from .description import Description, DescriptionError, Target, load
+from .description import Description, DescriptionError, Handshake, Target, load
 
 ADAPTER_FILE = "cosim_unit.sv"
 X_FLAGS = ("--x-assign", "unique", "--x-initial", "unique")    # X values random per +verilator+seed+N
 X_CHECK_VECTORS = 4096                                          # vectors rerun under a second X seed
+NO_HANDSHAKE_OUT = (Handshake.ENABLE, Handshake.FIXED)        # results marked valid by the declared latency
 UNDECLARED_LATENCY = 64                                         # the watchdog's idea of a latency not declared
 
 
@@ -153,8 +154,8 @@ def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
     _report_timing(prep, res)
     dr = DutResult(res, target)
-    _diagnose(dr, score)
-    if len(score.first):
+    _diagnose(dr, score, prep)
+    if len(score.first) and dr.diagnosis != order.Diagnosis.LATENCY.value:
         _x_check(prep, dr, b, score.first, cfg)
     if res.status == "MISMATCH" and res.failing is not None:
         _report_failure(prep, dr, cfg, out)
@@ -175,13 +176,22 @@ def _report_timing(prep: Prepared, res: Result) -> None:
                        f"first result came {res.latency_measured} cycles after its first input (no stalls)")
 
 
-def _diagnose(dr: DutResult, score: DutScore) -> None:
+def _diagnose(dr: DutResult, score: DutScore, prep: Prepared) -> None:
+    """Name what the results' order says (a wrong declared latency, lost, duplicated, reordered results)."""
     res = dr.result
     if score.window is None:
         return
     got, expected, start = score.window
-    kind, line = order.diagnose(got, expected, start)
-    if kind in (order.Diagnosis.LOST, order.Diagnosis.DUPLICATED, order.Diagnosis.REORDERED):
+    declared = prep.desc.handshake.latency
+    k = order.latency_shift(got, expected) if prep.desc.handshake.kind in NO_HANDSHAKE_OUT else None
+    if k is not None:
+        kind = order.Diagnosis.LATENCY
+        line = (f"latency: the results come {abs(k)} cycle(s) {'earlier' if k > 0 else 'later'} than the declared "
+                f"latency = {declared}: the design's latency is {declared - k} (most results are those of the vector "
+                f"{abs(k)} place(s) {'later' if k > 0 else 'earlier'})")
+    else:
+        kind, line = order.diagnose(got, expected, start)
+    if kind in (order.Diagnosis.LATENCY, order.Diagnosis.LOST, order.Diagnosis.DUPLICATED, order.Diagnosis.REORDERED):
         dr.diagnosis = kind.value
         res.status = "ERROR" if res.status == "ok" else res.status
         res.message = f"{line}; {res.message}" if res.message else line
