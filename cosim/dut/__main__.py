@@ -35,8 +35,10 @@ def _config(args) -> Config:
         raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if not 0.0 <= args.stall < 1.0:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    from ..vectors import resolve
+    resolve(args.vectors)                        # an unknown generator: one line, before any build
     return Config(n=args.n, budget_s=args.budget, min_n=args.min_n, seed=args.seed, stall=args.stall,
-                  waves=args.waves, progress=0.0 if args.quiet else 15.0)
+                  waves=args.waves, progress=0.0 if args.quiet else 15.0, vectors=args.vectors)
 
 
 def cmd_run(args) -> int:
@@ -108,7 +110,9 @@ def main(argv=None) -> int:
     r.add_argument("--min-n", type=int, default=100_000)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--stall", type=float, default=0.1)
-    r.add_argument("--waves", action="store_true")
+    r.add_argument("--waves", action="store_true", help="build with waveforms and trace the whole run")
+    r.add_argument("--vectors", default="all", help="generator: a name (all: random bits, normal values and the "
+                   "structured cases, mixed, bits, normal, structured) or module:function")
     r.add_argument("--report", default=None, help="write JUnit XML here")
     r.add_argument("--quiet", action="store_true")
     for name in ("lint", "ports"):

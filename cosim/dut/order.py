@@ -22,14 +22,18 @@ class Diagnosis(str, enum.Enum):
     NONE = "none"
 
 
-def _same(x: np.ndarray, y: np.ndarray, n: int) -> bool:
-    n = min(n, len(x), len(y))
-    return n > 0 and bool(np.array_equal(x[:n], y[:n]))
+def _follows(got: np.ndarray, expected: np.ndarray, n: int) -> bool:
+    """``got[:n] == expected[:n]``, on results varied enough to prove a pattern (at least ``n`` of them,
+    half of them distinct: structured operands repeat results, and repeats prove nothing)."""
+    if len(got) < n or len(expected) < n:
+        return False
+    return bool(np.array_equal(got[:n], expected[:n])) and len(np.unique(expected[:n])) >= n // 2
 
 
 def diagnose(got: np.ndarray, expected: np.ndarray, start: int = 0) -> tuple[Diagnosis, str]:
     """``(diagnosis, one line)`` for results ``got`` against ``expected`` (the same vectors, in input
-    order; ``got`` may be shorter when the design stopped); ``start``: the stream index of element 0."""
+    order; ``got`` may be shorter when the design stopped); ``start``: the stream index of element 0.
+    A pattern is named only where the results around the first difference prove it; else ``WRONG``."""
     got, expected = np.asarray(got, np.uint64), np.asarray(expected, np.uint64)
     n = min(len(got), len(expected))
     diff = np.nonzero(got[:n] != expected[:n])[0]
@@ -40,18 +44,21 @@ def diagnose(got: np.ndarray, expected: np.ndarray, start: int = 0) -> tuple[Dia
         return Diagnosis.NONE, ""
     i = int(diff[0])
     v = start + i
-    if _same(got[i:], expected[i + 1:], RUN) or (i + 1 >= len(got) and len(got) < len(expected)):
+    if _follows(got[i:], expected[i + 1:], RUN) or (i + 1 >= len(got) and len(got) < len(expected)):
         return Diagnosis.LOST, (f"result lost: the result of vector #{v} never came (the results after it are "
                                 "those of the next vectors, in order)")
-    if i > 0 and got[i] == expected[i - 1] and _same(got[i + 1:], expected[i:], RUN):
+    if i > 0 and got[i] == expected[i - 1] and _follows(got[i + 1:], expected[i:], RUN):
         return Diagnosis.DUPLICATED, (f"result duplicated: the result of vector #{v - 1} came twice (the results "
                                       "after it are one vector late)")
-    window = expected[max(0, i - 64):i + 64]
+    lo = max(0, i - 64)
+    window, near = expected[lo:i + 64], got[lo:i + 64]
     hits = np.nonzero(window == got[i])[0]
-    if hits.size:
-        j = start + max(0, i - 64) + int(hits[0])
+    # reordered: got[i] is exactly one other vector's result, and vector i's own result came elsewhere
+    if hits.size == 1 and (window == expected[i]).sum() == 1 and (near == expected[i]).any():
+        j = start + lo + int(hits[0])
+        swapped = j == v + 1 and i + 1 < n and got[i + 1] == expected[i]
         return Diagnosis.REORDERED, (f"results reordered: result #{v} is that of vector #{j} "
-                                     f"({'swapped with the next' if j == v + 1 and i + 1 < n and got[i + 1] == expected[i] else 'out of order'})")
+                                     f"({'swapped with the next' if swapped else 'out of order'})")
     return Diagnosis.WRONG, ""
 
 
@@ -62,7 +69,7 @@ def latency_shift(got: np.ndarray, expected: np.ndarray, max_k: int = 8) -> int 
     n = min(len(got), len(expected))
     if n < 4 * max_k:
         return None
-    if (got[:n] == expected[:n]).mean() > 0.5:
+    if (got[:n] == expected[:n]).mean() > 0.5 or len(np.unique(expected[:n])) < n // 4:
         return None
     best, share = None, 0.5
     for k in range(-max_k, max_k + 1):
