@@ -139,8 +139,13 @@ FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(
             $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 fpga-sim: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga sim $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    $(if $(call given,N),-n $(N)) --seed $(SEED) $(if $(BAUD),--baud $(BAUD)) $(if $(filter 1 yes true,$(WAVES)),--waves)
+else
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \
 	    $(if $(filter 1 yes true,$(WAVES)),--waves)
+endif
 
 # the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))

@@ -105,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--waves", action="store_true", help="write an FST/VCD waveform of the whole run")
     sim.add_argument("--serve", action="store_true", help="keep the simulated board up and print its URL")
     sim.add_argument("--port", type=int, default=0, help="TCP port for --serve (default: any free one)")
+    sim.add_argument("--dut", default=None, metavar="UNIT.TOML",
+                     help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
     _build_args(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
@@ -211,6 +213,14 @@ def main(argv=None) -> int:
 
 def cmd_sim(args) -> int:
     from . import simrun
+    if args.dut:                                 # a design of one's own: its first target, ARCH/INSTR filtering
+        from .dut import dut_board
+        from .fit import board_config
+        pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
+        dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
+        cfg = board_config(dut.ins.arch, dut.ins.name, 1, **({"baud": args.baud} if args.baud else {}))
+        return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port,
+                           dut=dut)
     return simrun.main(config_from(args), n=args.n, seed=args.seed, waves=args.waves,
                        serve=args.serve, port=args.port)
 
