@@ -226,3 +226,26 @@ def test_every_handshake(design, tmp_path, top):
         late = _edit(path, "latency = 5", "latency = 6", f"{top}_late")
         dr, _ = _run(late, n=3000, failures_dir=tmp_path)
         assert dr.diagnosis == "latency" and "the design's latency is 5" in dr.result.message, dr.result.message
+
+
+# ---- the board (make fpga-sim DUT=...) -----------------------------------------------------------------
+
+def test_a_design_yosys_cannot_read_is_one_line(design, capsys):
+    """Verilator reads a cast to a typedef'd type; Yosys (what a board's build uses) does not."""
+    text = (design.folder / "mma_wrap.sv").read_text().replace(
+        "    int plant;", "    typedef logic [7:0] byte_t;\n    wire [7:0] unused_cast = byte_t'(8'd3);\n    int plant;")
+    (design.folder / "cast_wrap.sv").write_text(text)
+    path = _edit(design(), '"mma_wrap.sv"', '"cast_wrap.sv"', "cast")
+    from fpga import __main__ as fpga_cli
+    rc = fpga_cli.main(["sim", "all", "all", "--dut", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "Yosys cannot read the design" in err[0], err
+
+
+@pytest.mark.slow
+def test_fpga_sim_runs_the_design(design, capsys):
+    """The exported unit behind the adapter in the board top, driven by the real driver: 0 mismatches."""
+    from fpga import __main__ as fpga_cli
+    rc = fpga_cli.main(["sim", "all", "all", "--dut", str(design()), "-n", "20"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "HMMA.884.F16.F16" in out and " ok" in out, out
