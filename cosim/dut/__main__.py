@@ -9,6 +9,7 @@ Examples::
     python -m cosim.dut replay build/cosim/failures/....npz --waves
     python -m cosim.dut export volta HMMA.884.F16.F16 /tmp/hmma        # a hw unit as a DUT
     python -m cosim.dut bench volta HMMA.884.F16.F16 -n 200000         # DUT path vs native, per vector
+    python -m cosim.dut bench volta HMMA.884.F16.F16 --plant F=22      # ... both built with a planted fault
 
 Every wrong description, missing file, wrong port or compile error is one ``error:`` line, exit 2,
 before anything is built.
@@ -95,7 +96,7 @@ def cmd_export(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import bench
-    return bench(args.arch, args.instr, n=args.n or 200_000, seed=args.seed)
+    return bench(args.arch, args.instr, n=args.n or 200_000, seed=args.seed, plant=args.plant)
 
 
 def main(argv=None) -> int:
@@ -131,6 +132,8 @@ def main(argv=None) -> int:
     p.add_argument("instr")
     p.add_argument("-n", type=int, default=None)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--plant", default=None, metavar="FIELD=VALUE",
+                   help="build both units with this Params change (e.g. F=22), score both against the catalog")
     args = ap.parse_args(argv)
     try:
         return {"run": cmd_run, "lint": cmd_lint, "ports": cmd_ports, "replay": cmd_replay, "export": cmd_export,

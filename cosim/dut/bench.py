@@ -16,27 +16,37 @@ import golden
 from .. import build as bld
 from ..run import run_instruction
 from ..scoring import Config
-from . import export
+from . import export, targets
 from .run import prepare, run_target
 
 
-def bench(arch: str, instr: str, n: int = 200_000, seed: int = 1, stall: float = 0.1, out=None) -> int:
+def bench(arch: str, instr: str, n: int = 200_000, seed: int = 1, stall: float = 0.1, out=None,
+          plant: str | None = None) -> int:
+    """Print the two runs side by side; ``plant``: a Params change (``F=22``) both units are built with while
+    both are scored against the catalog entry (the verdicts must then be the same mismatch counts)."""
     ins = golden.lookup(arch, instr)
-    folder = bld.BUILD_ROOT / "dut-bench" / bld.safe_name(f"{ins.arch}-{ins.name}")
-    prep = prepare(export.export(ins, folder))
+    built_as = None
+    if plant:
+        from ..units import HwUnits
+        built_as = HwUnits(params=targets.params_changes(plant)).instruction(ins)
+    tag = "" if not plant else "-" + plant.replace("=", "").replace(",", "-")
+    folder = bld.BUILD_ROOT / "dut-bench" / bld.safe_name(f"{ins.arch}-{ins.name}{tag}")
+    prep = prepare(export.export(ins, folder, built_as=built_as))
+    unit = None if built_as is None else _Planted(built_as)
     (target, dins), = prep.pairs
 
     def cfg(k):
         return Config(n=k, seed=seed, stall=stall, progress=0.0, out=io.StringIO(), rerun_with_waves=False)
 
-    run_instruction(ins, cfg(1000))                    # builds (or finds) both, outside the timing
+    run_instruction(ins, cfg(1000), unit)              # builds (or finds) both, outside the timing
     run_target(prep, target, dins, cfg(1000))
-    native = run_instruction(ins, cfg(n))
+    native = run_instruction(ins, cfg(n), unit)
     t0 = time.perf_counter()
     dut = run_target(prep, target, dins, cfg(n))
     wall = time.perf_counter() - t0
     d = dut.result
-    print(f"{ins.arch} {ins.name}, {n:,} vectors, stall {stall}, seed {seed}", file=out)
+    print(f"{ins.arch} {ins.name}, {n:,} vectors, stall {stall}, seed {seed}"
+          f"{f', both units built with {plant} (planted)' if plant else ''}", file=out)
     print(f"{'path':8s} {'status':8s} {'mismatch':>8s} {'session s':>10s} {'us/vector':>10s} {'lat':>4s}", file=out)
     for name, r in (("native", native), ("dut", d)):
         print(f"{name:8s} {r.status:8s} {r.mismatches:8d} {r.seconds:10.2f} {1e6 * r.seconds / max(r.vectors, 1):10.2f} "
@@ -47,3 +57,15 @@ def bench(arch: str, instr: str, n: int = 200_000, seed: int = 1, stall: float =
     same = (native.status, native.mismatches) == (d.status, d.mismatches)
     print(f"verdicts: native {native.status}, dut {d.status}: {'the same' if same else 'DIFFERENT'}", file=out)
     return 0 if same else 1
+
+
+class _Planted:
+    """The native path's unit provider for a planted fault: the unit built for ``built_as``, scored
+    against golden's catalog entry (an ``hw:params=`` spec would score it against the same change)."""
+
+    def __init__(self, built_as):
+        self.built_as = built_as
+
+    def __call__(self, ins, lanes):
+        import hw
+        return hw.dot_add_unit(self.built_as, lanes=lanes)

@@ -37,13 +37,16 @@ def description_text(ins, top: str = MODULE, sources=("mma_unit.v",), latency: i
             '[operands]\n' + "\n".join(ops) + f'\n\n[[target]]\narch = "{ins.arch}"\ninstr = "{ins.name}"\n')
 
 
-def export(ins, folder, pipeline: str = "0") -> Path:
-    """Write the hw unit of ``ins`` and its description into ``folder``; returns the description's path."""
+def export(ins, folder, pipeline: str = "0", built_as=None) -> Path:
+    """Write the hw unit of ``ins`` and its description into ``folder``; returns the description's path.
+
+    ``built_as``: the instruction the unit is built for (a planted fault: ``ins`` with other Params),
+    while the description's target stays ``ins``."""
     import hw
     from ..build import elaborate
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    unit = hw.dot_add_unit(ins, pipelining=pipeline)
+    unit = hw.dot_add_unit(built_as or ins, pipelining=pipeline)
     (folder / f"{MODULE}.v").write_text(elaborate(unit, MODULE))
     path = folder / "unit.toml"
     path.write_text(description_text(ins, latency=unit.latency))
