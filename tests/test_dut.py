@@ -159,6 +159,7 @@ def test_clean_design_matches(design, tmp_path):
     (1, "lost", "result lost"),
     pytest.param(2, "duplicated", "result duplicated", marks=pytest.mark.slow),
     pytest.param(3, "x", "uninitialised state (X)", marks=pytest.mark.slow),
+    pytest.param(4, "timeout", "the design never answered", marks=pytest.mark.slow),
 ])
 def test_planted_fault_is_caught(design, tmp_path, plant, diagnosis, words):
     dr, report = _run(design(f"plant{plant}", plant=plant), failures_dir=tmp_path)

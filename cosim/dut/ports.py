@@ -76,7 +76,10 @@ def read_ports(desc: Description, src: SourceSet, work: Path) -> dict:
     r = subprocess.run(cmd, capture_output=True, text=True)
     log.write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
     if r.returncode != 0:
-        raise DescriptionError(f"{desc.path}: the sources do not compile: {first_error(r.stderr)} (full log {log})")
+        first = first_error(r.stderr)
+        if PROBE_TOP in first and f"module: '{desc.top}'" in first:
+            raise DescriptionError(f"{desc.path}: [dut] top: no module {desc.top!r} in the sources (full log {log})")
+        raise DescriptionError(f"{desc.path}: the sources do not compile: {first} (full log {log})")
     tree = json.loads((work / "obj" / f"V{PROBE_TOP}.tree.json").read_text())
     return ports_of(tree, desc.top, desc.path)
 

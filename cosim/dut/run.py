@@ -180,6 +180,9 @@ def _diagnose(dr: DutResult, score: DutScore, prep: Prepared) -> None:
     """Name what the results' order says (a wrong declared latency, lost, duplicated, reordered results)."""
     res = dr.result
     if score.window is None:
+        if res.status == "ERROR" and " 0 outputs delivered" in res.message:
+            dr.diagnosis = "timeout"
+            res.message = f"the design never answered: {res.message}"
         return
     got, expected, start = score.window
     declared = prep.desc.handshake.latency

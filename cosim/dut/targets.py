@@ -33,7 +33,7 @@ def instruction(desc: Description, t: Target):
     try:
         ins = golden.lookup(t.arch, t.instr)
     except (KeyError, ValueError) as e:
-        raise DescriptionError(f"{where}: {str(e).strip(chr(34) + chr(39))}") from None
+        raise DescriptionError(f"{where}: {e.args[0] if e.args else e}") from None
     if t.params:
         try:
             changes = params_changes(t.params)

@@ -5,6 +5,7 @@
 //   1  a result dropped under backpressure (every 8th cycle the output waits, the unit's result is taken)
 //   2  a result duplicated (every 97th result is presented twice)
 //   3  an output register that is never reset (X after reset), XORed into the result
+//   4  a design that never answers (out_valid stuck low)
 `default_nettype none
 module mma_wrap #(parameter int IN_W = 144, parameter int OUT_W = 16) (
     input  wire              clk,
@@ -44,7 +45,7 @@ module mma_wrap #(parameter int IN_W = 144, parameter int OUT_W = 16) (
     end
     wire drop = (plant == 1) && u_valid && !o__ready && stalled[2:0] == 3'd7;
     always_comb u_ready = dup ? 1'b0 : (o__ready || drop);
-    assign o__valid = dup ? 1'b1 : u_valid;
+    assign o__valid = (plant == 4) ? 1'b0 : dup ? 1'b1 : u_valid;
     assign o__payload = dup ? last : (u_payload ^ ((plant == 3) ? junk : '0));
 endmodule
 `default_nettype wire
