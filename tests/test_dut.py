@@ -250,3 +250,22 @@ def test_fpga_sim_runs_the_design(design, capsys):
     rc = fpga_cli.main(["sim", "all", "all", "--dut", str(design()), "-n", "20"])
     out = capsys.readouterr().out
     assert rc == 0 and "HMMA.884.F16.F16" in out and " ok" in out, out
+
+
+# ---- campaigns (make campaign DEVICE=dut:...) ----------------------------------------------------------
+
+def test_campaign_refuses_a_bad_dut_device_in_one_line(design, capsys, tmp_path):
+    from campaign import __main__ as camp
+    bad = _edit(design(), 'in_valid = "i__valid"', 'in_valid = "in_valid"', "camp_bad")
+    rc = camp.main(["run", "all", "all", "-n", "8192", "--device", f"dut:{bad}", "--db", str(tmp_path / "c.sqlite")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "no port 'in_valid'" in err[0], err
+
+
+@pytest.mark.slow
+def test_campaign_runs_the_design(design, capsys, tmp_path):
+    from campaign import __main__ as camp
+    rc = camp.main(["run", "all", "all", "-n", "8192", "--block", "8192", "--device", f"dut:{design()}",
+                    "--db", str(tmp_path / "c.sqlite"), "--workers", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "HMMA.884.F16.F16" in out and "0 mismatches" in out, out
