@@ -55,6 +55,10 @@ def cmd_run(args) -> int:
         dr = run_target(prep, target, ins, cfg)
         results.append(dr)
         print(table.row(dr.result), flush=True)
+        if target.params or target.pins:
+            print(f"{'':13s} (target {prep.desc.targets.index(target) + 1}: "
+                  + ", ".join(filter(None, [f"params {target.params}" if target.params else "",
+                                            " ".join(f"{k}={v}" for k, v in target.pins.items())])) + ")")
     if args.report:
         junit.write(args.report, prep, results)
         print(f"JUnit report: {args.report}")
@@ -112,8 +116,8 @@ def main(argv=None) -> int:
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--stall", type=float, default=0.1)
     r.add_argument("--waves", action="store_true", help="build with waveforms and trace the whole run")
-    r.add_argument("--vectors", default="all", help="generator: a name (all: random bits, normal values and the "
-                   "structured cases, mixed, bits, normal, structured) or module:function")
+    r.add_argument("--vectors", default="mixed", help="generator: a name (mixed, bits, normal, structured, all) or "
+                   "module:function; with mixed, a clean run ends with 4,096 structured vectors (the structured pass)")
     r.add_argument("--report", default=None, help="write JUnit XML here")
     r.add_argument("--quiet", action="store_true")
     for name in ("lint", "ports"):
