@@ -8,17 +8,13 @@ with a :class:`cosim.session.Capture` hook (results in input order, as :class:`c
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 
+from ..backend import capture_all
 from ..payload import PayloadLayout
-from ..session import Capture, SimError, simulate
 from ..units import NoRTL
 from ..vectors import ArrayStream
 from .run import build, prepare, x_plusargs
-
-BATCH = 16384
 
 
 class DutBackend:
@@ -44,17 +40,6 @@ class DutBackend:
             return np.zeros(0, np.uint64)
         target, tins = self.targets[(ins.arch, ins.name)]
         b_ = build(self.prep, target, tins, root=self.build_root)
-        cap = Capture(n)
-        s = simulate(b_, PayloadLayout(tins, 1), ArrayStream(tins, a, b, c, scale_a, scale_b), cap, n=n,
-                     batch_vectors=min(max(n, 256), BATCH), seed=self.seed, stall_in=self.stall, stall_out=self.stall,
-                     plusargs=self.prep.desc.plusargs + x_plusargs(self.seed + 1))
-        where = f"{self.prep.desc.name} as {ins.arch} {ins.name}"
-        if s.error:
-            raise SimError(f"co-simulation of {where} failed: {s.error}")
-        if s.run_dir is not None:
-            shutil.rmtree(s.run_dir, ignore_errors=True)
-        if s.timing_error:
-            raise SimError(f"co-simulation of {where} failed: {s.timing_error}")
-        if cap.filled != n:
-            raise SimError(f"co-simulation of {where} returned {cap.filled} of {n} outputs")
-        return cap.d
+        return capture_all(b_, PayloadLayout(tins, 1), ArrayStream(tins, a, b, c, scale_a, scale_b), n, seed=self.seed,
+                           stall=self.stall, where=f"{self.prep.desc.name} as {ins.arch} {ins.name}",
+                           plusargs=self.prep.desc.plusargs + x_plusargs(self.seed + 1))
