@@ -74,6 +74,8 @@ def _error_line(capsys, argv) -> str:
     ('kind = "valid_ready"', 'kind = "ready_valid"', "valid: valid_ready, axi_stream, valid_only, enable, fixed"),
     ('kind = "valid_ready"\nin_valid = "i__valid"\nin_ready = "i__ready"\nout_valid = "o__valid"\n'
      'out_ready = "o__ready"\nlatency = 5', 'kind = "fixed"', "a fixed handshake needs latency"),
+    ('kind = "valid_ready"\nin_valid = "i__valid"\nin_ready = "i__ready"\nout_valid = "o__valid"\n'
+     'out_ready = "o__ready"', 'kind = "enable"', "[handshake] enable: the top mma_wrap has no port 'en'"),
     ('elements = 4, offset = 0', 'elements = 8, offset = 0', "a.elements = 8, but HMMA.884.F16.F16 has 4"),
     ('instr = "HMMA.884.F16.F16"', 'instr = "HMMA.999"', "[[target]] volta HMMA.999"),
     ('[reset]', '[reset]\npolarity = "low"', "[reset] polarity: unknown field"),

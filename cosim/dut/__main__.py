@@ -55,10 +55,12 @@ def cmd_run(args) -> int:
         dr = run_target(prep, target, ins, cfg)
         results.append(dr)
         print(table.row(dr.result), flush=True)
-        if target.params or target.pins:
-            print(f"{'':13s} (target {prep.desc.targets.index(target) + 1}: "
-                  + ", ".join(filter(None, [f"params {target.params}" if target.params else "",
-                                            " ".join(f"{k}={v}" for k, v in target.pins.items())])) + ")")
+        said = [f"params {target.params}" if target.params else "", " ".join(f"{k}={v}" for k, v in target.pins.items())]
+        if any(said):
+            said.insert(0, f"target {prep.desc.targets.index(target) + 1}:")
+        said = " ".join(filter(None, said + dr.notes))
+        if said:
+            print(f"{'':13s} ({said})")
     if args.report:
         junit.write(args.report, prep, results)
         print(f"JUnit report: {args.report}")
