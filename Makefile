@@ -88,7 +88,7 @@ report: $(STAMP)
 	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 probe: $(STAMP)
-	$(PY) -m probe $(ARCH) $(INSTR) $(if $(BACKEND),--backend $(BACKEND))
+	$(PY) -m probe $(ARCH) $(INSTR) $(if $(DUT),--backend dut:$(DUT),$(if $(BACKEND),--backend $(BACKEND)))
 
 findings: $(STAMP)
 	$(PY) -m probe findings --out docs/findings
