@@ -271,3 +271,10 @@ def test_campaign_runs_the_design(design, capsys, tmp_path):
                     "--db", str(tmp_path / "c.sqlite"), "--workers", "1"])
     out = capsys.readouterr().out
     assert rc == 0 and "HMMA.884.F16.F16" in out and "0 mismatches" in out, out
+
+
+def test_description_defaults_and_no_reset(design):
+    desc = load(design())
+    assert (desc.clock, desc.reset, desc.reset_active, desc.handshake.kind.value) == ("clk", "rst", "high", "valid_ready")
+    assert desc.operands["b"].element_port(2) == ("i__payload", 64 + 32)
+    assert load(_edit(design(), 'name = "rst"', 'name = ""', "noreset")).reset is None

@@ -228,8 +228,8 @@ def _read_clock_reset(path: Path, top: _Reader) -> dict:
     cycles = rst.get("cycles", int, 4)
     if not 1 <= cycles <= 1000:
         rst.fail("cycles", f"{cycles}; valid: 1 to 1000 cycles held at reset")
-    return dict(clock=clk.name("name", "clk"), reset=rst.name("name", "rst"), reset_active=active,
-                reset_cycles=cycles)
+    reset = None if rst.table.get("name") == "" else rst.name("name", "rst")     # "": the top has no reset
+    return dict(clock=clk.name("name", "clk"), reset=reset, reset_active=active, reset_cycles=cycles)
 
 
 _HS_FIELDS = {

@@ -81,7 +81,8 @@ def prepare(path, arch: str | None = None, instr: str | None = None, root=None) 
     src = dsources.resolve(desc)
     pairs = dtargets.select(desc, arch, instr)
     work = dut_root(root) / bld.safe_name(desc.name) / "ports"
-    ports = dports.read_ports(desc, src, work)
+    with bld.locked(work.with_name("ports.lock")):         # campaign workers prepare the same design at once
+        ports = dports.read_ports(desc, src, work)
     dports.check(desc, ports)
     return Prepared(desc, src, ports, pairs, hashlib.sha256(desc.path.read_bytes()).hexdigest())
 
