@@ -168,6 +168,7 @@ def test_planted_fault_is_caught(design, tmp_path, plant, diagnosis, words):
     assert not dr.result.ok and dr.diagnosis == diagnosis and words in dr.result.message, dr.result.message
 
 
+@pytest.mark.slow
 def test_wrong_declared_latency_is_caught(design, tmp_path):
     dr, _ = _run(design("late", latency=6), n=600, failures_dir=tmp_path)
     assert dr.result.status == "ERROR" and "declares 6 cycles" in dr.result.message and "came 5" in dr.result.message
