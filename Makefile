@@ -187,8 +187,13 @@ fpga-run: $(STAMP)
 	$(PY) -m fpga run $(if $(call given,INSTR),$(ARCH) $(INSTR)) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
 
 fpga-selftest: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga selftest $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) --seed $(SEED) $(if $(KIND),--kind $(KIND))
+else
 	$(PY) -m fpga selftest $(ARCH) $(FPGA_INSTR) $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) \
 	    --seed $(SEED) $(if $(KIND),--kind $(KIND)) $(if $(PORT),--port $(PORT)) $(if $(PLANT),--plant $(PLANT)) $(FPGA_OPTS)
+endif
 
 # formal proofs: every stage at the catalog's parameters (ARCH/INSTR: the stages those units use), the stream shells
 formal: $(STAMP)

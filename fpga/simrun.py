@@ -80,12 +80,12 @@ def _serve(sim, cfg: BoardConfig, out) -> int:
     return 0
 
 
-def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out=None, **kw):
+def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out=None, dut=None, **kw):
     """:func:`fpga.selftest.run_selftest` on the simulated board of ``cfg`` (its unit built with
-    ``params`` when given: a planted fault the self-test must catch)."""
+    ``params`` when given: a planted fault the self-test must catch; ``dut``: a design of one's own)."""
     from . import selftest as board_selftest
     out = out or sys.stdout
-    b = build(cfg, out=out, params=params)
+    b = build(cfg, out=out, params=params, dut=dut)
     with BoardSim(b, cfg.clocks_per_bit) as sim:
         with Board(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
             planted = f"; planted fault: its unit built with {params}" if params is not None else ""
