@@ -25,17 +25,18 @@ help:
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
+	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
 	@echo "                                  latency, II and Yosys cell count of each unit (python -m hw report)"
 	@echo "make golden ARCH=hopper INSTR=HGMMA [N=] [SEED=] [VECTORS=]"
 	@echo "                                  run the golden model on random vectors for matching instructions"
 	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
-	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24]"
+	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24] [DUT=path/unit.toml]"
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden-model throughput per algorithm, one core"
-	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
+	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
@@ -48,7 +49,7 @@ help:
 	@echo "make fpga-selftest ARCH= INSTR= BLOCKS= [BLOCK=1024] [SEED=] [KIND=normal|bits] [LANES=] [PORT=] [PLANT=F+1]"
 	@echo "                                  the on-board self-test: operands made and results signed on the board,"
 	@echo "                                  checked against golden (no PORT: on the simulated board)"
-	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL] [SEED=] [VECTORS=] [BLOCK=]"
+	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL|dut:path/unit.toml] [SEED=] [VECTORS=] [BLOCK=]"
 	@echo "              [DB=build/campaign/campaign.sqlite] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
 	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
@@ -87,7 +88,7 @@ report: $(STAMP)
 	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 probe: $(STAMP)
-	$(PY) -m probe $(ARCH) $(INSTR) $(if $(BACKEND),--backend $(BACKEND))
+	$(PY) -m probe $(ARCH) $(INSTR) $(if $(DUT),--backend dut:$(DUT),$(if $(BACKEND),--backend $(BACKEND)))
 
 findings: $(STAMP)
 	$(PY) -m probe findings --out docs/findings
@@ -101,8 +102,17 @@ COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
              $(if $(PIPELINE),--pipeline $(PIPELINE))
 
+# DUT=path/unit.toml: your own Verilog/SystemVerilog unit (docs/your-rtl.md); ARCH/INSTR filter its targets
+DUT_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) \
+           $(if $(filter 1 yes true,$(WAVES)),--waves) $(if $(REPORT),--report $(REPORT)) $(if $(VECTORS),--vectors $(VECTORS)) \
+           $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR))
+
 cosim: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut run $(DUT) $(if $(call given,N),-n $(N)) $(DUT_OPTS)
+else
 	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)
+endif
 
 cosim-all: $(STAMP)
 	$(PY) -m cosim run all all -n $(N) $(COSIM_OPTS)
@@ -112,7 +122,11 @@ cosim-core: $(STAMP)
 	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 lint-rtl: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut lint $(DUT)
+else
 	$(PY) -m cosim lint $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR))
+endif
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
@@ -125,8 +139,13 @@ FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(
             $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 fpga-sim: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga sim $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    $(if $(call given,N),-n $(N)) --seed $(SEED) $(if $(BAUD),--baud $(BAUD)) $(if $(WAVES),--waves=$(WAVES))
+else
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \
 	    $(if $(WAVES),--waves=$(WAVES))
+endif
 
 # the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
@@ -168,8 +187,13 @@ fpga-run: $(STAMP)
 	$(PY) -m fpga run $(if $(call given,INSTR),$(ARCH) $(INSTR)) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
 
 fpga-selftest: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga selftest $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) --seed $(SEED) $(if $(KIND),--kind $(KIND))
+else
 	$(PY) -m fpga selftest $(ARCH) $(FPGA_INSTR) $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) \
 	    --seed $(SEED) $(if $(KIND),--kind $(KIND)) $(if $(PORT),--port $(PORT)) $(if $(PLANT),--plant $(PLANT)) $(FPGA_OPTS)
+endif
 
 # formal proofs: every stage at the catalog's parameters (ARCH/INSTR: the stages those units use), the stream shells
 formal: $(STAMP)

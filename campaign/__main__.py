@@ -36,7 +36,13 @@ def cmd_run(args) -> int:
     from .engine import run
     from .report import report
     from .spec import Campaign
-    c = Campaign.of(golden.select(args.arch, args.instr), device=args.device, target=args.n,
+    if args.device.startswith("dut:"):           # the design's targets, ARCH/INSTR filtering them
+        from .spec import dut_instructions
+        pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
+        instructions = dut_instructions(args.device, pick(args.arch), pick(args.instr))
+    else:
+        instructions = golden.select(args.arch, args.instr)
+    c = Campaign.of(instructions, device=args.device, target=args.n,
                     vectors=args.vectors, seed=args.seed, block=args.block, lanes=args.lanes,
                     unit=args.unit, stall=args.stall)
     run(c, args.db, scheduler=args.scheduler, workers=args.workers, resume=args.resume, fresh=args.fresh,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from probe.backends import backend_from_name, plugins
 
 DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
 DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's tensor core under Verilator), "
+                "dut:path/unit.toml (a design of your own, docs/your-rtl.md), "
                 "golden:FIELD=VALUE,... (golden with changed parameters: "
                 "a planted-fault drill), golden, gpu (PyTorch on this host's GPU), fpga:URL (a board)")
 
@@ -35,6 +37,9 @@ def check_device(name: str, instructions=()) -> None:
     needs hardware, a GPU or a board, is only tried on the workers, where it runs).  A ``golden:``
     device runs one dot-add of each instruction here, so that a parameter golden refuses (``F=abc``,
     ``F=-3``) is one line now instead of an ERROR row per instruction from the workers."""
+    if name.startswith("dut:"):
+        dut_instructions(name)                    # the description, its files and ports, checked here
+        return
     if name in ("rtl", "core", "golden", "gpu", "torch", "cuda", "rocm") or name.startswith("golden:"):
         if name.startswith("golden:"):
             _try_golden(backend_from_name(name), name, instructions)
@@ -69,6 +74,29 @@ def check_unit(unit: str, device: str) -> None:
     elif unit != "hw":
         raise ValueError(f"--unit {unit} (PIPELINE=) applies to the rtl device, which builds a unit; the device "
                          f"{device} has none (leave out PIPELINE=/--unit, or DEVICE=rtl)")
+
+
+def dut_instructions(device: str, arch: str | None = None, instr: str | None = None) -> list:
+    """The instructions of a ``dut:path/unit.toml`` device's targets (ARCH/INSTR filter them); a target with
+    ``params`` is refused, since a campaign scores against the catalog entry."""
+    from cosim.dut.run import prepare
+    prep = prepare(device[4:], arch, instr)
+    for t, _ in prep.pairs:
+        if t.params:
+            raise ValueError(f"{prep.desc.path}: [[target]] {t.arch} {t.instr} has params; a campaign scores "
+                             "against the catalog entry: run it with make cosim DUT=...")
+    return [ins for _, ins in prep.pairs]
+
+
+def dut_digest(device: str) -> str:
+    """SHA-256 of a dut device's description and source files, so a changed design is a new campaign."""
+    from cosim.dut.description import load
+    from cosim.dut.sources import resolve
+    desc = load(device[4:])
+    h = hashlib.sha256(desc.path.read_bytes())
+    for f in resolve(desc).files:
+        h.update(Path(f).read_bytes())
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -148,7 +176,10 @@ class Campaign:
         d = asdict(self)
         d.pop("target"), d.pop("note")
         d["instructions"] = [list(x) for x in self.instructions]
-        if self.device not in ("rtl", "core"):     # the simulators' knobs do not change another device's work
+        if self.device.startswith("dut:"):
+            d["dut_sha256"] = dut_digest(self.device)
+            d.pop("lanes"), d.pop("unit")
+        elif self.device not in ("rtl", "core"):     # the simulators' knobs do not change another device's work
             for k in ("lanes", "unit", "stall"):
                 d.pop(k)
         elif self.device == "core":

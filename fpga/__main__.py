@@ -118,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--serve", action="store_true", help="keep the simulated board up and print its URL")
     sim.add_argument("--port", type=whole_number(0, 65535), default=0,
                      help="TCP port for --serve, 0..65535 (default 0: any free one)")
+    sim.add_argument("--dut", default=None, metavar="UNIT.TOML",
+                     help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
     _build_args(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
@@ -166,6 +168,8 @@ def _selftest_args(sub) -> None:
     st.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
     st.add_argument("--plant", metavar="PARAM+N", help="simulated board only: build its unit with a catalog "
                     "parameter changed (F+1, F-1, F=27) while it identifies as the catalog's")
+    st.add_argument("--dut", default=None, metavar="UNIT.TOML",
+                    help="the simulated board with a design of your own as the unit (docs/your-rtl.md)")
 
 
 def plant_params(ins, text: str):
@@ -224,10 +228,22 @@ def main(argv=None) -> int:
         return 130
 
 
+def dut_config(args):
+    """``(board config, fpga.dut.DutBoard)`` of ``--dut UNIT.TOML``: its first target, ARCH/INSTR filtering
+    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``."""
+    if not getattr(args, "dut", None):
+        return config_from(args), None
+    from .dut import dut_board
+    from .fit import board_config
+    pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
+    dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
+    return board_config(dut.ins.arch, dut.ins.name, 1, **({"baud": args.baud} if args.baud else {})), dut
+
+
 def cmd_sim(args) -> int:
     from . import simrun
-    return simrun.main(config_from(args), n=args.n, seed=args.seed, waves=args.waves,
-                       serve=args.serve, port=args.port)
+    cfg, dut = dut_config(args)
+    return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port, dut=dut)
 
 
 def _built(args, standin: bool = False, reuse: bool = True):
@@ -369,7 +385,9 @@ def cmd_identify(args) -> int:
 
 def cmd_selftest(args) -> int:
     from . import selftest, simrun
-    cfg = config_from(args)
+    cfg, dut = dut_config(args)
+    if dut is not None and (args.port or args.plant):
+        raise ValueError("--dut builds a simulated board of your design; leave out --port and --plant")
     if cfg.core:
         raise ValueError("the on-board self-test runs on a dot-add unit's board; name one instruction")
     params = plant_params(cfg.instruction_objects[0], args.plant) if args.plant else None
@@ -384,7 +402,7 @@ def cmd_selftest(args) -> int:
             print(board.describe())
             report = selftest.run_selftest(board, **kw)
     else:
-        report = simrun.selftest(cfg, params=params, timeout=args.timeout, **kw)
+        report = simrun.selftest(cfg, params=params, timeout=args.timeout, dut=dut, **kw)
     print(report.summary())
     return 130 if report.interrupted else 0 if report.ok else 1
 

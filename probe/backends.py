@@ -88,6 +88,22 @@ class SimulatedRTL:
             return self._rtl(ins, a, b, c, scale_a, scale_b)
 
 
+class SimulatedDUT:
+    """A design of one's own described by a TOML file (:class:`cosim.dut.backend.DutBackend`), each
+    instruction through its target; unavailable as :class:`SimulatedRTL` is."""
+
+    name = "dut"
+
+    def __init__(self, path, **options):
+        with _rtl_unavailable():
+            from cosim.dut.backend import DutBackend
+            self._dut = DutBackend(path, **options)
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        with _rtl_unavailable(ins):
+            return self._dut(ins, a, b, c, scale_a, scale_b)
+
+
 class SimulatedCore:
     """The architecture's whole tensor core under Verilator (:class:`cosim.tensor_core.CoreBackend`),
     each instruction through its opcode; unavailable as :class:`SimulatedRTL` is."""
@@ -145,6 +161,8 @@ def backend_from_name(name: str, **kw):
         return SimulatedRTL(unit=name[4:], **kw)
     if name == "core":
         return SimulatedCore(**kw)
+    if name.startswith("dut:"):                   # a design of one's own: dut:path/unit.toml
+        return SimulatedDUT(name[4:], **kw)
     if name in ("torch", "gpu", "cuda", "rocm"):
         from .torch_backend import TorchBackend
         return TorchBackend(**kw)
@@ -163,7 +181,7 @@ def backend_from_name(name: str, **kw):
             raise ValueError(f"backend {prefix!r} needs an argument: {prefix}:ARGUMENT (fpga:URL, e.g. "
                              f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
         return found[prefix].load()(argument, **kw)
-    known = ["golden", "rtl", "rtl:UNIT", "core", "torch", "golden:FIELD=VALUE,..."] + \
+    known = ["golden", "rtl", "rtl:UNIT", "core", "dut:path/unit.toml", "torch", "golden:FIELD=VALUE,..."] + \
         [f"{p}:ARGUMENT" for p in sorted(found)]
     hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
             "pip install -e . registers fpga:URL)")
