@@ -55,3 +55,12 @@ def test_bad_arguments_are_one_line(extra, words, capsys):
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], captured.err
     assert "|" not in captured.out                   # nothing computed before the error
+
+
+def test_gemm_bench_rows_and_bad_shape(capsys):
+    assert main(["gemm-bench", "--shape", "8x8x64", "--big", "0"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert len(rows) == 4 and all(float(r.split()[4]) > 0 for r in rows)
+    assert main(["gemm-bench", "--shape", "8x8"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --shape '8x8': give MxNxK")
