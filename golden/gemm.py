@@ -66,7 +66,10 @@ class Kernel:
         A label for tables and plots.
     split_k : int
         Slices of the K loop computed independently (>= 1); slice ``s`` runs k-steps
-        ``[s * per, (s + 1) * per)`` with ``per = ceil(steps / split_k)``.
+        ``[s * per, (s + 1) * per)`` with ``per = ceil(steps / split_k)`` rounded up to a multiple
+        of ``split_unit``.
+    split_unit : int
+        k-steps of one tile of K (CUTLASS rounds a slice to whole tiles: ``gemm_k_size``); >= 1.
     reduction : Reduction or str
         How the fp32 slice results are summed: ``sequential`` (slice order), ``tree``
         (pairwise, level by level; an odd one out carried up) or ``atomic`` (added in
@@ -101,6 +104,7 @@ class Kernel:
 
     name: str = "custom"
     split_k: int = 1
+    split_unit: int = 1
     reduction: Reduction | str = Reduction.SEQUENTIAL
     atomic_order: tuple | None = None
     promotion: int | None = None
@@ -114,6 +118,7 @@ class Kernel:
 
     def __post_init__(self):
         _check_int(self.split_k, "split_k", 1)
+        _check_int(self.split_unit, "split_unit", 1)
         _check_int(self.group_k, "group_k", 1)
         _check_int(self.group_n, "group_n", 1)
         if self.promotion is not None:
@@ -178,7 +183,9 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
            "MMA's registers (CUTLASS 'Efficient GEMM' docs, the mainloop)"),
     Kernel("fp8-no-promotion", source="FP8 GEMM accumulating in the tensor core for all of K: "
            "CUTLASS sm90 FP8 kernels with the 'FastAccum' schedules (KernelTmaWarpSpecialized*FP8FastAccum)"),
-    Kernel("fp8-promote-4", promotion=4, source=CUTLASS_PROMOTION),
+    Kernel("fp8-promote-4", promotion=4, source=CUTLASS_PROMOTION + "; also what torch._scaled_mm (cuBLASLt, "
+           "use_fast_accum=False) did at 128x128x512 and 128x128x4096 on an NVIDIA H200, measured bit for bit "
+           "(tests/test_gemm_gpu.py; with use_fast_accum=True it was fp8-no-promotion)"),
     Kernel("fp8-promote-128-elements-groupscaled", promotion=4, scaling="group", group_k=128, group_n=128,
            source=DEEPSEEK),
     Kernel("fp8-promote-128-elements-groupscaled-1x128", promotion=4, scaling="group", group_k=128, group_n=1,
@@ -190,6 +197,9 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
     Kernel("splitk-4-atomic-reversed", split_k=4, reduction="atomic", atomic_order=(3, 2, 1, 0),
            source="split-K by atomicAdd onto a zeroed fp32 output (cuBLAS/cuBLASLt documents "
            "CUBLASLT_REDUCTION_SCHEME_INPLACE as non-deterministic: the order is a run's choice; this fixes one)"),
+    Kernel("splitk-3-unit-4", split_k=3, split_unit=4, source="split-K in 3 slices of whole 64-element tiles "
+           "(4 k-steps of K=16), reduced in fp32: what torch.matmul (cuBLAS) did for bf16 and fp16 at 128x128x4096 "
+           "on an NVIDIA H200, measured bit for bit (tests/test_gemm_gpu.py, docs/gemm.md); other shapes differ"),
     Kernel("block-scaled", scaling="block", source="MX (OCP Microscaling v1.0: e8m0 per 32) and NVFP4 "
            "(e4m3 per 16 plus a global fp32 scale in alpha) on the instruction's own block scales: "
            "PTX ISA, tcgen05.mma kind::mxf8f6f4 / kind::mxf4nvf4"),
@@ -270,7 +280,8 @@ class _Problem:
         Kp = self.steps * ins.k
         self.A = _pad(A, Kp, 1)
         self.Bt = np.ascontiguousarray(_pad(B, Kp, 0).T)
-        self.per = -(-self.steps // kernel.split_k)          # k-steps per split-K slice
+        unit = kernel.split_unit                             # k-steps per split-K slice, a multiple of unit
+        self.per = -(-(-(-self.steps // kernel.split_k)) // unit) * unit
         self.slices = [range(s * self.per, min((s + 1) * self.per, self.steps)) for s in range(kernel.split_k)]
         if not self.slices[-1]:
             raise ValueError(f"Kernel.split_k={kernel.split_k} leaves slices without k-steps: K={self.K} is "

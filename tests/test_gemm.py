@@ -202,7 +202,7 @@ def test_float_path_and_params():
 
 
 BAD_FIELDS = [
-    (dict(split_k=0), "split_k"), (dict(split_k=2.5), "split_k"),
+    (dict(split_k=0), "split_k"), (dict(split_k=2.5), "split_k"), (dict(split_unit=0), "split_unit"),
     (dict(reduction="random"), "reduction must be one of sequential, tree, atomic"),
     (dict(split_k=3, reduction="atomic"), "atomic_order must be a permutation"),
     (dict(split_k=3, reduction="atomic", atomic_order=(0, 1, 1)), "atomic_order must be a permutation"),

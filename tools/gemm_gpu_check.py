@@ -1,0 +1,124 @@
+"""Whole GEMMs on a real GPU against golden.gemm's compositions.
+
+    python tools/gemm_gpu_check.py capture OUT.npz      # on the GPU machine: torch + CUDA, no golden
+    python tools/gemm_gpu_check.py compare OUT.npz      # anywhere: golden.gemm under each preset
+
+``capture`` draws random operands (numpy, seeded), runs them through cuBLAS(Lt) by PyTorch --
+``torch._scaled_mm`` on e4m3 with ``use_fast_accum`` True and False, fp32 out; ``torch.matmul`` on
+bf16 and fp16 (bf16/fp16 out), with ``allow_{bf16,fp16}_reduced_precision_reduction`` False --
+and saves the results, a digest of every operand and the device name; ``compare`` rebuilds the
+operands from the seed and checks them against the digests.  ``compare`` computes the same GEMMs with
+golden.gemm under kernels of several promotion intervals and split-K reductions and prints,
+for each, the share of outputs equal bit for bit.  This measures which composition the
+vendor library chose for these shapes on that GPU; it says nothing about other shapes.
+
+The record ``tests/data/gemm/H200_gemm.npz`` was captured on an NVIDIA H200 (torch 2.11.0+cu130)
+by these steps (run inline: the GPU machine runs the lead's checkout), with the operands stored
+whole; they were then replaced by their digests (the operands rebuilt here match all twelve).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+SHAPES = [(128, 128, 512), (128, 128, 4096)]
+SEED = 22
+OPS = (("fp8", "e4m3"), ("bf16", "bf16"), ("f16", "f16"))
+
+
+def draw():
+    """``(tag, a, b)`` per shape: uniform [0, 1) float64 values (no cancellation: promotion and order
+    effects are largest), drawn in this order from ``default_rng(SEED)``."""
+    rng = np.random.default_rng(SEED)
+    for M, N, K in SHAPES:
+        yield f"{M}x{N}x{K}", rng.uniform(0, 1, (M, K)), rng.uniform(0, 1, (K, N))
+
+
+def digest(bits: np.ndarray) -> str:
+    import hashlib
+    return hashlib.sha256(np.ascontiguousarray(bits).tobytes()).hexdigest()
+
+
+def capture(path: str) -> None:
+    """On the GPU: operands converted as torch converts them (float64 -> float32 -> the format, RNE),
+    results of cuBLAS(Lt), and a digest of every operand so that ``compare`` knows it rebuilt them."""
+    import torch
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    dev = torch.device("cuda")
+    out = {"device": np.array(torch.cuda.get_device_name()), "torch": np.array(torch.__version__)}
+    views = {"fp8": (torch.float8_e4m3fn, torch.uint8, np.uint8), "bf16": (torch.bfloat16, torch.int16, np.uint16),
+             "f16": (torch.float16, torch.int16, np.uint16)}
+    one = torch.tensor(1.0, device=dev)
+    for tag, a, b in draw():
+        for op, (dt, tv, nv) in views.items():
+            ta, tb = (torch.from_numpy(x).float().to(dt) for x in (a, b))
+            out[f"{op}_a_{tag}"] = np.array(digest(ta.view(tv).numpy().view(nv)))
+            out[f"{op}_b_{tag}"] = np.array(digest(tb.view(tv).numpy().view(nv)))
+            if op == "fp8":                        # B column-major, as _scaled_mm wants it
+                bt = tb.t().contiguous().to(dev).t()
+                for fast in (True, False):
+                    d = torch._scaled_mm(ta.to(dev), bt, one, one, out_dtype=torch.float32, use_fast_accum=fast)
+                    out[f"fp8_d_fast{int(fast)}_{tag}"] = d.cpu().view(torch.int32).numpy().view(np.uint32)
+            else:
+                d = torch.matmul(ta.to(dev), tb.to(dev))
+                out[f"{op}_d_{tag}"] = d.cpu().view(tv).numpy().view(nv)
+    np.savez_compressed(path, **out)
+    print("captured on", out["device"], "torch", out["torch"])
+
+
+def operands(data) -> dict:
+    """The operands' bit patterns rebuilt with golden (float64 -> float32 -> format, RNE), each checked
+    against the digest the GPU run recorded."""
+    from golden.formats import from_float
+    ops = {}
+    for tag, a, b in draw():
+        for op, fmt in OPS:
+            for side, x in (("a", a), ("b", b)):
+                bits = from_float(fmt, x.astype(np.float32).astype(np.float64))
+                if digest(bits) != str(data[f"{op}_{side}_{tag}"]):
+                    raise ValueError(f"{op} {side} {tag}: rebuilt operands differ from the GPU run's")
+                ops[f"{op}_{side}_{tag}"] = bits
+    return ops
+
+
+def kernels(steps: int):
+    from golden.gemm import Kernel
+    yield Kernel("k-loop")
+    for n in (1, 2, 4, 8, 16):
+        if n < steps:
+            yield Kernel(f"promote-{n}", promotion=n)
+    for s, unit in ((2, 1), (3, 1), (3, 4), (4, 4)):
+        if s <= steps:
+            yield Kernel(f"splitk-{s}" + (f"-unit{unit}" if unit > 1 else ""), split_k=s, split_unit=unit)
+
+
+def compare(path: str) -> None:
+    import golden
+    from golden.gemm import gemm
+    data = np.load(path)
+    ops = operands(data)
+    print(f"# {data['device']} (torch {data['torch']}): share of outputs equal bit for bit to golden.gemm")
+    cases = [("fp8_d_fast1", "fp8", ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"), None, "_scaled_mm fast accum"),
+             ("fp8_d_fast0", "fp8", ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"), None, "_scaled_mm"),
+             ("bf16_d", "bf16", ("hopper", "HGMMA.64xNx16.F32.BF16"), "bf16", "matmul bf16"),
+             ("f16_d", "f16", ("hopper", "HGMMA.64xNx16.F32"), "f16", "matmul f16")]
+    for M, N, K in SHAPES:
+        tag = f"{M}x{N}x{K}"
+        for key, op, (arch, name), out_fmt, label in cases:
+            ins = golden.lookup(arch, name)
+            A, B, D = ops[f"{op}_a_{tag}"], ops[f"{op}_b_{tag}"], data[f"{key}_{tag}"]
+            row = []
+            for k in kernels(-(-K // ins.k)):
+                got = gemm(A, B, instr=ins, kernel=k.with_(out_format=out_fmt))
+                row.append(f"{k.name} {np.mean(got == D):.4f}")
+            print(f"{tag:14s} {label:22s} " + ", ".join(row), flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("capture", "compare"):
+        print("error: usage: python tools/gemm_gpu_check.py capture|compare OUT.npz", file=sys.stderr)
+        sys.exit(2)
+    (capture if sys.argv[1] == "capture" else compare)(sys.argv[2])
