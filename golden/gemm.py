@@ -263,48 +263,27 @@ class _Problem:
     K padded with zero products to a whole number of k-steps."""
 
     def __init__(self, ins: Instruction, kernel: Kernel, A, B, scale_A, scale_B):
-        fa, fb, fc, fd = ins.formats
-        if fc != fd:
-            raise ValueError(f"{ins.arch} {ins.name}: C is {fc.name} and D is {fd.name}; a K loop carries D "
-                             "into the next C, so it needs an instruction whose C and D formats are equal")
-        if fd.storage_bits > 32:
-            raise ValueError(f"{ins.arch} {ins.name}: accumulates in {fd.name}; golden.gemm models fp32 "
-                             "promotion, reduction and epilogue, so the accumulator must be f32 or narrower")
+        check_fits(ins, kernel)
+        fa, fb = ins.formats[:2]
         A = _narrow_bits(fa, A, "A")
         B = _narrow_bits(fb, B, "B")
         if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0] or 0 in A.shape + B.shape:
             raise ValueError(f"gemm needs A [M, K] and B [K, N] with the same K >= 1, got A {A.shape} and B {B.shape}")
         self.ins, self.kernel = ins, kernel
         (self.M, self.K), self.N = A.shape, B.shape[1]
-        self.steps = -(-self.K // ins.k)
+        self.slices = k_slices(ins, kernel, self.K)
+        self.steps = self.slices[-1].stop
         Kp = self.steps * ins.k
         self.A = _pad(A, Kp, 1)
         self.Bt = np.ascontiguousarray(_pad(B, Kp, 0).T)
-        unit = kernel.split_unit                             # k-steps per split-K slice, a multiple of unit
-        self.per = -(-(-(-self.steps // kernel.split_k)) // unit) * unit
-        self.slices = [range(s * self.per, min((s + 1) * self.per, self.steps)) for s in range(kernel.split_k)]
-        if not self.slices[-1]:
-            raise ValueError(f"Kernel.split_k={kernel.split_k} leaves slices without k-steps: K={self.K} is "
-                             f"{self.steps} k-steps of {ins.k}; use split_k <= {self.steps}")
         self.sa = self.sb_t = None
         self._check_scaling(scale_A, scale_B)
 
     def _check_scaling(self, scale_A, scale_B):
         ins, kernel = self.ins, self.kernel
-        if kernel.scaling is Scaling.BLOCK or ins.scale_format:
-            if kernel.scaling is not Scaling.BLOCK or not ins.scale_format:
-                raise ValueError(f"{ins.arch} {ins.name} is {'' if ins.scale_format else 'not '}block-scaled: "
-                                 f"use a kernel with scaling='block' {'and' if ins.scale_format else 'only with'} "
-                                 "a block-scaled instruction (UTCQMMA.SF, UTCOMMA, QMMA.SF ...)")
+        if kernel.scaling is Scaling.BLOCK:
             self._block_scales(scale_A, scale_B)
         elif kernel.scaling is Scaling.GROUP:
-            if kernel.group_k != kernel.promotion * ins.k:
-                raise ValueError(f"Kernel.group_k={kernel.group_k} must equal promotion x the instruction's K "
-                                 f"({kernel.promotion} x {ins.k} = {kernel.promotion * ins.k}): the group "
-                                 "scales are applied on the promotion adds")
-            if kernel.split_k > 1 and self.per % kernel.promotion:
-                raise ValueError(f"split-K slices of {self.per} k-steps cut a scale group of {kernel.promotion} "
-                                 "k-steps; choose split_k so that each slice holds whole groups")
             self._group_scales(scale_A, scale_B)
         elif scale_A is not None or scale_B is not None:
             raise ValueError(f"scale_A / scale_B given, but Kernel {kernel.name!r} has scaling='none'")
@@ -326,6 +305,41 @@ class _Problem:
         sa, sb = (_scales(F32, s, nm, want[nm]) for s, nm in ((scale_A, "scale_A"), (scale_B, "scale_B")))
         self.sa = sa.astype(np.uint32)
         self.sb_t = np.ascontiguousarray(np.repeat(sb.astype(np.uint32), g.group_n, axis=1)[:, :self.N].T)
+
+
+def check_fits(ins: Instruction, kernel: Kernel) -> None:
+    """Whether ``kernel`` can compose ``ins``'s dot-adds (one clear ValueError), before any operand is read."""
+    fc, fd = ins.formats[2:]
+    if fc != fd:
+        raise ValueError(f"{ins.arch} {ins.name}: C is {fc.name} and D is {fd.name}; a K loop carries D "
+                         "into the next C, so it needs an instruction whose C and D formats are equal")
+    if fd.storage_bits > 32:
+        raise ValueError(f"{ins.arch} {ins.name}: accumulates in {fd.name}; golden.gemm models fp32 "
+                         "promotion, reduction and epilogue, so the accumulator must be f32 or narrower")
+    if (kernel.scaling is Scaling.BLOCK) != bool(ins.scale_format):
+        raise ValueError(f"{ins.arch} {ins.name} is {'' if ins.scale_format else 'not '}block-scaled: "
+                         f"use a kernel with scaling='block' {'and' if ins.scale_format else 'only with'} "
+                         "a block-scaled instruction (UTCQMMA.SF, UTCOMMA, QMMA.SF ...)")
+    if kernel.scaling is Scaling.GROUP and kernel.group_k != kernel.promotion * ins.k:
+        raise ValueError(f"Kernel.group_k={kernel.group_k} must equal promotion x the instruction's K "
+                         f"({kernel.promotion} x {ins.k} = {kernel.promotion * ins.k}): the group "
+                         "scales are applied on the promotion adds")
+
+
+def k_slices(ins: Instruction, kernel: Kernel, K: int) -> list[range]:
+    """The k-steps of each split-K slice for a GEMM of depth ``K`` (one clear ValueError when the
+    kernel cannot slice it)."""
+    steps = -(-K // ins.k)
+    unit = kernel.split_unit                                 # k-steps per slice, a multiple of unit
+    per = -(-(-(-steps // kernel.split_k)) // unit) * unit
+    slices = [range(s * per, min((s + 1) * per, steps)) for s in range(kernel.split_k)]
+    if not slices[-1]:
+        raise ValueError(f"Kernel.split_k={kernel.split_k} (split_unit={unit}) leaves slices without k-steps: "
+                         f"K={K} is {steps} k-steps of {ins.k}; use fewer slices")
+    if kernel.scaling is Scaling.GROUP and kernel.split_k > 1 and per % kernel.promotion:
+        raise ValueError(f"split-K slices of {per} k-steps cut a scale group of {kernel.promotion} "
+                         "k-steps; choose split_k so that each slice holds whole groups")
+    return slices
 
 
 def _pad(x: np.ndarray, size: int, axis: int, value: int = 0) -> np.ndarray:

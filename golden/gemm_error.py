@@ -23,7 +23,7 @@ import numpy as np
 
 from .catalog import Instruction
 from .formats import from_float, to_float
-from .gemm import Kernel, Scaling, _kernel, _resolve, gemm
+from .gemm import Kernel, Scaling, _kernel, _resolve, check_fits, gemm, k_slices
 
 DISTS = ("uniform", "normal")
 K_MAX = 1 << 16
@@ -194,7 +194,7 @@ def make_curves(found: list[Instruction], kernels: list[str], designs: list[str]
             kernel = _kernel(kname)
             for design in ["catalog"] + designs:
                 changes = {} if design == "catalog" else parse_changes(design)
-                _resolve(ins, None, changes or None)          # an invalid design is named here
+                check_fits(_resolve(ins, None, changes or None), kernel)   # an invalid design is named here
                 out.append(Curve(ins, kernel, design, changes, []))
     return out
 
@@ -214,6 +214,9 @@ def cmd_gemm_error(args) -> int:
         raise ValueError(f"--plot {args.plot!r}: give a .png path")
     kernels = [k for item in args.kernel or ["k-loop"] for k in item.split(",") if k]
     curves = make_curves(select(args.arch, args.instr), kernels, args.params or [])
+    for c in curves:
+        for K in ks:
+            k_slices(c.ins, c.kernel, K)                   # every K fits every kernel, before any work
     print(f"# python -m golden gemm-error: M={args.m} N={args.n} seed={args.seed} dist={args.dist}; relative error "
           f"|D - exact| / |exact| against the exact product (error-free terms, math.fsum)")
     print("| instruction | kernel | design | K | max rel. error | mean rel. error |")

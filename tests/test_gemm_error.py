@@ -48,6 +48,8 @@ def test_table_and_plot(tmp_path, capsys):
     (["--params", "F=-1"], "needs F >= 0"),
     (["--m", "0"], "--m must be between 1 and 1024"),
     (["--plot", "out.jpg"], "give a .png path"),
+    (["--kernel", "block-scaled"], "is not block-scaled"),
+    (["--kernel", "splitk-4-tree"], "leaves slices without k-steps: K=64 is 2 k-steps"),
 ])
 def test_bad_arguments_are_one_line(extra, words, capsys):
     assert main(["gemm-error", "hopper", "QGMMA.64xNx32.F32.E4M3.E4M3", "--k", "64", *extra]) == 2
