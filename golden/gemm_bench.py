@@ -10,6 +10,7 @@ timed (``--big 0`` leaves it out).
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 
@@ -54,12 +55,21 @@ def bench_row(ins, M: int, N: int, K: int, workers: int) -> str:
             f"{macs / max(cpu, 1e-9) / 1e6:10.2f} {dwall:10.2f} {wall / dwall:7.2f}")
 
 
+def cpu_name() -> str:
+    """The processor's model name (Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def cmd_gemm_bench(args) -> int:
     M, N, K = _shape(args.shape)
     if args.big < 0 or args.workers < 1:
         raise ValueError("--big must be >= 0 (0 leaves the big GEMM out) and --workers >= 1")
-    print(f"# golden.gemm bench on {platform.node()} ({platform.processor() or platform.machine()}), "
-          f"workers={args.workers}; MAC = one multiply-add of the GEMM")
+    print(f"# golden.gemm bench on {platform.node()} ({cpu_name()}, {os.cpu_count()} logical CPUs), "
+          f"workers={args.workers}; MAC = one multiply-add of the GEMM; MMAC/cpu-s = per core")
     print(f"{'arch':8s} {'instruction':30s} {'MxNxK':13s} {'wall s':>8s} {'MMAC/s':>10s} {'MMAC/cpu-s':>10s} "
           f"{'dot_add s':>10s} {'gemm/dot':>7s}")
     for arch, name in BENCH:
