@@ -195,8 +195,9 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
     Kernel("splitk-4-tree", split_k=4, reduction="tree", source="a pairwise (tree) reduction of split-K "
            "partials, as in stream-K fix-up trees (Osama et al., 'Stream-K', PPoPP 2023)"),
     Kernel("splitk-4-atomic-reversed", split_k=4, reduction="atomic", atomic_order=(3, 2, 1, 0),
-           source="split-K reduced by atomicAdd onto a zeroed fp32 output, as split-K/stream-K kernels with an "
-           "atomic reduction do (e.g. Triton's split-K matmul tutorials); the order is each run's, this fixes one"),
+           source="split-K partials added onto a zeroed fp32 buffer in the order the slices finish, as CUTLASS 3.x's "
+           "stream-K/split-K tile scheduler does with ReductionMode::Nondeterministic; the order is each run's, "
+           "this preset fixes one"),
     Kernel("splitk-3-unit-4", split_k=3, split_unit=4, source="split-K in 3 slices of whole 64-element tiles "
            "(4 k-steps of K=16), reduced in fp32: what torch.matmul (cuBLAS) did for bf16 and fp16 at 128x128x4096 "
            "on an NVIDIA H200, measured bit for bit (tests/test_gemm_gpu.py, docs/gemm.md); other shapes differ"),
