@@ -237,3 +237,11 @@ def test_kernel_and_instruction_mismatch():
         gemm(A, B, instr=ins, kernel="nope")
     with pytest.raises(ValueError, match="C and D formats are equal"):
         gemm(A, B, arch="volta", instr="HMMA.884.F32.F16")
+
+
+def test_tiles_and_threads_give_the_same_bits():
+    ins = golden.lookup(*HGMMA)
+    A, B = operands(ins, 130, 72, 2 * ins.k, seed=15)            # 9,360 outputs: two tiles
+    one = gemm(A, B, instr=ins)
+    assert np.array_equal(gemm(A, B, instr=ins, workers=2), one)
+    assert np.array_equal(gemm(A[:64], B[:, :8], instr=ins), one[:64, :8])     # an output never depends on M or N
