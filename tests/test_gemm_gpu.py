@@ -2,8 +2,10 @@
 made by tools/gemm_gpu_check.py; docs/gemm.md has the full comparison).  At 128x128xK:
 ``torch._scaled_mm`` on e4m3 with fast accumulation is the plain K loop of QGMMA, without it a
 promotion to fp32 every 4 QGMMAs; bf16 and fp16 ``matmul`` are the plain K loop of HGMMA at
-K=512 and split-K in 3 slices of 22 tiles of 64 at K=4096.  Checked bit for bit on 4 rows x 128
-columns of each GEMM; the neighbouring compositions (planted) are seen to differ."""
+K=512 and split-K in 3 slices of 22 tiles of 64 at K=4096.  At 64x256x8192 fast accumulation is
+split-K in 3 slices of whole 128-element tiles, and without it a promotion every 4 QGMMAs, as at
+1024x1024x1024.  Checked bit for bit on 2 to 4 rows of each GEMM; the neighbouring compositions
+(planted) are seen to differ."""
 
 from __future__ import annotations
 
@@ -19,12 +21,17 @@ from golden.gemm import Kernel, gemm
 REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
-def record():
+def tool():
     spec = importlib.util.spec_from_file_location("gemm_gpu_check", REPO / "tools" / "gemm_gpu_check.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    data = np.load(REPO / "tests" / "data" / "gemm" / "H200_gemm.npz")
-    return data, tool.operands(data)          # operands rebuilt from the seed, checked by digest
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load(tool, name: str, tag: str, op: str):
+    """A record's result and its operands rebuilt from the seed (checked by digest)."""
+    data = np.load(REPO / "tests" / "data" / "gemm" / name)
+    return data, tool.operands(data, tags={tag}, formats={op})
 
 
 QGMMA = ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3")
@@ -32,22 +39,28 @@ HGMMA_BF16, HGMMA_F16 = ("hopper", "HGMMA.64xNx16.F32.BF16"), ("hopper", "HGMMA.
 SPLIT3 = Kernel(split_k=3, split_unit=4)      # slices of 88 k-steps = 1408 elements = 22 tiles of 64
 ROWS = [0, 1, 2, 3]
 F16_ROWS = [0, 8, 67, 117]                    # rows where slices of 86 k-steps (split_unit=1) differ
-CASES = [  # (shape, result key, operands, instruction, output format, rows, kernel that matches, planted neighbours)
-    ("128x128x4096", "fp8_d_fast1", "fp8", QGMMA, None, ROWS, Kernel("k-loop"), [Kernel(promotion=16)]),
-    ("128x128x4096", "fp8_d_fast0", "fp8", QGMMA, None, ROWS, Kernel(promotion=4),
+FIRST, SHAPES = "H200_gemm.npz", "H200_gemm_shapes.npz"
+CASES = [  # (record, shape, result key, operands, instruction, output format, rows, kernel that matches, planted)
+    (FIRST, "128x128x4096", "fp8_d_fast1", "fp8", QGMMA, None, ROWS, Kernel("k-loop"), [Kernel(promotion=16)]),
+    (FIRST, "128x128x4096", "fp8_d_fast0", "fp8", QGMMA, None, ROWS, Kernel(promotion=4),
      [Kernel(promotion=2), Kernel(promotion=8), Kernel("k-loop")]),
-    ("128x128x512", "f16_d", "f16", HGMMA_F16, "f16", ROWS, Kernel("k-loop"), [Kernel(promotion=1)]),
-    ("128x128x512", "bf16_d", "bf16", HGMMA_BF16, "bf16", ROWS, Kernel("k-loop"), []),
-    ("128x128x4096", "f16_d", "f16", HGMMA_F16, "f16", F16_ROWS, SPLIT3,
+    (FIRST, "128x128x512", "f16_d", "f16", HGMMA_F16, "f16", ROWS, Kernel("k-loop"), [Kernel(promotion=1)]),
+    (FIRST, "128x128x512", "bf16_d", "bf16", HGMMA_BF16, "bf16", ROWS, Kernel("k-loop"), []),
+    (FIRST, "128x128x4096", "f16_d", "f16", HGMMA_F16, "f16", F16_ROWS, SPLIT3,
      [SPLIT3.with_(split_unit=1), Kernel("k-loop")]),
-    ("128x128x4096", "bf16_d", "bf16", HGMMA_BF16, "bf16", ROWS, SPLIT3, [Kernel("k-loop")]),
+    (FIRST, "128x128x4096", "bf16_d", "bf16", HGMMA_BF16, "bf16", ROWS, SPLIT3, [Kernel("k-loop")]),
+    # other shapes, other choices: fast accumulation split into 3 slices of whole 128-element tiles
+    (SHAPES, "64x256x8192", "fp8_d_fast1", "fp8", QGMMA, None, [0, 1], SPLIT3,
+     [SPLIT3.with_(split_unit=1), Kernel("k-loop")]),
+    (SHAPES, "64x256x8192", "fp8_d_fast0", "fp8", QGMMA, None, [0, 1], Kernel(promotion=4), [SPLIT3]),
+    (SHAPES, "1024x1024x1024", "fp8_d_fast0", "fp8", QGMMA, None, [0, 1], Kernel(promotion=4), [Kernel("k-loop")]),
 ]
 
 
-@pytest.mark.parametrize("tag, key, op, instr, out, rows, kernel, planted", CASES,
-                         ids=[f"{c[1]}-{c[0]}" for c in CASES])
-def test_h200_gemm_bit_for_bit(record, tag, key, op, instr, out, rows, kernel, planted):
-    data, ops = record
+@pytest.mark.parametrize("record, tag, key, op, instr, out, rows, kernel, planted", CASES,
+                         ids=[f"{c[2]}-{c[1]}" for c in CASES])
+def test_h200_gemm_bit_for_bit(tool, record, tag, key, op, instr, out, rows, kernel, planted):
+    data, ops = load(tool, record, tag, op)
     ins = golden.lookup(*instr)
     A, B, D = ops[f"{op}_a_{tag}"][rows], ops[f"{op}_b_{tag}"], data[f"{key}_{tag}"][rows]
     assert np.array_equal(gemm(A, B, instr=ins, kernel=kernel.with_(out_format=out)), D)

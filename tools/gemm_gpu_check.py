@@ -82,14 +82,19 @@ def capture(path: str, shapes, seed: int, rows: int | None) -> None:
     print("captured on", out["device"], "torch", out["torch"])
 
 
-def operands(data) -> dict:
+def operands(data, tags=None, formats=None) -> dict:
     """The operands' bit patterns rebuilt with golden (float64 -> float32 -> format, RNE), each checked
-    against the digest the GPU run recorded; A cut to the rows the record kept."""
+    against the digest the GPU run recorded; A cut to the rows the record kept.  ``tags`` and
+    ``formats`` (``fp8``, ``bf16``, ``f16``) limit which are rebuilt."""
     from golden.formats import from_float
     shapes, seed, rows = plan(data)
     ops = {}
     for tag, a, b in draw(shapes, seed):
+        if tags is not None and tag not in tags:
+            continue
         for op, fmt in OPS:
+            if formats is not None and op not in formats:
+                continue
             for side, x in (("a", a), ("b", b)):
                 bits = from_float(fmt, x.astype(np.float32).astype(np.float64))
                 if digest(bits) != str(data[f"{op}_{side}_{tag}"]):
