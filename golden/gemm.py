@@ -184,8 +184,8 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
     Kernel("fp8-no-promotion", source="FP8 GEMM accumulating in the tensor core for all of K: "
            "CUTLASS sm90 FP8 kernels with the 'FastAccum' schedules (KernelTmaWarpSpecialized*FP8FastAccum)"),
     Kernel("fp8-promote-4", promotion=4, source=CUTLASS_PROMOTION + "; also what torch._scaled_mm (cuBLASLt, "
-           "use_fast_accum=False) did at 128x128x512 and 128x128x4096 on an NVIDIA H200, measured bit for bit "
-           "(tests/test_gemm_gpu.py; with use_fast_accum=True it was fp8-no-promotion)"),
+           "use_fast_accum=False) did at all seven shapes tried on an NVIDIA H200, measured bit for bit "
+           "(docs/gemm.md, tests/test_gemm_gpu.py; with use_fast_accum=True: fp8-no-promotion or split-K)"),
     Kernel("fp8-promote-128-elements-groupscaled", promotion=4, scaling="group", group_k=128, group_n=128,
            source=DEEPSEEK),
     Kernel("fp8-promote-128-elements-groupscaled-1x128", promotion=4, scaling="group", group_k=128, group_n=1,
