@@ -516,7 +516,8 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
         c = _shaped(out_fmt, C, "C", (prob.M, prob.N))
     if bias is not None:
         bias_b = _shaped(out_fmt, bias, "bias", (prob.N,))
-    _check_int(workers, "workers", 1)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1 (threads over output tiles), got {workers!r}")
     out = np.empty((prob.M, prob.N), out_fmt.dtype)
 
     def run(tile):

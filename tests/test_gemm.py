@@ -235,6 +235,8 @@ def test_kernel_and_instruction_mismatch():
         gemm(A, B, instr=ins, kernel=Kernel(split_k=5))
     with pytest.raises(ValueError, match="unknown kernel preset 'nope'; valid: k-loop"):
         gemm(A, B, instr=ins, kernel="nope")
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        gemm(A, B, instr=ins, workers=0)
     with pytest.raises(ValueError, match="C and D formats are equal"):
         gemm(A, B, arch="volta", instr="HMMA.884.F32.F16")
 
