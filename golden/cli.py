@@ -1,4 +1,4 @@
-"""Command line: ``python -m golden list | run | trace | formats | gemm-error | gemm-bench``.
+"""Command line: ``python -m golden list | run | trace | formats | gemm-error | gemm-bench | gemm-compare``.
 
 Examples::
 
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from . import gemm_bench, gemm_error
+from . import gemm_bench, gemm_compare, gemm_error
 from .api import dot_add, trace
 from .catalog import ARCHITECTURES, lookup, select
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
@@ -185,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.set_defaults(func=cmd_trace)
     gemm_error.add_parser(sub, ARCH_HELP, INSTR_HELP)
     gemm_bench.add_parser(sub)
+    gemm_compare.add_parser(sub)
     return p
 
 

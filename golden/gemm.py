@@ -29,11 +29,11 @@ import numpy as np
 
 from .algorithms import Params
 from .api import _instruction, _narrow_bits
-from .catalog import Instruction
+from .catalog import CATALOG, Instruction, canonical_arch
 from .fma import fma_f32
 from .formats import ROUNDING_MODES, from_float, get_format, to_float
 
-__all__ = ["Kernel", "PRESETS", "Reduction", "Scaling", "gemm", "gemm_float", "kernel_preset"]
+__all__ = ["Kernel", "PRESETS", "Reduction", "Scaling", "gemm", "gemm_float", "instruction_for", "kernel_preset"]
 
 F32 = get_format("f32")
 ONE32 = np.uint32(0x3F800000)
@@ -213,6 +213,25 @@ def kernel_preset(name: str) -> Kernel:
         return PRESETS[name]
     except KeyError:
         raise ValueError(f"unknown kernel preset {name!r}; valid: {', '.join(PRESETS)}") from None
+
+
+# the forms a library uses first: warpgroup / tcgen05 before warp-level mma, AMD's 32x32 blocks first
+FAMILY_ORDER = ("UTCHMMA", "UTCQMMA", "HGMMA", "QGMMA", "HMMA", "QMMA", "MMA", "v_mfma")
+
+
+def instruction_for(arch: str, fa: str, fb: str) -> Instruction:
+    """The tensor-core instruction of ``arch`` for A in ``fa`` and B in ``fb`` accumulating in fp32
+    (unscaled; first by :data:`FAMILY_ORDER`, then one block, the longest K, the largest tile); one clear ValueError if none."""
+    arch = canonical_arch(arch)
+    a_fmt = "tf32" if fa == "f32" else fa
+    b_fmt = "tf32" if fb == "f32" else fb
+    found = [i for i in CATALOG if i.arch == arch and i.a_format == a_fmt and i.b_format == b_fmt
+             and i.c_format == "f32" and i.d_format == "f32" and not i.scale_format and i.native]
+    if not found:
+        raise ValueError(f"{arch} has no tensor-core instruction for {a_fmt} x {b_fmt} accumulating in f32")
+    rank = {f: n for n, f in enumerate(FAMILY_ORDER)}
+    # then one block per instruction, the longest K (fewest instructions per k-step), the largest tile
+    return min(found, key=lambda i: (rank.get(i.family, len(rank)), i.blocks, -i.k, -i.m * i.n))
 
 
 # ---------------------------------------------------------------------------- fp32 arithmetic

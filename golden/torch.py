@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
 
-from .catalog import CATALOG, Instruction, canonical_arch, lookup
-from .gemm import Kernel, _kernel, _resolve, f32_mul, gemm
+from .catalog import Instruction, canonical_arch, lookup
+from .gemm import Kernel, _kernel, _resolve, f32_mul, gemm, instruction_for
 
 __all__ = ["emulate", "exact", "instruction_for", "DTYPES"]
 
@@ -43,25 +43,6 @@ DTYPES = {
     torch.float8_e4m3fnuz: "e4m3fnuz", torch.float8_e5m2fnuz: "e5m2fnuz",
 }
 _INT_VIEW = {1: (torch.uint8, np.uint8), 2: (torch.int16, np.uint16), 4: (torch.int32, np.uint32)}
-# the forms a library uses first: warpgroup / tcgen05 before warp-level mma, AMD's 32x32 blocks first
-FAMILY_ORDER = ("UTCHMMA", "UTCQMMA", "HGMMA", "QGMMA", "HMMA", "QMMA", "MMA", "v_mfma")
-
-
-def instruction_for(arch: str, fa: str, fb: str) -> Instruction:
-    """The tensor-core instruction of ``arch`` for A in ``fa`` and B in ``fb`` accumulating in fp32
-    (unscaled; first by :data:`FAMILY_ORDER`, then one block, the longest K, the largest tile); one clear ValueError if none."""
-    arch = canonical_arch(arch)
-    a_fmt = "tf32" if fa == "f32" else fa
-    b_fmt = "tf32" if fb == "f32" else fb
-    found = [i for i in CATALOG if i.arch == arch and i.a_format == a_fmt and i.b_format == b_fmt
-             and i.c_format == "f32" and i.d_format == "f32" and not i.scale_format and i.native]
-    if not found:
-        raise ValueError(f"{arch} has no tensor-core instruction for {a_fmt} x {b_fmt} accumulating in f32")
-    rank = {f: n for n, f in enumerate(FAMILY_ORDER)}
-    # then one block per instruction, the longest K (fewest instructions per k-step), the largest tile
-    return min(found, key=lambda i: (rank.get(i.family, len(rank)), i.blocks, -i.k, -i.m * i.n))
-
-
 def to_bits(t: torch.Tensor) -> np.ndarray:
     """A tensor's elements as unsigned bit patterns (numpy)."""
     tdt, ndt = _INT_VIEW[t.element_size()]

@@ -8,7 +8,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import golden
 from golden.cli import main
+from golden.formats import from_float
 from golden.gemm_error import exact_product
 
 
@@ -66,3 +68,34 @@ def test_gemm_bench_rows_and_bad_shape(capsys):
     assert main(["gemm-bench", "--shape", "8x8"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --shape '8x8': give MxNxK")
+
+
+def capture_file(path, kernel, route="e4m3_f32out_promoted", capability=(9, 0)):
+    """A file in tools/gpu_gemm_capture.py's format whose results golden.gemm made under ``kernel``."""
+    import json
+    from golden.gemm import gemm
+    ins = golden.lookup("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3")
+    rng = np.random.default_rng(3)
+    A = from_float("e4m3", rng.uniform(0, 1, (4, 1024)))
+    B = from_float("e4m3", rng.uniform(0, 1, (1024, 16)))
+    cases = [{"shape": [4, 16, 1024], "index": 0, "deterministic": True, "row0_batch_invariant": True,
+              "out_dtype": "torch.float32"}, {"shape": [1, 1, 7], "error": "RuntimeError: refused"}]
+    meta = {"device": "a GPU", "capability": list(capability), "torch": "x", "route": route, "cases": cases}
+    np.savez(path, meta=json.dumps(meta), a_0=A, b_0=B, d_0=gemm(A, B, instr=ins, kernel=kernel))
+    return str(path)
+
+
+def test_gemm_compare_names_the_composition(tmp_path, capsys):
+    from golden.gemm import Kernel
+    for kernel, best in ((Kernel(promotion=4), "promote-4 1.0000"), (Kernel(split_k=3, split_unit=4),
+                                                                     "splitk-3-unit4 1.0000")):
+        assert main(["gemm-compare", capture_file(tmp_path / "c.npz", kernel), "--rows", "2"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[1].startswith("4x16x1024 (deterministic=True") and out[1].split(": ", 1)[1].startswith(best)
+        assert "not run on the GPU (RuntimeError: refused)" in out[2]
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, x=np.zeros(1))
+    assert main(["gemm-compare", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+    assert main(["gemm-compare", capture_file(tmp_path / "c.npz", Kernel(), capability=(6, 1))]) == 2
+    assert "compute capability (6, 1)" in capsys.readouterr().err

@@ -103,17 +103,6 @@ def operands(data, tags=None, formats=None) -> dict:
     return ops
 
 
-def kernels(steps: int):
-    from golden.gemm import Kernel
-    yield Kernel("k-loop")
-    for n in (1, 2, 4, 8, 16):
-        if n < steps:
-            yield Kernel(f"promote-{n}", promotion=n)
-    for s, unit in ((2, 1), (2, 4), (3, 1), (3, 4), (4, 1), (4, 4), (6, 1), (6, 4)):
-        if s <= steps:
-            yield Kernel(f"splitk-{s}" + (f"-unit{unit}" if unit > 1 else ""), split_k=s, split_unit=unit)
-
-
 CASES = [("fp8_d_fast1", "fp8", ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"), None, "_scaled_mm fast accum"),
          ("fp8_d_fast0", "fp8", ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"), None, "_scaled_mm"),
          ("bf16_d", "bf16", ("hopper", "HGMMA.64xNx16.F32.BF16"), "bf16", "matmul bf16"),
@@ -122,7 +111,7 @@ CASES = [("fp8_d_fast1", "fp8", ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"), None,
 
 def compare(path: str) -> None:
     import golden
-    from golden.gemm import gemm, k_slices
+    from golden.gemm_compare import candidates, shares
     data = np.load(path)
     ops = operands(data)
     shapes, _, rows = plan(data)
@@ -132,15 +121,10 @@ def compare(path: str) -> None:
         tag = f"{M}x{N}x{K}"
         for key, op, (arch, name), out_fmt, label in CASES:
             ins = golden.lookup(arch, name)
+            order = {k.name: n for n, k in enumerate(candidates(-(-K // ins.k)))}
             A, B, D = ops[f"{op}_a_{tag}"], ops[f"{op}_b_{tag}"], data[f"{key}_{tag}"]
-            row = []
-            for k in kernels(-(-K // ins.k)):
-                try:
-                    k_slices(ins, k, K)
-                except ValueError:                 # slices this K cannot fill: not a composition of it
-                    continue
-                got = gemm(A, B, instr=ins, kernel=k.with_(out_format=out_fmt))
-                row.append(f"{k.name} {np.mean(got == D):.4f}")
+            row = [f"{name} {share:.4f}" for share, name in
+                   sorted(shares(ins, A, B, D, out_fmt, K), key=lambda x: order[x[1]])]
             print(f"{tag:16s} {label:22s} " + ", ".join(row), flush=True)
 
 
