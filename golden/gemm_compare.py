@@ -1,8 +1,8 @@
 """Which composition did a GPU library run?  ``python -m golden gemm-compare FILE...``
 
 Reads the products ``tools/gpu_gemm_capture.py`` saved on a GPU (one ``.npz`` per route: a JSON
-``meta`` with the device, its compute capability and each case's shape, and the bit patterns
-``a_i``, ``b_i``, ``d_i``), computes each case with :func:`golden.gemm` on the architecture's
+``meta`` with the device, its compute capability and each case's shape, the results ``d_i``, and
+the operands ``a_i``, ``b_i`` or their seed and digests, from which they are rebuilt), computes each case with :func:`golden.gemm` on the architecture's
 tensor-core instruction (:func:`golden.gemm.instruction_for`) under every candidate composition
 (:func:`candidates`), and prints the share of outputs equal bit for bit, best first.  A share of
 1 is a composition the library's result cannot tell from; several at 1 mean the outputs do not
@@ -11,11 +11,13 @@ decide between them (a narrow output format often rounds them to the same bits).
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
 
 from .catalog import canonical_arch
+from .formats import from_float
 from .gemm import Kernel, gemm, instruction_for, k_slices
 
 # compute capability -> architecture
@@ -76,6 +78,29 @@ def route_instruction(meta: dict, arch: str | None):
     return instruction_for(canonical_arch(arch), fmt, fmt)
 
 
+def case_operands(data, case: dict, fmt: str):
+    """A case's operands: stored (``a_i``, ``b_i``), or rebuilt as the capture made them -- numpy's
+    ``default_rng(seed)`` normal values as float32 (clamped to +-8 for fp8), rounded RNE to the
+    format -- and checked against the digests the GPU run recorded."""
+    i = case["index"]
+    if f"a_{i}" in data:
+        return data[f"a_{i}"], data[f"b_{i}"]
+    if "seed" not in case:
+        raise ValueError(f"case {case['shape']}: neither operands nor a seed in the capture")
+    M, N, K = case["shape"]
+    rng = np.random.default_rng(case["seed"])
+    vals = [rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)]
+    if fmt in ("e4m3", "e5m2"):
+        vals = [np.clip(v, -8, 8) for v in vals]
+    bits = [v.view(np.uint32) if fmt == "f32" else from_float(fmt, v.astype(np.float64)) for v in vals]
+    for side, b in zip("ab", bits):
+        want = case.get(f"{side}_sha256")
+        if want is not None and hashlib.sha256(np.ascontiguousarray(b).tobytes()).hexdigest() != want:
+            raise ValueError(f"case {case['shape']}: operand {side} rebuilt from seed {case['seed']} differs "
+                             "from the GPU run's (its digest)")
+    return bits[0], bits[1]
+
+
 def cmd_gemm_compare(args) -> int:
     if args.rows < 1:
         raise ValueError(f"--rows must be >= 1, got {args.rows}")
@@ -91,7 +116,8 @@ def cmd_gemm_compare(args) -> int:
                 continue
             i = case["index"]
             out = TORCH_DTYPES.get(case.get("out_dtype"), "f32")
-            top = shares(ins, data[f"a_{i}"][:args.rows], data[f"b_{i}"], data[f"d_{i}"][:args.rows], out, K)
+            A, B = case_operands(data, case, ins.a_format if ins.a_format != "tf32" else "f32")
+            top = shares(ins, A[:args.rows], B, data[f"d_{i}"][:args.rows], out, K)
             flags = f"deterministic={case.get('deterministic')} row0-batch-invariant={case.get('row0_batch_invariant')}"
             print(f"{M}x{N}x{K} ({flags}): " + ", ".join(f"{name} {s:.4f}" for s, name in top[:args.top]),
                   flush=True)

@@ -66,3 +66,16 @@ def test_h200_gemm_bit_for_bit(tool, record, tag, key, op, instr, out, rows, ker
     assert np.array_equal(gemm(A, B, instr=ins, kernel=kernel.with_(out_format=out)), D)
     for k in planted:
         assert not np.array_equal(gemm(A, B, instr=ins, kernel=k.with_(out_format=out)), D), k
+
+
+def test_gemm_compare_on_an_h200_capture(capsys):
+    """tools/gpu_gemm_capture.py's products (normal operands, rebuilt from their seeds and checked by
+    digest) name the same compositions: promotion every 4 QGMMAs, and the plain K loop when fast."""
+    from golden.cli import main
+    cap = REPO / "tests" / "data" / "gemm" / "h200_capture"
+    assert main(["gemm-compare", str(cap / "gemm_e4m3_f32out_promoted.npz"), str(cap / "gemm_e4m3_f32out_fast.npz"),
+                 "--rows", "1", "--top", "2"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("64x64x4096")]
+    assert lines[0].split(": ", 1)[1].startswith("promote-4 1.0000, ")
+    assert lines[1].split(": ", 1)[1].startswith("k-loop 1.0000, ")
+    assert not lines[0].split(", ")[1].endswith("1.0000")         # the runner-up is far off: the bits decide
