@@ -98,6 +98,10 @@ class Kernel:
         Format of D (and of C and bias); None: the instruction's D format.
     out_rounding : str
         Rounding of the conversion to ``out_format``: ``RNE``, ``RZ``, ``RU`` or ``RD``.
+    operand_rounding : str or None
+        For TF32 instructions: round the f32 operand words to TF32 in this mode before the MMA
+        (a library's ``cvt`` to tf32); None: the words go in as they are and the tensor core
+        ignores their low 13 bits.
     source : str
         Where the composition is documented publicly.
     """
@@ -114,6 +118,7 @@ class Kernel:
     scale_fma: bool = True
     out_format: str | None = None
     out_rounding: str = "RNE"
+    operand_rounding: str | None = None
     source: str = ""
 
     def __post_init__(self):
@@ -134,6 +139,9 @@ class Kernel:
                 object.__setattr__(self, "out_format", get_format(self.out_format).name)
             except ValueError as e:
                 raise ValueError(f"Kernel.out_format: {e}") from None
+        if self.operand_rounding is not None and self.operand_rounding not in ROUNDING_MODES:
+            raise ValueError(f"Kernel.operand_rounding must be None or one of {', '.join(ROUNDING_MODES)}, "
+                             f"got {self.operand_rounding!r}")
         if self.out_rounding not in ROUNDING_MODES:
             raise ValueError(f"Kernel.out_rounding must be one of {', '.join(ROUNDING_MODES)}, "
                              f"got {self.out_rounding!r}")
@@ -285,8 +293,8 @@ class _Problem:
     def __init__(self, ins: Instruction, kernel: Kernel, A, B, scale_A, scale_B):
         check_fits(ins, kernel)
         fa, fb = ins.formats[:2]
-        A = _narrow_bits(fa, A, "A")
-        B = _narrow_bits(fb, B, "B")
+        A = _round_operand(fa, _narrow_bits(fa, A, "A"), kernel.operand_rounding)
+        B = _round_operand(fb, _narrow_bits(fb, B, "B"), kernel.operand_rounding)
         if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0] or 0 in A.shape + B.shape:
             raise ValueError(f"gemm needs A [M, K] and B [K, N] with the same K >= 1, got A {A.shape} and B {B.shape}")
         self.ins, self.kernel = ins, kernel
@@ -340,6 +348,9 @@ def check_fits(ins: Instruction, kernel: Kernel) -> None:
         raise ValueError(f"{ins.arch} {ins.name} is {'' if ins.scale_format else 'not '}block-scaled: "
                          f"use a kernel with scaling='block' {'and' if ins.scale_format else 'only with'} "
                          "a block-scaled instruction (UTCQMMA.SF, UTCOMMA, QMMA.SF ...)")
+    if kernel.operand_rounding is not None and "tf32" not in (ins.a_format, ins.b_format):
+        raise ValueError(f"Kernel.operand_rounding rounds f32 words to TF32; {ins.arch} {ins.name} takes "
+                         f"{ins.a_format} x {ins.b_format}: leave it None")
     if kernel.scaling is Scaling.GROUP and kernel.group_k != kernel.promotion * ins.k:
         raise ValueError(f"Kernel.group_k={kernel.group_k} must equal promotion x the instruction's K "
                          f"({kernel.promotion} x {ins.k} = {kernel.promotion * ins.k}): the group "
@@ -360,6 +371,13 @@ def k_slices(ins: Instruction, kernel: Kernel, K: int) -> list[range]:
         raise ValueError(f"split-K slices of {per} k-steps cut a scale group of {kernel.promotion} "
                          "k-steps; choose split_k so that each slice holds whole groups")
     return slices
+
+
+def _round_operand(fmt, bits: np.ndarray, mode: str | None) -> np.ndarray:
+    """TF32 operand words rounded to TF32 in ``mode`` (the f32 value, one rounding); others as they are."""
+    if mode is None or fmt.name != "tf32":
+        return bits
+    return from_float(fmt, to_float(F32, bits.astype(np.uint32)), mode).astype(np.uint32)
 
 
 def _pad(x: np.ndarray, size: int, axis: int, value: int = 0) -> np.ndarray:

@@ -41,9 +41,13 @@ def candidates(steps: int) -> list[Kernel]:
 
 
 def shares(ins, A, B, D, out_fmt: str, K: int) -> list[tuple[float, str]]:
-    """``(share of outputs equal, kernel name)`` for every candidate that fits K, best first."""
+    """``(share of outputs equal, kernel name)`` for every candidate that fits K, best first; TF32
+    instructions try each also with the operands rounded to TF32 (RNE) first (``+rne``)."""
     found = []
-    for k in candidates(-(-K // ins.k)):
+    kernels = candidates(-(-K // ins.k))
+    if ins.a_format == "tf32":
+        kernels += [k.with_(name=k.name + "+rne", operand_rounding="RNE") for k in kernels]
+    for k in kernels:
         try:
             k_slices(ins, k, K)
         except ValueError:                          # slices this K cannot fill: not a composition of it

@@ -214,6 +214,7 @@ BAD_FIELDS = [
     (dict(scale_fma="yes"), "scale_fma must be True or False"),
     (dict(out_format="f17"), "out_format: unknown number format"),
     (dict(out_rounding="RNA"), "out_rounding must be one of RZ, RD, RU, RNE"),
+    (dict(operand_rounding="RNA"), "operand_rounding must be None or one of RZ, RD, RU, RNE"),
 ]
 
 
@@ -222,6 +223,20 @@ def test_bad_kernel_field(fields, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
         Kernel(**fields)
     assert "\n" not in str(e.value)
+
+
+def test_tf32_operand_rounding():
+    ins = golden.lookup("hopper", "HGMMA.64xNx8.F32.TF32")
+    rng = np.random.default_rng(16)
+    A = rng.standard_normal((64, 16)).astype(np.float32).view(np.uint32)
+    B = rng.standard_normal((16, 8)).astype(np.float32).view(np.uint32)
+    rounded = [from_float("tf32", x.view(np.float32).astype(np.float64)) for x in (A, B)]
+    got = gemm(A, B, instr=ins, kernel=Kernel(operand_rounding="RNE"))
+    assert np.array_equal(got, gemm(*rounded, instr=ins))
+    assert not np.array_equal(got, gemm(A, B, instr=ins))          # the tensor core alone truncates
+    with pytest.raises(ValueError, match="operand_rounding rounds f32 words to TF32"):
+        gemm(*operands(golden.lookup(*HGMMA), 64, 8, 16), instr=golden.lookup(*HGMMA),
+             kernel=Kernel(operand_rounding="RNE"))
 
 
 def test_kernel_and_instruction_mismatch():
