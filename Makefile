@@ -15,7 +15,7 @@ given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
         fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
-        formal
+        formal gemm-example gemm-bench
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -36,6 +36,8 @@ help:
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden-model throughput per algorithm, one core"
+	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
+	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3]"
@@ -77,6 +79,12 @@ venv: $(STAMP)
 # that run Yosys in one worker (a fresh machine compiles its WebAssembly once)
 test: $(STAMP)
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+
+gemm-example: $(STAMP)
+	$(PY) examples/transformer_block.py --size full
+
+gemm-bench: $(STAMP)
+	$(PY) -m golden gemm-bench
 
 golden: $(STAMP)
 	$(PY) -m golden run $(ARCH) $(INSTR) -n $(N) --seed $(SEED) $(if $(VECTORS),--vectors $(VECTORS))

@@ -199,6 +199,31 @@ class Params:
         return replace(self, **changes)
 
 
+def parse_changes(text: str, what: str = "--params") -> dict:
+    """``"F=24,out_rounding=RNE"`` as ``{"F": 24, "out_rounding": "RNE"}`` (integers, True/False and
+    None read as such); a field that is not a :class:`Params` field is one clear ValueError."""
+    from dataclasses import fields
+    known = {f.name for f in fields(Params)}
+    changes = {}
+    for item in filter(None, text.split(",")):
+        k, eq, v = item.partition("=")
+        if k not in known or not eq:
+            raise ValueError(f"{what}: {k!r} is not a golden.Params field (give FIELD=VALUE,...; fields: "
+                             f"{', '.join(sorted(known))})")
+        changes[k] = _parse_value(v)
+    return changes
+
+
+def _parse_value(v: str):
+    special = {"none": None, "true": True, "false": False}
+    if v.lower() in special:
+        return special[v.lower()]
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
 # --------------------------------------------------------------------------- operand tables
 
 ZERO_EXP = -4096     # exponent of a zero operand: any product with one lies far below every real exponent

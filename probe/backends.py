@@ -31,6 +31,7 @@ import dataclasses
 
 import golden
 from golden import Instruction
+from golden.algorithms import parse_changes
 
 from .contract import Unavailable
 
@@ -167,12 +168,7 @@ def backend_from_name(name: str, **kw):
         from .torch_backend import TorchBackend
         return TorchBackend(**kw)
     if name.startswith("golden:"):
-        changes = {}
-        for item in filter(None, name.partition(":")[2].split(",")):
-            k, _, v = item.partition("=")
-            if k not in {f.name for f in dataclasses.fields(golden.Params)}:
-                raise ValueError(f"backend {name!r}: {k!r} is not a golden.Params field")
-            changes[k] = _parse_value(v)
+        changes = parse_changes(name.partition(":")[2], f"backend {name!r}")
         return ParamsBackend(**changes)
     prefix, colon, argument = name.partition(":")
     found = plugins()
@@ -186,16 +182,3 @@ def backend_from_name(name: str, **kw):
     hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
             "pip install -e . registers fpga:URL)")
     raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")
-
-
-def _parse_value(v: str):
-    if v in ("None", "none"):
-        return None
-    if v in ("True", "true"):
-        return True
-    if v in ("False", "false"):
-        return False
-    try:
-        return int(v)
-    except ValueError:
-        return v
