@@ -37,11 +37,7 @@ import numpy as np
 
 from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
                       round_to_format, special_bits, to_float)
-
-BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
-
-# CDNA3's disputed special-value rules (Params.specials): the paper's step order, or the authors' later model
-SPECIALS = ("paper", "later_model")
+from .params import BASES, EXACT, SPECIALS, check_params
 
 # Params fields each base algorithm reads; the others are carried but never change a result
 # (GPS always flushes subnormals and SFMA is IEEE throughout, whatever the catalog entry says).
@@ -130,6 +126,21 @@ class Params:
         A compiled path: the chain starts from +0 and c is added after its last
         pass by one IEEE add, rounded to nearest even in the output format
         (f16 or f32), as a separate add instruction does (FDA).
+    nan_bits : int, optional
+        The bit pattern of every NaN result (e.g. ``0x7fc00000``, the IEEE default quiet NaN of
+        binary32).  None (the default): each algorithm's own NaN (the canonical NaN of
+        :func:`golden.formats.special_bits` for the fused algorithms, ``0x7fc00000`` for GPS,
+        the IEEE operations' NaN for SFMA).  A pattern that is not a NaN of the output format is
+        refused when the design runs.
+    fma_rounding : str
+        SFMA: the rounding of each fused multiply-add (``RNE``, the IEEE default, ``RZ``, ``RD``,
+        ``RU``); also the rounding of ``c_last``'s add.  Binary32 results; binary64 SFMA is RNE.
+
+    F may also be ``"exact"`` (:data:`golden.params.EXACT`, FDA): no alignment window, the exact sum of
+    the products and c, rounded once by ``out_rounding``.  ``zero_sign="ieee754"`` follows IEEE 754
+    for zero sums in every algorithm (see :data:`golden.params.ZERO_SIGNS`).  Every field is checked
+    on its own by :func:`golden.params.check_params` (one ValueError naming the field, the value and
+    what is valid).
     """
 
     base: str
@@ -153,19 +164,20 @@ class Params:
     operand_format: str | None = None
     pass_interleave: int | None = None
     c_last: bool = False
+    nan_bits: int | None = None
+    fma_rounding: str = "RNE"
 
     def __post_init__(self):
         if self.base not in BASES:
             raise ValueError(f"unknown algorithm {self.base!r}; valid: {', '.join(BASES)}")
+        check_params(self)                   # every field on its own: type, range, word (golden.params)
         needs_f = self.base in ("FDA", "GDFS", "FDRDA", "GFDRDA")
-        if needs_f and (self.F is None or self.F < 0):
-            raise ValueError(f"{self.base} needs F >= 0 (fraction bits kept after alignment)")
+        if needs_f and self.F is None:
+            raise ValueError(f"{self.base} needs F >= 0 (fraction bits kept after alignment) or F='exact'")
+        if self.F == EXACT and self.base != "FDA":
+            raise ValueError(f"F='exact' (the exact sum, rounded once) is an FDA design, not {self.base}")
         if self.base in ("FDA", "GDFS") and self.e_zero is None:
             raise ValueError(f"{self.base} needs e_zero (the exponent of zero terms)")
-        if self.floor_rounding not in ("RD", "RZ"):
-            raise ValueError(f"floor_rounding must be RD or RZ, got {self.floor_rounding!r}")
-        if self.specials not in SPECIALS:
-            raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, got {self.specials!r}")
         if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
             raise ValueError("GPS needs group G, a power of two up to 16")
         lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
