@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="probe one instruction per datapath and apply its result to the others")
     ap.add_argument("--backend", default="golden",
                     help="golden (default), rtl (co-simulation; rtl:UNIT with a cosim unit spec, e.g. "
-                         "rtl:hw:params=specials:later_model), torch (GPU), or golden:FIELD=VALUE,... "
+                         "rtl:hw:params=specials=later_model), torch (GPU), or golden:FIELD=VALUE,... "
                          "(a mis-parameterised golden), or fpga:URL (a board, or the simulated board's socket://HOST:PORT)")
     ap.add_argument("--json", metavar="PATH", help="write the report(s) as JSON to PATH ('-': stdout)")
     ap.add_argument("--quiet", action="store_true", help="one instruction: only the comparison line")
