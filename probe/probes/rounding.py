@@ -78,3 +78,25 @@ def output_rounding(rig, p_out: int) -> dict:
             s = 1 if f > 0 else -1
             obs[f] = (v - s * 4.0) / u
     return classify_rounding(obs)
+
+
+def final_rounding(rig, p_out: int) -> dict:
+    """Tables I and II on the last operation alone: c = +-4 and the last product +-f*u, every other
+    product zero, so a sequential unit (SFMA) rounds ``4 + f*u`` once, in its last fma."""
+    K = rig.K
+    u = math.ldexp(1.0, 2 - p_out)
+    rows, keys = [], []
+    for f in (0.75, 0.25, -0.75, -0.25, 0.5, 1.5, -0.5, -1.5):
+        s = 1 if f > 0 else -1
+        terms = {K: s * 4.0, K - 1: s * abs(f) * u}
+        if not (rig.c_ok(terms[K]) and rig.has_prod(terms[K - 1])):
+            continue
+        rows.append(summand_row(rig, terms))
+        keys.append(f)
+    vals, _ = rig.run(rows)
+    obs = {}
+    for f, v in zip(keys, vals):
+        if v is not None:
+            s = 1 if f > 0 else -1
+            obs[f] = (v - s * 4.0) / u
+    return classify_rounding(obs)
