@@ -54,7 +54,7 @@ def is_nan32(x):
 # ---- the field ----------------------------------------------------------------------------------
 
 def test_the_field_is_validated_and_read_by_the_amd_fused_algorithms_only():
-    with pytest.raises(ValueError, match="specials must be one of paper, later_model, got 'mmasim'"):
+    with pytest.raises(ValueError, match="Params.specials='mmasim' is not valid; valid: one of paper, later_model"):
         Params(base="FDRDA", F=24, specials="mmasim")
     assert Params(base="FDRDA", F=24).specials == "paper"
     for base, reads in FIELDS_READ.items():
