@@ -23,7 +23,7 @@ import golden
 
 from .backends import backend_from_name
 from .contract import BackendError, Unavailable
-from .infer import compare, probe
+from .infer import probe
 
 
 def main(argv=None) -> int:
@@ -94,7 +94,7 @@ def _many(pool, backend, args) -> int:
         r = probe(members[0], backend)
         reports.append(r)
         for ins in members:
-            ok = r.matches if ins is members[0] else not compare(ins, r.base, r.family, r.fields)[0]
+            ok = r.matches if ins is members[0] else r.matches_for(ins)
             differ += not ok
             print(f"{ins.arch:13s} {ins.name:44s} {r.family or '?':9s} "
                   f"{'matches' if ok else r.summary()}", flush=True)

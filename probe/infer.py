@@ -55,6 +55,13 @@ class Report:
     verification: dict = None            # the inferred Params against the device (verify.verify)
     exact: dict = None                   # the device against the exact sum rounded once (verify.exact_reference)
     lowering: str | None = None          # the entry is a compiled lowering: not inferred, verified
+    checks: list = None                  # the differences beyond the fields (special values, verification)
+
+    def matches_for(self, ins) -> bool:
+        """The verdict for another instruction of the same datapath (``--group``): its own field
+        comparison, the same special-value and verification checks."""
+        fields = [] if is_lowering(ins.params) else compare(ins, self.base, self.family, self.fields)[0]
+        return not fields and not self.checks
 
     @property
     def matches(self) -> bool:
@@ -339,7 +346,7 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
         diffs, unobs = [], []
     else:
         diffs, unobs = compare(ins, base, family, fields)
-    diffs += special_differences(sv, entry_sv)
+    checks = special_differences(sv, entry_sv)
     rounding = (fields.get("fma_rounding") or fields.get("out_rounding") or Field()).value
     params, why = inferred_params(ins, base, fields)
     try:
@@ -358,15 +365,16 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
         ver["rows"] += len(special)
         ver["examples"] = special[:1] + ver["examples"]
         if ver["mismatches"]:
-            diffs.append(f"not reproduced: {ver['mismatches']} of {ver['rows']} dot-adds differ from the "
-                         "inferred parameters")
+            checks.append(f"not reproduced: {ver['mismatches']} of {ver['rows']} dot-adds differ from the "
+                          "inferred parameters")
     else:
         ver = {"reason": why}
         if base is not None:
-            diffs.append(f"not reproduced: {why}")
+            checks.append(f"not reproduced: {why}")
     exact = exact_reference(rig, vectors, rounding if rounding in ("RZ", "RD", "RU", "RNE") else None)
-    return Report(ins, rig.name, base, family, fields, facts, diffs, unobs, time.perf_counter() - t0,
-                  rig.rows, rig.calls, outside=outside, verification=ver, exact=exact, lowering=lowering)
+    return Report(ins, rig.name, base, family, fields, facts, diffs + checks, unobs, time.perf_counter() - t0,
+                  rig.rows, rig.calls, outside=outside, verification=ver, exact=exact, lowering=lowering,
+                  checks=checks)
 
 
 def _model(ins, p):
