@@ -18,7 +18,7 @@ from . import probes as P
 from .probes.common import T_MAX
 from .probes.specials import NAN_PATTERNS, Case
 from .rig import Rig
-from .verify import (exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
+from .verify import (VERIFY_ROWS, exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
                      special_differences, verification_vectors, verify)
 
 @dataclass
@@ -189,8 +189,11 @@ def _jsonable(x):
     return str(x)
 
 
-def probe(ins: Instruction, backend, name: str | None = None) -> Report:
-    """Run every probe on ``backend`` for ``ins`` and infer the algorithm (see the package docstring)."""
+def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY_ROWS) -> Report:
+    """Run every probe on ``backend`` for ``ins`` and infer the algorithm (see the package docstring);
+    ``rows``: dot-adds of the verification (at least 64; the exact reference takes up to 1,024 of them)."""
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 64:
+        raise ValueError(f"rows (the verification's dot-adds) must be an integer >= 64, not {rows!r}")
     t0 = time.perf_counter()
     rig = Rig(ins, backend, name)
     K = ins.k
@@ -354,7 +357,7 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
     except ValueError:
         model_sv = None
     outside = outside_the_nine(base, facts, rounding or mode, model_sv)
-    vectors = verification_vectors(rig)
+    vectors = verification_vectors(rig, rows)
     try:
         ver = verify(rig, params, vectors) if params is not None else None
     except ValueError as e:                      # golden cannot run the inferred design

@@ -32,7 +32,7 @@ def test_every_datapath_recovered():
     assert (len(GROUPS), len(NATIVE), len(golden.CATALOG)) == (160, 311, 327)
     bad = []
     for ins in GROUPS:
-        r = probe(ins, GoldenBackend())
+        r = probe(ins, GoldenBackend(), rows=256)     # the full 4,096-row verification: -m slow, below
         if not r.matches:
             bad.append(f"{ins.arch} {ins.name}: {r.summary()}")
     assert not bad, "\n".join(bad)
