@@ -61,7 +61,7 @@ help:
 	@echo "                                  (golden.params; fields and words: docs/golden.md)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
-	@echo "WAVES= takes yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
+	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
 	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files and lint runs go to DIR, not build/."
 
 $(STAMP): requirements.txt pyproject.toml
@@ -129,7 +129,7 @@ FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(
 
 fpga-sim: $(STAMP)
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \
-	    $(if $(filter 1 yes true,$(WAVES)),--waves)
+	    $(if $(WAVES),--waves=$(WAVES))
 
 # the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
@@ -157,7 +157,7 @@ campaign: $(STAMP)
 	    $(if $(call given,N),-n $(N)) --seed $(SEED) --db $(DB) $(if $(DEVICE),--device $(DEVICE)) \
 	    $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BLOCK),--block $(BLOCK)) $(if $(LANES),--lanes $(LANES)) \
 	    $(if $(STALL),--stall $(STALL)) $(if $(PIPELINE),--unit hw:pipeline=$(PIPELINE)) \
-	    $(if $(filter 1 yes true,$(RESUME)),--resume) $(if $(filter 1 yes true,$(FRESH)),--fresh) \
+	    $(if $(RESUME),--resume=$(RESUME)) $(if $(FRESH),--fresh=$(FRESH)) \
 	    $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(WORKERS),--workers $(WORKERS))
 
 campaign-report: $(STAMP)

@@ -64,7 +64,13 @@ def _parse_values(text: str | None, fmt, count: int | None, what: str, unit: str
 
 
 def cmd_list(args) -> int:
-    found = select(args.arch_option or args.arch, args.instr)
+    arch, instr = args.arch, args.instr
+    if args.arch_option:                 # --arch A NAME: the one positional given is the instruction
+        if instr != "all":
+            raise ValueError(f"--arch {args.arch_option} and two positionals ({arch} {instr}): give ARCH INSTR, "
+                             f"or --arch ARCH INSTR")
+        arch, instr = args.arch_option, arch
+    found = select(arch, instr)
     if args.counts:
         print_counts(found)
         return 0

@@ -186,7 +186,7 @@ def test_cli_group_applies_one_probe_per_datapath():
     assert all(len({ins.datapath for ins in g}) == 1 for g in groups)
 
 
-def test_torch_backend_skips_cleanly():
+def test_torch_backend_without_torch_or_a_gpu_is_one_error_line():
     try:
         import torch
         if torch.cuda.is_available():
@@ -198,7 +198,7 @@ def test_torch_backend_skips_cleanly():
         TorchBackend()
     p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--backend", "torch"],
                        capture_output=True, text=True)
-    assert p.returncode == 0 and "skipped:" in p.stderr
+    assert p.returncode == 2 and p.stderr.startswith("error: the backend cannot run here: PyTorch"), p.stderr
 
 
 # ---- the RTL, co-simulated: the same report as golden ------------------------------------------------
