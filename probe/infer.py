@@ -409,6 +409,11 @@ def _chain_of_fmas(rig, st: dict, p_out: int) -> bool:
 CANDIDATE_ROWS = 512
 
 
+def _shown(name: str, value) -> str:
+    """A field's value as the reports write it (bit patterns in hex)."""
+    return f"{value:#x}" if name == "nan_bits" and isinstance(value, int) else str(value)
+
+
 def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
     """Differences from the catalog entry (exact texts) and the fields this probe could not see."""
     cat = ins.params
@@ -428,7 +433,7 @@ def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
                 unobs.append(f"{nm} (catalog {want}): only bounded, <= {f.upper}")
             continue
         if f.value != want:
-            diffs.append(f"{nm}: catalog {want}, probed {f.value}")
+            diffs.append(f"{nm}: catalog {_shown(nm, want)}, probed {_shown(nm, f.value)}")
     return diffs, unobs
 
 
