@@ -20,6 +20,7 @@ given = $(filter command line environment,$(origin $(1)))
 help:
 	@echo "make test                         run the test suite (what CI runs)"
 	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=] [JOBS=] [PIPELINE=2]"
+	@echo "           [UNIT=hw:params=FIELD=VALUE,...]  a design of your own (golden.Params changes, unit and reference)"
 	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
 	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
@@ -59,6 +60,8 @@ help:
 	@echo "make formal [ARCH=] [INSTR=] [STAGE=round,...|protocol] [NAME=] [PIPELINE=0..3] [TIMEOUT=120] [JOBS=1]"
 	@echo "                                  SymbiYosys proofs of each datapath stage at the catalog's widths and of the"
 	@echo "                                  stream protocol (python -m formal; docs/formal.md)"
+	@echo "PARAMS specs (golden:..., hw:params=...) are one grammar: FIELD=VALUE,... e.g. F=exact,nan_bits=0x7fc00000"
+	@echo "                                  (golden.params; fields and words: docs/golden.md)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."

@@ -213,9 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--waves", action="store_true", help="dump an FST waveform (tracing build)")
         sp.add_argument("--waves-word", default=None, help=argparse.SUPPRESS)     # make's WAVES=yes|no|...
         sp.add_argument("--unit", default=None,
-                        help="hw (default: hw.dot_add_unit), hw:pipeline=SPEC, hw:params=FIELD:VALUE,... "
+                        help="hw (default: hw.dot_add_unit), hw:pipeline=SPEC, hw:params=FIELD=VALUE,... "
                              "(golden.Params changes for the unit and its reference, e.g. "
-                             "hw:params=specials:later_model; both: hw:pipeline=2,params=...), "
+                             "hw:params=specials=later_model; both: hw:pipeline=2,params=...), "
                              "or standin[:latency=N,ii=N,bug=0|1]")
         sp.add_argument("--pipeline", default=None, metavar="SPEC",
                         help="the hw unit's pipelining: a level 0..3 and/or FIELD=N, e.g. 2 or 2,align=2 (default 0)")

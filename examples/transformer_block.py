@@ -34,7 +34,7 @@ import torch
 
 import golden
 import golden.torch
-from golden.algorithms import parse_changes
+from golden.params import parse_params
 
 SIZES = {"small": dict(seq=8, d=64, heads=2, hidden=256), "full": dict(seq=32, d=512, heads=8, hidden=2048)}
 E4M3_MAX = 448.0
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
                    help="your design: FIELD=VALUE,... of golden.Params for Hopper's FP8 instruction")
     args = p.parse_args(argv)
     try:
-        design = parse_changes(args.params)
+        design = parse_params(args.params)
         runs_ = runs(design)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -187,13 +187,13 @@ def parse_ks(text: str) -> list[int]:
 
 def make_curves(found: list[Instruction], kernels: list[str], designs: list[str]) -> list[Curve]:
     """One curve per instruction x kernel x design (``catalog`` first); checked before any work."""
-    from .algorithms import parse_changes
+    from .params import parse_params
     out = []
     for ins in found:
         for kname in kernels:
             kernel = _kernel(kname)
             for design in ["catalog"] + designs:
-                changes = {} if design == "catalog" else parse_changes(design)
+                changes = {} if design == "catalog" else parse_params(design)
                 check_fits(_resolve(ins, None, changes or None), kernel)   # an invalid design is named here
                 out.append(Curve(ins, kernel, design, changes, []))
     return out

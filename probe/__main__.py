@@ -24,7 +24,7 @@ import golden
 
 from .backends import backend_from_name
 from .contract import BackendError, Unavailable
-from .infer import compare, probe
+from .infer import probe
 
 
 def main(argv=None) -> int:
@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="probe one instruction per datapath and apply its result to the others")
     ap.add_argument("--backend", default="golden",
                     help="golden (default), rtl (co-simulation; rtl:UNIT with a cosim unit spec, e.g. "
-                         "rtl:hw:params=specials:later_model), torch (GPU), or golden:FIELD=VALUE,... "
+                         "rtl:hw:params=specials=later_model), torch (GPU), or golden:FIELD=VALUE,... "
                          "(a mis-parameterised golden), or fpga:URL (a board, or the simulated board's socket://HOST:PORT)")
     ap.add_argument("--json", metavar="PATH", help="write the report(s) as JSON to PATH ('-': stdout)")
     ap.add_argument("--quiet", action="store_true", help="one instruction: only the comparison line")
@@ -103,7 +103,7 @@ def _many(pool, backend, args) -> int:
             continue
         reports.append(r)
         for ins in members:
-            ok = r.matches if ins is members[0] else not compare(ins, r.base, r.family, r.fields)[0]
+            ok = r.matches if ins is members[0] else r.matches_for(ins)
             differ += not ok
             print(f"{ins.arch:13s} {ins.name:44s} {r.family or '?':9s} "
                   f"{'matches' if ok else r.summary()}", flush=True)

@@ -31,7 +31,6 @@ import dataclasses
 
 import golden
 from golden import Instruction
-from golden.algorithms import parse_changes
 
 from .contract import Unavailable
 
@@ -53,6 +52,9 @@ class ParamsBackend:
     """
 
     def __init__(self, params: golden.Params | None = None, **changes):
+        from golden.params import check_value
+        for k, v in changes.items():            # a bad field is named now, not at the first dot-add
+            check_value(k, v)
         self.params, self.changes = params, changes
         what = ", ".join(f"{k}={v!r}" for k, v in changes.items()) or (str(params) if params else "unchanged")
         self.name = f"golden with {what}"
@@ -151,14 +153,14 @@ def plugins() -> dict:
 
 
 def backend_from_name(name: str, **kw):
-    """``golden``, ``rtl``, ``rtl:UNIT`` (a cosim unit spec: ``rtl:hw:params=specials:later_model``),
+    """``golden``, ``rtl``, ``rtl:UNIT`` (a cosim unit spec: ``rtl:hw:params=specials=later_model``),
     ``core``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
     ``PLUGIN:ARGUMENT`` for a registered plugin (``fpga:socket://127.0.0.1:5555``, ``fpga:/dev/ttyUSB0``)."""
     if name == "golden":
         return GoldenBackend()
     if name == "rtl":
         return SimulatedRTL(**kw)
-    if name.startswith("rtl:"):                   # a unit spec of cosim: rtl:hw:params=specials:later_model
+    if name.startswith("rtl:"):                   # a unit spec of cosim: rtl:hw:params=specials=later_model
         return SimulatedRTL(unit=name[4:], **kw)
     if name == "core":
         return SimulatedCore(**kw)
@@ -167,8 +169,14 @@ def backend_from_name(name: str, **kw):
     if name in ("torch", "gpu", "cuda", "rocm"):
         from .torch_backend import TorchBackend
         return TorchBackend(**kw)
-    if name.startswith("golden:"):
-        changes = parse_changes(name.partition(":")[2], f"backend {name!r}")
+    if name.startswith("golden:"):               # golden's one params grammar (golden.params.parse_params)
+        from golden.params import parse_params
+        try:
+            changes = parse_params(name.partition(":")[2])
+        except ValueError as e:
+            raise ValueError(f"backend {name!r}: {e}") from None
+        if not changes:
+            raise ValueError(f"backend {name!r}: golden: takes FIELD=VALUE,... (e.g. golden:F=24,out_rounding=RNE)")
         return ParamsBackend(**changes)
     prefix, colon, argument = name.partition(":")
     found = plugins()

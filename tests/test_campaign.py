@@ -194,17 +194,17 @@ def test_the_tensor_core_as_the_device(tmp_path):
 
 @pytest.mark.slow                      # a unit build of its own
 def test_a_planted_rtl_fault_gets_cosims_verdict_and_first_vector(tmp_path):
-    """The RTL with F one short (unit spec hw:params=F:22 on Volta's F = 23): campaign and cosim,
+    """The RTL with F one short (unit spec hw:params=F=22 on Volta's F = 23): campaign and cosim,
     both scored against the catalog's golden, fail on the same first vector of the same stream."""
     from cosim import run as cr
     pair = ("volta", "HMMA.884.F16.F16")
-    c = Campaign((pair,), device="rtl", unit="hw:params=F:22", block=BLOCK, target=2 * BLOCK, seed=4)
+    c = Campaign((pair,), device="rtl", unit="hw:params=F=22", block=BLOCK, target=2 * BLOCK, seed=4)
     db = tmp_path / "c.sqlite"
     run(c, db, workers=1, progress_s=0)
     first = Store(db).first_failure(c.id, *pair)
     ins = golden.lookup(*pair)
     r = cr.run_instruction(ins, cr.Config(n=2 * BLOCK, seed=4, progress=0, rerun_with_waves=False),
-                           "hw:params=F:22", reference=golden.dot_add)
+                           "hw:params=F=22", reference=golden.dot_add)
     assert r.status == "MISMATCH" and first is not None
     assert int(r.failing["index"][0]) == first["index"]
     assert Store(db).per_instruction(c.id)[pair]["mismatches"] == r.mismatches

@@ -12,6 +12,7 @@ import pytest
 import golden
 from probe import BackendError, GoldenBackend, ParamsBackend, Unavailable, backend_from_name, probe
 from probe.probes import classify_rounding, rounding_name
+from probe.probes.specials import Case
 
 
 def _one_per_datapath(pool):
@@ -32,7 +33,7 @@ def test_every_datapath_recovered():
     assert (len(GROUPS), len(NATIVE), len(golden.CATALOG)) == (160, 311, 327)
     bad = []
     for ins in GROUPS:
-        r = probe(ins, GoldenBackend())
+        r = probe(ins, GoldenBackend(), rows=256)     # the full 4,096-row verification: -m slow, below
         if not r.matches:
             bad.append(f"{ins.arch} {ins.name}: {r.summary()}")
     assert not bad, "\n".join(bad)
@@ -70,7 +71,7 @@ def test_summation_trees_print():
     r = probe(golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16"), GoldenBackend())
     assert r.facts["tree"]["text"] == "((c + ((#0 + #1) + (#2 + #3))) + ((#4 + #5) + (#6 + #7)))"
     assert r.fields["group"].value == 4 and set(r.fields) == set(golden.algorithms.FIELDS_READ["GPS"])
-    assert {r.facts["special"][f"subnormal {x}"] for x in "abc"} == {"flushed"}     # GPS always flushes
+    assert {r.facts["special"][x] for x in (Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.SUBNORMAL_C)} == {"flushed"}
     r = probe(golden.lookup("ampere", "HMMA.1688.F32.TF32"), GoldenBackend())
     assert r.facts["tree"]["text"] == "fused5(fused5(c, #0, #1, #2, #3), #4, #5, #6, #7)"
     assert K == 4

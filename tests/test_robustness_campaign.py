@@ -160,8 +160,8 @@ def test_a_read_only_database_is_one_line(stored, capsys, no_cluster, monkeypatc
 # ---- bad specs: refused before any cluster starts -----------------------------------------------------
 
 SPECS = {
-    "golden F=abc": (["--device", "golden:F=abc"], "device 'golden:F=abc' cannot run hopper HMMA.16816.F32"),
-    "golden F=-3": (["--device", "golden:F=-3"], "F >= 0"),
+    "golden F=abc": (["--device", "golden:F=abc"], "backend 'golden:F=abc': Params.F='abc' is not valid; valid:"),
+    "golden F=-3": (["--device", "golden:F=-3"], "Params.F=-3 is not valid; valid: an integer >= 0"),
     "golden F=99": (["--device", "golden:F=99"], "F <= 46"),
     "unit bogus": (["--device", "rtl", "--unit", "bogus"], "unknown unit 'bogus'"),
     "unit pipeline=9": (["--device", "rtl", "--unit", "hw:pipeline=9"], "--unit hw:pipeline=9 (PIPELINE=)"),

@@ -39,6 +39,7 @@ if str(REPO) not in sys.path:
 
 import golden                                              # noqa: E402
 from golden.vectors import random_operands                 # noqa: E402
+from golden.params import parse_params                     # noqa: E402
 
 HANDSHAKES = ("valid_ready", "axi_stream", "valid_only", "enable", "fixed")
 OPERANDS = ("a", "b", "c", "d")
@@ -202,17 +203,11 @@ def instruction(target: dict):
         ins = golden.lookup(target["arch"], target["instr"])
     except (KeyError, ValueError) as e:
         raise DescriptionError(f"target {target.get('arch')}/{target.get('instr')}: {e}") from None
-    changes = {}
-    for item in filter(None, target.get("params", "").split(",")):
-        k, _, v = item.strip().partition("=")
-        if k not in {f.name for f in dataclasses.fields(golden.Params)}:
-            raise DescriptionError(f"target {target['instr']}: params {k!r} is not a golden.Params field")
-        words = {"None": None, "True": True, "False": False}
-        changes[k] = words[v] if v in words else int(v) if v.lstrip("-").isdigit() else v
-    try:
+    try:                                    # golden's one params grammar: FIELD=VALUE,...
+        changes = parse_params(target.get("params", ""))
         return dataclasses.replace(ins, params=ins.params.with_(**changes)) if changes else ins
     except ValueError as e:
-        raise DescriptionError(f"target {target['instr']}: params {target['params']!r}: {e}") from None
+        raise DescriptionError(f"target {target['instr']}: params {target.get('params')!r}: {e}") from None
 
 
 def vectors(ins, n: int, seed: int):

@@ -1,8 +1,8 @@
 """A description's targets as golden instructions, checked against its operand mapping.
 
 ``params = "F=24,out_rounding=RNE"`` in a target is parsed by :func:`params_changes`, the one
-place the DUT path reads a golden.Params spec (it calls the parser the cosim layer uses today,
-so that a change of the project's params grammar lands here alone).
+place the DUT path reads a golden.Params spec, with the project's one grammar
+(:func:`golden.params.parse_params`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ from .description import Description, DescriptionError, Target
 
 
 def params_changes(spec: str) -> dict:
-    """``"F=24,out_rounding=RNE"`` as checked golden.Params changes (ValueError, one line, if wrong)."""
-    from ..units import _checked_params, _parse_value
-    changes = {}
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        k, eq, v = item.partition("=")
-        if not eq or not k or not v:
-            raise ValueError(f"{item!r} is not FIELD=VALUE (e.g. F=24,out_rounding=RNE)")
-        changes[k.strip()] = _parse_value(v.strip())
-    return _checked_params(changes)
+    """``"F=24,out_rounding=RNE"`` as checked golden.Params changes (ValueError, one line, if wrong):
+    the project's one params grammar, :func:`golden.params.parse_params`."""
+    from golden.params import parse_params
+    changes = parse_params(spec)
+    if not changes:
+        raise ValueError(f"{spec!r} names no field (give FIELD=VALUE,..., e.g. F=24,out_rounding=RNE)")
+    return changes
 
 
 def instruction(desc: Description, t: Target):
