@@ -47,7 +47,7 @@ def test_table_and_plot(tmp_path, capsys):
     (["--k", "0"], "every K must be between 1 and 65536"),
     (["--kernel", "fast"], "unknown kernel preset 'fast'; valid: k-loop"),
     (["--params", "Q=3"], "'Q' is not a golden.Params field"),
-    (["--params", "F=-1"], "needs F >= 0"),
+    (["--params", "F=-1"], "Params.F=-1 is not valid"),
     (["--m", "0"], "--m must be between 1 and 1024"),
     (["--plot", "out.jpg"], "give a .png path"),
     (["--kernel", "block-scaled"], "is not block-scaled"),
