@@ -129,6 +129,13 @@ module cosim_harness #(
         rst_q = 1'b1; n_q = '0; watchdog_q = '0; stall_in_q = '0; stall_out_q = '0;
     end
 
+    // Inputs the testbench drives (go, n, seed) can hold random values at the first edge when a build
+    // randomises X and initial values (--x-initial unique: the DUT path's X check); nothing starts
+    // before the second edge, by when the testbench's first writes are in place.
+    logic armed;
+    initial armed = 1'b0;
+    always_ff @(posedge clk) armed <= 1'b1;
+
     /* verilator lint_off BLKSEQ */
     always_ff @(posedge clk) begin
         go_q <= go;
@@ -138,7 +145,7 @@ module cosim_harness #(
             o_ready <= 1'b1;                       // drain anything spurious, and count it
             if (out_fire) extra <= extra + 1;
             if (!go) begin done <= 1'b0; timeout <= 1'b0; load_error <= 1'b0; end
-            if (go && !go_q && !done && n != 0) begin
+            if (armed && go && !go_q && !done && n != 0) begin
                 loaded = cosim_load(in_file, n, IN_WORDS);
                 cosim_begin_out(n, OUT_WORDS);
                 if (loaded != n) begin

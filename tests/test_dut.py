@@ -131,6 +131,16 @@ def test_order_diagnosis():
     e = np.arange(100, 140, dtype=np.uint64)
     assert diagnose(np.delete(e, 7), e)[0] is Diagnosis.LOST
     assert diagnose(np.insert(e, 8, e[7])[:40], e)[0] is Diagnosis.DUPLICATED
+    repeated = np.concatenate([e[:5], [e[4], e[4]], e[5:9], [e[8]], e[9:30]])   # a result held over, twice
+    assert diagnose(repeated, e)[0] is Diagnosis.DUPLICATED
+    rng = np.random.default_rng(1)
+    r = rng.integers(0, 2**32, 300, dtype=np.uint64)
+    junk_then_repeats = np.concatenate([[np.uint64(5)] * 5, r[:3], [r[2]], r[3:7], [r[6]], r[7:]])
+    assert diagnose(junk_then_repeats, r)[0] is Diagnosis.DUPLICATED      # stale outputs first, then repeats
+    assert diagnose(np.delete(r, [10, 14, 17, 40]), r)[0] is Diagnosis.LOST  # several losses in one run
+    two_wrong = r.copy()
+    two_wrong[[5, 9]] ^= np.uint64(1)
+    assert diagnose(two_wrong, r)[0] is Diagnosis.WRONG
     s = e.copy()
     s[[5, 6]] = s[[6, 5]]
     assert diagnose(s, e)[0] is Diagnosis.REORDERED

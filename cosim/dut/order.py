@@ -50,6 +50,9 @@ def diagnose(got: np.ndarray, expected: np.ndarray, start: int = 0) -> tuple[Dia
     if i > 0 and got[i] == expected[i - 1] and _follows(got[i + 1:], expected[i:], RUN):
         return Diagnosis.DUPLICATED, (f"result duplicated: the result of vector #{v - 1} came twice (the results "
                                       "after it are one vector late)")
+    aligned = _by_alignment(got, expected, i, start)
+    if aligned[0] is not Diagnosis.WRONG:
+        return aligned
     lo = max(0, i - 64)
     window, near = expected[lo:i + 64], got[lo:i + 64]
     hits = np.nonzero(window == got[i])[0]
@@ -60,6 +63,59 @@ def diagnose(got: np.ndarray, expected: np.ndarray, start: int = 0) -> tuple[Dia
         return Diagnosis.REORDERED, (f"results reordered: result #{v} is that of vector #{j} "
                                      f"({'swapped with the next' if swapped else 'out of order'})")
     return Diagnosis.WRONG, ""
+
+
+ALIGN_WINDOW = 256           # results around the first difference aligned by _align
+
+
+def _align(got: np.ndarray, expected: np.ndarray) -> tuple[list, list, int]:
+    """The longest common subsequence of ``got`` and ``expected``: ``(extra, missing, matched)``, the
+    indices of results in ``got`` that no vector of the alignment gave, of vectors in ``expected``
+    whose result did not come (both in the first half of the window), and how many results were paired."""
+    n, m = len(got), len(expected)
+    L = np.zeros((n + 1, m + 1), np.int32)
+    for j in range(n - 1, -1, -1):
+        row, nxt = L[j], L[j + 1]
+        eq = expected == got[j]
+        for k in range(m - 1, -1, -1):
+            row[k] = nxt[k + 1] + 1 if eq[k] else max(nxt[k], row[k + 1])
+    extra, missing, pairs, j, k = [], [], [], 0, 0
+    while j < n and k < m:
+        if got[j] == expected[k] and L[j, k] == L[j + 1, k + 1] + 1:
+            pairs.append((j, k))
+            j, k = j + 1, k + 1
+        elif L[j + 1, k] >= L[j, k + 1]:
+            extra.append(j)
+            j += 1
+        else:
+            missing.append(k)
+            k += 1
+    # the window cuts both streams at the same length, so near its end a result or a vector can lack its
+    # partner only because the partner lies past the cut: count only the first half of each
+    return [x for x in extra if x < n // 2], [x for x in missing if x < m // 2], len(pairs)
+
+
+def _by_alignment(got: np.ndarray, expected: np.ndarray, i: int, start: int) -> tuple[Diagnosis, str]:
+    """Extra or missing results anywhere in the window (several, or before the first result): named when
+    aligning the streams explains the window with far fewer changes than there are wrong values."""
+    lo = max(0, i - RUN)
+    g, e = got[lo:lo + ALIGN_WINDOW], expected[lo:lo + ALIGN_WINDOW]
+    direct = int((g[:len(e)] != e[:len(g)]).sum())
+    extra, missing, matched = _align(g, e)
+    changes = len(extra) + len(missing)
+    if not changes or matched < 2 * RUN or 4 * changes > direct or len(np.unique(e)) < len(e) // 4:
+        return Diagnosis.WRONG, ""
+    first = start + lo + (extra[0] if extra else missing[0])
+    if extra and not missing:
+        repeats = sum(1 for x in extra if x > 0 and g[x] == g[x - 1])
+        return Diagnosis.DUPLICATED, (f"results duplicated: {len(extra)} result(s) in {len(g) // 2} came that no vector "
+                                      f"gave ({repeats} of them repeat the result before; the first at output "
+                                      f"#{first}); without them every result is its vector's, in order")
+    if missing and not extra:
+        return Diagnosis.LOST, (f"results lost: {len(missing)} of {len(e) // 2} vectors from #{first} on got no result "
+                                "(the results after each are those of the next vectors, in order)")
+    return Diagnosis.REORDERED, (f"results out of order: aligning outputs to vectors from #{first} leaves "
+                                 f"{len(extra)} result(s) no vector gave and {len(missing)} vector(s) without one")
 
 
 def latency_shift(got: np.ndarray, expected: np.ndarray, max_k: int = 8) -> int | None:

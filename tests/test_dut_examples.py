@@ -1,0 +1,97 @@
+"""The SystemVerilog test designs of examples/dut through the DUT path (cosim.dut) and the probe.
+
+Each design, written independently of hw/, must pass ``make cosim DUT=...`` with 0 mismatches on
+every target, and each planted fault must be caught with its own diagnosis (examples/dut/README.md
+lists what each should give).  make test runs one design end to end (cosim and the probe, one
+Verilator build); every design, target and fault runs under ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from cosim.dut import run as drun
+from cosim.scoring import Config
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "dut"
+N = 8192
+
+
+def _run(toml: str, n: int = N) -> list:
+    """``[(instruction name, target params, DutResult)]`` for every target of ``toml``."""
+    prep = drun.prepare(EXAMPLES / toml)
+    out = []
+    for target, ins in prep.pairs:
+        cfg = Config(n=n, progress=0, out=io.StringIO(), rerun_with_waves=False, seed=7)
+        out.append((ins.name, target.params, drun.run_target(prep, target, ins, cfg)))
+    return out
+
+
+def test_valid_ready_design_passes_cosim_and_the_probe_infers_it():
+    """dotp_vr (ampere HMMA.1688.F32): 0 mismatches under random stalls, the structured pass and the X
+    check; then the probe, on the same build, finds the entry's parameters and reproduces the design."""
+    [(_, _, dr)] = _run("dotp_vr/unit.toml", n=4096)
+    r = dr.result
+    assert r.status == "ok" and r.mismatches == 0 and r.vectors == 4096, r.message
+    assert any("structured" in note for note in dr.notes)
+    import golden
+    from probe import probe
+    from probe.backends import backend_from_name
+    rep = probe(golden.lookup("ampere", "HMMA.1688.F32"), backend_from_name(f"dut:{EXAMPLES / 'dotp_vr/unit.toml'}"))
+    assert rep.matches, rep.summary()
+    assert rep.verification and rep.verification.get("mismatches", 1) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", ["dotp_vr", "dotp_en", "dotp_axis", "dotp_mf"])
+def test_every_design_passes_every_target(design):
+    results = _run(f"{design}/unit.toml")
+    assert results
+    for name, params, dr in results:
+        assert dr.result.status == "ok" and dr.result.mismatches == 0, f"{name} {params}: {dr.result.message}"
+
+
+# fault TOML -> (targets that must fail: "all" or "RNE" for the params targets only, diagnosis, words in the message)
+FAULTS = {
+    "dotp_vr/faults/acc_wrap.toml": ("all", "wrong", "differ from the reference"),
+    "dotp_vr/faults/drop_on_stall.toml": ("all", "lost", "lost"),
+    "dotp_en/faults/flush_subnormal.toml": ("all", "wrong", "the structured pass"),
+    "dotp_en/faults/wrong_latency.toml": ("all", "latency", "the design's latency is 4"),
+    "dotp_axis/faults/nan_encoding.toml": ("all", "wrong", "differ from the reference"),
+    "dotp_axis/faults/duplicate.toml": ("all", "duplicated", "duplicated"),
+    "dotp_mf/faults/ties_up.toml": ("RNE", "wrong", "differ from the reference"),
+    "dotp_mf/faults/x_after_reset.toml": ("all", "x", "uninitialised state (X)"),
+}
+
+
+def test_every_fault_toml_has_an_expected_diagnosis():
+    assert {str(p.relative_to(EXAMPLES)) for p in EXAMPLES.glob("*/faults/*.toml")} == set(FAULTS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_planted_fault_is_caught_with_its_diagnosis(fault):
+    which, diagnosis, words = FAULTS[fault]
+    for name, params, dr in _run(fault):
+        must_fail = which == "all" or (params or "").find("out_rounding=RNE") >= 0
+        if not must_fail:
+            assert dr.result.ok, f"{name} {params}: {dr.result.message}"
+            continue
+        assert not dr.result.ok, f"{fault} {name} {params} passed"
+        assert dr.diagnosis == diagnosis, f"{name} {params}: {dr.diagnosis}: {dr.result.message}"
+        assert words in dr.result.message, dr.result.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault,instr", [("dotp_vr/faults/acc_wrap.toml", "HMMA.1688.F32"),
+                                         ("dotp_axis/faults/nan_encoding.toml", "HMMA.1688.F32.BF16"),
+                                         ("dotp_en/faults/flush_subnormal.toml", "HMMA.1684.F32.TF32")])
+def test_probe_never_says_matches_on_an_arithmetic_fault(fault, instr):
+    import golden
+    from probe import probe
+    from probe.backends import backend_from_name
+    rep = probe(golden.lookup("ampere", instr), backend_from_name(f"dut:{EXAMPLES / fault}"))
+    assert not rep.matches, rep.summary()
