@@ -115,7 +115,7 @@ COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
 
 # DUT=path/unit.toml: your own Verilog/SystemVerilog unit (docs/your-rtl.md); ARCH/INSTR filter its targets
 DUT_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) \
-           $(if $(filter 1 yes true,$(WAVES)),--waves) $(if $(REPORT),--report $(REPORT)) $(if $(VECTORS),--vectors $(VECTORS)) \
+           $(if $(WAVES),--waves=$(WAVES)) $(if $(REPORT),--report $(REPORT)) $(if $(VECTORS),--vectors $(VECTORS)) \
            $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR))
 
 cosim: $(STAMP)

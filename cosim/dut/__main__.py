@@ -24,6 +24,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import sys  # noqa: E402
 
+from golden.options import yes_no_option  # noqa: E402
+
 from .. import build as bld  # noqa: E402
 from .. import table, toolchain  # noqa: E402
 from ..failures import FailureFileError  # noqa: E402
@@ -117,7 +119,8 @@ def main(argv=None) -> int:
     r.add_argument("--min-n", type=int, default=100_000)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--stall", type=float, default=0.1)
-    r.add_argument("--waves", action="store_true", help="build with waveforms and trace the whole run")
+    r.add_argument("--waves", nargs="?", const=True, default=False, type=yes_no_option("WAVES"), metavar="YES|NO",
+                   help="build with waveforms and trace the whole run (also --waves=yes|no, make's WAVES=)")
     r.add_argument("--vectors", default="mixed", help="generator: a name (mixed, bits, normal, structured, all) or "
                    "module:function; with mixed, a clean run ends with 4,096 structured vectors (the structured pass)")
     r.add_argument("--report", default=None, help="write JUnit XML here")
