@@ -189,6 +189,7 @@ def test_workers_are_capped_at_the_cores_and_at_one_per_board():
     n, note = engine.plan_workers(500, "rtl")
     assert n == cores and note.startswith(f"note: --workers (WORKERS=) 500 capped at {cores}")
     assert engine.plan_workers(None, "fpga:socket://127.0.0.1:5555") == (1, None)
+    assert engine.plan_workers(None, "dut:unit.toml") == (cores, None)     # a simulator: one copy per worker
     n, note = engine.plan_workers(2, "fpga:/dev/ttyUSB0")
     assert n == 1 and "one board, which serves one client at a time" in note
 
