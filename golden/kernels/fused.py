@@ -1,0 +1,192 @@
+"""NVIDIA's fused algorithms compiled: FDA (block scales, the chain of passes CoFDA, the compiled-path
+lowering: operand_format, pass_interleave, c_last) and GDFS with block scales.
+
+Each row runs the numpy path's steps (``algorithms.fda``, ``algorithms.gdfs``, ``algorithms.run``)
+in the same float64 arithmetic on integer values, so every intermediate is the same number:
+products from the same tables, the maximum exponent with the e_zero rule, alignment by ``trunc``,
+one exact sum, :func:`_common.finish`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from . import _common as C
+from . import spec as S
+
+
+@njit(**C.HOT)
+def product(a, b, isz, fmts, vtab, etab, i):
+    """Exact product and unnormalised exponent ``e_a + e_b`` of element ``i`` (FDA step 2)."""
+    va, ea = C.value_exp(fmts, vtab, etab, S.A, C.load(a, isz[0], i))
+    vb, eb = C.value_exp(fmts, vtab, etab, S.B, C.load(b, isz[1], i))
+    return va * vb, ea + eb
+
+
+@njit(**C.HOT)
+def fill_products(a, b, isz, fmts, vtab, etab, base, order, j, L, P, E):
+    """``P[t], E[t]`` = product ``order[j + t]`` of the row starting at element ``base``, t < L.
+
+    Narrow formats (both operands tabled) take a tight loop with the table offsets hoisted;
+    TF32/f32 operands decode each element (``_common.value_exp``)."""
+    oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]
+    if oa >= 0 and ob >= 0:
+        xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
+        sa_, sb_ = np.uint64(fmts[S.A, C.IGNORED_LOW]), np.uint64(fmts[S.B, C.IGNORED_LOW])
+        ma, mb = (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1
+        ia, ib = isz[0], isz[1]
+        for t in range(L):
+            k = base + order[j + t]
+            x = np.int64(C.load(a, ia, k) >> sa_) & ma
+            y = np.int64(C.load(b, ib, k) >> sb_) & mb
+            P[t] = vtab[oa + x] * vtab[ob + y]
+            E[t] = np.int64(etab[xa + x]) + np.int64(etab[xb + y])
+        return
+    for t in range(L):
+        P[t], E[t] = product(a, b, isz, fmts, vtab, etab, base + order[j + t])
+
+
+@njit(**C.INLINE)
+def scale_product(sa, sb, isz, fmts, vtab, etab, i):
+    """Value and exponent sum of the two block scales of block ``i`` (``algorithms._scale_stage``)."""
+    va, ea = C.value_exp(fmts, vtab, etab, S.S, C.load(sa, isz[3], i))
+    vb, eb = C.value_exp(fmts, vtab, etab, S.S, C.load(sb, isz[4], i))
+    return va * vb, ea + eb
+
+
+@njit(**C.INLINE)
+def c_value(fmts, vtab, etab, slot, bits):
+    return C.value_exp(fmts, vtab, etab, slot, bits)
+
+
+@njit(**C.INLINE)
+def fda_pass(P, E, L, cv, ce, fc_slot, fmts, prm):
+    """One FDA pass over ``P[:L], E[:L]`` with c ``(cv, ce)``: d's bits."""
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    e_max = np.int64(-(1 << 40))
+    any_zero = False
+    for t in range(L):
+        e_max = max(e_max, E[t])
+        any_zero |= E[t] <= C.NO_TERM
+    e_max = max(e_max, ez if ce <= C.NO_TERM else ce)            # a zero c takes e_zero
+    if ez > fmts[fc_slot, C.EMIN] and any_zero:                  # zero products take e_zero
+        e_max = max(e_max, ez)
+    scale = math.ldexp(1.0, F - e_max)
+    total = 0.0
+    for t in range(L):
+        total += np.trunc(P[t] * scale)
+    total += np.trunc(cv * scale)
+    return C.finish(fmts, S.D, total, total, e_max - F, prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW],
+                    prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+
+
+@njit(**C.INLINE)
+def ieee_add(fmts, vtab, etab, x, y, zpos):
+    """``algorithms.ieee_add``: ``RNE(x + y)`` in d's format (f16 or f32) for c_last."""
+    xv, _ = C.value_exp(fmts, vtab, etab, S.D, x)
+    yv, _ = C.value_exp(fmts, vtab, etab, S.D, y)
+    s = xv + yv
+    if math.isnan(s):
+        return np.uint64(fmts[S.D, C.NAN_BITS])
+    if fmts[S.D, C.WORD32] == 1:
+        d = np.uint64(C.bits_from_f32(np.float32(xv) + np.float32(yv)))
+    else:
+        d = C.round_f64(fmts, S.D, s, C.RNE)
+    if zpos and d == (np.uint64(1) << np.uint64(fmts[S.D, C.EXP_BITS] + fmts[S.D, C.MAN_BITS])):
+        d = np.uint64(0)
+    return d
+
+
+@njit(**C.JIT)
+def fda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    """Rows ``lo .. hi - 1`` of FDA / CoFDA / the lowered paths."""
+    L = prm[S.P_L]
+    block = prm[S.P_BLOCK]
+    nblk = K // block
+    scaled = prm[S.P_SCALED] == 1
+    c_last = prm[S.P_CLAST] == 1
+    P = np.empty(L)
+    E = np.empty(L, np.int64)
+    for r in range(lo, hi):
+        cbits = C.load(c, isz[2], r)
+        if c_last:                                   # the chain starts from +0; c comes at the end
+            cv, ce, fc_slot = 0.0, np.int64(C.ZERO_EXP), S.D
+        else:
+            cv, ce = c_value(fmts, vtab, etab, S.CF, cbits)
+            fc_slot = S.CF
+        d = np.uint64(0)
+        for j in range(0, K, L):
+            fill_products(a, b, isz, fmts, vtab, etab, r * K, order, j, L, P, E)
+            if scaled:                       # the two scale exponents join each product's; a NaN scale gives NaN
+                for t0 in range(0, L, block):
+                    sv, se = scale_product(sa, sb, isz, fmts, vtab, etab, r * nblk + (j + t0) // block)
+                    for t in range(t0, t0 + block):
+                        P[t] *= sv
+                        E[t] += se
+            d = fda_pass(P, E, L, cv, ce, fc_slot, fmts, prm)
+            cv, ce = c_value(fmts, vtab, etab, S.D, d)          # the next pass takes d as c
+            fc_slot = S.D
+        if c_last:
+            d = ieee_add(fmts, vtab, etab, d, cbits, prm[S.P_ZPOS] == 1)
+        out[r] = d
+
+
+@njit(**C.INLINE)
+def gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r, nblk, cv, ce, fmts, vtab, etab, prm, T, G):
+    """One GDFS pass: exact group sums of ``g`` products, times the block scales, aligned to F."""
+    F, ez, g, block = prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP], prm[S.P_BLOCK]
+    ngroups = L // g
+    e_max = ez if ce <= C.NO_TERM else ce
+    for q in range(ngroups):
+        sigma = 0.0
+        all_zero = True
+        for t in range(q * g, q * g + g):
+            sigma += P[t]
+            all_zero &= not (P[t] != 0)
+        sv, se = scale_product(sa, sb, isz, fmts, vtab, etab, r * nblk + (j + q * g) // block)
+        T[q] = sigma * sv
+        G[q] = ez if (all_zero or sv == 0) else se
+        e_max = max(e_max, G[q])
+    scale = math.ldexp(1.0, F - e_max)
+    total = 0.0
+    for q in range(ngroups):
+        total += np.trunc(T[q] * scale)
+    total += np.trunc(cv * scale)
+    return C.finish(fmts, S.D, total, total, e_max - F, prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW],
+                    prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+
+
+@njit(**C.JIT)
+def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes)."""
+    L = prm[S.P_L]
+    nblk = K // prm[S.P_BLOCK]
+    P = np.empty(L)
+    E = np.empty(L, np.int64)
+    T = np.empty(L)
+    G = np.empty(L, np.int64)
+    for r in range(lo, hi):
+        cv, ce = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
+        d = np.uint64(0)
+        for j in range(0, K, L):
+            fill_products(a, b, isz, fmts, vtab, etab, r * K, order, j, L, P, E)
+            d = gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r, nblk, cv, ce, fmts, vtab, etab, prm, T, G)
+            cv, ce = c_value(fmts, vtab, etab, S.D, d)
+        out[r] = d
+
+
+@njit(parallel=True, **C.JIT)
+def fda_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    step = (R + nblocks - 1) // nblocks
+    for i in prange(nblocks):
+        fda_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
+
+
+@njit(parallel=True, **C.JIT)
+def gdfs_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    step = (R + nblocks - 1) // nblocks
+    for i in prange(nblocks):
+        gdfs_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)

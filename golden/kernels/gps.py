@@ -1,0 +1,66 @@
+"""CDNA2's GPS compiled: f32 products and pairwise group sums with subnormals flushed, accumulated
+in order from c, as ``algorithms.gps`` computes them with numpy's IEEE binary32 arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from . import _common as C
+from . import spec as S
+
+_SIGN = np.uint32(0x80000000)
+_EXP = np.uint32(0x7F800000)
+
+
+@njit(**C.INLINE)
+def flush(x):
+    """A binary32 below 2**-126 becomes a zero of its sign (``algorithms._flush_signed``)."""
+    b = C.bits_from_f32(x)
+    if (b & _EXP) == 0:
+        return C.f32_from_bits(b & _SIGN)
+    return x
+
+
+@njit(**C.INLINE)
+def flushed_input(fmts, vtab, etab, slot, bits):
+    """f32 value of an operand, subnormals and zeros as +0 (``algorithms._flushed_f32_table``)."""
+    v, e = C.value_exp(fmts, vtab, etab, slot, bits)
+    if e == C.ZERO_EXP or (e == fmts[slot, C.EMIN] and abs(v) < np.ldexp(1.0, fmts[slot, C.EMIN])):
+        return np.float32(0.0)
+    return np.float32(v)
+
+
+@njit(**C.JIT)
+def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``."""
+    g = prm[S.P_GROUP]
+    buf = np.empty(g, np.float32)
+    for r in range(lo, hi):
+        cv, _ = C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
+        d = np.float32(cv)
+        if (C.bits_from_f32(d) & _EXP) == 0:                     # c: subnormal (or -0) -> +0
+            d = np.float32(0.0)
+        for j in range(0, K, g):
+            for t in range(g):
+                i = r * K + j + t
+                av = flushed_input(fmts, vtab, etab, S.A, C.load(a, isz[0], i))
+                bv = flushed_input(fmts, vtab, etab, S.B, C.load(b, isz[1], i))
+                buf[t] = flush(av * bv)
+            width = g
+            while width > 1:                                     # (p0+p1)+(p2+p3), each add flushed
+                width //= 2
+                for t in range(width):
+                    buf[t] = flush(buf[2 * t] + buf[2 * t + 1])
+            d = flush(d + buf[0])
+        bits = C.bits_from_f32(d)
+        if (bits & ~_SIGN) > _EXP:
+            bits = np.uint32(0x7FC00000)                          # every NaN is the canonical quiet NaN
+        out[r] = np.uint64(bits)
+
+
+@njit(parallel=True, **C.JIT)
+def gps_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    step = (R + nblocks - 1) // nblocks
+    for i in prange(nblocks):
+        gps_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)

@@ -1,0 +1,67 @@
+"""SFMA compiled: sequential IEEE fused multiply-adds with the CPU's fma (LLVM's ``llvm.fma``:
+one rounding, RNE, subnormals kept), binary64 and binary32.  The dispatcher checks once that the
+compiled fma is correctly rounded on cases a separate multiply and add get wrong
+(:func:`fma_is_exact`); where it is not, SFMA stays on the numpy path's error-free
+transformations (``golden.fma``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from . import _common as C
+
+NAN64 = np.uint64(0x7FF8000000000000)      # golden.fma's canonical NaNs
+NAN32 = np.uint32(0x7FC00000)
+
+
+@njit(**C.INLINE)
+def sfma64_row(a, b, c, sa, sb, isz, K, r):
+    d = C.f64_from_bits(C.load(c, isz[2], r))
+    for k in range(K):
+        d = C.fma64(C.f64_from_bits(C.load(a, isz[0], r * K + k)),
+                    C.f64_from_bits(C.load(b, isz[1], r * K + k)), d)
+    bits = C.bits_from_f64(d)
+    return NAN64 if d != d else bits
+
+
+@njit(**C.INLINE)
+def sfma32_row(a, b, c, sa, sb, isz, K, r):
+    d = C.f32_from_bits(np.uint32(C.load(c, isz[2], r)))
+    for k in range(K):
+        d = C.fma32(C.f32_from_bits(np.uint32(C.load(a, isz[0], r * K + k))),
+                    C.f32_from_bits(np.uint32(C.load(b, isz[1], r * K + k))), d)
+    return np.uint64(NAN32 if d != d else C.bits_from_f32(d))
+
+
+@njit(**C.JIT)
+def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    """Rows ``lo .. hi - 1``; d's format (f64 or f32) from the format table's d row."""
+    wide = fmts[3, C.EXP_BITS] == 11
+    for r in range(lo, hi):
+        out[r] = sfma64_row(a, b, c, sa, sb, isz, K, r) if wide else sfma32_row(a, b, c, sa, sb, isz, K, r)
+
+
+@njit(parallel=True, **C.JIT)
+def sfma_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    step = (R + nblocks - 1) // nblocks
+    for i in prange(nblocks):
+        sfma_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
+
+
+@njit(**C.JIT)
+def _fma_cases(x, y, z):
+    out = np.empty(len(x))
+    for i in range(len(x)):
+        out[i] = C.fma64(x[i], y[i], z[i])
+    return out
+
+
+def fma_is_exact() -> bool:
+    """Whether the compiled fma rounds once: ``(1 + 2**-52) * (1 - 2**-52) - 1`` is ``-2**-104``
+    exactly (a multiply then an add gives 0), and a product's low bits decide a tie."""
+    x = np.array([1 + 2.0 ** -52, 1 + 2.0 ** -30, 2.0 ** -1070])
+    y = np.array([1 - 2.0 ** -52, 1 + 2.0 ** -23, 2.0 ** 60])
+    z = np.array([-1.0, -1.0, 2.0 ** -1020])
+    want = np.array([-2.0 ** -104, 2.0 ** -30 + 2.0 ** -23 + 2.0 ** -53, 2.0 ** -1010 + 2.0 ** -1020])
+    return bool((_fma_cases(x, y, z) == want).all())
