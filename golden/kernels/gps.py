@@ -56,6 +56,8 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
         bits = C.bits_from_f32(d)
         if (bits & ~_SIGN) > _EXP:
             bits = np.uint32(0x7FC00000)                          # every NaN is the canonical quiet NaN
+        elif prm[S.P_FAULT] == 1 and (bits & _EXP) != _EXP:
+            bits ^= np.uint32(1)                                  # the planted fault: the last rounding off by one ulp
         out[r] = np.uint64(bits)
 
 

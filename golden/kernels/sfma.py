@@ -10,13 +10,14 @@ import numpy as np
 from numba import njit, prange
 
 from . import _common as C
+from . import spec as S
 
 NAN64 = np.uint64(0x7FF8000000000000)      # golden.fma's canonical NaNs
 NAN32 = np.uint32(0x7FC00000)
 
 
 @njit(**C.INLINE)
-def sfma64_row(a, b, c, sa, sb, isz, K, r):
+def sfma64_row(a, b, c, isz, K, r):
     d = C.f64_from_bits(C.load(c, isz[2], r))
     for k in range(K):
         d = C.fma64(C.f64_from_bits(C.load(a, isz[0], r * K + k)),
@@ -26,7 +27,7 @@ def sfma64_row(a, b, c, sa, sb, isz, K, r):
 
 
 @njit(**C.INLINE)
-def sfma32_row(a, b, c, sa, sb, isz, K, r):
+def sfma32_row(a, b, c, isz, K, r):
     d = C.f32_from_bits(np.uint32(C.load(c, isz[2], r)))
     for k in range(K):
         d = C.fma32(C.f32_from_bits(np.uint32(C.load(a, isz[0], r * K + k))),
@@ -37,9 +38,13 @@ def sfma32_row(a, b, c, sa, sb, isz, K, r):
 @njit(**C.JIT)
 def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1``; d's format (f64 or f32) from the format table's d row."""
-    wide = fmts[3, C.EXP_BITS] == 11
+    wide = fmts[S.D, C.EXP_BITS] == 11
+    fault = prm[S.P_FAULT] == 1
     for r in range(lo, hi):
-        out[r] = sfma64_row(a, b, c, sa, sb, isz, K, r) if wide else sfma32_row(a, b, c, sa, sb, isz, K, r)
+        d = sfma64_row(a, b, c, isz, K, r) if wide else sfma32_row(a, b, c, isz, K, r)
+        if fault and d != (NAN64 if wide else np.uint64(NAN32)):
+            d ^= np.uint64(1)                                     # the planted fault: the last rounding off by one ulp
+        out[r] = d
 
 
 @njit(parallel=True, **C.JIT)
