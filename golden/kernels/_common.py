@@ -20,7 +20,7 @@ from numba.extending import intrinsic
 from .spec import (BIAS, EMAX, EMIN, EXP_BITS, EXP_TAB_OFF, FNUZ, HAS_INF, IGNORED_LOW,  # noqa: F401
                    INF_BITS, MAN_BITS, MAX_BITS, MAX_MANTISSA, NAN_BITS, NAN_KIND, NAN_NONE, NO_TERM,
                    OVERFLOW_IEEE, OVERFLOW_INF, PARKED, RD, RNE, RU, RZ, SIGNED, TABLE_OFF, VALUE_BITS,
-                   WORD32, ZERO_EXP)
+                   WORD32, ZERO_EXP, SUBNORMALS, NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_MAX_EXP)
 
 JIT = dict(cache=True, nogil=True)
 INLINE = dict(cache=True, nogil=True)
@@ -47,6 +47,21 @@ def fma32(typingctx, x, y, z):
         fn = builder.module.declare_intrinsic("llvm.fma", [f], ir.FunctionType(f, [f, f, f]))
         return builder.call(fn, args)
     return types.float32(types.float32, types.float32, types.float32), codegen
+
+
+def _unary_f64(name):
+    """An LLVM float64 intrinsic of one argument (one instruction where the CPU has it)."""
+    def impl(typingctx, x):
+        def codegen(context, builder, sig, args):
+            d = ir.DoubleType()
+            fn = builder.module.declare_intrinsic(name, [d], ir.FunctionType(d, [d]))
+            return builder.call(fn, args)
+        return types.float64(types.float64), codegen
+    return intrinsic(impl)
+
+
+ftrunc = _unary_f64("llvm.trunc")      # np.trunc, inlined (numba's np.trunc calls libm)
+ffloor = _unary_f64("llvm.floor")      # np.floor
 
 
 @intrinsic
@@ -111,7 +126,7 @@ def value_exp(fmts, vtab, etab, f, bits):
     off = fmts[f, TABLE_OFF]
     if off >= 0:
         j = table_index(fmts, f, bits)
-        return vtab[off + j], np.int64(etab[fmts[f, EXP_TAB_OFF] + j])
+        return np.float64(vtab[off + j]), np.int64(etab[fmts[f, EXP_TAB_OFF] + j])
     if fmts[f, WORD32] == 1:
         w = np.uint32(bits & np.uint64(0xFFFFFFFF)) & ~np.uint32((1 << fmts[f, IGNORED_LOW]) - 1)
         v = np.float64(f32_from_bits(w))
@@ -122,26 +137,68 @@ def value_exp(fmts, vtab, etab, f, bits):
         if ef == 0:
             return v, np.int64(ZERO_EXP) if mn == 0 else np.int64(-126)
         return v, ef - 127
-    v = f64_from_bits(bits)                                  # f64 (spec refuses every other wide format)
-    ef = np.int64((bits >> np.uint64(52)) & np.uint64(0x7FF))
-    mn = bits & np.uint64((1 << 52) - 1)
-    if ef == 2047:
-        return v, np.int64(0)
-    if ef == 0:
-        return v, np.int64(ZERO_EXP) if mn == 0 else np.int64(-1022)
-    return v, ef - 1023
+    if fmts[f, EXP_BITS] == 11:                                # f64
+        v = f64_from_bits(bits)
+        ef = np.int64((bits >> np.uint64(52)) & np.uint64(0x7FF))
+        mn = bits & np.uint64((1 << 52) - 1)
+        if ef == 2047:
+            return v, np.int64(0)
+        if ef == 0:
+            return v, np.int64(ZERO_EXP) if mn == 0 else np.int64(-1022)
+        return v, ef - 1023
+    return fields_value_exp(fmts, f, bits)
+
+
+@njit(**HOT)
+def fields_value_exp(fmts, f, bits):
+    """``value_exp`` from the bit fields (``formats._decode_arith``): the 16-bit formats."""
+    mb, eb = fmts[f, MAN_BITS], fmts[f, EXP_BITS]
+    v = np.int64(bits >> np.uint64(fmts[f, IGNORED_LOW])) & ((np.int64(1) << fmts[f, VALUE_BITS]) - 1)
+    man = v & ((np.int64(1) << mb) - 1)
+    ef = (v >> mb) & ((np.int64(1) << eb) - 1)
+    neg = fmts[f, SIGNED] == 1 and (v >> (eb + mb)) != 0
+    top = (np.int64(1) << eb) - 1
+    kind = fmts[f, NAN_KIND]
+    if kind == NAN_IEEE and ef == top:
+        if man != 0:
+            return math.nan, np.int64(0)
+        return (-math.inf if neg else math.inf), np.int64(0)
+    if ((kind == NAN_ALL_ONES and ef == top and man == (np.int64(1) << mb) - 1)
+            or (kind == NAN_NEG_ZERO and neg and ef == 0 and man == 0) or (kind == NAN_MAX_EXP and ef == top)):
+        return math.nan, np.int64(0)
+    if ef == 0 and fmts[f, SUBNORMALS] == 1:
+        sig, e = man, fmts[f, EMIN]
+        if man == 0:
+            return (-0.0 if neg else 0.0), np.int64(ZERO_EXP)
+    else:
+        sig, e = man | (np.int64(1) << mb), ef - fmts[f, BIAS]
+    val = np.float64(sig) * pow2(e - mb)
+    return (-val if neg else val), e
 
 
 # --------------------------------------------------------------------------- rounding
 
-@njit(**INLINE)
+@njit(**HOT)
 def bit_length(x):
-    """``int.bit_length`` of a non-negative int64."""
-    n = 0
+    """``int.bit_length`` of a non-negative int64: from the exponent of its (exact) float64 below
+    2**53, by shifts above."""
+    if x < (np.int64(1) << 53):
+        if x == 0:
+            return np.int64(0)
+        return np.int64((bits_from_f64(np.float64(x)) >> np.uint64(52)) & np.uint64(0x7FF)) - 1022
+    n = np.int64(0)
     while x > 0:
         x >>= 1
         n += 1
     return n
+
+
+@njit(**HOT)
+def pow2(n):
+    """``2.0 ** n`` (``math.ldexp(1.0, n)``), built from its bits in the normal range."""
+    if -1022 <= n <= 1023:
+        return f64_from_bits(np.uint64(n + 1023) << np.uint64(52))
+    return math.ldexp(1.0, n)
 
 
 @njit(**INLINE)

@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
-from .fused import c_value, fill_products
+from .fused import c_value, fill_products, widths
 
 NONFINITE_C_EXP = -1          # algorithms.NONFINITE_C_EXP
 OVERFLOW = 2.0 ** 128
@@ -22,7 +22,7 @@ OVERFLOW = 2.0 ** 128
 @njit(**C.INLINE)
 def floor_scaled(x, log2_scale, rd):
     s = math.ldexp(x, log2_scale)
-    return np.floor(s) if rd else np.trunc(s)
+    return C.ffloor(s) if rd else C.ftrunc(s)
 
 
 @njit(**C.INLINE)
@@ -61,10 +61,10 @@ def set_dot(P, E, lo, hi, step, F):
     has = e > C.NO_TERM
     if not has:
         e = np.int64(C.PARKED)
-    scale = math.ldexp(1.0, F - e)
+    scale = C.pow2(F - e)
     s = 0.0
     for t in range(lo, hi, step):
-        s += np.trunc(P[t] * scale)
+        s += C.ftrunc(P[t] * scale)
     return s, e, has
 
 
@@ -127,11 +127,14 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128
     P = np.empty(L)
     E = np.empty(L, np.int64)
+    IA = np.empty(L, np.int64)
+    IB = np.empty(L, np.int64)
+    wa, wb = widths(a), widths(b)
     for r in range(lo, hi):
         cv, ce = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
         d = np.uint64(0)
         for j in range(0, K, L):
-            fill_products(a, b, isz, fmts, vtab, etab, r * K, order, j, L, P, E)
+            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, r * K, order, j, L, P, E, IA, IB)
             d = fdrda_pass(P, E, L, cv, ce, fmts, prm, overflows, grouped)
             cv, ce = c_value(fmts, vtab, etab, S.D, d)
         out[r] = d

@@ -27,26 +27,61 @@ def product(a, b, isz, fmts, vtab, etab, i):
 
 
 @njit(**C.HOT)
-def fill_products(a, b, isz, fmts, vtab, etab, base, order, j, L, P, E):
+def widths(buf):
+    """The operand's bytes as u8, u16, u32 and u64 views, made once per call: the loops below read
+    the one its item size names, in its own width."""
+    n = buf.shape[0]
+    return buf, buf[:n - n % 2].view(np.uint16), buf[:n - n % 4].view(np.uint32), buf[:n - n % 8].view(np.uint64)
+
+
+@njit(**C.HOT)
+def gather_indices(w, isz, base, order, j, L, shift, mask, out):
+    """``out[t]`` = table index of element ``base + order[j + t]`` of the operand ``w`` (its
+    :func:`widths`): one loop per item size, no per-element branch on the width."""
+    sh = np.uint64(shift)
+    if isz == 1:
+        v1 = w[0]
+        for t in range(L):
+            out[t] = np.int64(np.uint64(v1[base + order[j + t]]) >> sh) & mask
+    elif isz == 2:
+        v2 = w[1]
+        for t in range(L):
+            out[t] = np.int64(np.uint64(v2[base + order[j + t]]) >> sh) & mask
+    elif isz == 4:
+        v4 = w[2]
+        for t in range(L):
+            out[t] = np.int64(np.uint64(v4[base + order[j + t]]) >> sh) & mask
+    else:
+        v8 = w[3]
+        for t in range(L):
+            out[t] = np.int64(v8[base + order[j + t]] >> sh) & mask
+
+
+@njit(**C.HOT)
+def fill_products(a, b, wa, wb, isz, fmts, vtab, etab, base, order, j, L, P, E, IA, IB):
     """``P[t], E[t]`` = product ``order[j + t]`` of the row starting at element ``base``, t < L.
 
-    Narrow formats (both operands tabled) take a tight loop with the table offsets hoisted;
-    TF32/f32 operands decode each element (``_common.value_exp``)."""
+    Formats of up to 8 bits gather from their tables with the offsets hoisted; wider ones decode
+    their fields (``_common.value_exp``).  ``IA, IB``: scratch."""
     oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]
     if oa >= 0 and ob >= 0:
         xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
-        sa_, sb_ = np.uint64(fmts[S.A, C.IGNORED_LOW]), np.uint64(fmts[S.B, C.IGNORED_LOW])
-        ma, mb = (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1
-        ia, ib = isz[0], isz[1]
+        gather_indices(wa, isz[0], base, order, j, L, fmts[S.A, C.IGNORED_LOW],
+                       (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, IA)
+        gather_indices(wb, isz[1], base, order, j, L, fmts[S.B, C.IGNORED_LOW],
+                       (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1, IB)
         for t in range(L):
-            k = base + order[j + t]
-            x = np.int64(C.load(a, ia, k) >> sa_) & ma
-            y = np.int64(C.load(b, ib, k) >> sb_) & mb
-            P[t] = vtab[oa + x] * vtab[ob + y]
+            x, y = IA[t], IB[t]
+            P[t] = np.float64(vtab[oa + x]) * np.float64(vtab[ob + y])
             E[t] = np.int64(etab[xa + x]) + np.int64(etab[xb + y])
         return
+    gather_indices(wa, isz[0], base, order, j, L, 0, -1, IA)          # the raw bits, in their width
+    gather_indices(wb, isz[1], base, order, j, L, 0, -1, IB)
     for t in range(L):
-        P[t], E[t] = product(a, b, isz, fmts, vtab, etab, base + order[j + t])
+        va, ea = C.value_exp(fmts, vtab, etab, S.A, np.uint64(IA[t]))
+        vb, eb = C.value_exp(fmts, vtab, etab, S.B, np.uint64(IB[t]))
+        P[t] = va * vb
+        E[t] = ea + eb
 
 
 @njit(**C.INLINE)
@@ -74,11 +109,11 @@ def fda_pass(P, E, L, cv, ce, fc_slot, fmts, prm):
     e_max = max(e_max, ez if ce <= C.NO_TERM else ce)            # a zero c takes e_zero
     if ez > fmts[fc_slot, C.EMIN] and any_zero:                  # zero products take e_zero
         e_max = max(e_max, ez)
-    scale = math.ldexp(1.0, F - e_max)
+    scale = C.pow2(F - e_max)
     total = 0.0
     for t in range(L):
-        total += np.trunc(P[t] * scale)
-    total += np.trunc(cv * scale)
+        total += C.ftrunc(P[t] * scale)
+    total += C.ftrunc(cv * scale)
     return C.finish(fmts, S.D, total, total, e_max - F, prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW],
                     prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
 
@@ -110,6 +145,9 @@ def fda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
     c_last = prm[S.P_CLAST] == 1
     P = np.empty(L)
     E = np.empty(L, np.int64)
+    IA = np.empty(L, np.int64)
+    IB = np.empty(L, np.int64)
+    wa, wb = widths(a), widths(b)
     for r in range(lo, hi):
         cbits = C.load(c, isz[2], r)
         if c_last:                                   # the chain starts from +0; c comes at the end
@@ -119,7 +157,7 @@ def fda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
             fc_slot = S.CF
         d = np.uint64(0)
         for j in range(0, K, L):
-            fill_products(a, b, isz, fmts, vtab, etab, r * K, order, j, L, P, E)
+            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, r * K, order, j, L, P, E, IA, IB)
             if scaled:                       # the two scale exponents join each product's; a NaN scale gives NaN
                 for t0 in range(0, L, block):
                     sv, se = scale_product(sa, sb, isz, fmts, vtab, etab, r * nblk + (j + t0) // block)
@@ -150,11 +188,11 @@ def gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r, nblk, cv, ce, fmts, vtab, etab, 
         T[q] = sigma * sv
         G[q] = ez if (all_zero or sv == 0) else se
         e_max = max(e_max, G[q])
-    scale = math.ldexp(1.0, F - e_max)
+    scale = C.pow2(F - e_max)
     total = 0.0
     for q in range(ngroups):
-        total += np.trunc(T[q] * scale)
-    total += np.trunc(cv * scale)
+        total += C.ftrunc(T[q] * scale)
+    total += C.ftrunc(cv * scale)
     return C.finish(fmts, S.D, total, total, e_max - F, prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW],
                     prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
 
@@ -166,13 +204,16 @@ def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     nblk = K // prm[S.P_BLOCK]
     P = np.empty(L)
     E = np.empty(L, np.int64)
+    IA = np.empty(L, np.int64)
+    IB = np.empty(L, np.int64)
+    wa, wb = widths(a), widths(b)
     T = np.empty(L)
     G = np.empty(L, np.int64)
     for r in range(lo, hi):
         cv, ce = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
         d = np.uint64(0)
         for j in range(0, K, L):
-            fill_products(a, b, isz, fmts, vtab, etab, r * K, order, j, L, P, E)
+            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, r * K, order, j, L, P, E, IA, IB)
             d = gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r, nblk, cv, ce, fmts, vtab, etab, prm, T, G)
             cv, ce = c_value(fmts, vtab, etab, S.D, d)
         out[r] = d

@@ -13,7 +13,7 @@ _SIGN = np.uint32(0x80000000)
 _EXP = np.uint32(0x7F800000)
 
 
-@njit(**C.INLINE)
+@njit(**C.HOT)
 def flush(x):
     """A binary32 below 2**-126 becomes a zero of its sign (``algorithms._flush_signed``)."""
     b = C.bits_from_f32(x)
@@ -22,11 +22,11 @@ def flush(x):
     return x
 
 
-@njit(**C.INLINE)
+@njit(**C.HOT)
 def flushed_input(fmts, vtab, etab, slot, bits):
     """f32 value of an operand, subnormals and zeros as +0 (``algorithms._flushed_f32_table``)."""
     v, e = C.value_exp(fmts, vtab, etab, slot, bits)
-    if e == C.ZERO_EXP or (e == fmts[slot, C.EMIN] and abs(v) < np.ldexp(1.0, fmts[slot, C.EMIN])):
+    if e == C.ZERO_EXP or (e == fmts[slot, C.EMIN] and abs(v) < C.pow2(fmts[slot, C.EMIN])):
         return np.float32(0.0)
     return np.float32(v)
 

@@ -17,8 +17,8 @@ from ..formats import Format, get_format, special_bits
 
 # Columns of a format row (spec.format_row): where each field of a Format lives
 (EXP_BITS, MAN_BITS, BIAS, SIGNED, EMIN, EMAX, MAX_MANTISSA, VALUE_BITS, IGNORED_LOW, NAN_KIND, TABLE_OFF,
- NAN_BITS, INF_BITS, MAX_BITS, HAS_INF, FNUZ, WORD32, EXP_TAB_OFF) = range(18)
-FORMAT_COLUMNS = 18
+ NAN_BITS, INF_BITS, MAX_BITS, HAS_INF, FNUZ, WORD32, EXP_TAB_OFF, SUBNORMALS) = range(19)
+FORMAT_COLUMNS = 19
 # NAN_KIND codes, and what a NaN/overflow becomes where the format lacks it
 NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_MAX_EXP, NAN_NONE = range(5)
 # Rounding modes and overflow rules as codes (formats.ROUNDING_MODES order)
@@ -50,6 +50,10 @@ NPARAMS = 23
 BASE_CODE = {b: i for i, b in enumerate(algorithms.BASES)}     # prm[P_BASE]
 GFDRDA_CODE = BASE_CODE["GFDRDA"]
 NO_C_DROP = -(1 << 40)
+# Formats up to this many value bits are decoded by table, wider ones (TF32, f32, f64) from their
+# fields; decoding f16/bf16 from their fields (_common.fields_value_exp) measured 2.5x slower than
+# their 64K-entry tables, cache misses included (docs/golden.md, compiled kernels)
+TABLE_BITS = 16
 
 
 def format_row(fmt: Format, table_off: int, exp_off: int) -> np.ndarray:
@@ -65,6 +69,7 @@ def format_row(fmt: Format, table_off: int, exp_off: int) -> np.ndarray:
     row[MAX_BITS] = int(special_bits(fmt, "max"))
     row[HAS_INF], row[FNUZ] = int(fmt.inf), int(fmt.nan == "negative_zero")
     row[WORD32] = int(fmt.name in ("f32", "tf32"))
+    row[SUBNORMALS] = int(fmt.subnormals)
     return row
 
 
@@ -91,18 +96,22 @@ def build(params: Params, formats: tuple, scale_format: Format | None, block: in
     lowered = [None] * SLOTS
     if params.operand_format:          # a and b read through the exact conversion's values and exponents
         lowered[A] = lowered[B] = get_format(params.operand_format)
-    rows, vals, exps, off = [], [], [], 0
+    rows, vals, exps, offsets, off = [], [], [], {}, 0
     for fmt, low in zip(slots, lowered):
-        if fmt.value_bits <= 16:
-            v, e = _tables(fmt, low)
-            rows.append(format_row(fmt, off, off))
-            vals.append(v), exps.append(e)
-            off += len(v)
+        if fmt.value_bits <= TABLE_BITS or low is not None:
+            if (fmt, low) not in offsets:          # a and b of one format share a table (cache)
+                v, e = _tables(fmt, low)
+                offsets[fmt, low] = off
+                vals.append(v), exps.append(e)
+                off += len(v)
+            rows.append(format_row(fmt, offsets[fmt, low], offsets[fmt, low]))
         else:
             rows.append(format_row(fmt, -1, -1))
     fmts = np.stack(rows)
-    vtab = np.concatenate(vals) if vals else np.zeros(1)
-    etab = np.concatenate(exps) if exps else np.zeros(1, np.int32)
+    # float32 values and int16 exponents: exact for every tabled format (at most 16 bits), and half
+    # the cache footprint (f16's table is then 384 KB, an L2's worth, not 768 KB)
+    vtab = np.concatenate(vals).astype(np.float32) if vals else np.zeros(1, np.float32)
+    etab = np.concatenate(exps).astype(np.int16) if exps else np.zeros(1, np.int16)
     return fmts, vtab, etab, param_vector(params, k, block, scale_format is not None)
 
 
