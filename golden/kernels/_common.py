@@ -118,7 +118,7 @@ def table_index(fmts, f, bits):
     return (np.int64(bits >> np.uint64(fmts[f, IGNORED_LOW])) & ((np.int64(1) << fmts[f, VALUE_BITS]) - 1))
 
 
-@njit(**HOT)
+@njit(**INLINE)
 def value_exp(fmts, vtab, etab, f, bits):
     """Exact value (float64) and hidden-bit exponent (zero: ZERO_EXP; inf/NaN: 0) of one element,
     as ``algorithms._operand_values`` gives them: a table for formats up to 16 bits, the f32 word

@@ -8,6 +8,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
+from .fused import gather_indices, widths
 
 _SIGN = np.uint32(0x80000000)
 _EXP = np.uint32(0x7F800000)
@@ -23,10 +24,9 @@ def flush(x):
 
 
 @njit(**C.HOT)
-def flushed_input(fmts, vtab, etab, slot, bits):
+def flushed(v, e, emin, tiny):
     """f32 value of an operand, subnormals and zeros as +0 (``algorithms._flushed_f32_table``)."""
-    v, e = C.value_exp(fmts, vtab, etab, slot, bits)
-    if e == C.ZERO_EXP or (e == fmts[slot, C.EMIN] and abs(v) < C.pow2(fmts[slot, C.EMIN])):
+    if e == C.ZERO_EXP or (e == emin and abs(v) < tiny):
         return np.float32(0.0)
     return np.float32(v)
 
@@ -36,16 +36,26 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
     """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``."""
     g = prm[S.P_GROUP]
     buf = np.empty(g, np.float32)
+    IA = np.empty(K, np.int64)
+    IB = np.empty(K, np.int64)
+    wa, wb = widths(a), widths(b)
+    oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]          # GPS operands are tabled (spec)
+    xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
+    ma, mb = (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1
+    emin_a, emin_b = fmts[S.A, C.EMIN], fmts[S.B, C.EMIN]
+    tiny_a, tiny_b = C.pow2(emin_a), C.pow2(emin_b)
     for r in range(lo, hi):
         cv, _ = C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
         d = np.float32(cv)
         if (C.bits_from_f32(d) & _EXP) == 0:                     # c: subnormal (or -0) -> +0
             d = np.float32(0.0)
+        gather_indices(wa, isz[0], r * K, order, 0, K, fmts[S.A, C.IGNORED_LOW], ma, IA)
+        gather_indices(wb, isz[1], r * K, order, 0, K, fmts[S.B, C.IGNORED_LOW], mb, IB)
         for j in range(0, K, g):
             for t in range(g):
-                i = r * K + j + t
-                av = flushed_input(fmts, vtab, etab, S.A, C.load(a, isz[0], i))
-                bv = flushed_input(fmts, vtab, etab, S.B, C.load(b, isz[1], i))
+                x, y = IA[j + t], IB[j + t]
+                av = flushed(np.float64(vtab[oa + x]), np.int64(etab[xa + x]), emin_a, tiny_a)
+                bv = flushed(np.float64(vtab[ob + y]), np.int64(etab[xb + y]), emin_b, tiny_b)
                 buf[t] = flush(av * bv)
             width = g
             while width > 1:                                     # (p0+p1)+(p2+p3), each add flushed

@@ -11,27 +11,26 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
+from .fused import gather_indices, widths
 
 NAN64 = np.uint64(0x7FF8000000000000)      # golden.fma's canonical NaNs
 NAN32 = np.uint32(0x7FC00000)
 
 
-@njit(**C.INLINE)
-def sfma64_row(a, b, c, isz, K, r):
-    d = C.f64_from_bits(C.load(c, isz[2], r))
+@njit(**C.HOT)
+def sfma64_row(IA, IB, cbits, K):
+    d = C.f64_from_bits(cbits)
     for k in range(K):
-        d = C.fma64(C.f64_from_bits(C.load(a, isz[0], r * K + k)),
-                    C.f64_from_bits(C.load(b, isz[1], r * K + k)), d)
+        d = C.fma64(C.f64_from_bits(np.uint64(IA[k])), C.f64_from_bits(np.uint64(IB[k])), d)
     bits = C.bits_from_f64(d)
     return NAN64 if d != d else bits
 
 
-@njit(**C.INLINE)
-def sfma32_row(a, b, c, isz, K, r):
-    d = C.f32_from_bits(np.uint32(C.load(c, isz[2], r)))
+@njit(**C.HOT)
+def sfma32_row(IA, IB, cbits, K):
+    d = C.f32_from_bits(np.uint32(cbits))
     for k in range(K):
-        d = C.fma32(C.f32_from_bits(np.uint32(C.load(a, isz[0], r * K + k))),
-                    C.f32_from_bits(np.uint32(C.load(b, isz[1], r * K + k))), d)
+        d = C.fma32(C.f32_from_bits(np.uint32(IA[k])), C.f32_from_bits(np.uint32(IB[k])), d)
     return np.uint64(NAN32 if d != d else C.bits_from_f32(d))
 
 
@@ -40,8 +39,14 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     """Rows ``lo .. hi - 1``; d's format (f64 or f32) from the format table's d row."""
     wide = fmts[S.D, C.EXP_BITS] == 11
     fault = prm[S.P_FAULT] == 1
+    IA = np.empty(K, np.int64)
+    IB = np.empty(K, np.int64)
+    wa, wb = widths(a), widths(b)
     for r in range(lo, hi):
-        d = sfma64_row(a, b, c, isz, K, r) if wide else sfma32_row(a, b, c, isz, K, r)
+        gather_indices(wa, isz[0], r * K, order, 0, K, 0, -1, IA)       # the raw bits, in their width
+        gather_indices(wb, isz[1], r * K, order, 0, K, 0, -1, IB)
+        cbits = C.load(c, isz[2], r)
+        d = sfma64_row(IA, IB, cbits, K) if wide else sfma32_row(IA, IB, cbits, K)
         if fault and d != (NAN64 if wide else np.uint64(NAN32)):
             d ^= np.uint64(1)                                     # the planted fault: the last rounding off by one ulp
         out[r] = d

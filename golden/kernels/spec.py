@@ -175,7 +175,7 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
     if p.base == "SFMA":
         return fd.name in ("f32", "f64") and all(f.name == fd.name for f in (fa, fb, fc))
     if p.base == "GPS":
-        return (fd.name == "f32" and fa.value_bits <= 16 and fb.value_bits <= 16 and fs is None
+        return (fd.name == "f32" and fa.value_bits <= TABLE_BITS and fb.value_bits <= TABLE_BITS and fs is None
                 and k % p.group == 0 and fc.name in ("f32", "f16", "bf16"))
     L = p.pass_size if p.pass_size else k
     if k % L or not _plain_output(fd) or fd.value_bits > 32:
