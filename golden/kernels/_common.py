@@ -150,6 +150,19 @@ def value_exp(fmts, vtab, etab, f, bits):
 
 
 @njit(**HOT)
+def word32_value_exp(bits):
+    """``value_exp`` of an f32 word."""
+    w = np.uint32(bits & np.uint64(0xFFFFFFFF))
+    v = np.float64(f32_from_bits(w))
+    ef = np.int64((w >> np.uint32(23)) & np.uint32(0xFF))
+    if ef == 255:
+        return v, np.int64(0)
+    if ef == 0:
+        return v, np.int64(ZERO_EXP) if (w & np.uint32(0x7FFFFF)) == 0 else np.int64(-126)
+    return v, ef - 127
+
+
+@njit(**HOT)
 def fields_value_exp(fmts, f, bits):
     """``value_exp`` from the bit fields (``formats._decode_arith``): the 16-bit formats."""
     mb, eb = fmts[f, MAN_BITS], fmts[f, EXP_BITS]

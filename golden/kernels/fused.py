@@ -61,15 +61,19 @@ def gather_indices(w, isz, base, order, j, L, shift, mask, out):
 def fill_products(a, b, wa, wb, isz, fmts, vtab, etab, base, order, j, L, P, E, IA, IB):
     """``P[t], E[t]`` = product ``order[j + t]`` of the row starting at element ``base``, t < L.
 
-    Formats of up to 8 bits gather from their tables with the offsets hoisted; wider ones decode
-    their fields (``_common.value_exp``).  ``IA, IB``: scratch."""
+    Formats of up to 8 bits gather from their 256-entry tables; f16 and bf16 decode their fields
+    without branches (their 64K-entry tables miss the caches), a row with an infinity or NaN
+    through the tables; TF32/f32 through ``_common.value_exp``.  ``IA, IB``: scratch."""
     oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]
     if oa >= 0 and ob >= 0:
-        xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
         gather_indices(wa, isz[0], base, order, j, L, fmts[S.A, C.IGNORED_LOW],
                        (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, IA)
         gather_indices(wb, isz[1], base, order, j, L, fmts[S.B, C.IGNORED_LOW],
                        (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1, IB)
+        if fields_decodable(fmts, S.A) and fields_decodable(fmts, S.B):
+            if decode_fields(fmts, S.A, IA, L, P, E, True) and decode_fields(fmts, S.B, IB, L, P, E, False):
+                return
+        xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
         for t in range(L):
             x, y = IA[t], IB[t]
             P[t] = np.float64(vtab[oa + x]) * np.float64(vtab[ob + y])
@@ -84,6 +88,42 @@ def fill_products(a, b, wa, wb, isz, fmts, vtab, etab, base, order, j, L, P, E, 
         E[t] = ea + eb
 
 
+@njit(**C.HOT)
+def fields_decodable(fmts, f):
+    """16-bit IEEE-style formats with subnormals (f16, bf16), read from the fields as their tables say."""
+    return (fmts[f, C.VALUE_BITS] > 8 and fmts[f, C.NAN_KIND] == C.NAN_IEEE and fmts[f, C.SIGNED] == 1
+            and fmts[f, C.SUBNORMALS] == 1 and fmts[f, C.IGNORED_LOW] == 0)
+
+
+@njit(**C.HOT)
+def decode_fields(fmts, f, IX, L, P, E, first):
+    """Values and exponents of the indices ``IX[:L]`` from their fields, as the tables hold them
+    (zero: ZERO_EXP); into ``P, E`` (``first``) or multiplied/added into them.  False (nothing
+    usable written) when one is an infinity or NaN: the caller takes the tables."""
+    mb, eb = fmts[f, C.MAN_BITS], fmts[f, C.EXP_BITS]
+    bias, emin = fmts[f, C.BIAS], fmts[f, C.EMIN]
+    mmask, emask, top = (np.int64(1) << mb) - 1, (np.int64(1) << eb) - 1, (np.int64(1) << eb) - 1
+    special = False
+    for t in range(L):
+        x = IX[t]
+        man = x & mmask
+        ef = (x >> mb) & emask
+        special |= ef == top
+        normal = ef != 0
+        sig = man | (np.int64(1) << mb) if normal else man
+        e = ef - bias if normal else emin
+        v = np.float64(sig) * C.f64_from_bits(np.uint64(e - mb + 1023) << np.uint64(52))
+        v = -v if (x >> (mb + eb)) & 1 else v
+        e = e if sig != 0 else np.int64(C.ZERO_EXP)
+        if first:
+            P[t] = v
+            E[t] = e
+        else:
+            P[t] *= v
+            E[t] += e
+    return not special
+
+
 @njit(**C.INLINE)
 def scale_product(sa, sb, isz, fmts, vtab, etab, i):
     """Value and exponent sum of the two block scales of block ``i`` (``algorithms._scale_stage``)."""
@@ -92,8 +132,11 @@ def scale_product(sa, sb, isz, fmts, vtab, etab, i):
     return va * vb, ea + eb
 
 
-@njit(**C.INLINE)
+@njit(**C.HOT)
 def c_value(fmts, vtab, etab, slot, bits):
+    """c's value and exponent (an f32 word decoded in place: the common case, once per pass)."""
+    if fmts[slot, C.WORD32] == 1 and fmts[slot, C.IGNORED_LOW] == 0:
+        return C.word32_value_exp(bits)
     return C.value_exp(fmts, vtab, etab, slot, bits)
 
 
