@@ -168,3 +168,20 @@ def test_without_numba_one_warning(monkeypatch):
         for _ in range(3):
             assert np.array_equal(golden.dot_add(ins, a, b, c), want)
     assert [str(w.message) for w in caught if "numba" in str(w.message)].__len__() == 1
+
+
+@pytest.mark.parametrize("spread", [4, 200])
+def test_fast_generator_same_bits_as_from_float(spread):
+    """random_values builds its bit patterns from the fields; from_float (RZ) is the reference."""
+    from golden.formats import FORMATS, from_float
+    from golden.vectors import random_values
+    for name, fmt in FORMATS.items():
+        got = random_values(fmt, (3000,), np.random.default_rng(2), spread=spread)
+        rng = np.random.default_rng(2)                      # the same draws, rounded by from_float
+        lo, hi = max(fmt.emin, -spread), min(fmt.emax, spread)
+        e = rng.integers(lo, hi + 1, (3000,))
+        v = np.ldexp(1 + rng.random((3000,)), e)
+        if fmt.signed:
+            v = np.where(rng.random((3000,)) < 0.5, -v, v)
+        v = np.where(rng.random((3000,)) < 0.1, 0.0, v)
+        assert np.array_equal(got, from_float(fmt, v, "RZ").astype(np.uint64)), name
