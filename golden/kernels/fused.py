@@ -178,41 +178,126 @@ def ieee_add(fmts, vtab, etab, x, y, zpos):
     return d
 
 
+BLOCK_ROWS = 64     # rows a fused kernel carries through each step together (the inner loops run across them)
+
+
+@njit(**C.HOT)
+def gather_column(w, isz, r0, K, k, nb, shift, mask, out):
+    """``out[i]`` = table index of element ``k`` of rows ``r0 + i``, i < nb (one loop per width)."""
+    sh = np.uint64(shift)
+    if isz == 1:
+        v1 = w[0]
+        for i in range(nb):
+            out[i] = np.int64(np.uint64(v1[(r0 + i) * K + k]) >> sh) & mask
+    elif isz == 2:
+        v2 = w[1]
+        for i in range(nb):
+            out[i] = np.int64(np.uint64(v2[(r0 + i) * K + k]) >> sh) & mask
+    elif isz == 4:
+        v4 = w[2]
+        for i in range(nb):
+            out[i] = np.int64(np.uint64(v4[(r0 + i) * K + k]) >> sh) & mask
+    else:
+        v8 = w[3]
+        for i in range(nb):
+            out[i] = np.int64(v8[(r0 + i) * K + k] >> sh) & mask
+
+
+@njit(**C.HOT)
+def fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB):
+    """Products ``order[j + t]`` of rows ``r0 .. r0 + nb - 1`` into ``Pm[t, i], Em[t, i]``, as
+    :func:`fill_products` computes them, a product index at a time across the rows."""
+    oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]
+    if not (oa >= 0 and ob >= 0):
+        for i in range(nb):                          # TF32/f32: a row at a time
+            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, (r0 + i) * K, order, j, L, Pm[:, i], Em[:, i],
+                          IA, IB)
+        return
+    fields = fields_decodable(fmts, S.A) and fields_decodable(fmts, S.B)
+    ma, mb = (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1
+    xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
+    for t in range(L):
+        k = order[j + t]
+        gather_column(wa, isz[0], r0, K, k, nb, fmts[S.A, C.IGNORED_LOW], ma, IA)
+        gather_column(wb, isz[1], r0, K, k, nb, fmts[S.B, C.IGNORED_LOW], mb, IB)
+        P, E = Pm[t], Em[t]
+        if fields and decode_fields(fmts, S.A, IA, nb, P, E, True) and decode_fields(fmts, S.B, IB, nb, P, E, False):
+            continue
+        for i in range(nb):
+            x, y = IA[i], IB[i]
+            P[i] = np.float64(vtab[oa + x]) * np.float64(vtab[ob + y])
+            E[i] = np.int64(etab[xa + x]) + np.int64(etab[xb + y])
+
+
 @njit(**C.JIT)
 def fda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """Rows ``lo .. hi - 1`` of FDA / CoFDA / the lowered paths."""
+    """Rows ``lo .. hi - 1`` of FDA / CoFDA / the lowered paths, :data:`BLOCK_ROWS` rows at a time:
+    each step of :func:`fda_pass` runs across the block's rows (loops the compiler vectorises),
+    the final rounding row by row."""
     L = prm[S.P_L]
     block = prm[S.P_BLOCK]
     nblk = K // block
     scaled = prm[S.P_SCALED] == 1
     c_last = prm[S.P_CLAST] == 1
-    P = np.empty(L)
-    E = np.empty(L, np.int64)
-    IA = np.empty(L, np.int64)
-    IB = np.empty(L, np.int64)
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    BL = BLOCK_ROWS
+    Pm = np.empty((L, BL))
+    Em = np.empty((L, BL), np.int64)
+    IA = np.empty(max(L, BL), np.int64)
+    IB = np.empty(max(L, BL), np.int64)
+    cv = np.empty(BL)
+    ce = np.empty(BL, np.int64)
+    cb = np.empty(BL, np.uint64)
+    emax = np.empty(BL, np.int64)
+    zero = np.empty(BL, np.bool_)
+    scale = np.empty(BL)
+    tot = np.empty(BL)
     wa, wb = widths(a), widths(b)
-    for r in range(lo, hi):
-        cbits = C.load(c, isz[2], r)
-        if c_last:                                   # the chain starts from +0; c comes at the end
-            cv, ce, fc_slot = 0.0, np.int64(C.ZERO_EXP), S.D
-        else:
-            cv, ce = c_value(fmts, vtab, etab, S.CF, cbits)
-            fc_slot = S.CF
-        d = np.uint64(0)
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        fc_slot = S.D if c_last else S.CF
+        for i in range(nb):
+            cb[i] = C.load(c, isz[2], r0 + i)
+            if c_last:                               # the chain starts from +0; c comes at the end
+                cv[i], ce[i] = 0.0, C.ZERO_EXP
+            else:
+                cv[i], ce[i] = c_value(fmts, vtab, etab, S.CF, cb[i])
         for j in range(0, K, L):
-            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, r * K, order, j, L, P, E, IA, IB)
+            fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB)
             if scaled:                       # the two scale exponents join each product's; a NaN scale gives NaN
-                for t0 in range(0, L, block):
-                    sv, se = scale_product(sa, sb, isz, fmts, vtab, etab, r * nblk + (j + t0) // block)
-                    for t in range(t0, t0 + block):
-                        P[t] *= sv
-                        E[t] += se
-            d = fda_pass(P, E, L, cv, ce, fc_slot, fmts, prm)
-            cv, ce = c_value(fmts, vtab, etab, S.D, d)          # the next pass takes d as c
+                for i in range(nb):
+                    for t0 in range(0, L, block):
+                        sv, se = scale_product(sa, sb, isz, fmts, vtab, etab, (r0 + i) * nblk + (j + t0) // block)
+                        for t in range(t0, t0 + block):
+                            Pm[t, i] *= sv
+                            Em[t, i] += se
+            for i in range(nb):
+                emax[i] = ez if ce[i] <= C.NO_TERM else ce[i]         # a zero c takes e_zero
+                zero[i] = False
+            for t in range(L):
+                E = Em[t]
+                for i in range(nb):
+                    emax[i] = max(emax[i], E[i])
+                    zero[i] |= E[i] <= C.NO_TERM
+            lift = ez > fmts[fc_slot, C.EMIN]                          # zero products take e_zero
+            for i in range(nb):
+                if lift and zero[i]:
+                    emax[i] = max(emax[i], ez)
+                scale[i] = C.pow2(F - emax[i])
+                tot[i] = C.ftrunc(cv[i] * scale[i])
+            for t in range(L):
+                P = Pm[t]
+                for i in range(nb):
+                    tot[i] += C.ftrunc(P[i] * scale[i])
+            for i in range(nb):
+                d = C.finish(fmts, S.D, tot[i], tot[i], emax[i] - F, prm[S.P_MODE], prm[S.P_FRAC],
+                             prm[S.P_OVERFLOW], prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+                out[r0 + i] = d
+                cv[i], ce[i] = c_value(fmts, vtab, etab, S.D, d)      # the next pass takes d as c
             fc_slot = S.D
         if c_last:
-            d = ieee_add(fmts, vtab, etab, d, cbits, prm[S.P_ZPOS] == 1)
-        out[r] = d
+            for i in range(nb):
+                out[r0 + i] = ieee_add(fmts, vtab, etab, out[r0 + i], cb[i], prm[S.P_ZPOS] == 1)
 
 
 @njit(**C.INLINE)
