@@ -90,9 +90,9 @@ def fill_products(a, b, wa, wb, isz, fmts, vtab, etab, base, order, j, L, P, E, 
 
 @njit(**C.HOT)
 def fields_decodable(fmts, f):
-    """16-bit IEEE-style formats with subnormals (f16, bf16), read from the fields as their tables say."""
-    return (fmts[f, C.VALUE_BITS] > 8 and fmts[f, C.NAN_KIND] == C.NAN_IEEE and fmts[f, C.SIGNED] == 1
-            and fmts[f, C.SUBNORMALS] == 1 and fmts[f, C.IGNORED_LOW] == 0)
+    """Signed formats with subnormals and no ignored bits (f16, bf16, fp8, fp6, fp4): read from
+    their fields as their tables say (a NaN or infinity sends the step to the tables)."""
+    return fmts[f, C.SIGNED] == 1 and fmts[f, C.SUBNORMALS] == 1 and fmts[f, C.IGNORED_LOW] == 0
 
 
 @njit(**C.HOT)
@@ -103,17 +103,24 @@ def decode_fields(fmts, f, IX, L, P, E, first):
     mb, eb = fmts[f, C.MAN_BITS], fmts[f, C.EXP_BITS]
     bias, emin = fmts[f, C.BIAS], fmts[f, C.EMIN]
     mmask, emask, top = (np.int64(1) << mb) - 1, (np.int64(1) << eb) - 1, (np.int64(1) << eb) - 1
+    kind = fmts[f, C.NAN_KIND]
+    # the one pattern class that is not a number: its (exponent, mantissa) fields and which to match
+    top_any = kind == C.NAN_IEEE                     # exponent all ones: infinity or NaN
+    top_ones = kind == C.NAN_ALL_ONES                # exponent and mantissa all ones: NaN
+    neg_zero = kind == C.NAN_NEG_ZERO                # the sign bit alone: NaN
     special = False
     for t in range(L):
         x = IX[t]
         man = x & mmask
         ef = (x >> mb) & emask
-        special |= ef == top
+        sgn = (x >> (mb + eb)) & 1
+        special |= ((top_any and ef == top) or (top_ones and ef == top and man == mmask)
+                    or (neg_zero and sgn == 1 and ef == 0 and man == 0))
         normal = ef != 0
         sig = man | (np.int64(1) << mb) if normal else man
         e = ef - bias if normal else emin
         v = np.float64(sig) * C.f64_from_bits(np.uint64(e - mb + 1023) << np.uint64(52))
-        v = -v if (x >> (mb + eb)) & 1 else v
+        v = -v if sgn else v
         e = e if sig != 0 else np.int64(C.ZERO_EXP)
         if first:
             P[t] = v
