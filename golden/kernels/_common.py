@@ -29,24 +29,18 @@ HOT = dict(cache=True, nogil=True, inline="always")    # the per-element helpers
 
 # --------------------------------------------------------------------------- intrinsics
 
-@intrinsic
-def fma64(typingctx, x, y, z):
-    """The correctly rounded ``x*y + z`` in binary64 (LLVM's fma: the CPU's instruction, or libm's)."""
-    def codegen(context, builder, sig, args):
-        d = ir.DoubleType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
-        return builder.call(fn, args)
-    return types.float64(types.float64, types.float64, types.float64), codegen
+def _fma(ir_type, nb_type):
+    """The correctly rounded ``x*y + z`` (LLVM's fma: the CPU's instruction, or libm's)."""
+    def impl(typingctx, x, y, z):
+        def codegen(context, builder, sig, args):
+            fn = builder.module.declare_intrinsic("llvm.fma", [ir_type], ir.FunctionType(ir_type, [ir_type] * 3))
+            return builder.call(fn, args)
+        return nb_type(nb_type, nb_type, nb_type), codegen
+    return intrinsic(impl)
 
 
-@intrinsic
-def fma32(typingctx, x, y, z):
-    """The correctly rounded ``x*y + z`` in binary32."""
-    def codegen(context, builder, sig, args):
-        f = ir.FloatType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [f], ir.FunctionType(f, [f, f, f]))
-        return builder.call(fn, args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
+fma64 = _fma(ir.DoubleType(), types.float64)
+fma32 = _fma(ir.FloatType(), types.float32)
 
 
 def _unary_f64(name):
@@ -64,32 +58,19 @@ ftrunc = _unary_f64("llvm.trunc")      # np.trunc, inlined (numba's np.trunc cal
 ffloor = _unary_f64("llvm.floor")      # np.floor
 
 
-@intrinsic
-def f64_from_bits(typingctx, x):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.uint64), codegen
+def _bitcast(src, dst, dst_ir):
+    """An intrinsic reinterpreting a ``src`` value's bits as ``dst`` (no conversion)."""
+    def impl(typingctx, x):
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], dst_ir)
+        return dst(src), codegen
+    return intrinsic(impl)
 
 
-@intrinsic
-def bits_from_f64(typingctx, x):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.uint64(types.float64), codegen
-
-
-@intrinsic
-def f32_from_bits(typingctx, x):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.FloatType())
-    return types.float32(types.uint32), codegen
-
-
-@intrinsic
-def bits_from_f32(typingctx, x):
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.uint32(types.float32), codegen
+f64_from_bits = _bitcast(types.uint64, types.float64, ir.DoubleType())
+bits_from_f64 = _bitcast(types.float64, types.uint64, ir.IntType(64))
+f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
+bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))
 
 
 # --------------------------------------------------------------------------- loads and decoding

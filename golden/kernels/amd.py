@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
-from .fused import c_value, fill_products, widths
+from .fused import c_value, fill_products, row_scratch
 
 NONFINITE_C_EXP = -1          # algorithms.NONFINITE_C_EXP
 OVERFLOW = 2.0 ** 128
@@ -125,11 +125,7 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     L = prm[S.P_L]
     grouped = prm[S.P_BASE] == S.GFDRDA_CODE
     overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128
-    P = np.empty(L)
-    E = np.empty(L, np.int64)
-    IA = np.empty(L, np.int64)
-    IB = np.empty(L, np.int64)
-    wa, wb = widths(a), widths(b)
+    P, E, IA, IB, wa, wb = row_scratch(L, a, b)
     for r in range(lo, hi):
         cv, ce = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
         d = np.uint64(0)

@@ -19,14 +19,6 @@ from . import spec as S
 
 
 @njit(**C.HOT)
-def product(a, b, isz, fmts, vtab, etab, i):
-    """Exact product and unnormalised exponent ``e_a + e_b`` of element ``i`` (FDA step 2)."""
-    va, ea = C.value_exp(fmts, vtab, etab, S.A, C.load(a, isz[0], i))
-    vb, eb = C.value_exp(fmts, vtab, etab, S.B, C.load(b, isz[1], i))
-    return va * vb, ea + eb
-
-
-@njit(**C.HOT)
 def widths(buf):
     """The operand's bytes as u8, u16, u32 and u64 views, made once per call: the loops below read
     the one its item size names, in its own width."""
@@ -55,6 +47,13 @@ def gather_indices(w, isz, base, order, j, L, shift, mask, out):
         v8 = w[3]
         for t in range(L):
             out[t] = np.int64(v8[base + order[j + t]] >> sh) & mask
+
+
+@njit(**C.HOT)
+def row_scratch(L, a, b):
+    """Scratch of a row-at-a-time kernel: products, exponents, indices of a and b, their widths."""
+    return (np.empty(L), np.empty(L, np.int64), np.empty(L, np.int64), np.empty(L, np.int64),
+            widths(a), widths(b))
 
 
 @njit(**C.HOT)
@@ -145,27 +144,6 @@ def c_value(fmts, vtab, etab, slot, bits):
     if fmts[slot, C.WORD32] == 1 and fmts[slot, C.IGNORED_LOW] == 0:
         return C.word32_value_exp(bits)
     return C.value_exp(fmts, vtab, etab, slot, bits)
-
-
-@njit(**C.INLINE)
-def fda_pass(P, E, L, cv, ce, fc_slot, fmts, prm):
-    """One FDA pass over ``P[:L], E[:L]`` with c ``(cv, ce)``: d's bits."""
-    F, ez = prm[S.P_F], prm[S.P_EZERO]
-    e_max = np.int64(-(1 << 40))
-    any_zero = False
-    for t in range(L):
-        e_max = max(e_max, E[t])
-        any_zero |= E[t] <= C.NO_TERM
-    e_max = max(e_max, ez if ce <= C.NO_TERM else ce)            # a zero c takes e_zero
-    if ez > fmts[fc_slot, C.EMIN] and any_zero:                  # zero products take e_zero
-        e_max = max(e_max, ez)
-    scale = C.pow2(F - e_max)
-    total = 0.0
-    for t in range(L):
-        total += C.ftrunc(P[t] * scale)
-    total += C.ftrunc(cv * scale)
-    return C.finish(fmts, S.D, total, total, e_max - F, prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW],
-                    prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
 
 
 @njit(**C.INLINE)
@@ -337,11 +315,7 @@ def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes)."""
     L = prm[S.P_L]
     nblk = K // prm[S.P_BLOCK]
-    P = np.empty(L)
-    E = np.empty(L, np.int64)
-    IA = np.empty(L, np.int64)
-    IB = np.empty(L, np.int64)
-    wa, wb = widths(a), widths(b)
+    P, E, IA, IB, wa, wb = row_scratch(L, a, b)
     T = np.empty(L)
     G = np.empty(L, np.int64)
     for r in range(lo, hi):
