@@ -188,6 +188,15 @@ def bit_length(x):
 
 
 @njit(**HOT)
+def ldexp(x, n):
+    """``math.ldexp(x, n)``: one multiply by ``2**n`` where that is a normal double (both are the
+    correctly rounded ``x * 2**n``), libm's ldexp beyond."""
+    if -1022 <= n <= 1023:
+        return x * f64_from_bits(np.uint64(n + 1023) << np.uint64(52))
+    return math.ldexp(x, n)
+
+
+@njit(**HOT)
 def pow2(n):
     """``2.0 ** n`` (``math.ldexp(1.0, n)``), built from its bits in the normal range."""
     if -1022 <= n <= 1023:

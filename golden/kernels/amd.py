@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
-from .fused import c_value, fill_products, row_scratch
+from .fused import BLOCK_ROWS, c_value, fill_block, row_scratch
 
 NONFINITE_C_EXP = -1          # algorithms.NONFINITE_C_EXP
 OVERFLOW = 2.0 ** 128
@@ -21,7 +21,7 @@ OVERFLOW = 2.0 ** 128
 
 @njit(**C.INLINE)
 def floor_scaled(x, log2_scale, rd):
-    s = math.ldexp(x, log2_scale)
+    s = C.ldexp(x, log2_scale)
     return C.ffloor(s) if rd else C.ftrunc(s)
 
 
@@ -91,7 +91,7 @@ def merge_with_c(fmts, prm, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, do
             drop = drop and math.isfinite(cv)
         if drop:
             Cc = 0.0
-    T = D + math.ldexp(Cc, dfb - cfb)
+    T = D + C.ldexp(Cc, dfb - cfb)
     Tf = T if math.isfinite(T) else 0.0
     ints = np.int64(Tf)
     lsb = e_max - dfb
@@ -125,15 +125,25 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     L = prm[S.P_L]
     grouped = prm[S.P_BASE] == S.GFDRDA_CODE
     overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128
-    P, E, IA, IB, wa, wb = row_scratch(L, a, b)
-    for r in range(lo, hi):
-        cv, ce = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
-        d = np.uint64(0)
+    BL = BLOCK_ROWS
+    P, E, IA, IB, wa, wb = row_scratch(max(L, BL), a, b)
+    Pm = np.empty((L, BL))
+    Em = np.empty((L, BL), np.int64)
+    cv = np.empty(BL)
+    ce = np.empty(BL, np.int64)
+    for r0 in range(lo, hi, BL):                  # products a block of rows at a time (fused.fill_block)
+        nb = min(BL, hi - r0)
+        for i in range(nb):
+            cv[i], ce[i] = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
         for j in range(0, K, L):
-            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, r * K, order, j, L, P, E, IA, IB)
-            d = fdrda_pass(P, E, L, cv, ce, fmts, prm, overflows, grouped)
-            cv, ce = c_value(fmts, vtab, etab, S.D, d)
-        out[r] = d
+            fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB)
+            for i in range(nb):
+                for t in range(L):
+                    P[t] = Pm[t, i]
+                    E[t] = Em[t, i]
+                d = fdrda_pass(P, E, L, cv[i], ce[i], fmts, prm, overflows, grouped)
+                out[r0 + i] = d
+                cv[i], ce[i] = c_value(fmts, vtab, etab, S.D, d)
 
 
 @njit(parallel=True, **C.JIT)

@@ -315,17 +315,26 @@ def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes)."""
     L = prm[S.P_L]
     nblk = K // prm[S.P_BLOCK]
-    P, E, IA, IB, wa, wb = row_scratch(L, a, b)
+    BL = BLOCK_ROWS
+    P, E, IA, IB, wa, wb = row_scratch(max(L, BL), a, b)
+    Pm = np.empty((L, BL))
+    Em = np.empty((L, BL), np.int64)
+    cv = np.empty(BL)
+    ce = np.empty(BL, np.int64)
     T = np.empty(L)
     G = np.empty(L, np.int64)
-    for r in range(lo, hi):
-        cv, ce = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
-        d = np.uint64(0)
+    for r0 in range(lo, hi, BL):                  # products a block of rows at a time (fill_block)
+        nb = min(BL, hi - r0)
+        for i in range(nb):
+            cv[i], ce[i] = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
         for j in range(0, K, L):
-            fill_products(a, b, wa, wb, isz, fmts, vtab, etab, r * K, order, j, L, P, E, IA, IB)
-            d = gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r, nblk, cv, ce, fmts, vtab, etab, prm, T, G)
-            cv, ce = c_value(fmts, vtab, etab, S.D, d)
-        out[r] = d
+            fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB)
+            for i in range(nb):
+                for t in range(L):
+                    P[t] = Pm[t, i]
+                d = gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r0 + i, nblk, cv[i], ce[i], fmts, vtab, etab, prm, T, G)
+                out[r0 + i] = d
+                cv[i], ce[i] = c_value(fmts, vtab, etab, S.D, d)
 
 
 @njit(parallel=True, **C.JIT)
