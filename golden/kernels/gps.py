@@ -8,7 +8,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
-from .fused import gather_indices, widths
+from .fused import BLOCK_ROWS, gather_column, widths
 
 _SIGN = np.uint32(0x80000000)
 _EXP = np.uint32(0x7F800000)
@@ -31,44 +31,65 @@ def flushed(v, e, emin, tiny):
     return np.float32(v)
 
 
+@njit(**C.HOT)
+def flushed_column(IX, nb, off, xoff, emin, tiny, vtab, etab, out):
+    """``out[i]``: operand ``IX[i]``'s f32 value, subnormals and zeros +0, across a block's rows."""
+    for i in range(nb):
+        x = IX[i]
+        out[i] = flushed(np.float64(vtab[off + x]), np.int64(etab[xoff + x]), emin, tiny)
+
+
 @njit(**C.JIT)
 def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``."""
+    """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, a block of rows at a time (every
+    step is one IEEE binary32 operation per row, run across the block)."""
     g = prm[S.P_GROUP]
-    buf = np.empty(g, np.float32)
-    IA = np.empty(K, np.int64)
-    IB = np.empty(K, np.int64)
+    BL = BLOCK_ROWS
+    buf = np.empty((g, BL), np.float32)
+    av = np.empty(BL, np.float32)
+    bv = np.empty(BL, np.float32)
+    d = np.empty(BL, np.float32)
+    IA = np.empty(BL, np.int64)
+    IB = np.empty(BL, np.int64)
     wa, wb = widths(a), widths(b)
     oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]          # GPS operands are tabled (spec)
     xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
     ma, mb = (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1
     emin_a, emin_b = fmts[S.A, C.EMIN], fmts[S.B, C.EMIN]
     tiny_a, tiny_b = C.pow2(emin_a), C.pow2(emin_b)
-    for r in range(lo, hi):
-        cv, _ = C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz[2], r))
-        d = np.float32(cv)
-        if (C.bits_from_f32(d) & _EXP) == 0:                     # c: subnormal (or -0) -> +0
-            d = np.float32(0.0)
-        gather_indices(wa, isz[0], r * K, order, 0, K, fmts[S.A, C.IGNORED_LOW], ma, IA)
-        gather_indices(wb, isz[1], r * K, order, 0, K, fmts[S.B, C.IGNORED_LOW], mb, IB)
+    fault = prm[S.P_FAULT] == 1
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        for i in range(nb):
+            cv, _ = C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
+            x = np.float32(cv)
+            d[i] = np.float32(0.0) if (C.bits_from_f32(x) & _EXP) == 0 else x    # c: subnormal (or -0) -> +0
         for j in range(0, K, g):
             for t in range(g):
-                x, y = IA[j + t], IB[j + t]
-                av = flushed(np.float64(vtab[oa + x]), np.int64(etab[xa + x]), emin_a, tiny_a)
-                bv = flushed(np.float64(vtab[ob + y]), np.int64(etab[xb + y]), emin_b, tiny_b)
-                buf[t] = flush(av * bv)
+                gather_column(wa, isz[0], r0, K, order[j + t], nb, fmts[S.A, C.IGNORED_LOW], ma, IA)
+                gather_column(wb, isz[1], r0, K, order[j + t], nb, fmts[S.B, C.IGNORED_LOW], mb, IB)
+                flushed_column(IA, nb, oa, xa, emin_a, tiny_a, vtab, etab, av)
+                flushed_column(IB, nb, ob, xb, emin_b, tiny_b, vtab, etab, bv)
+                row = buf[t]
+                for i in range(nb):
+                    row[i] = flush(av[i] * bv[i])
             width = g
             while width > 1:                                     # (p0+p1)+(p2+p3), each add flushed
                 width //= 2
                 for t in range(width):
-                    buf[t] = flush(buf[2 * t] + buf[2 * t + 1])
-            d = flush(d + buf[0])
-        bits = C.bits_from_f32(d)
-        if (bits & ~_SIGN) > _EXP:
-            bits = np.uint32(0x7FC00000)                          # every NaN is the canonical quiet NaN
-        elif prm[S.P_FAULT] == 1 and (bits & _EXP) != _EXP:
-            bits ^= np.uint32(1)                                  # the planted fault: the last rounding off by one ulp
-        out[r] = np.uint64(bits)
+                    lo_, hi_, dst = buf[2 * t], buf[2 * t + 1], buf[t]
+                    for i in range(nb):
+                        dst[i] = flush(lo_[i] + hi_[i])
+            first = buf[0]
+            for i in range(nb):
+                d[i] = flush(d[i] + first[i])
+        for i in range(nb):
+            bits = C.bits_from_f32(d[i])
+            if (bits & ~_SIGN) > _EXP:
+                bits = np.uint32(0x7FC00000)                      # every NaN is the canonical quiet NaN
+            elif fault and (bits & _EXP) != _EXP:
+                bits ^= np.uint32(1)                              # the planted fault: the last rounding off by one ulp
+            out[r0 + i] = np.uint64(bits)
 
 
 @njit(parallel=True, **C.JIT)
