@@ -16,7 +16,9 @@ from golden.provenance import MEASURED_SETS
 from golden.vectors import KINDS, random_operands
 from gpu_vectors import load
 
-pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
+# one xdist worker takes the whole file (make test: --dist loadgroup), so each kernel compiles once
+pytestmark = [pytest.mark.skipif(not kernels.available(), reason="numba is not installed"),
+              pytest.mark.xdist_group("golden_kernels")]
 
 ROWS = 64               # per vector kind and datapath in make test (384 rows each); the slow tier: SLOW_ROWS
 SLOW_ROWS = 20_000

@@ -143,7 +143,7 @@ def word32_value_exp(bits):
     return v, ef - 127
 
 
-@njit(**HOT)
+@njit(**INLINE)
 def fields_value_exp(fmts, f, bits):
     """``value_exp`` from the bit fields (``formats._decode_arith``): the 16-bit formats."""
     mb, eb = fmts[f, MAN_BITS], fmts[f, EXP_BITS]

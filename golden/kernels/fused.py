@@ -18,7 +18,7 @@ from . import _common as C
 from . import spec as S
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def widths(buf):
     """The operand's bytes as u8, u16, u32 and u64 views, made once per call: the loops below read
     the one its item size names, in its own width."""
@@ -26,7 +26,7 @@ def widths(buf):
     return buf, buf[:n - n % 2].view(np.uint16), buf[:n - n % 4].view(np.uint32), buf[:n - n % 8].view(np.uint64)
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def gather_indices(w, isz, base, order, j, L, shift, mask, out):
     """``out[t]`` = table index of element ``base + order[j + t]`` of the operand ``w`` (its
     :func:`widths`): one loop per item size, no per-element branch on the width."""
@@ -49,14 +49,14 @@ def gather_indices(w, isz, base, order, j, L, shift, mask, out):
             out[t] = np.int64(v8[base + order[j + t]] >> sh) & mask
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def row_scratch(L, a, b):
     """Scratch of a row-at-a-time kernel: products, exponents, indices of a and b, their widths."""
     return (np.empty(L), np.empty(L, np.int64), np.empty(L, np.int64), np.empty(L, np.int64),
             widths(a), widths(b))
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def fill_products(a, b, wa, wb, isz, fmts, vtab, etab, base, order, j, L, P, E, IA, IB):
     """``P[t], E[t]`` = product ``order[j + t]`` of the row starting at element ``base``, t < L.
 
@@ -94,7 +94,7 @@ def fields_decodable(fmts, f):
     return fmts[f, C.SIGNED] == 1 and fmts[f, C.SUBNORMALS] == 1 and fmts[f, C.IGNORED_LOW] == 0
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def decode_fields(fmts, f, IX, L, P, E, first):
     """Values and exponents of the indices ``IX[:L]`` from their fields, as the tables hold them
     (zero: ZERO_EXP); into ``P, E`` (``first``) or multiplied/added into them.  False (nothing
@@ -166,7 +166,7 @@ def ieee_add(fmts, vtab, etab, x, y, zpos):
 BLOCK_ROWS = 64     # rows a fused kernel carries through each step together (the inner loops run across them)
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def gather_column(w, isz, r0, K, k, nb, shift, mask, out):
     """``out[i]`` = table index of element ``k`` of rows ``r0 + i``, i < nb (one loop per width)."""
     sh = np.uint64(shift)
@@ -188,7 +188,7 @@ def gather_column(w, isz, r0, K, k, nb, shift, mask, out):
             out[i] = np.int64(v8[(r0 + i) * K + k] >> sh) & mask
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB):
     """Products ``order[j + t]`` of rows ``r0 .. r0 + nb - 1`` into ``Pm[t, i], Em[t, i]``, as
     :func:`fill_products` computes them, a product index at a time across the rows."""

@@ -31,7 +31,7 @@ def flushed(v, e, emin, tiny):
     return np.float32(v)
 
 
-@njit(**C.HOT)
+@njit(**C.INLINE)
 def flushed_column(IX, nb, off, xoff, emin, tiny, vtab, etab, out):
     """``out[i]``: operand ``IX[i]``'s f32 value, subnormals and zeros +0, across a block's rows."""
     for i in range(nb):
