@@ -34,7 +34,7 @@ help:
 	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24]"
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
-	@echo "make bench                        golden-model throughput per algorithm, one core"
+	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3]"

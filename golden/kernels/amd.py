@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
-from .fused import BLOCK_ROWS, c_value, fill_block, row_scratch
+from .fused import BLOCK_ROWS, block_scratch, chain, column, fill_block, first_c
 
 NONFINITE_C_EXP = -1          # algorithms.NONFINITE_C_EXP
 OVERFLOW = 2.0 ** 128
@@ -125,25 +125,16 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     L = prm[S.P_L]
     grouped = prm[S.P_BASE] == S.GFDRDA_CODE
     overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128
-    BL = BLOCK_ROWS
-    P, E, IA, IB, wa, wb = row_scratch(max(L, BL), a, b)
-    Pm = np.empty((L, BL))
-    Em = np.empty((L, BL), np.int64)
-    cv = np.empty(BL)
-    ce = np.empty(BL, np.int64)
-    for r0 in range(lo, hi, BL):                  # products a block of rows at a time (fused.fill_block)
-        nb = min(BL, hi - r0)
-        for i in range(nb):
-            cv[i], ce[i] = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
+    P, E, IA, IB, wa, wb, Pm, Em, cv, ce = block_scratch(L, a, b)
+    for r0 in range(lo, hi, BLOCK_ROWS):          # products a block of rows at a time (fused.fill_block)
+        nb = min(BLOCK_ROWS, hi - r0)
+        first_c(fmts, vtab, etab, c, isz, r0, nb, cv, ce)
         for j in range(0, K, L):
             fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB)
             for i in range(nb):
-                for t in range(L):
-                    P[t] = Pm[t, i]
-                    E[t] = Em[t, i]
-                d = fdrda_pass(P, E, L, cv[i], ce[i], fmts, prm, overflows, grouped)
-                out[r0 + i] = d
-                cv[i], ce[i] = c_value(fmts, vtab, etab, S.D, d)
+                column(Pm, Em, i, L, P, E)
+                chain(out, r0, i, fdrda_pass(P, E, L, cv[i], ce[i], fmts, prm, overflows, grouped),
+                      fmts, vtab, etab, cv, ce)
 
 
 @njit(parallel=True, **C.JIT)

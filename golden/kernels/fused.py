@@ -50,6 +50,37 @@ def gather_indices(w, isz, base, order, j, L, shift, mask, out):
 
 
 @njit(**C.INLINE)
+def block_scratch(L, a, b):
+    """Scratch of a kernel that takes its products a block of rows at a time (:func:`fill_block`):
+    one row's products and exponents, indices, widths, the block's products and exponents, its c."""
+    BL = BLOCK_ROWS
+    P, E, IA, IB, wa, wb = row_scratch(max(L, BL), a, b)
+    return P, E, IA, IB, wa, wb, np.empty((L, BL)), np.empty((L, BL), np.int64), np.empty(BL), np.empty(BL, np.int64)
+
+
+@njit(**C.INLINE)
+def first_c(fmts, vtab, etab, c, isz, r0, nb, cv, ce):
+    """c's values and exponents for a block's first pass."""
+    for i in range(nb):
+        cv[i], ce[i] = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
+
+
+@njit(**C.INLINE)
+def column(Pm, Em, i, L, P, E):
+    """Row ``i`` of a block's products into one row's scratch."""
+    for t in range(L):
+        P[t] = Pm[t, i]
+        E[t] = Em[t, i]
+
+
+@njit(**C.INLINE)
+def chain(out, r0, i, d, fmts, vtab, etab, cv, ce):
+    """Row ``r0 + i``'s pass result: d so far, and the next pass's c."""
+    out[r0 + i] = d
+    cv[i], ce[i] = c_value(fmts, vtab, etab, S.D, d)
+
+
+@njit(**C.INLINE)
 def row_scratch(L, a, b):
     """Scratch of a row-at-a-time kernel: products, exponents, indices of a and b, their widths."""
     return (np.empty(L), np.empty(L, np.int64), np.empty(L, np.int64), np.empty(L, np.int64),
@@ -315,26 +346,18 @@ def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes)."""
     L = prm[S.P_L]
     nblk = K // prm[S.P_BLOCK]
-    BL = BLOCK_ROWS
-    P, E, IA, IB, wa, wb = row_scratch(max(L, BL), a, b)
-    Pm = np.empty((L, BL))
-    Em = np.empty((L, BL), np.int64)
-    cv = np.empty(BL)
-    ce = np.empty(BL, np.int64)
+    P, E, IA, IB, wa, wb, Pm, Em, cv, ce = block_scratch(L, a, b)
     T = np.empty(L)
     G = np.empty(L, np.int64)
-    for r0 in range(lo, hi, BL):                  # products a block of rows at a time (fill_block)
-        nb = min(BL, hi - r0)
-        for i in range(nb):
-            cv[i], ce[i] = c_value(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
+    for r0 in range(lo, hi, BLOCK_ROWS):          # products a block of rows at a time (fill_block)
+        nb = min(BLOCK_ROWS, hi - r0)
+        first_c(fmts, vtab, etab, c, isz, r0, nb, cv, ce)
         for j in range(0, K, L):
             fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, Em, IA, IB)
             for i in range(nb):
-                for t in range(L):
-                    P[t] = Pm[t, i]
+                column(Pm, Em, i, L, P, E)
                 d = gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r0 + i, nblk, cv[i], ce[i], fmts, vtab, etab, prm, T, G)
-                out[r0 + i] = d
-                cv[i], ce[i] = c_value(fmts, vtab, etab, S.D, d)
+                chain(out, r0, i, d, fmts, vtab, etab, cv, ce)
 
 
 @njit(parallel=True, **C.JIT)
