@@ -15,27 +15,31 @@ given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
         fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
-        formal
+        formal gemm-example gemm-bench
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
 	@echo "make cosim ARCH=hopper INSTR=HGMMA [N=] [SEED=] [STALL=] [LANES=] [WAVES=1] [VECTORS=] [BUDGET=] [JOBS=] [PIPELINE=2]"
+	@echo "           [UNIT=hw:params=FIELD=VALUE,...]  a design of your own (golden.Params changes, unit and reference)"
 	@echo "                                  build the RTL units with Verilator and co-simulate them against golden"
 	@echo "                                  (default: ~1 min and >= 100,000 vectors per instruction)"
 	@echo "make cosim-all [N=] [JOBS=]       co-simulate every catalog instruction (N default 100000; JOBS at a time)"
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
+	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
 	@echo "                                  latency, II and Yosys cell count of each unit (python -m hw report)"
 	@echo "make golden ARCH=hopper INSTR=HGMMA [N=] [SEED=] [VECTORS=]"
 	@echo "                                  run the golden model on random vectors for matching instructions"
 	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
-	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24]"
+	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24] [DUT=path/unit.toml]"
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
-	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]"
+	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
+	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
+	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
@@ -48,7 +52,7 @@ help:
 	@echo "make fpga-selftest ARCH= INSTR= BLOCKS= [BLOCK=1024] [SEED=] [KIND=normal|bits] [LANES=] [PORT=] [PLANT=F+1]"
 	@echo "                                  the on-board self-test: operands made and results signed on the board,"
 	@echo "                                  checked against golden (no PORT: on the simulated board)"
-	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL] [SEED=] [VECTORS=] [BLOCK=]"
+	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL|dut:path/unit.toml] [SEED=] [VECTORS=] [BLOCK=]"
 	@echo "              [DB=build/campaign/campaign.sqlite] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
 	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
@@ -56,9 +60,11 @@ help:
 	@echo "make formal [ARCH=] [INSTR=] [STAGE=round,...|protocol] [NAME=] [PIPELINE=0..3] [TIMEOUT=120] [JOBS=1]"
 	@echo "                                  SymbiYosys proofs of each datapath stage at the catalog's widths and of the"
 	@echo "                                  stream protocol (python -m formal; docs/formal.md)"
+	@echo "PARAMS specs (golden:..., hw:params=...) are one grammar: FIELD=VALUE,... e.g. F=exact,nan_bits=0x7fc00000"
+	@echo "                                  (golden.params; fields and words: docs/golden.md)"
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
-	@echo "WAVES= takes yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
+	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
 	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files and lint runs go to DIR, not build/."
 
 $(STAMP): requirements.txt pyproject.toml
@@ -77,6 +83,12 @@ venv: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
+gemm-example: $(STAMP)
+	$(PY) examples/transformer_block.py --size full
+
+gemm-bench: $(STAMP)
+	$(PY) -m golden gemm-bench
+
 golden: $(STAMP)
 	$(PY) -m golden run $(ARCH) $(INSTR) -n $(N) --seed $(SEED) $(if $(VECTORS),--vectors $(VECTORS))
 
@@ -87,7 +99,7 @@ report: $(STAMP)
 	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 probe: $(STAMP)
-	$(PY) -m probe $(ARCH) $(INSTR) $(if $(BACKEND),--backend $(BACKEND))
+	$(PY) -m probe $(ARCH) $(INSTR) $(if $(DUT),--backend dut:$(DUT),$(if $(BACKEND),--backend $(BACKEND)))
 
 findings: $(STAMP)
 	$(PY) -m probe findings --out docs/findings
@@ -101,8 +113,17 @@ COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
              $(if $(PIPELINE),--pipeline $(PIPELINE))
 
+# DUT=path/unit.toml: your own Verilog/SystemVerilog unit (docs/your-rtl.md); ARCH/INSTR filter its targets
+DUT_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) \
+           $(if $(filter 1 yes true,$(WAVES)),--waves) $(if $(REPORT),--report $(REPORT)) $(if $(VECTORS),--vectors $(VECTORS)) \
+           $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR))
+
 cosim: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut run $(DUT) $(if $(call given,N),-n $(N)) $(DUT_OPTS)
+else
 	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)
+endif
 
 cosim-all: $(STAMP)
 	$(PY) -m cosim run all all -n $(N) $(COSIM_OPTS)
@@ -112,7 +133,11 @@ cosim-core: $(STAMP)
 	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 lint-rtl: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut lint $(DUT)
+else
 	$(PY) -m cosim lint $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR))
+endif
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
@@ -125,8 +150,13 @@ FPGA_OPTS = $(if $(LANES),--lanes $(LANES)) $(if $(BAUD),--baud $(BAUD)) $(if $(
             $(if $(PIPELINE),--pipeline $(PIPELINE))
 
 fpga-sim: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga sim $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    $(if $(call given,N),-n $(N)) --seed $(SEED) $(if $(BAUD),--baud $(BAUD)) $(if $(WAVES),--waves=$(WAVES))
+else
 	$(PY) -m fpga sim $(ARCH) $(FPGA_INSTR) $(if $(call given,N),-n $(N)) --seed $(SEED) $(FPGA_OPTS) \
-	    $(if $(filter 1 yes true,$(WAVES)),--waves)
+	    $(if $(WAVES),--waves=$(WAVES))
+endif
 
 # the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
@@ -154,7 +184,7 @@ campaign: $(STAMP)
 	    $(if $(call given,N),-n $(N)) --seed $(SEED) --db $(DB) $(if $(DEVICE),--device $(DEVICE)) \
 	    $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BLOCK),--block $(BLOCK)) $(if $(LANES),--lanes $(LANES)) \
 	    $(if $(STALL),--stall $(STALL)) $(if $(PIPELINE),--unit hw:pipeline=$(PIPELINE)) \
-	    $(if $(filter 1 yes true,$(RESUME)),--resume) $(if $(filter 1 yes true,$(FRESH)),--fresh) \
+	    $(if $(RESUME),--resume=$(RESUME)) $(if $(FRESH),--fresh=$(FRESH)) \
 	    $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(WORKERS),--workers $(WORKERS))
 
 campaign-report: $(STAMP)
@@ -168,8 +198,13 @@ fpga-run: $(STAMP)
 	$(PY) -m fpga run $(if $(call given,INSTR),$(ARCH) $(INSTR)) --port $(PORT) $(if $(call given,N),-n $(N)) --seed $(SEED)
 
 fpga-selftest: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga selftest $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) --seed $(SEED) $(if $(KIND),--kind $(KIND))
+else
 	$(PY) -m fpga selftest $(ARCH) $(FPGA_INSTR) $(if $(BLOCKS),--blocks $(BLOCKS)) $(if $(BLOCK),--block-len $(BLOCK)) \
 	    --seed $(SEED) $(if $(KIND),--kind $(KIND)) $(if $(PORT),--port $(PORT)) $(if $(PLANT),--plant $(PLANT)) $(FPGA_OPTS)
+endif
 
 # formal proofs: every stage at the catalog's parameters (ARCH/INSTR: the stages those units use), the stream shells
 formal: $(STAMP)

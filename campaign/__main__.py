@@ -13,30 +13,22 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 import golden
+from golden.options import Parser, whole_number, yes_no_option
 
 DEFAULT_DB = "build/campaign/campaign.sqlite"
 
 
-def _positive(text: str) -> int:
+def _seconds(text: str) -> float:
     try:
-        v = int(text.replace("_", "").replace(",", ""))
+        v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative whole number, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"must be seconds >= 0 (0: no progress lines), got {text}")
     return v
 
 
@@ -44,7 +36,13 @@ def cmd_run(args) -> int:
     from .engine import run
     from .report import report
     from .spec import Campaign
-    c = Campaign.of(golden.select(args.arch, args.instr), device=args.device, target=args.n,
+    if args.device.startswith("dut:"):           # the design's targets, ARCH/INSTR filtering them
+        from .spec import dut_instructions
+        pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
+        instructions = dut_instructions(args.device, pick(args.arch), pick(args.instr))
+    else:
+        instructions = golden.select(args.arch, args.instr)
+    c = Campaign.of(instructions, device=args.device, target=args.n,
                     vectors=args.vectors, seed=args.seed, block=args.block, lanes=args.lanes,
                     unit=args.unit, stall=args.stall)
     run(c, args.db, scheduler=args.scheduler, workers=args.workers, resume=args.resume, fresh=args.fresh,
@@ -70,26 +68,29 @@ def cmd_bench(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .spec import DEFAULT_BLOCK, DEVICES_HELP
-    p = argparse.ArgumentParser(prog="python -m campaign",
+    p = Parser(prog="python -m campaign",
                                 description="Verification campaigns on dask: blocks of vectors, results in SQLite.")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run (or resume) a campaign")
     r.add_argument("arch", help="architecture(s): a name, alias, comma list or all")
     r.add_argument("instr", help="instruction name(s) or families, a comma list, or all")
-    r.add_argument("-n", type=_positive, default=1_000_000, help="vectors per instruction (default 1000000)")
+    r.add_argument("-n", type=whole_number(1), default=1_000_000, help="vectors per instruction (default 1000000)")
     r.add_argument("--device", default="rtl", help=f"device under test: {DEVICES_HELP}")
     r.add_argument("--vectors", default="mixed", help="vector generator (default mixed)")
-    r.add_argument("--seed", type=_seed, default=1)
-    r.add_argument("--block", type=_positive, default=DEFAULT_BLOCK, help=f"vectors per block (default {DEFAULT_BLOCK})")
-    r.add_argument("--lanes", type=_positive, default=1, help="dot-adds per cycle of the RTL unit")
+    r.add_argument("--seed", type=whole_number(0), default=1)
+    r.add_argument("--block", type=whole_number(1), default=DEFAULT_BLOCK,
+                   help=f"vectors per block (default {DEFAULT_BLOCK})")
+    r.add_argument("--lanes", type=whole_number(1), default=1, help="dot-adds per cycle of the RTL unit")
     r.add_argument("--unit", default="hw", help="unit provider of the rtl device (hw, hw:pipeline=3, standin:...)")
     r.add_argument("--stall", type=float, default=0.1, help="handshake stall probability of the rtl device")
     r.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
-    r.add_argument("--resume", action="store_true", help="continue the campaign's rows in the database")
-    r.add_argument("--fresh", action="store_true", help="discard the campaign's rows in the database first")
+    r.add_argument("--resume", nargs="?", const=True, default=False, type=yes_no_option("RESUME"), metavar="YES|NO",
+                   help="continue the campaign's rows in the database (also --resume=yes|no, make's RESUME=)")
+    r.add_argument("--fresh", nargs="?", const=True, default=False, type=yes_no_option("FRESH"), metavar="YES|NO",
+                   help="discard the campaign's rows in the database first (also --fresh=yes|no, make's FRESH=)")
     r.add_argument("--scheduler", help="a running dask scheduler (tcp://host:8786); default an embedded cluster")
-    r.add_argument("--workers", type=_positive, help="workers of the embedded cluster (default every core)")
-    r.add_argument("--progress", type=float, default=10.0, help="seconds between progress lines (0: none)")
+    r.add_argument("--workers", type=whole_number(1), help="workers of the embedded cluster (default every core)")
+    r.add_argument("--progress", type=_seconds, default=10.0, help="seconds between progress lines (0: none)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("report", help="the results table of a database (also while a campaign runs)")
     rp.add_argument("db", nargs="?", default=DEFAULT_DB)
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="campaign throughput against workers, and golden's rates")
     b.add_argument("--instr", default="hopper:HMMA.16816.F32", help="ARCH:INSTR (default hopper:HMMA.16816.F32)")
     b.add_argument("--device", default="golden", help="device (default golden: golden against itself)")
-    b.add_argument("--blocks", type=_positive, default=64, help="blocks per measurement")
+    b.add_argument("--blocks", type=whole_number(1), default=64, help="blocks per measurement")
     b.add_argument("--workers", default=None, help="comma list of worker counts (default 1,2,every core)")
     b.set_defaults(func=cmd_bench)
     return p
@@ -108,14 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .store import CampaignExists
+    from probe.contract import BackendError
     try:
         return args.func(args)
-    except CampaignExists as e:
+    except (ValueError, TypeError, BackendError) as e:   # CampaignExists and CampaignBusy are ValueErrors
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except sqlite3.Error as e:
+        print(f"error: results database: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: the finished blocks are in the database; rerun with --resume (RESUME=1)",

@@ -84,6 +84,8 @@ def device(c: Campaign):
             _devices[key] = backend_from_name("rtl", lanes=c.lanes, unit=c.unit, stall=c.stall, seed=c.seed)
         elif c.device == "core":
             _devices[key] = backend_from_name("core", stall=c.stall, seed=c.seed)
+        elif c.device.startswith("dut:"):
+            _devices[key] = backend_from_name(c.device, stall=c.stall, seed=c.seed)
         else:
             _devices[key] = backend_from_name(c.device)
     return _devices[key]

@@ -18,6 +18,9 @@ import contextlib
 import json
 import logging
 import os
+import signal
+import socket
+import struct
 import sys
 import time
 from pathlib import Path
@@ -29,8 +32,64 @@ from .spec import Campaign
 from .store import Store
 
 
+HANDSHAKE_S = 10.0           # a scheduler that accepts the connection but says nothing for this long is refused
+MAX_FRAME = 1 << 24          # a dask scheduler's greeting is a few hundred bytes
+
+
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def plan_workers(requested: int | None, device: str) -> tuple[int, str | None]:
+    """Workers of the embedded cluster and a note when the request was capped: at most one per core
+    (each is a single-threaded process: more only slow each other), and one per board (a board serves
+    one client at a time: a second worker would find it busy)."""
+    cores = default_workers()
+    one_board = device.partition(":")[0] not in ("rtl", "core", "golden", "gpu", "torch", "cuda", "rocm", "")
+    cap, why = (1, f"the device {device} is one board, which serves one client at a time") if one_board \
+        else (cores, f"the {cores} core(s) this machine gives the campaign")
+    if requested is None:
+        return cap, None
+    if requested > cap:
+        return cap, f"note: --workers (WORKERS=) {requested} capped at {cap}: {why}"
+    return requested, None
+
+
+def check_scheduler(address: str, timeout: float | None = None) -> None:
+    """Refuse, in one line and within ``timeout`` seconds, a ``tcp://`` address that does not greet
+    like a dask scheduler: dask's own connect waits for the greeting without a limit, and reads any
+    other service's first bytes as a frame length (``Unable to allocate 3.01 EiB``)."""
+    timeout = HANDSHAKE_S if timeout is None else timeout
+    scheme, _, rest = address.partition("://")
+    if scheme != "tcp" or not rest:
+        return                                   # tls://, inproc://, ...: dask's own connect decides
+    host, _, port = rest.rpartition(":")
+    bad = f"the dask scheduler {address}"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as s:
+            s.settimeout(timeout)
+            head = _read_exactly(s, 8)
+            (n,) = struct.unpack("<Q", head)
+            if not 8 <= n <= MAX_FRAME:
+                raise ValueError(f"{bad} does not speak dask's protocol (its first bytes {head!r} are not a "
+                                 f"dask frame): is that the scheduler's port (8786 by default)?")
+    except socket.timeout:
+        raise ValueError(f"{bad} accepted the connection but did not greet within {timeout:g} s, as a dask "
+                         f"scheduler does at once: is that the scheduler's port (8786 by default)?") from None
+    except (OSError, ValueError) as e:
+        if isinstance(e, ValueError) and str(e).startswith(bad):
+            raise
+        raise ValueError(f"cannot reach {bad}: {e}") from None
+
+
+def _read_exactly(s, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = s.recv(n - len(data))
+        if not chunk:
+            raise ValueError(f"closed the connection after {len(data)} byte(s), before a dask greeting")
+        data += chunk
+    return data
 
 
 @contextlib.contextmanager
@@ -42,9 +101,10 @@ def cluster_client(scheduler: str | None = None, workers: int | None = None, das
         raise ValueError("dask.distributed is not installed: make campaign installs it (pip install "
                          "'dask[distributed]')") from None
     if scheduler:
+        check_scheduler(scheduler)
         try:
             client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, MemoryError) as e:
             raise ValueError(f"cannot reach the dask scheduler {scheduler}: {e}") from None
         try:
             yield client
@@ -54,14 +114,31 @@ def cluster_client(scheduler: str | None = None, workers: int | None = None, das
     n = workers or default_workers()
     if n < 1:
         raise ValueError(f"WORKERS must be at least 1, got {n}")
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, silence_logs=logging.ERROR,
-                           dashboard_address=":0" if dashboard else None, memory_limit=0)
+    with _sigint_ignored():                  # Ctrl-C is the client's to handle: workers started now ignore it
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, silence_logs=logging.ERROR,
+                               dashboard_address=":0" if dashboard else None, memory_limit=0)
     client = Client(cluster)
     try:
         yield client
     finally:
         client.close()
         cluster.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while worker processes start: they inherit it (Python leaves an ignored SIGINT
+    ignored), so a Ctrl-C at the terminal reaches only the client, which stops the run and closes the
+    cluster, instead of every worker printing its own KeyboardInterrupt traceback."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:                       # not the main thread: nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _order(c: Campaign, done: set) -> list[tuple[str, str, int]]:
@@ -104,37 +181,53 @@ def run(c: Campaign, db: str | Path, *, scheduler: str | None = None, workers: i
     worker mid-run).
     """
     out = out or sys.stdout
+    if resume and fresh:
+        raise ValueError("RESUME (--resume) continues the stored blocks and FRESH (--fresh) discards them: give one")
+    if not progress_s >= 0:
+        raise ValueError(f"progress must be seconds >= 0 (0: no progress lines), got {progress_s}")
+    n_local, note = plan_workers(workers, c.device) if not scheduler else (workers, None)
     store = Store(db)
     try:
         already = store.begin(c, resume=resume, fresh=fresh)
-        store.clear_problems(c.id)
-        todo = _order(c, store.done_keys(c.id))
-        print(c.describe(), file=out)
-        print(f"results: {store.path}" + (f" ({already:,} block(s) already done)" if already else ""), file=out,
-              flush=True)
-        if not todo:
-            print("nothing to run: every block of this campaign is in the database", file=out)
-            return {"blocks": 0, "skipped": already}
-        replays = Path(replay_dir) if replay_dir else store.path.with_name(store.path.stem + "-replays") / c.id
-        with cluster_client(scheduler, workers) as client:
-            n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or (workers or 1))
-            link = client.dashboard_link if getattr(client, "dashboard_link", None) else None
-            print(f"dask: {n_workers} worker(s) at {client.scheduler.address}"
-                  + (f", dashboard {link}" if link else ""), file=out, flush=True)
-            run_id = store.run_started(c.id, n_workers, scheduler or "local")
-            outcome = "interrupted"
-            try:
-                stored = _drive(client, c, todo, store, replays, window or 4 * n_workers,
-                                Progress(len(todo), progress_s), on_block)
-                outcome = "finished"
-            finally:
-                store.run_finished(run_id, store.blocks_done(c.id) - already, outcome)
-        return {"blocks": stored, "skipped": already}
+        try:
+            return _run_leased(c, store, already, scheduler, n_local, note, progress_s, window, replay_dir, out,
+                               on_block)
+        finally:
+            store.release_lease(c.id)
     finally:
         store.close()
 
 
-def _drive(client, c: Campaign, todo, store: Store, replays: Path, window: int, progress: Progress, on_block) -> int:
+def _run_leased(c, store, already, scheduler, workers, note, progress_s, window, replay_dir, out, on_block) -> dict:
+    store.clear_problems(c.id)
+    todo = _order(c, store.done_keys(c.id))
+    print(c.describe(), file=out)
+    print(f"results: {store.path}" + (f" ({already:,} block(s) already done)" if already else ""), file=out,
+          flush=True)
+    if not todo:
+        print("nothing to run: every block of this campaign is in the database", file=out)
+        return {"blocks": 0, "skipped": already}
+    if note:
+        print(note, file=sys.stderr, flush=True)
+    replays = Path(replay_dir) if replay_dir else store.path.with_name(store.path.stem + "-replays") / c.id
+    with cluster_client(scheduler, workers) as client:
+        n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or (workers or 1))
+        link = client.dashboard_link if getattr(client, "dashboard_link", None) else None
+        print(f"dask: {n_workers} worker(s) at {client.scheduler.address}"
+              + (f", dashboard {link}" if link else ""), file=out, flush=True)
+        run_id = store.run_started(c.id, n_workers, scheduler or "local")
+        outcome = "interrupted"
+        try:
+            stored = _drive(client, c, todo, store, run_id, replays, window or 4 * n_workers,
+                            Progress(len(todo), progress_s), on_block)
+            outcome = "finished"
+        finally:
+            store.run_finished(run_id, outcome)
+    return {"blocks": stored, "skipped": already}
+
+
+def _drive(client, c: Campaign, todo, store: Store, run_id: int, replays: Path, window: int, progress: Progress,
+           on_block) -> int:
     from distributed import as_completed
     pending = iter(todo)
     stopped: set = set()                    # instructions whose device failed: no more blocks of them
@@ -164,7 +257,7 @@ def _drive(client, c: Campaign, todo, store: Store, replays: Path, window: int, 
         fut.release()
         if r.status == "done":
             replay = _write_replay(c, r, replays) if r.failing is not None else None
-            if store.record(c.id, r, replay):
+            if store.record(c.id, r, replay, run_id):
                 stored += 1
                 progress.add(r)
         else:

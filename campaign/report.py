@@ -29,7 +29,7 @@ def report(db, out=None, only: str | None = None) -> int:
     """Print every campaign in ``db`` (or the one whose id is ``only``); returns 0 when every
     instruction of every campaign printed is ``ok``."""
     out = out or sys.stdout
-    store = Store(db)
+    store = Store(db, write=False)
     try:
         campaigns = store.campaigns()
         if not campaigns:
@@ -46,9 +46,10 @@ def report(db, out=None, only: str | None = None) -> int:
 
 def _one(store: Store, c, out) -> int:
     print(c.describe(), file=out)
+    live = store.running(c.id)
     for r in store.runs(c.id):
-        print(f"  run: {r['workers']} worker(s) on {r['scheduler']}, {r['blocks'] or 0:,} block(s), "
-              f"{r['outcome'] or 'running (or killed)'}", file=out)
+        state = r["outcome"] or ("running" if live else "ended without a word (killed): RESUME=1 continues it")
+        print(f"  run: {r['workers']} worker(s) on {r['scheduler']}, {r['blocks'] or 0:,} block(s), {state}", file=out)
     rows = store.per_instruction(c.id)
     problems = store.problems(c.id)
     print(HEADER, file=out)

@@ -14,31 +14,89 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
 
 import golden
+from cosim.units import unit_provider
 from cosim.vectors import BLOCK as GENERATOR_BLOCK
 from cosim.vectors import resolve
 from probe.backends import backend_from_name, plugins
 
 DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
 DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's tensor core under Verilator), "
+                "dut:path/unit.toml (a design of your own, docs/your-rtl.md), "
                 "golden:FIELD=VALUE,... (golden with changed parameters: "
                 "a planted-fault drill), golden, gpu (PyTorch on this host's GPU), fpga:URL (a board)")
 
 
-def check_device(name: str) -> None:
+def check_device(name: str, instructions=()) -> None:
     """Refuse a device spec that no worker could make, before any work is sent out (a device that
-    needs hardware, a GPU or a board, is only tried on the workers, where it runs)."""
+    needs hardware, a GPU or a board, is only tried on the workers, where it runs).  A ``golden:``
+    device runs one dot-add of each instruction here, so that a parameter golden refuses (``F=abc``,
+    ``F=-3``) is one line now instead of an ERROR row per instruction from the workers."""
+    if name.startswith("dut:"):
+        dut_instructions(name)                    # the description, its files and ports, checked here
+        return
     if name in ("rtl", "core", "golden", "gpu", "torch", "cuda", "rocm") or name.startswith("golden:"):
         if name.startswith("golden:"):
-            backend_from_name(name)               # checks the Params field names
+            _try_golden(backend_from_name(name), name, instructions)
         return
     prefix, colon, argument = name.partition(":")
     if colon and argument and prefix in plugins():
         return
     backend_from_name(name)                       # raises the one-line error listing what is valid
     raise ValueError(f"device {name!r} cannot run in a campaign; valid: {DEVICES_HELP}")
+
+
+def _try_golden(backend, name: str, instructions) -> None:
+    """One all-zero dot-add of each instruction on a golden device with changed parameters."""
+    for arch, instr in instructions:
+        ins = golden.lookup(arch, instr)
+        ops = [np.zeros((1, ins.k), np.uint64), np.zeros((1, ins.k), np.uint64), np.zeros(1, np.uint64)]
+        scales = [np.zeros((1, ins.scale_blocks), np.uint64)] * 2 if ins.scale_format else [None, None]
+        try:
+            backend(ins, *ops, *scales)
+        except (ValueError, TypeError, KeyError, NotImplementedError) as e:
+            raise ValueError(f"device {name!r} cannot run {arch} {instr}: {e}") from None
+
+
+def check_unit(unit: str, device: str) -> None:
+    """The rtl device's unit spec (``--unit``, make's PIPELINE=), parsed here rather than on a worker;
+    any other device has no unit, so a unit given to it would be silently ignored: refused."""
+    if device == "rtl":
+        try:
+            unit_provider(unit)                   # raises one line naming the valid specs
+        except ValueError as e:
+            raise ValueError(str(e) if unit in str(e) else f"--unit {unit} (PIPELINE=): {e}") from None
+    elif unit != "hw":
+        raise ValueError(f"--unit {unit} (PIPELINE=) applies to the rtl device, which builds a unit; the device "
+                         f"{device} has none (leave out PIPELINE=/--unit, or DEVICE=rtl)")
+
+
+def dut_instructions(device: str, arch: str | None = None, instr: str | None = None) -> list:
+    """The instructions of a ``dut:path/unit.toml`` device's targets (ARCH/INSTR filter them); a target with
+    ``params`` is refused, since a campaign scores against the catalog entry."""
+    from cosim.dut.run import prepare
+    prep = prepare(device[4:], arch, instr)
+    for t, _ in prep.pairs:
+        if t.params:
+            raise ValueError(f"{prep.desc.path}: [[target]] {t.arch} {t.instr} has params; a campaign scores "
+                             "against the catalog entry: run it with make cosim DUT=...")
+    return [ins for _, ins in prep.pairs]
+
+
+def dut_digest(device: str) -> str:
+    """SHA-256 of a dut device's description and source files, so a changed design is a new campaign."""
+    from cosim.dut.description import load
+    from cosim.dut.sources import resolve
+    desc = load(device[4:])
+    h = hashlib.sha256(desc.path.read_bytes())
+    for f in resolve(desc).files:
+        h.update(Path(f).read_bytes())
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -96,7 +154,8 @@ class Campaign:
             raise ValueError("a campaign's vectors are named (a registered name or module:function), "
                              "so that every worker can make them")
         resolve(self.vectors)                     # an unknown generator fails here, not on a worker
-        check_device(self.device)
+        check_device(self.device, self.instructions)
+        check_unit(self.unit, self.device)
 
     @classmethod
     def of(cls, instructions, **kw) -> "Campaign":
@@ -117,7 +176,10 @@ class Campaign:
         d = asdict(self)
         d.pop("target"), d.pop("note")
         d["instructions"] = [list(x) for x in self.instructions]
-        if self.device not in ("rtl", "core"):     # the simulators' knobs do not change another device's work
+        if self.device.startswith("dut:"):
+            d["dut_sha256"] = dut_digest(self.device)
+            d.pop("lanes"), d.pop("unit")
+        elif self.device not in ("rtl", "core"):     # the simulators' knobs do not change another device's work
             for k in ("lanes", "unit", "stall"):
                 d.pop(k)
         elif self.device == "core":
@@ -136,9 +198,14 @@ class Campaign:
 
     @classmethod
     def from_json(cls, text: str) -> "Campaign":
+        """A stored campaign, as it was stored: not checked again (it was when it ran, and a report must
+        read it where its device cannot be made: no board, no plugin, a golden it once ran on)."""
         d = json.loads(text)
         d["instructions"] = tuple(tuple(x) for x in d["instructions"])
-        return cls(**d)
+        c = object.__new__(cls)
+        for f in fields(cls):
+            object.__setattr__(c, f.name, d.get(f.name, f.default))
+        return c
 
     def describe(self) -> str:
         n = len(self.instructions)

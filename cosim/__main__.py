@@ -29,6 +29,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import golden  # noqa: E402
+from golden.options import yes_no  # noqa: E402,F401  (make's WAVES= words; one parser for every layer)
 
 from . import build as bld  # noqa: E402
 from . import failures, table, toolchain  # noqa: E402
@@ -36,20 +37,6 @@ from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
 from .vectors import check_generator, resolve as resolve_vectors  # noqa: E402
-
-
-YES = ("1", "yes", "y", "true", "on", "enable", "enabled")
-NO = ("0", "no", "n", "false", "off", "disable", "disabled", "")
-
-
-def yes_no(word: str, what: str) -> bool:
-    """A common yes/no word as a bool (any case); anything else is a ValueError naming ``what``."""
-    w = str(word).strip().lower()
-    if w in YES:
-        return True
-    if w in NO:
-        return False
-    raise ValueError(f"{what}={word}: expected yes or no ({', '.join(YES[:-1])}; {', '.join(NO[:-2])})")
 
 
 def _check_common(args) -> None:
@@ -226,9 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--waves", action="store_true", help="dump an FST waveform (tracing build)")
         sp.add_argument("--waves-word", default=None, help=argparse.SUPPRESS)     # make's WAVES=yes|no|...
         sp.add_argument("--unit", default=None,
-                        help="hw (default: hw.dot_add_unit), hw:pipeline=SPEC, hw:params=FIELD:VALUE,... "
+                        help="hw (default: hw.dot_add_unit), hw:pipeline=SPEC, hw:params=FIELD=VALUE,... "
                              "(golden.Params changes for the unit and its reference, e.g. "
-                             "hw:params=specials:later_model; both: hw:pipeline=2,params=...), "
+                             "hw:params=specials=later_model; both: hw:pipeline=2,params=...), "
                              "or standin[:latency=N,ii=N,bug=0|1]")
         sp.add_argument("--pipeline", default=None, metavar="SPEC",
                         help="the hw unit's pipelining: a level 0..3 and/or FIELD=N, e.g. 2 or 2,align=2 (default 0)")

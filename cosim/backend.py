@@ -68,16 +68,22 @@ class RTLBackend:
             raise NoRTL(f"no RTL for {ins.arch} {ins.name}: {e}") from None
         layout = PayloadLayout(ins, self.lanes)
         built = build_checked(component, layout, root=self.build_root)
-        capture = Capture(n)
-        s = simulate(built, layout, ArrayStream(ins, a, b, c, scale_a, scale_b), capture, n=n,
-                     batch_vectors=min(max(n, 256), BATCH), seed=self.seed, stall_in=self.stall,
-                     stall_out=self.stall)
-        if s.error:                                 # the run directory stays: the message names its log
-            raise SimError(f"co-simulation of {ins.arch} {ins.name} failed: {s.error}")
-        if s.run_dir is not None:
-            shutil.rmtree(s.run_dir, ignore_errors=True)
-        if s.timing_error:
-            raise SimError(f"co-simulation of {ins.arch} {ins.name} failed: {s.timing_error}")
-        if capture.filled != n:
-            raise SimError(f"co-simulation of {ins.arch} {ins.name} returned {capture.filled} of {n} outputs")
-        return capture.d
+        return capture_all(built, layout, ArrayStream(ins, a, b, c, scale_a, scale_b), n, seed=self.seed,
+                           stall=self.stall, where=f"{ins.arch} {ins.name}")
+
+
+def capture_all(built, layout, stream, n: int, *, seed: int, stall: float, where: str, plusargs: tuple = ()):
+    """Every output of ``n`` vectors of ``stream`` through the build, in input order (one simulation);
+    :class:`SimError` naming ``where`` when the simulation fails or returns fewer outputs."""
+    capture = Capture(n)
+    s = simulate(built, layout, stream, capture, n=n, batch_vectors=min(max(n, 256), BATCH), seed=seed,
+                 stall_in=stall, stall_out=stall, plusargs=plusargs)
+    if s.error:                                 # the run directory stays: the message names its log
+        raise SimError(f"co-simulation of {where} failed: {s.error}")
+    if s.run_dir is not None:
+        shutil.rmtree(s.run_dir, ignore_errors=True)
+    if s.timing_error:
+        raise SimError(f"co-simulation of {where} failed: {s.timing_error}")
+    if capture.filled != n:
+        raise SimError(f"co-simulation of {where} returned {capture.filled} of {n} outputs")
+    return capture.d

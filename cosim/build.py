@@ -232,6 +232,38 @@ def _install(tmp: Path, d: Path) -> None:
     os.rename(tmp, d)
 
 
+@dataclass(frozen=True)
+class Sources:
+    """What a build compiles besides the harness: files generated for it (``{name: text}``, written
+    into the build folder; the first is the unit's), files of a design on disk, include folders and
+    defines, and Verilator flags of their own.  :meth:`digest` is what of them the build key hashes."""
+
+    generated: dict
+    files: tuple = ()
+    include_dirs: tuple = ()
+    defines: dict = field(default_factory=dict)
+    flags: tuple = ()
+
+    def digest(self) -> str:
+        """The generated text alone (so an Amaranth unit's key is what it always was), plus, for a design on
+        disk, the content hash of each file and of each file in its include folders, and the defines."""
+        text = "\n".join(self.generated.values())
+        if not (self.files or self.include_dirs or self.defines or self.flags):
+            return text
+        parts = [text, json.dumps(sorted(self.defines.items()), default=str), json.dumps(list(self.flags))]
+        parts += [f"{Path(f).name}:{_sha256(Path(f))}" for f in self.files]
+        for d in self.include_dirs:
+            parts += sorted(f"{f.relative_to(d)}:{_sha256(f)}" for f in Path(d).rglob("*") if f.is_file())
+        return "\n".join(parts)
+
+    def verilator_args(self) -> list:
+        """Verilator arguments for the include folders and defines (the files go as sources)."""
+        args = [f"+incdir+{d}" for d in self.include_dirs]
+        for k, v in self.defines.items():
+            args.append(f"+define+{k}" if v is True else f"+define+{k}={int(v) if isinstance(v, bool) else v}")
+        return args
+
+
 def plan_build(component, arch: str, instr: str, *, waves: bool = False,
                root: Path | None = None) -> tuple[Build, str]:
     """The :class:`Build` that :func:`build_unit` would produce (not built yet) and the Verilog text.
@@ -239,20 +271,26 @@ def plan_build(component, arch: str, instr: str, *, waves: bool = False,
     The key hashes what the executable depends on; the unit's declared latency
     and initiation interval do not change it (they are read from the component).
     """
-    tc = toolchain.setup()
     iface = unit_interface(component)
     text = elaborate(component)
     check_ports(text)
+    return plan_sources(Sources({UNIT_FILE: text}), iface, arch, instr, waves=waves, root=root), text
+
+
+def plan_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str, *, waves: bool = False,
+                 root: Path | None = None) -> Build:
+    """The :class:`Build` of the harness around ``sources`` (a module ``cosim_unit`` of ``iface``'s widths)."""
+    tc = toolchain.setup()
     params = {"IN_W": iface.in_width, "OUT_W": iface.out_width}
     wave_format = toolchain.waves_format() if waves else None
-    flags = list(SIM_FLAGS) + (list(WAVE_FLAGS[wave_format]) if waves else [])
-    key = build_key(text, params, flags, waves, tc)
+    flags = list(SIM_FLAGS) + list(sources.flags) + (list(WAVE_FLAGS[wave_format]) if waves else [])
+    key = build_key(sources.digest(), params, flags, waves, tc)
     root = Path(root) if root is not None else BUILD_ROOT
     d = root / safe_name(arch) / safe_name(instr) / key[:16]
     meta = dict(arch=arch, instr=instr, key=key, params=params, flags=flags, waves=waves, wave_format=wave_format,
                 toolchain=tc.fingerprint())
     return Build(d, key, arch, instr, iface.in_width, iface.out_width, iface.latency, iface.initiation_interval,
-                 waves, False, 0.0, "planned", meta), text
+                 waves, False, 0.0, "planned", meta)
 
 
 def build_key(verilog: str, params: dict, flags: list, waves: bool, tc) -> str:
@@ -275,13 +313,29 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
     raises :class:`BuildError` with the tail of the build log when Verilator or
     the C++ compiler fails.
     """
+    iface = unit_interface(component)
+    text = elaborate(component)
+    check_ports(text)
+    return build_sources(Sources({UNIT_FILE: text}), iface, arch, instr, waves=waves, root=root, force=force)
+
+
+def build_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str, *, waves: bool = False,
+                  root: Path | None = None, force: bool = False) -> Build:
+    """Build the harness around any source list whose module ``cosim_unit`` has ``iface``'s widths
+    (an elaborated Amaranth unit, or a design's own files behind a generated adapter); cached per hash
+    of the sources, flags and tool versions, built in a scratch folder renamed into place, verified by
+    the stamp's checksums (see the module docstring)."""
     tc = toolchain.setup()
-    plan, text = plan_build(component, arch, instr, waves=waves, root=root)
+    plan = plan_sources(sources, iface, arch, instr, waves=waves, root=root)
     d, key, meta = plan.dir, plan.key, plan.meta
     root = d.parent.parent.parent
 
     def result(source, seconds):
         return dataclasses.replace(plan, cached=source != "built", seconds=seconds, source=source)
+
+    def write_generated(folder: Path) -> None:
+        for name, text in sources.generated.items():
+            (folder / name).write_text(text)
 
     t0 = time.perf_counter()
     with locked(d.with_name(d.name + ".lock")):
@@ -297,21 +351,22 @@ def build_unit(component, arch: str, instr: str, *, waves: bool = False, root: P
                     tmp = _scratch(d)
                     shutil.copytree(other, tmp, ignore=shutil.ignore_patterns("run-*"), symlinks=True,
                                     dirs_exist_ok=True)
-                    (tmp / UNIT_FILE).write_text(text)
+                    write_generated(tmp)
                     (tmp / "stamp.json").write_text(json.dumps({**ostamp, **meta, **checksums(tmp),
                                                                 "copied_from": str(other)}, indent=1))
                     _install(tmp, d)
                     return result("copied", time.perf_counter() - t0)
         tmp = _scratch(d)
-        (tmp / UNIT_FILE).write_text(text)
+        write_generated(tmp)
         runtime = _runtime_cache(meta, tc)
         runner = _runner(runtime if runtime_ok(runtime) else None, tmp)
+        design = [str(tmp / name) for name in sources.generated] + [str(f) for f in sources.files]
         try:
             with _make_overrides(toolchain.make_overrides(tc)):
-                runner.build(sources=[str(HARNESS), str(tmp / UNIT_FILE)], hdl_toplevel=TOP, build_dir=str(tmp),
-                             parameters=meta["params"], build_args=[*meta["flags"], str(HARNESS_DPI)], waves=waves,
-                             always=True,
-                             log_file=str(tmp / "build.log"))
+                runner.build(sources=[str(HARNESS), *design], hdl_toplevel=TOP, build_dir=str(tmp),
+                             parameters=meta["params"],
+                             build_args=[*meta["flags"], *sources.verilator_args(), str(HARNESS_DPI)],
+                             waves=waves, always=True, log_file=str(tmp / "build.log"))
         except (Exception, SystemExit) as e:     # the runner raises RuntimeError or exits
             _install(tmp, d)                     # no stamp: kept for its log, rebuilt next time
             tail = log_tail(d / "build.log")

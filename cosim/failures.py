@@ -47,7 +47,8 @@ def report_failure(res, cfg, provider, reference, component_for_waves, out=None,
     print(f"failing vectors ({len(f['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
           f"  replay: python -m cosim replay {res.failures_file}", file=out)
     if cfg.rerun_with_waves and not cfg.waves:
-        _rerun_with_waves(res, cfg, component_for_waves, out)
+        rerun_with_waves(res, cfg, lambda: bld.build_unit(component_for_waves(), ins.arch, ins.name, waves=True,
+                                                          root=cfg.build_root), out)
 
 
 def print_first(ins, f: dict, reference, out) -> None:
@@ -63,20 +64,23 @@ def print_first(ins, f: dict, reference, out) -> None:
         print(f"  a={_hex(f['a'][0])}\n  b={_hex(f['b'][0])}\n  c=0x{int(f['c'][0]):x}", file=out)
 
 
-def _rerun_with_waves(res, cfg, component_for_waves, out) -> None:
+def rerun_with_waves(res, cfg, waves_build, out, plusargs: tuple = ()) -> None:
+    """Rerun the first failing vectors of ``res`` without stalls on ``waves_build()`` (a waveform-tracing
+    :class:`cosim.build.Build`), printing the waveform's path."""
     ins, f = res.ins, res.failing
     k = min(cfg.rerun_max, len(f["index"]))
     ops = tuple(None if f[x] is None else f[x][:k] for x in OPERANDS)
     print(f"rerunning {k} failing vector(s) with waveforms (no stalls)...", file=out, flush=True)
     layout = PayloadLayout(ins, cfg.lanes)
     try:
-        b = bld.build_unit(component_for_waves(), ins.arch, ins.name, waves=True, root=cfg.build_root)
+        b = waves_build()
     except bld.BuildError as e:
         print(f"  the waveform build failed: {e}", file=out)
         return
     scoring.note_wave_format(b)
     wres = scoring.simulate_and_score(b, layout, ArrayStream(ins, *ops), FixedReference(f["expected"][:k]),
-                                      n=k, seed=cfg.seed, batch_vectors=cfg.batch_vectors, keep_run_dir=True)
+                                      n=k, seed=cfg.seed, batch_vectors=cfg.batch_vectors, keep_run_dir=True,
+                                      plusargs=plusargs)
     res.waves_file = wres.waves_file
     if wres.status == "ERROR":
         print(f"  waveform run failed: {wres.message}", file=out)

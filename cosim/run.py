@@ -165,6 +165,9 @@ def replay(path, config: Config | None = None, unit=None) -> Result:
 def saved_unit(meta: dict, ins, path):
     """The unit provider a replay file names (see :func:`cosim.units.describe_unit`)."""
     desc = meta.get("unit_description")
+    if meta.get("dut"):
+        raise ValueError(f"replay file {path} was saved by a run of the design {meta['dut']}: "
+                         f"python -m cosim.dut replay {path}")
     if meta.get("unit"):
         return meta["unit"]
     if desc:

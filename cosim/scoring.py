@@ -85,12 +85,13 @@ class Result:
 # ---- one build, scored -------------------------------------------------------------------------------
 
 def simulate_and_score(b: bld.Build, layout, stream, reference: Callable, *, mismatching: Callable | None = None,
-                       max_saved: int = 1000, **schedule) -> Result:
+                       max_saved: int = 1000, score: session.Score | None = None, **schedule) -> Result:
     """A :func:`cosim.session.simulate` of ``b`` with a :class:`cosim.session.Score` hook, as a :class:`Result`.
 
-    ``schedule``: :func:`cosim.session.simulate`'s keywords (n, budget_s, seed, stall_in, ...).
+    ``schedule``: :func:`cosim.session.simulate`'s keywords (n, budget_s, seed, stall_in, ...); ``score``:
+    a :class:`cosim.session.Score` of the caller's (one that keeps more), else a plain one.
     """
-    score = session.Score(layout.ins, reference, mismatching, max_saved)
+    score = score or session.Score(layout.ins, reference, mismatching, max_saved)
     s = session.simulate(b, layout, stream, score, **schedule)
     res = Result(layout.ins, lanes=layout.lanes, latency=s.latency, initiation_interval=s.initiation_interval,
                  latency_measured=s.latency_measured, ii_measured=s.ii_measured, vectors=s.vectors,

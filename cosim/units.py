@@ -25,7 +25,7 @@ class HwUnits:
     ``pipeline``: a :class:`hw.Pipelining` spec ("0" .. "3", "2,align=2"); ``params``: changes to
     the instruction's :class:`golden.Params` (``{"specials": "later_model"}``), applied to the unit
     *and* to the reference it is scored against (golden with the same changes).  The provider's
-    ``spec`` names both (``hw:pipeline=2,params=specials:later_model``), so a replay of saved
+    ``spec`` names both (``hw:pipeline=2,params=specials=later_model``), so a replay of saved
     failing vectors rebuilds the same unit against the same reference.
     ``design``: a whole :class:`golden.Params` design instead of the instruction's, scored against the
     instruction's golden (a custom unit rebuilt from its :func:`describe_unit` description; such a
@@ -35,13 +35,14 @@ class HwUnits:
     reference = None                       # golden.dot_add (or golden with the same params, below)
 
     def __init__(self, pipeline: str = "0", params: dict | None = None, design=None):
+        from golden.params import format_params
         from hw.pipelining import Pipelining          # checks the spec before anything is built
         self.pipeline = str(Pipelining.parse(pipeline))
         self.params = _checked_params(params or {})
         self.design = design
         if design is None:
             opts = ([] if self.pipeline == "0" else [f"pipeline={self.pipeline}"]) + \
-                ([f"params={','.join(f'{k}:{v}' for k, v in self.params.items())}"] if self.params else [])
+                ([f"params={format_params(self.params)}"] if self.params else [])
             self.spec = "hw" + (":" + ",".join(opts) if opts else "")
         if self.params:
             self.reference = self._reference
@@ -72,41 +73,36 @@ class HwUnits:
 
 
 HW_OPTIONS = ("pipeline", "params")
-_HW_USAGE = ("hw, hw:pipeline=SPEC, hw:params=FIELD:VALUE[,FIELD:VALUE...] or both "
-             "(e.g. hw:pipeline=2,params=specials:later_model)")
+_HW_USAGE = ("hw, hw:pipeline=SPEC, hw:params=FIELD=VALUE[,FIELD=VALUE...] or both "
+             "(e.g. hw:pipeline=2,params=specials=later_model)")
 
 
 def _checked_params(changes: dict) -> dict:
     """``changes`` of golden.Params fields, checked: known fields other than ``base``, values the
     Params checks accept (one line naming what is wrong and what is valid)."""
     from golden.algorithms import Params
-    fields = [f.name for f in dataclasses.fields(Params) if f.name != "base"]
-    for k in changes:
-        if k not in fields:
-            raise ValueError(f"unit params: {k!r} is not a golden.Params field a unit can change; valid: {', '.join(fields)}")
-    try:                # the value checks of Params itself, on a design that reads every such field
-        Params(base="GFDRDA", F=24, c_drop=25, pass_size=16).with_(**changes)
+    from golden.params import check_value
+    for k, v in changes.items():
+        if k == "base":
+            raise ValueError("unit params: 'base' (the algorithm) is the instruction's; a unit changes the other fields")
+        check_value(k, v)                       # the field's type, range and words (golden.params)
+    try:                # the checks across fields, on a design that reads every such field
+        Params(base="GFDRDA", F=24, c_drop=25, pass_size=16).with_(**{k: v for k, v in changes.items()
+                                                                      if k not in _FDA_ONLY})
     except (TypeError, ValueError) as e:
         raise ValueError(f"unit params {changes}: {e}") from None
     return dict(changes)
 
 
-def _parse_value(v: str):
-    """``None``, ``true``/``false``, an integer, else the string itself."""
-    low = v.lower()
-    if low == "none":
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(v)
-    except ValueError:
-        return v
+# fields whose cross-field checks only an FDA design passes (F="exact", the compiled-path fields)
+_FDA_ONLY = ("F", "operand_format", "pass_interleave", "c_last")
 
 
 def _parse_hw(spec: str) -> HwUnits:
-    """``hw:pipeline=SPEC,params=FIELD:VALUE,...``: each option runs to the next ``,OPTION=``
-    (a pipelining spec has commas and ``=`` of its own)."""
+    """``hw:pipeline=SPEC,params=FIELD=VALUE,...``: each option runs to the next ``,OPTION=``
+    (a pipelining spec has commas and ``=`` of its own).  The params are golden's one grammar
+    (:func:`golden.params.parse_params`); the old ``FIELD:VALUE`` items still read, with a note."""
+    from golden.params import parse_params
     parts = re.split(r"(?:^|,)(" + "|".join(HW_OPTIONS) + r")=", spec[3:])
     if parts[0] or len(parts) < 3:
         raise ValueError(f"unit {spec!r}: {_HW_USAGE}")
@@ -116,12 +112,17 @@ def _parse_hw(spec: str) -> HwUnits:
             raise ValueError(f"unit {spec!r}: {'repeated' if name in opts else 'empty'} option {name!r}; "
                              f"{_HW_USAGE}")
         opts[name] = value
-    params = {}
-    for item in opts.get("params", "").split(",") if "params" in opts else ():
-        field, colon, value = item.partition(":")
-        if not colon or not field or not value:
-            raise ValueError(f"unit {spec!r}: params take FIELD:VALUE items, got {item!r}; {_HW_USAGE}")
-        params[field] = _parse_value(value)
+    text = opts.get("params", "")
+    if any(":" in item and "=" not in item for item in text.split(",")):
+        import sys
+        print(f"note: unit {spec!r}: FIELD:VALUE is the old spelling of params; write FIELD=VALUE "
+              "(golden's one grammar)", file=sys.stderr)
+    try:
+        params = parse_params(text, legacy_colon=True)
+    except ValueError as e:
+        raise ValueError(f"unit {spec!r}: {e}") from None
+    if "params" in opts and not params:
+        raise ValueError(f"unit {spec!r}: empty option 'params'; {_HW_USAGE}")
     return HwUnits(opts.get("pipeline", "0"), params)
 
 
@@ -140,8 +141,8 @@ class StandInUnits:
 
 
 def unit_provider(spec=None, pipeline: str | None = None):
-    """``None``/``"hw"``, ``"hw:pipeline=SPEC"``, ``"hw:params=FIELD:VALUE,..."`` (both may be given,
-    ``hw:pipeline=2,params=specials:later_model``), ``"standin[:latency=3,ii=1,bug=0]"``, or a callable
+    """``None``/``"hw"``, ``"hw:pipeline=SPEC"``, ``"hw:params=FIELD=VALUE,..."`` (both may be given,
+    ``hw:pipeline=2,params=specials=later_model``), ``"standin[:latency=3,ii=1,bug=0]"``, or a callable
     ``(ins, lanes) -> component``.  ``pipeline`` (``--pipeline``) sets the hw unit's pipelining."""
     if pipeline is not None and spec not in (None, "hw"):
         raise ValueError(f"--pipeline applies to the hw unit, not {getattr(spec, 'spec', spec)!r}")

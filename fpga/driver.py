@@ -19,11 +19,13 @@ import time
 import numpy as np
 
 from .config import BoardConfig, Operands
+from .selftest_model import check_request
 from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE, VERSION,
                        Command, FrameParser, ProtocolError, Status, capture_request, encode_request, parse_counters,
                        parse_selftest, selftest_max_blocks, selftest_request)
 
-__all__ = ["Board", "BoardError", "LinkTimeout", "BoardMismatch", "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]
+__all__ = ["Board", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost", "FRAME_PAYLOAD_BYTES",
+           "MAX_RETRIES"]
 
 FRAME_PAYLOAD_BYTES = 4096      # a LOAD or READ frame carries at most this much (41 ms at 1 Mbaud)
 MAX_RETRIES = 3                 # resends of a request the board saw damaged
@@ -52,6 +54,54 @@ class BoardMismatch(BoardError):
     """The board runs another configuration than expected."""
 
 
+class BoardBusy(BoardError):
+    """Another client holds the board (a serial port locked by another program, a simulated board
+    serving another connection)."""
+
+
+class LinkLost(BoardError):
+    """The connection went away (the board was reset or unplugged, the simulated board stopped)."""
+
+
+class _Port:
+    """The serial port as the driver uses it: every error of the connection becomes :class:`LinkLost`
+    (pyserial's ``SerialException`` is an ``OSError``), so no caller sees pyserial's traceback."""
+
+    def __init__(self, port, url: str):
+        self.raw, self.url = port, url
+
+    def _lost(self, e: Exception, doing: str) -> LinkLost:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return LinkLost(f"the connection to {self.url} was lost while {doing} ({reason}): was the board reset, "
+                        f"unplugged, or the simulated board stopped?")
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.raw.write(data)
+        except OSError as e:
+            raise self._lost(e, "sending") from None
+
+    def read(self, n: int) -> bytes:
+        try:
+            return self.raw.read(n)
+        except OSError as e:
+            raise self._lost(e, "receiving") from None
+
+    def reset_input_buffer(self) -> None:
+        try:
+            self.raw.reset_input_buffer()
+        except OSError as e:
+            raise self._lost(e, "clearing its input") from None
+
+    def close(self) -> None:
+        close = getattr(self.raw, "close", None)
+        if close is not None:
+            try:
+                close()
+            except OSError:
+                pass
+
+
 def _available_ports() -> str:
     from serial.tools import list_ports
     ports = sorted(p.device for p in list_ports.comports())
@@ -61,9 +111,15 @@ def _available_ports() -> str:
 def _open(url: str, baud: int, timeout: float):
     import serial
     try:
-        return serial.serial_for_url(url, baudrate=baud, timeout=timeout)
+        # exclusive: a port another program holds is refused as busy instead of sharing its bytes
+        return serial.serial_for_url(url, baudrate=baud, timeout=timeout,
+                                     **({} if "://" in url else {"exclusive": True}))
     except (serial.SerialException, ValueError, OSError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if any(w in reason for w in ("exclusively lock", "Resource temporarily unavailable", "Device or resource busy",
+                                     "Access is denied")):            # flock, TIOCEXCL, Windows
+            raise BoardBusy(f"the board at {url} is busy: another program holds its port ({reason}); "
+                            f"one client at a time (a campaign: one worker per board)") from None
         raise BoardError(f"cannot open {url}: {reason}; available serial ports: {_available_ports()} "
                          f"(or a pyserial URL such as socket://host:port)") from None
 
@@ -116,6 +172,8 @@ class Board:
     def __init__(self, url, *, baud: int | None = None, timeout: float = 5.0, expect: BoardConfig | None = None):
         if not timeout > 0:
             raise ValueError(f"timeout must be positive seconds, not {timeout!r}")
+        if baud is not None and (isinstance(baud, bool) or not isinstance(baud, int) or baud < 1):
+            raise ValueError(f"baud must be a positive whole number of bits per second, not {baud!r}")
         self.baud = baud or (expect.baud if expect is not None else DEFAULT_BAUD)
         self.timeout = float(timeout)
         self.retries = 0
@@ -123,10 +181,11 @@ class Board:
         self.slowdown = 1.0
         if isinstance(url, str):
             self.url = url
-            self.port = _open(url, self.baud, min(READ_SLICE_S, self.timeout))
+            port = _open(url, self.baud, min(READ_SLICE_S, self.timeout))
         else:
             self.url = getattr(url, "name", None) or type(url).__name__
-            self.port = url
+            port = url
+        self.port = _Port(port, self.url)
         try:
             self.port.reset_input_buffer()
             self.info, self.config = self._identify(expect, measure=True)
@@ -254,8 +313,10 @@ class Board:
                 deadline = time.monotonic() + self.timeout
             elif time.monotonic() > deadline:
                 got = f"{received} bytes of a response" if received else "nothing"
+                busy = (" or is another client connected to it (a simulated board serves one at a time)?"
+                        if cmd == Command.IDENTIFY and not received and self.url.startswith("socket://") else "?")
                 raise LinkTimeout(f"no response to {cmd.name} from {self.url} within {self.timeout:g} s "
-                                  f"(received {got}); is the board programmed, and at {self.baud} baud?")
+                                  f"(received {got}); is the board programmed, and at {self.baud} baud{busy}")
 
     # ---- the dot-add API -------------------------------------------------------------------------
 
@@ -329,6 +390,7 @@ class Board:
         """SELFTEST: ``blocks`` blocks of ``block_len`` generated entries from entry ``first``;
         returns ``(signatures [blocks][lanes], cycles, vectors)``."""
         self._selftest_board()
+        kind = check_request(seed, kind, first, blocks, block_len)
         if not 1 <= blocks <= selftest_max_blocks(self.config.lanes):
             raise ValueError(f"blocks per SELFTEST must be 1..{selftest_max_blocks(self.config.lanes)}, not {blocks}")
         body = self.request(Command.SELFTEST, selftest_request(seed, kind, 0, first, blocks, block_len))
@@ -342,6 +404,7 @@ class Board:
         (``count * lanes`` results, golden's dtype, in the board's order)."""
         self._selftest_board()
         cfg = self.config
+        kind = check_request(seed, kind, first, 1, 1)
         if not 1 <= count <= cfg.depth:
             raise ValueError(f"a capture takes 1..{cfg.depth} entries (the output buffer), not {count}")
         (self.cycles,) = struct.unpack("<I", self._expect(Command.SELFTEST_CAPTURE,
@@ -364,9 +427,7 @@ class Board:
         self._expect(Command.RESET, b"", 0)
 
     def close(self) -> None:
-        close = getattr(self.port, "close", None)
-        if close is not None:
-            close()
+        self.port.close()
 
     def __enter__(self):
         return self

@@ -149,6 +149,11 @@ def replay(board, path) -> Result:
     """Run a saved failure file's vectors through ``board`` again and score them."""
     meta, arrays = load_failures(path)
     ins = golden.lookup(meta["arch"], meta["instr"])
+    cfg = board.config
+    if ins.arch != cfg.arch or ins.name not in cfg.instructions:
+        raise ValueError(f"{path} holds vectors of {ins.arch} {ins.name}; the board at {board.url} runs "
+                         f"{cfg.arch} {', '.join(cfg.instructions)}: replay it on a board built for {ins.name} "
+                         f"(make fpga-program ARCH={ins.arch} INSTR={ins.name})")
     stream = ArrayStream(ins, arrays["a"], arrays["b"], arrays["c"], arrays["scale_a"], arrays["scale_b"])
     return score_stream(board, stream, stream.n, board.config.depth * board.config.lanes).result()
 

@@ -76,10 +76,12 @@ class SelfTestReport:
 
     def summary(self) -> str:
         s = self.spec
-        verdict = "OK" if self.ok else "MISMATCH" if self.mismatched else "FAILED"
+        verdict = ("MISMATCH" if self.mismatched else "INTERRUPTED" if self.interrupted and not self.problems
+                   else "OK" if self.ok else "FAILED")
+        kept = (f" (Ctrl-C: the {len(self.blocks)} block(s) checked before it are kept"
+                f"{', all OK' if self.blocks and not self.mismatched else ''})" if self.interrupted else "")
         lines = [f"self-test {s.ins.arch} {s.ins.name}: {verdict}: {len(self.blocks)} blocks of {s.block_len} "
-                 f"entries x {s.lanes} lanes ({self.vectors:,} dot-adds), seed {s.seed}, kind {s.kind}"
-                 f"{', interrupted' if self.interrupted else ''}"]
+                 f"entries x {s.lanes} lanes ({self.vectors:,} dot-adds), seed {s.seed}, kind {s.kind}{kept}"]
         if self.mismatched:
             shown = ", ".join(map(str, self.mismatched[:10])) + (" ..." if len(self.mismatched) > 10 else "")
             lines.append(f"  mismatching blocks: {len(self.mismatched)} ({shown})")

@@ -43,7 +43,7 @@ from golden.catalog import Instruction
 from golden.formats import Format, get_format, special_bits
 
 __all__ = ["ROUNDS", "KINDS", "CRC_POLY", "CRC_INIT", "KEY_STEP", "arx_words", "exponent_window", "lane_words",
-           "operands", "canonical_results", "crc32", "signatures", "block_entries", "SelfTestSpec"]
+           "operands", "canonical_results", "crc32", "signatures", "block_entries", "check_request", "SelfTestSpec"]
 
 ROUNDS = 6                    # ARX rounds per word (a register each): full diffusion of the 64-bit state
 KEY_STEP = 0x9E3779B9         # round key r adds r * this to the seed half (the golden ratio, as in TEA)
@@ -112,6 +112,18 @@ def _normalise(fmt: Format, x: np.ndarray) -> np.ndarray:
     forced = np.uint64(win.lo) + (field & np.uint64((1 << win.wb) - 1))
     mask = np.uint64(((1 << win.width) - 1) << win.offset)
     return (x & ~mask) | (forced << np.uint64(win.offset))
+
+
+def check_request(seed: int, kind, first: int, blocks: int, block_len: int) -> int:
+    """A SELFTEST request's fields (``first``: its first entry), checked before they are packed (a bad
+    seed would be a ``struct.error``, a bad kind or length a buffer error from the board); returns the
+    kind's code."""
+    round_keys(seed)
+    block_entries(0, block_len, blocks)
+    if not 0 <= first or first + blocks * block_len > 1 << 32:
+        raise ValueError(f"entries {first}..{first + blocks * block_len - 1} do not fit the self-test's 32-bit "
+                         f"entry counter (entries 0..2**32-1)")
+    return _check_kind(kind)
 
 
 def _check_kind(kind) -> int:
@@ -201,8 +213,12 @@ def signatures(ins: Instruction, lanes: int, d, block_len: int) -> np.ndarray:
 def block_entries(first_block: int, block_len: int, blocks: int = 1) -> tuple[int, int]:
     """``(first entry, entries)`` of ``blocks`` blocks from ``first_block``: ValueError unless they
     fit the generator's 32-bit entry counter."""
+    if blocks < 1:
+        raise ValueError(f"the self-test checks at least one block, not {blocks} (--blocks, BLOCKS=)")
+    if not 1 <= block_len <= 0xFFFF:
+        raise ValueError(f"block_len must be 1..65535 entries, not {block_len!r} (--block-len, BLOCK=)")
     first, n = first_block * block_len, blocks * block_len
-    if first_block < 0 or blocks < 1 or block_len < 1 or first + n > 1 << 32:
+    if first_block < 0 or first + n > 1 << 32:
         raise ValueError(f"blocks {first_block}..{first_block + blocks - 1} of {block_len} entries do not fit "
                          f"the self-test's 32-bit entry counter (entries 0..2**32-1)")
     return first, n

@@ -144,7 +144,7 @@ def sim_key(verilog: str, main: str, flags: list[str], tc) -> str:
 
 
 def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path | None = None,
-                    force: bool = False) -> SimBuild:
+                    force: bool = False, sources=None) -> SimBuild:
     """Build (or find cached) the simulation executable of the board top ``top``.
 
     Parameters
@@ -160,6 +160,9 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
         Build root; default ``build/fpga-sim`` next to the co-simulation builds.
     force : bool
         Rebuild even if a cached build exists.
+    sources : cosim.build.Sources, optional
+        Verilog the top instantiates but does not contain (a design of one's own behind an
+        ``Instance``, :mod:`fpga.dut`): written or named in the build, hashed into its key.
 
     Returns
     -------
@@ -172,7 +175,7 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
     main = MAIN_SOURCE.read_text()
     wave_format = toolchain.waves_format() if waves else None
     flags = _flags(wave_format)
-    key = sim_key(text, main, flags, tc)
+    key = sim_key(text if sources is None else text + "\n" + sources.digest(), main, flags, tc)
     root = Path(root) if root is not None else SIM_ROOT
     d = root / safe_name(name) / key[:16]
     t0 = time.perf_counter()
@@ -186,8 +189,13 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
         d.mkdir(parents=True)
         (d / VERILOG_FILE).write_text(text)
         (d / MAIN_SOURCE.name).write_text(main)
+        extra = []
+        if sources is not None:
+            for fname, body in sources.generated.items():
+                (d / fname).write_text(body)
+            extra = [*sources.verilator_args(), *sources.generated, *(str(f) for f in sources.files)]
         runtime = _runtime_cache(flags, tc)
-        _compile(d, flags, tc, runtime)
+        _compile(d, flags, tc, runtime, extra)
         seconds = time.perf_counter() - t0
         (d / "stamp.json").write_text(json.dumps({"key": key, "name": name, "flags": flags, "wave_format": wave_format,
                                                   "toolchain": tc.fingerprint(), "build_s": round(seconds, 2),
@@ -210,10 +218,11 @@ def _runtime_cache(flags: list[str], tc) -> Path:
     return SIM_ROOT / ".runtime" / hashlib.sha256(tag.encode()).hexdigest()[:16]
 
 
-def _compile(d: Path, flags: list[str], tc, runtime: Path) -> None:
-    """Verilate, seed the cached run-time objects, make; output to ``d/build.log``."""
+def _compile(d: Path, flags: list[str], tc, runtime: Path, extra=()) -> None:
+    """Verilate, seed the cached run-time objects, make; output to ``d/build.log``; ``extra``: more
+    Verilator arguments (the files and options of a design the top instantiates)."""
     verilate = [tc.verilator.path, "--cc", "--exe", "--top-module", MODULE, "--prefix", PREFIX, "-o", EXE,
-                "-Mdir", ".", *(f for f in flags if "=" not in f), VERILOG_FILE, MAIN_SOURCE.name]
+                "-Mdir", ".", *(f for f in flags if "=" not in f), VERILOG_FILE, *extra, MAIN_SOURCE.name]
     overrides = [f for f in flags if "=" in f] + [f"{k}={v}" for k, v in toolchain.make_overrides(tc).items()]
     make = [tc.make.path, "-f", f"{PREFIX}.mk", f"-j{os.cpu_count() or 1}", *overrides]
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}

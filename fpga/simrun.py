@@ -28,21 +28,26 @@ DEFAULT_N = 300                       # dot-adds per instruction: about a minute
 SIM_TIMEOUT_S = 120.0
 
 
-def build(cfg: BoardConfig, waves: bool = False, out=None, params=None):
+def build(cfg: BoardConfig, waves: bool = False, out=None, params=None, dut=None):
     """The simulator executable of ``cfg``'s board top (cached by its Verilog); ``params``: a
-    planted fault, the unit built with these algorithm parameters (:class:`fpga.top.BoardTop`)."""
+    planted fault, the unit built with these algorithm parameters (:class:`fpga.top.BoardTop`);
+    ``dut``: a design of one's own as the unit (:class:`fpga.dut.DutBoard`)."""
     out = out or sys.stdout
     t0 = time.perf_counter()
     name = cfg.name if params is None else f"{cfg.name}_planted"
-    b = build_board_sim(BoardTop(cfg, params=params), name=name, waves=waves)
+    if dut is not None:
+        b = build_board_sim(BoardTop(cfg, unit=dut.unit), name=f"dut-{dut.prep.desc.name}", waves=waves,
+                            sources=dut.sources)
+    else:
+        b = build_board_sim(BoardTop(cfg, params=params), name=name, waves=waves)
     print(f"board simulator: {b.exe} ({b.source}, {time.perf_counter() - t0:.1f} s)", file=out)
     return b
 
 
 def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool = False, serve: bool = False,
-         port: int = 0, out=None) -> int:
+         port: int = 0, out=None, dut=None) -> int:
     out = out or sys.stdout
-    b = build(cfg, waves, out)
+    b = build(cfg, waves, out, dut=dut)
     waves_file = b.dir / f"board.{b.wave_format}" if waves else None
     with BoardSim(b, cfg.clocks_per_bit, port=port, waves=waves_file) as sim:
         if serve:
@@ -75,12 +80,12 @@ def _serve(sim, cfg: BoardConfig, out) -> int:
     return 0
 
 
-def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out=None, **kw):
+def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out=None, dut=None, **kw):
     """:func:`fpga.selftest.run_selftest` on the simulated board of ``cfg`` (its unit built with
-    ``params`` when given: a planted fault the self-test must catch)."""
+    ``params`` when given: a planted fault the self-test must catch; ``dut``: a design of one's own)."""
     from . import selftest as board_selftest
     out = out or sys.stdout
-    b = build(cfg, out=out, params=params)
+    b = build(cfg, out=out, params=params, dut=dut)
     with BoardSim(b, cfg.clocks_per_bit) as sim:
         with Board(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
             planted = f"; planted fault: its unit built with {params}" if params is not None else ""

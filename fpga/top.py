@@ -45,6 +45,9 @@ class BoardTop(wiring.Component):
         catalog's, while the board still identifies as ``config`` (what a bitstream with a wrong
         datapath would do).  The self-test must catch it (``python -m fpga selftest --plant F+1``).
 
+    unit : amaranth.lib.wiring.Component, optional
+        The unit instead of the config's (a design of one's own: :class:`fpga.dut.DutUnit`).
+
     Members
     -------
     uart_rx : In(1)
@@ -55,11 +58,12 @@ class BoardTop(wiring.Component):
         Clock cycles per UART bit (``config.clock_hz / config.baud``, checked).
     """
 
-    def __init__(self, config, params=None):
+    def __init__(self, config, params=None, unit=None):
         if params is not None and config.core:
             raise ValueError("a planted fault (params) needs a dot-add unit's board, not a tensor core")
         self.config = config
         self.params = params
+        self.custom_unit = unit          # a unit of the caller's (fpga.dut.DutUnit: a design of one's own)
         self.clocks_per_bit = config.clocks_per_bit
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
@@ -88,6 +92,8 @@ class BoardTop(wiring.Component):
         return m
 
     def _unit(self):
+        if self.custom_unit is not None:
+            return self.custom_unit
         if self.params is None:
             return self.config.unit()
         cfg = self.config

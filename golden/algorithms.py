@@ -37,18 +37,14 @@ import numpy as np
 
 from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
                       round_to_format, special_bits, to_float)
-
-BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
-
-# CDNA3's disputed special-value rules (Params.specials): the paper's step order, or the authors' later model
-SPECIALS = ("paper", "later_model")
+from .params import BASES, EXACT, SPECIALS, check_params
 
 # Params fields each base algorithm reads; the others are carried but never change a result
 # (GPS always flushes subnormals and SFMA is IEEE throughout, whatever the catalog entry says).
-_FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign")       # read by _finish
+_FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign", "nan_bits")       # read by _finish
 FIELDS_READ = {
-    "SFMA": (),
-    "GPS": ("group",),
+    "SFMA": ("fma_rounding", "nan_bits"),
+    "GPS": ("group", "nan_bits"),
     "FDA": ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
     "GDFS": ("pass_size", "F", "e_zero", "group") + _FINISH,
     "FDRDA": ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits", "final_floor_bits",
@@ -130,6 +126,21 @@ class Params:
         A compiled path: the chain starts from +0 and c is added after its last
         pass by one IEEE add, rounded to nearest even in the output format
         (f16 or f32), as a separate add instruction does (FDA).
+    nan_bits : int, optional
+        The bit pattern of every NaN result (e.g. ``0x7fc00000``, the IEEE default quiet NaN of
+        binary32).  None (the default): each algorithm's own NaN (the canonical NaN of
+        :func:`golden.formats.special_bits` for the fused algorithms, ``0x7fc00000`` for GPS,
+        the IEEE operations' NaN for SFMA).  A pattern that is not a NaN of the output format is
+        refused when the design runs.
+    fma_rounding : str
+        SFMA: the rounding of each fused multiply-add (``RNE``, the IEEE default, ``RZ``, ``RD``,
+        ``RU``); also the rounding of ``c_last``'s add.  Binary32 results; binary64 SFMA is RNE.
+
+    F may also be ``"exact"`` (:data:`golden.params.EXACT`, FDA): no alignment window, the exact sum of
+    the products and c, rounded once by ``out_rounding``.  ``zero_sign="ieee754"`` follows IEEE 754
+    for zero sums in every algorithm (see :data:`golden.params.ZERO_SIGNS`).  Every field is checked
+    on its own by :func:`golden.params.check_params` (one ValueError naming the field, the value and
+    what is valid).
     """
 
     base: str
@@ -153,19 +164,20 @@ class Params:
     operand_format: str | None = None
     pass_interleave: int | None = None
     c_last: bool = False
+    nan_bits: int | None = None
+    fma_rounding: str = "RNE"
 
     def __post_init__(self):
         if self.base not in BASES:
             raise ValueError(f"unknown algorithm {self.base!r}; valid: {', '.join(BASES)}")
+        check_params(self)                   # every field on its own: type, range, word (golden.params)
         needs_f = self.base in ("FDA", "GDFS", "FDRDA", "GFDRDA")
-        if needs_f and (self.F is None or self.F < 0):
-            raise ValueError(f"{self.base} needs F >= 0 (fraction bits kept after alignment)")
+        if needs_f and self.F is None:
+            raise ValueError(f"{self.base} needs F >= 0 (fraction bits kept after alignment) or F='exact'")
+        if self.F == EXACT and self.base != "FDA":
+            raise ValueError(f"F='exact' (the exact sum, rounded once) is an FDA design, not {self.base}")
         if self.base in ("FDA", "GDFS") and self.e_zero is None:
             raise ValueError(f"{self.base} needs e_zero (the exponent of zero terms)")
-        if self.floor_rounding not in ("RD", "RZ"):
-            raise ValueError(f"floor_rounding must be RD or RZ, got {self.floor_rounding!r}")
-        if self.specials not in SPECIALS:
-            raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, got {self.specials!r}")
         if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
             raise ValueError("GPS needs group G, a power of two up to 16")
         lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
@@ -186,8 +198,9 @@ class Params:
     @property
     def exact_nan(self) -> bool:
         """Whether a NaN result's bits are specified: the canonical NaN of NVIDIA's fused
-        algorithms (FDA, CoFDA, GDFS); elsewhere the payload is not modelled and any NaN is right."""
-        return self.base in EXACT_NAN_BASES
+        algorithms (FDA, CoFDA, GDFS), or every NaN result's ``nan_bits``; elsewhere the payload is not
+        modelled and any NaN is right."""
+        return self.base in EXACT_NAN_BASES or self.nan_bits is not None
 
     def algorithm_name(self, k: int) -> str:
         """``"CoFDA"`` for a chain, else the base name."""
@@ -320,26 +333,45 @@ def _floor_scaled(x, log2_scale, rounding: str = "RD"):
         return np.floor(scaled) if rounding == "RD" else np.trunc(scaled)
 
 
-def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=None):
+def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=None, zeros=None, ints=None):
     """Normalise the exact sum ``total * 2**exp_lsb`` (float64 integers) to the output format.
 
     Rows whose ``special`` value (default: the sum itself) is NaN or infinite
-    take the canonical NaN or that infinity (FDA step 1).
+    take the canonical NaN or that infinity (FDA step 1).  ``zeros``: :func:`_zero_terms` of the
+    rows' terms, for ``zero_sign="ieee754"``.  ``ints``: the magnitudes and signs already made
+    (``(sign, mag, exp_lsb)``, the exact sum), instead of ``total``.
     """
     special = total if special is None else special
     bad = ~np.isfinite(special)
-    ints = np.where(np.isfinite(total), total, 0.0).astype(np.int64)
-    sign = (ints < 0).astype(np.int8)
-    d = round_to_format(out_fmt, sign, np.abs(ints), exp_lsb, rounding or p.out_rounding,
-                        frac_bits=p.out_frac_bits, overflow=p.overflow)
+    mode = rounding or p.out_rounding
+    if ints is None:
+        ints = np.where(np.isfinite(total), total, 0.0).astype(np.int64)
+        sign, mag = (ints < 0).astype(np.int8), np.abs(ints)
+    else:
+        sign, mag, exp_lsb = ints
+    d = round_to_format(out_fmt, sign, mag, exp_lsb, mode, frac_bits=p.out_frac_bits, overflow=p.overflow)
     if p.zero_sign == "positive":               # a zero result is +0, whatever the sign of the sum
         d = np.where(d == special_bits(out_fmt, "zero", 1), d.dtype.type(0), d)
+    elif p.zero_sign == "ieee754" and zeros is not None:
+        # IEEE 754 on a zero sum: -0 when every term is -0; +0 for an exact cancellation or mixed
+        # zeros, -0 rounding down (a sum that rounds to zero kept its sign above)
+        all_neg, all_pos = zeros
+        neg = all_neg | ((mode == "RD") & ~all_pos)
+        d = np.where(mag == 0, np.where(neg, special_bits(out_fmt, "zero", 1), 0).astype(d.dtype), d)
     if bad.any():
         nan = np.isnan(special)
         d = np.where(nan, special_bits(out_fmt, "nan"), d)
         inf = bad & ~nan
         d = np.where(inf, special_bits(out_fmt, "inf", (special < 0).astype(np.uint64)), d)
     return d.astype(out_fmt.dtype)
+
+
+def _zero_terms(P, cv):
+    """``(all_neg, all_pos)`` per row: every term (the products ``P [K, R]`` and c) is -0, or +0."""
+    zero = (P == 0).all(0) & (cv == 0)
+    neg = np.signbit(P).all(0) & np.signbit(cv)
+    pos = ~np.signbit(P).any(0) & ~np.signbit(cv)
+    return zero & neg, zero & pos
 
 
 def _T(x):
@@ -358,6 +390,8 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
     if k % L:
         raise ValueError(f"K={k} is not a multiple of the pass size L={L}")
     c_in, fc_in = c, fc
+    if params.nan_bits is not None:
+        check_nan_bits(fd, params.nan_bits)       # refused before any work
     if params.operand_format is not None:         # a compiled path converts the operands first
         fo = get_format(params.operand_format)
         a, b, fa, fb = convert_exactly(fa, a, fo), convert_exactly(fb, b, fo), fo, fo
@@ -381,7 +415,19 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
         if trace is not None:
             trace.append(("c added by one IEEE add, RNE", {"chain": c.copy(), "c": np.asarray(c_in)}))
         c = ieee_add(fd, c, fc_in, c_in, params)
+    if params.nan_bits is not None:               # the design's one NaN pattern, whatever the algorithm made
+        c = np.where(decode(fd, c).cls == NAN, np.asarray(check_nan_bits(fd, params.nan_bits), fd.dtype), c)
+        if trace is not None:
+            trace.append((f"every NaN result is nan_bits={params.nan_bits:#x}", {"d": c}))
     return c
+
+
+def check_nan_bits(fd: Format, bits: int) -> int:
+    """``bits`` if it is a NaN pattern of the output format ``fd`` (Params.nan_bits), else ValueError."""
+    if fd.nan == "none" or bits >= 1 << fd.storage_bits or \
+            decode(fd, np.asarray([bits], np.uint64)).cls[0] != NAN:
+        raise ValueError(f"Params.nan_bits={bits:#x} is not a NaN of the output format {fd.name}")
+    return bits
 
 
 def pass_order(k: int, L: int, run: int) -> np.ndarray:
@@ -440,6 +486,9 @@ def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
         P.reshape(-1, block, R)[...] *= sv[:, None, :]
         E.reshape(-1, block, R)[...] += se[:, None, :]
     cv, ce = _operand_values(fc, c)
+    zeros = _zero_terms(P, cv) if p.zero_sign == "ieee754" else None
+    if p.F == EXACT:
+        return _exact_sum(p, fd, P, cv, zeros, trace)
     _check_exact(p, 2, K + 1)
     e_max = np.maximum(E.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))   # a zero c takes e_zero
     if p.e_zero > fc.emin:
@@ -457,9 +506,54 @@ def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
         trace.append((f"aligned to F={p.F} fraction bits below 2^e_max (RZ), in units of 2^(e_max-F)",
                       {"products": _T(A), "c": C}))
         trace.append(("fixed-point sum", {"sum": total, "value": np.ldexp(total, (e_max - p.F).astype(np.int32))}))
-    d = _finish(fd, total, e_max - p.F, p)
+    d = _finish(fd, total, e_max - p.F, p, zeros=zeros)
     if trace is not None:
         trace.append(("normalised and rounded", {"d": d}))
+    return d
+
+
+def exact_window(datapath) -> int:
+    """The F of an FDA pass whose alignment drops nothing: from the largest e_max the formats (and
+    e_zero) allow down to the last place of the smallest term, so every term is a whole number of
+    units 2**(e_max - F).  What the RTL builds for ``F="exact"`` (golden sums exact integers instead)."""
+    fa, fb, fc = (get_format(f) for f in datapath.formats[:3])
+    top = fa.emax + fb.emax
+    low = (fa.emin - fa.man_bits) + (fb.emin - fb.man_bits)
+    if datapath.scale_format is not None:
+        fs = get_format(datapath.scale_format)
+        top, low = top + 2 * fs.emax, low + 2 * (fs.emin - fs.man_bits)
+    top = max(top, fc.emax, datapath.params.e_zero)
+    return top - min(low, fc.emin - fc.man_bits)
+
+
+_KEEP = 62        # bits of an exact sum kept for rounding; the rest is one sticky bit (any mode, p + 2 < 62)
+
+
+def _exact_sum(p: Params, fd: Format, P, cv, zeros, trace):
+    """F="exact": the exact sum of the products ``P [K, R]`` and c (Python integers, no window),
+    rounded once to the output format by ``out_rounding``."""
+    special = P.sum(0) + cv                       # NaN and infinities: IEEE rules of FDA step 1
+    terms = np.concatenate([P, cv[None, :]])
+    terms = np.where(np.isfinite(terms), terms, 0.0)
+    m, e = np.frexp(terms)
+    sig = np.ldexp(m, 53).astype(np.int64)        # every finite float64 is sig * 2**(e - 53), exactly
+    lsb = np.where(sig != 0, e - 53, np.iinfo(np.int32).max)
+    low = np.where((sig != 0).any(0), lsb.min(0), 0)
+    shifted = sig.astype(object) << (np.where(sig != 0, lsb - low, 0)).astype(object)
+    total = shifted.sum(0)
+    sign = (total < 0).astype(np.int8)
+    mag = np.abs(total)
+    bits = np.frompyfunc(int.bit_length, 1, 1)(mag).astype(np.int64)
+    cut = np.maximum(bits - _KEEP, 0)
+    kept = mag >> cut.astype(object)
+    sticky = (mag & ((np.ones_like(cut).astype(object) << cut.astype(object)) - 1)) != 0
+    mag64 = (kept.astype(np.int64) | sticky.astype(np.int64))
+    if trace is not None:
+        trace.append(("exact sum of the products and c (no alignment window)",
+                      {"value": np.asarray([float(t) for t in total]) * np.ldexp(1.0, low)}))
+    d = _finish(fd, None, None, p, special=special, zeros=zeros, ints=(sign, mag64, low + cut))
+    if trace is not None:
+        trace.append((f"rounded once ({p.out_rounding})", {"d": d}))
     return d
 
 
@@ -482,6 +576,7 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
     # exponent: the sum of the scale exponents; e_zero for a group of zero products or a zero scale product
     gexp = np.where(all_zero | (sv == 0), p.e_zero, se)
     cv, ce = _operand_values(fc, c)
+    zeros = _zero_terms(P, cv) if p.zero_sign == "ieee754" else None
     _check_exact(p, 12, K // g + 1)
     e_max = np.maximum(gexp.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))
     scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
@@ -494,7 +589,7 @@ def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=
     total = A.sum(0) + np.trunc(cv * scale)
     if trace is not None:
         trace.append((f"aligned to F={p.F} (RZ) and summed", {"terms": _T(A), "sum": total}))
-    d = _finish(fd, total, e_max - p.F, p)
+    d = _finish(fd, total, e_max - p.F, p, zeros=zeros)
     if trace is not None:
         trace.append(("normalised and rounded", {"d": d}))
     return d
@@ -584,7 +679,8 @@ def _set_dot(p: Params, P, E):
     return s, e, has
 
 
-def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, trace, dot_special=None):
+def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, trace, dot_special=None,
+                  zeros=None):
     """FDRDA steps 6-8 with the exact floors of ISA.md fact 4.
 
     ``dot_special``: the products' own special outcome (c left out), which decides a row
@@ -617,7 +713,7 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
                                                   "sum": T}))
         trace.append((f"normalised (exponent >= -126), floored to {p.final_floor_bits} fraction bits",
                       {"significand": Tn, "exponent": e_n}))
-    d = _finish(fd, Tn, e_n - p.final_floor_bits, p, rounding="RNE", special=special)
+    d = _finish(fd, Tn, e_n - p.final_floor_bits, p, rounding="RNE", special=special, zeros=zeros)
     if trace is not None:
         trace.append(("rounded to f32 (RNE)", {"d": d}))
     return d
@@ -635,7 +731,8 @@ def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=Non
     if trace is not None:
         trace.append((f"products aligned to their maximum, F={p.F} (RZ), summed (units of 2^(e_dot-F))",
                       {"s_dot": s_dot, "e_dot": np.where(has, e_dot, np.nan)}))
-    return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace, _dot_special(p, P))
+    return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace, _dot_special(p, P),
+                         _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
 
 
 def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
@@ -656,7 +753,8 @@ def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=No
                       {"s_even": s_e, "e_even": np.where(has_e, e_e, np.nan),
                        "s_odd": s_o, "e_odd": np.where(has_o, e_o, np.nan)}))
         trace.append((f"merged with round-down at {m} fraction bits", {"s_dot": s_dot, "e_dot": e_dot}))
-    return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace, _dot_special(p, P))
+    return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace, _dot_special(p, P),
+                         _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
 
 
 # --------------------------------------------------------------------------- GPS
@@ -724,10 +822,15 @@ def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
 # --------------------------------------------------------------------------- SFMA
 
 def sfma(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Sequential IEEE fused multiply-adds, RNE (ISA.md section 3, SFMA)."""
+    """Sequential IEEE fused multiply-adds, RNE (ISA.md section 3, SFMA), or ``p.fma_rounding``."""
     from .fma import fma_f32, fma_f64      # imported here: only SFMA needs it
     fd = get_format(fd)
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]
+    if p.fma_rounding != "RNE":
+        if fd.name != "f32":
+            raise ValueError(f"SFMA rounds {fd.name} to nearest even only; fma_rounding={p.fma_rounding} "
+                             "is a binary32 design")
+        fma = functools.partial(fma_f32, mode=p.fma_rounding)
     dt = fd.dtype
     aT, bT = a.T.astype(dt), b.T.astype(dt)
     d = np.asarray(c).astype(dt)

@@ -6,6 +6,9 @@ import os
 import warnings
 from dataclasses import dataclass
 
+import math
+import os
+
 import numpy as np
 
 from . import algorithms
@@ -121,6 +124,31 @@ def _narrow_bits(fmt: Format | str, x, what: str) -> np.ndarray:
     return out.reshape(arr.shape)
 
 
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):          # no sysconf: a terabyte
+        return 1 << 40
+
+
+def _check_size(ins: Instruction, a, b, c, scale_a, scale_b) -> None:
+    """The one size check of every entry point: a batch whose results alone would not fit this
+    machine's memory is refused from the operands' shapes, before their elements are scanned (a
+    ``broadcast_to`` of 10**12 rows is a view of a few bytes, but checking its bit patterns would
+    read 10**13 elements).  Shapes that do not broadcast are left to the full check."""
+    shapes = [a.shape[:-1], b.shape[:-1], c.shape]
+    shapes += [np.shape(s)[:-1] for s in (scale_a, scale_b) if s is not None]
+    try:
+        batch = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return
+    rows = math.prod(batch)
+    need, have = rows * np.dtype(ins.formats[3].dtype).itemsize, _memory_bytes()
+    if need > have:
+        raise ValueError(f"a batch of {rows:,} dot-adds (shape {batch}) needs {need / 2**30:,.0f} GiB for its results "
+                         f"alone; this machine has {have / 2**30:,.0f} GiB: split it into smaller batches")
+
+
 class _Rows:
     """One operand broadcast to the batch, rows read a chunk at a time as uint64 (no copy of the
     whole broadcast: (1000, 1, 16) against (10000, 16) stays 30 KB)."""
@@ -170,6 +198,8 @@ class Operands:
 
     def __init__(self, ins: Instruction, a, b, c, scale_a, scale_b):
         fa, fb, fc, _ = ins.formats
+        a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+        _check_size(ins, a, b, c, scale_a, scale_b)       # before any operand is scanned
         a = _narrow_bits(fa, a, "a")
         b = _narrow_bits(fb, b, "b")
         c = _narrow_bits(fc, c, "c")

@@ -1,4 +1,4 @@
-"""Command line: ``python -m golden list | run | trace | formats``.
+"""Command line: ``python -m golden list | run | trace | formats | gemm-error | gemm-bench | gemm-compare``.
 
 Examples::
 
@@ -7,6 +7,7 @@ Examples::
     python -m golden run hopper HGMMA -n 100000 --seed 1 --vectors normal
     python -m golden trace cdna3 v_mfma_f32_32x32x8_f16 --a 2048,2048 --b 2048,-2048 --c -0.000001
     python -m golden trace hopper HMMA.16816.F32 --a 0x3c00,0x0001 --b 0x3c00,0x3c00 --c 0
+    python -m golden gemm-error hopper QGMMA.64xNx32.F32.E4M3.E4M3 --kernel fp8-no-promotion,fp8-promote-4
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 
 import numpy as np
 
+from . import gemm_bench, gemm_compare, gemm_error
 from .api import dot_add, trace
 from .catalog import ARCHITECTURES, lookup, select
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
@@ -64,7 +66,13 @@ def _parse_values(text: str | None, fmt, count: int | None, what: str, unit: str
 
 
 def cmd_list(args) -> int:
-    found = select(args.arch_option or args.arch, args.instr)
+    arch, instr = args.arch, args.instr
+    if args.arch_option:                 # --arch A NAME: the one positional given is the instruction
+        if instr != "all":
+            raise ValueError(f"--arch {args.arch_option} and two positionals ({arch} {instr}): give ARCH INSTR, "
+                             f"or --arch ARCH INSTR")
+        arch, instr = args.arch_option, arch
+    found = select(arch, instr)
     if args.counts:
         print_counts(found)
         return 0
@@ -181,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--scale-a", help="block scales of a (values or 0x bytes; default 1.0)")
     tr.add_argument("--scale-b", help="block scales of b")
     tr.set_defaults(func=cmd_trace)
+    gemm_error.add_parser(sub, ARCH_HELP, INSTR_HELP)
+    gemm_bench.add_parser(sub)
+    gemm_compare.add_parser(sub)
     return p
 
 

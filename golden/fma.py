@@ -136,6 +136,8 @@ in cache.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["fma_f64", "fma_f64_integer", "fma_f32"]
@@ -176,11 +178,16 @@ def fma_f64_integer(a, b, c) -> np.ndarray:
     return _blockwise(_fma_f64_block, np.uint64, a, b, c)
 
 
-def fma_f32(a, b, c) -> np.ndarray:
-    """a*b + c rounded once, RNE, binary32.
+def fma_f32(a, b, c, mode: str = "RNE") -> np.ndarray:
+    """a*b + c rounded once, binary32, by ``mode`` (RNE, RZ, RD, RU; IEEE overflow and signed zeros).
 
     Inputs/outputs: uint32 bit patterns, same (broadcastable) shapes."""
-    return _blockwise(_fma_f32_block, np.uint32, a, b, c)
+    if mode == "RNE":
+        return _blockwise(_fma_f32_block, np.uint32, a, b, c)
+    from .formats import ROUNDING_MODES
+    if mode not in ROUNDING_MODES:
+        raise ValueError(f"unknown rounding mode {mode!r}; valid: {', '.join(ROUNDING_MODES)}")
+    return _blockwise(functools.partial(_fma_f32_directed, mode), np.uint32, a, b, c)
 
 
 def _as_bits(x, dtype) -> np.ndarray:
@@ -215,6 +222,21 @@ def _fma_f32_block(a, b, c):
     cf = c.view(np.float32).astype(np.float64)
     s = _round_to_odd_sum(p, cf)
     r = s.astype(np.float32).view(np.uint32)        # the one real rounding: RNE to binary32
+    return np.where((r & _ABS32) > _INF32, _QNAN32, r)
+
+
+def _fma_f32_directed(mode, a, b, c):
+    """The binary32 fma rounded toward zero, down or up: the round-to-odd binary64 sum (53 > 24 + 2
+    bits, so one more rounding of it is the correct rounding in any mode) rounded by ``mode``."""
+    from .formats import from_float
+    p = a.view(np.float32).astype(np.float64) * b.view(np.float32).astype(np.float64)  # exact
+    cf = c.view(np.float32).astype(np.float64)
+    s = _round_to_odd_sum(p, cf)
+    r = from_float("f32", s, mode).astype(np.uint32)
+    # an exact zero sum: -0 for (-0) + (-0), and for any other zero sum rounding down (IEEE 754 6.3)
+    zero_sum = (s == 0) & ~np.isnan(s)
+    neg = (np.signbit(p) & np.signbit(cf)) | ((mode == "RD") & ~(~np.signbit(p) & ~np.signbit(cf) & (p == 0) & (cf == 0)))
+    r = np.where(zero_sum, np.where(neg, np.uint32(0x80000000), np.uint32(0)), r)
     return np.where((r & _ABS32) > _INF32, _QNAN32, r)
 
 

@@ -10,8 +10,11 @@ runs ``K / L`` passes in series (unrolled, so the initiation interval stays
 
 from __future__ import annotations
 
-from amaranth import Module
+from amaranth import Cat, Module, Signal
 from amaranth.lib import data
+
+from golden.algorithms import exact_window
+from golden.params import EXACT
 
 from .align import AlignShifters
 from .compress import CompressorTree
@@ -21,7 +24,7 @@ from .multiply import MultiplierArray, Product
 from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Delay, delayed
 from .pipelining import as_pipelining
-from .specials import Specials
+from .specials import Specials, ZeroTerms
 
 __all__ = ["FDAPass", "FDAChain"]
 
@@ -49,13 +52,17 @@ class FDAPass(DatapathPipeline):
         self.fa, self.fb, self.fc, self.fd = datapath.formats
         self.fs, self.k, self.block, p = datapath.scale_format, datapath.k, datapath.block_size, datapath.params
         self.pipelining = pl = as_pipelining(pipelining)
+        # F="exact": a window that holds every term whole (golden.algorithms.exact_window), so the sum is exact
+        F = exact_window(datapath) if p.F == EXACT else p.F
+        self.ieee754_zeros = p.zero_sign == "ieee754"
         self.mul = MultiplierArray(self.fa, self.fb, self.fc, self.k, p.e_zero, self.fs, self.block, pl)
         self.tree = MaxExponentTree(self.k + 1, pl.max_levels)
-        self.align = AlignShifters(Product(self.fa, self.fb), self.fa.man_bits + self.fb.man_bits, self.k, p.F,
+        self.align = AlignShifters(Product(self.fa, self.fb), self.fa.man_bits + self.fb.man_bits, self.k, F,
                                    self.fc, pl)
         self.csa = CompressorTree(self.align.width, self.k + 1, pl)
-        self.norm = NormaliseRound(self.csa.width, p.F, self.fd, p.out_frac_bits, p.out_rounding, p.overflow,
-                                   positive_zero=p.zero_sign == "positive", pipelining=pl)
+        self.norm = NormaliseRound(self.csa.width, F, self.fd, p.out_frac_bits, p.out_rounding, p.overflow,
+                                   positive_zero=p.zero_sign == "positive", pipelining=pl,
+                                   ieee754_zeros=self.ieee754_zeros)
         self.stages = [self.mul, self.tree, self.align, self.csa, self.norm]
         super().__init__(datapath)
 
@@ -85,6 +92,13 @@ class FDAPass(DatapathPipeline):
         emax = delayed(m, "emax_wait", exp_shape(), align.latency + csa.latency, tree.e_max)
         spec = delayed(m, "specials_wait", Specials, tree.latency + align.latency + csa.latency, mul.specials)
         m.d.comb += [norm.total.eq(csa.total), norm.e_max.eq(emax), norm.specials.eq(spec), self.d.eq(norm.d)]
+        if self.ieee754_zeros:          # the terms' zero signs, read beside the alignment, wait for the sum
+            zero = [prods[j].sig == 0 for j in range(self.k)]
+            neg = Cat(*(z & prods[j].sign for j, z in enumerate(zero)), cterm.zero & cterm.sign).all()
+            pos = Cat(*(z & ~prods[j].sign for j, z in enumerate(zero)), cterm.zero & ~cterm.sign).all()
+            flags = Signal(ZeroTerms)
+            m.d.comb += [flags.all_neg.eq(neg), flags.all_pos.eq(pos)]
+            m.d.comb += norm.zeros.eq(delayed(m, "zeros_wait", ZeroTerms, align.latency + csa.latency, flags))
         return m
 
 

@@ -363,6 +363,8 @@ class FDRDAPass(DatapathPipeline):
         if p.floor_rounding != "RD":
             raise NotImplementedError(f"the {p.base} RTL floors (floor_rounding='RD'); "
                                       f"floor_rounding={p.floor_rounding!r} exists in golden only")
+        if p.zero_sign == "ieee754":
+            raise NotImplementedError(f"no RTL for zero_sign='ieee754' in {p.base} (FDA has it); golden has it")
 
     def __init__(self, datapath, pipelining=None):
         self.fa, self.fb, self.fc, self.fd = datapath.formats

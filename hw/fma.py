@@ -1,4 +1,5 @@
-"""IEEE 754 fused multiply-add (binary64 and binary32): ``d = RNE(a * b + c)``, one rounding.
+"""IEEE 754 fused multiply-add (binary64 and binary32): ``d = RNE(a * b + c)``, one rounding
+(or RZ, RD, RU: ``mode``, golden's ``Params.fma_rounding``).
 
 Three stages, one register each at level 0 (latency 3); the pipelining knob adds registers
 inside them: ``multiply`` (between the decoders with the subnormal normalisation and the
@@ -28,8 +29,8 @@ product ``P`` (``2p`` bits, normalised, so its top bit is at ``2p-1`` or
 
 * c more than ``p + 2`` binades above the product: the product lies below a
   quarter of c's last place, so ``c + a*b`` is within a quarter ulp of c and
-  not a tie: RNE returns c, and the product is dropped (a directed rounding
-  mode would need it as a sticky bit).
+  not a tie: RNE returns c, and the product is dropped; a directed rounding
+  mode takes it as a sticky bit at the window's bottom.
 * c far below the product: the bits of c shifted out of the window are jammed
   (OR-ed) into bit 0 -- round to odd at a position well below the result's
   round bit, because the normalised product keeps the result's top bit
@@ -53,7 +54,7 @@ from .bitscan import leading_one, trailing_zeros
 from .decode import Decoded, OperandDecode
 from .pipeline import Pipeline, Stage, delayed
 from .pipelining import Timeline, as_pipelining
-from .round import WIDE_EXP, Rounder
+from .round import MODES, WIDE_EXP, Rounder
 from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
 __all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd"]
@@ -155,9 +156,11 @@ class FMAAlignAdd(Stage):
     sum : Out(FMASum(fmt))
     """
 
-    def __init__(self, fmt, pipelining=None):
+    def __init__(self, fmt, pipelining=None, mode: str = "RNE"):
         self.fmt = get_format(fmt)
         self.pipelining = as_pipelining(pipelining)
+        _check_mode(mode)
+        self.mode = mode
         super().__init__({"product": In(FMAProduct(self.fmt)), "c": In(self.fmt.storage_bits),
                           "sum": Out(FMASum(self.fmt))})
 
@@ -186,7 +189,12 @@ class FMAAlignAdd(Stage):
         # bits shifted out: c's lowest set bit (at W - p + its trailing zeros) falls below bit 0
         c_tz = tl.let(trailing_zeros(c.sig), range(p), "c_tz")
         c_nonzero = tl.let(c.sig != 0, 1, "c_nonzero")
-        pw = tl.let(Mux(anchor_c, 0, pr.sig << g), W, "pw")
+        if self.mode == "RNE":
+            pw = tl.let(Mux(anchor_c, 0, pr.sig << g), W, "pw")
+        else:
+            # a directed mode needs a product far below c as a sticky bit: one unit at the window's
+            # bottom, far below c's round bit, is strictly between 0 and c's last place as the product is
+            pw = tl.let(Mux(anchor_c, ~pr.zero, pr.sig << g), W, "pw")
         sub = tl.let(pr.sign ^ c.sign, 1, "sub")
         nan = tl.let(pr.nan | c.nan | (pr.inf & c.inf & sub), 1, "nan")
         inf = tl.let((pr.inf | c.inf) & ~nan, 1, "inf")
@@ -194,6 +202,8 @@ class FMAAlignAdd(Stage):
         facts = {name: tl.let(v, 1, name) for name, v in (
             ("p_inf", pr.inf), ("p_sign", pr.sign), ("c_inf", c.inf), ("c_sign", c.sign),
             ("both_neg_zero", pr.zero & c.zero & pr.sign & c.sign))}
+        if self.mode == "RD":
+            facts["both_pos_zero"] = tl.let(pr.zero & c.zero & ~pr.sign & ~c.sign, 1, "both_pos_zero")
         exp = tl.let(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2)), WIDE_EXP, "exp")
         tl.cut(self.pipelining.fma >= 2)                # the exponent difference before the shift
 
@@ -208,9 +218,11 @@ class FMAAlignAdd(Stage):
         total = tl(total)
         neg = total < 0
         fx = {name: tl(v) for name, v in facts.items()}
-        # sign: of the infinity; of the sum; of an exact zero (-0 only for (-0) + (-0))
+        # sign: of the infinity; of the sum; of an exact zero (-0 only for (-0) + (-0); rounding
+        # down, -0 for every exact zero but (+0) + (+0): IEEE 754 6.3)
+        zero_sign = fx["both_neg_zero"] if self.mode != "RD" else ~fx["both_pos_zero"]
         sign = Mux(fx["p_inf"], fx["p_sign"], Mux(fx["c_inf"], fx["c_sign"],
-                   Mux(total == 0, fx["both_neg_zero"], fx["c_sign"] ^ neg)))
+                   Mux(total == 0, zero_sign, fx["c_sign"] ^ neg)))
         o = self.sum
         m.d.sync += [
             o.mag.eq(Mux(neg, -total, total)),
@@ -239,9 +251,11 @@ class FMARound(Stage):
     d : Out(fmt.storage_bits)
     """
 
-    def __init__(self, fmt, pipelining=None):
+    def __init__(self, fmt, pipelining=None, mode: str = "RNE"):
         self.fmt = get_format(fmt)
         self.pipelining = as_pipelining(pipelining)
+        _check_mode(mode)
+        self.mode = mode
         super().__init__({"sum": In(FMASum(self.fmt)), "d": Out(self.fmt.storage_bits)})
 
     @property
@@ -252,7 +266,7 @@ class FMARound(Stage):
         m = Module()
         tl = Timeline(m)
         f, s = self.fmt, self.sum
-        rnd = m.submodules.rnd = Rounder(f, len(s.mag), mode="RNE", overflow="ieee", sticky="trailing_zeros",
+        rnd = m.submodules.rnd = Rounder(f, len(s.mag), mode=self.mode, overflow="ieee", sticky="trailing_zeros",
                                          lod="flags", cuts=self.pipelining.rounder_cuts)
         m.d.comb += [rnd.mag.eq(s.mag), rnd.e0.eq(s.exp), rnd.sign.eq(s.sign)]
         flags = tl.let(Cat(s.nan, s.inf, s.sign), 3, "flags")
@@ -274,6 +288,8 @@ class FusedMultiplyAdd(Pipeline):
     c_late : bool
         c is presented the multiplier's latency after a and b (it joins at the add stage, as
         in an accumulation chain); otherwise it is delayed inside.
+    mode : {"RNE", "RZ", "RD", "RU"}
+        The one rounding (golden.Params.fma_rounding).
     pipelining : Pipelining, int or str, optional
         Register stages inside the three stages (``None``: level 0).
 
@@ -285,11 +301,12 @@ class FusedMultiplyAdd(Pipeline):
     ``latency`` is 3 from a and b at level 0 (2 from c when ``c_late``): the stages' sum.
     """
 
-    def __init__(self, fmt, c_late: bool = False, pipelining=None):
+    def __init__(self, fmt, c_late: bool = False, pipelining=None, mode: str = "RNE"):
         self.fmt = get_format(fmt)
         self.c_late = c_late
         pl = self.pipelining = as_pipelining(pipelining)
-        self.mul, self.add, self.round = FMAMultiply(self.fmt, pl), FMAAlignAdd(self.fmt, pl), FMARound(self.fmt, pl)
+        self.mul = FMAMultiply(self.fmt, pl)
+        self.add, self.round = FMAAlignAdd(self.fmt, pl, mode), FMARound(self.fmt, pl, mode)
         self.stages = [self.mul, self.add, self.round]
         w = self.fmt.storage_bits
         super().__init__({"a": In(w), "b": In(w), "c": In(w), "d": Out(w)})
@@ -302,3 +319,8 @@ class FusedMultiplyAdd(Pipeline):
         m.d.comb += self.add.c.eq(delayed(m, "c_wait", self.fmt.storage_bits, c_wait, self.c))
         m.d.comb += [self.round.sum.eq(self.add.sum), self.d.eq(self.round.d)]
         return m
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown fma rounding mode {mode!r}; valid: {', '.join(MODES)}")

@@ -178,6 +178,8 @@ class GDFS(DatapathPipeline):
         g = p.group or 16
         if p.pass_size is not None and p.pass_size < k:
             raise NotImplementedError(f"no RTL for a GDFS chain (pass size {p.pass_size} < K={k})")
+        if p.zero_sign == "ieee754":
+            raise NotImplementedError("no RTL for zero_sign='ieee754' in GDFS (FDA has it); golden has it")
         if k % g or datapath.block_size % g:
             raise ValueError(f"the GDFS group {g} must divide K={k} and the block size {datapath.block_size}")
 

@@ -10,7 +10,7 @@ stage.
 
 from __future__ import annotations
 
-from amaranth import Module, Mux, Signal, signed, unsigned
+from amaranth import Cat, Module, Mux, Signal, signed, unsigned
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
@@ -19,7 +19,7 @@ from .decode import exp_shape
 from .pipeline import Stage
 from .pipelining import Timeline, as_pipelining
 from .round import MODES, OVERFLOWS, WIDE_EXP, Rounder
-from .specials import Specials, inf_word, nan_word, sign_bit
+from .specials import Specials, ZeroTerms, inf_word, nan_word, sign_bit
 
 __all__ = ["NormaliseRound"]
 
@@ -43,6 +43,8 @@ class NormaliseRound(Stage):
         ``"inf"``: every overflow is infinity; ``"ieee"``: the rounding direction decides.
     positive_zero : bool
         Zero results are +0 whatever the sum's sign (NVIDIA).
+    ieee754_zeros : bool
+        golden's ``zero_sign="ieee754"``: a zero sum takes IEEE 754's sign from the ``zeros`` flags.
     pipelining : Pipelining, optional
         ``normalise``: cut points (level 0: none).
 
@@ -51,11 +53,12 @@ class NormaliseRound(Stage):
     total : In(signed(sum_bits))
     e_max : In(exp_shape())
     specials : In(Specials)
+    zeros : In(ZeroTerms), when ``ieee754_zeros``
     d : Out(fd.storage_bits)
     """
 
     def __init__(self, sum_bits, F, fd, frac_bits=None, rounding="RZ", overflow="inf", positive_zero=True,
-                 pipelining=None):
+                 pipelining=None, ieee754_zeros=False):
         self.pipelining = as_pipelining(pipelining)
         if rounding not in MODES or overflow not in OVERFLOWS:
             raise ValueError(f"rounding {rounding!r}, overflow {overflow!r}: valid roundings are {', '.join(MODES)}, "
@@ -64,8 +67,12 @@ class NormaliseRound(Stage):
         self.sum_bits, self.F = sum_bits, F
         self.p = self.fd.man_bits if frac_bits is None else frac_bits
         self.rounding, self.overflow, self.positive_zero = rounding, overflow, positive_zero
-        super().__init__({"total": In(signed(sum_bits)), "e_max": In(exp_shape()), "specials": In(Specials),
-                          "d": Out(self.fd.storage_bits)})
+        self.ieee754_zeros = ieee754_zeros
+        members = {"total": In(signed(sum_bits)), "e_max": In(exp_shape()), "specials": In(Specials),
+                   "d": Out(self.fd.storage_bits)}
+        if ieee754_zeros:
+            members["zeros"] = In(ZeroTerms)
+        super().__init__(members)
 
     @property
     def latency(self) -> int:
@@ -79,6 +86,10 @@ class NormaliseRound(Stage):
         mag = tl.let(Mux(neg, -self.total, self.total), unsigned(self.sum_bits), "mag")
         e_lsb = tl.let(self.e_max - self.F, WIDE_EXP, "e_lsb")
         specials = tl.let(self.specials, Specials, "specials")
+        if self.ieee754_zeros:
+            # IEEE 754 on a zero sum: -0 when every term is -0, else +0 (-0 rounding down)
+            neg_zero = self.zeros.all_neg | ((self.rounding == "RD") & ~self.zeros.all_pos)
+            zero_sum = tl.let(Cat(self.total == 0, neg_zero), 2, "zero_sum")
         tl.cut("magnitude" in cuts)
         rnd = m.submodules.round = Rounder(fd, self.sum_bits, mode=self.rounding, frac_bits=self.p,
                                            overflow=self.overflow, positive_zero=self.positive_zero, sticky="mask",
@@ -95,6 +106,10 @@ class NormaliseRound(Stage):
             m.d.comb += result.eq(inf_word(fd))
         with m.Elif(sp.ninf):
             m.d.comb += result.eq(inf_word(fd) | (1 << sign_bit(fd)))
+        if self.ieee754_zeros:
+            is_zero, neg_zero = tl(zero_sum)
+            with m.Elif(is_zero):
+                m.d.comb += result.eq(neg_zero << sign_bit(fd))
         with m.Else():
             m.d.comb += result.eq(word)
         m.d.sync += self.d.eq(result)

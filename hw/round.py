@@ -21,6 +21,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
+from golden.params import OVERFLOWS, ROUNDING_MODES
 
 from .bitscan import LOD_TREES, leading_one, trailing_zeros
 from .pipelining import Timeline
@@ -29,8 +30,7 @@ from .specials import inf_word, max_word, sign_bit
 __all__ = ["Rounder", "MODES", "WIDE_EXP", "CUTS"]
 
 WIDE_EXP = signed(16)      # binary64 product exponents reach -2148; every intermediate fits in 16 bits
-MODES = ("RZ", "RD", "RU", "RNE")
-OVERFLOWS = ("inf", "ieee")
+MODES = ROUNDING_MODES     # golden's words: a Params golden accepts is one the RTL accepts (golden.params)
 STICKIES = ("mask", "trailing_zeros")
 CUTS = ("amount", "shift", "increment", "lod")     # the rounder's optional registers (see Rounder)
 

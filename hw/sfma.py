@@ -20,13 +20,14 @@ __all__ = ["SFMAChain"]
 
 
 class SFMAChain(DatapathPipeline):
-    """``K`` fused multiply-adds in series, each rounding (RNE) to the operand format.
+    """``K`` fused multiply-adds in series, each rounding (``params.fma_rounding``, RNE by default) to
+    the operand format.
 
     Parameters
     ----------
     datapath : golden.Datapath
-        One IEEE format (binary64 or binary32) for a, b, c and d; ``k`` fmas.  SFMA reads no
-        parameter (``params.fields_read`` is empty).
+        One IEEE format (binary64 or binary32) for a, b, c and d; ``k`` fmas.  SFMA reads
+        ``fma_rounding`` (binary32 only) and ``nan_bits`` (the unit's output stage).
     pipelining : Pipelining, int or str, optional
         Register stages inside each fma (``None``: level 0).
 
@@ -46,11 +47,15 @@ class SFMAChain(DatapathPipeline):
         names = [f.name for f in datapath.formats]
         if len(set(names)) != 1:
             raise ValueError(f"SFMA needs one format for a, b, c and d, not {', '.join(names)}")
+        if datapath.params.fma_rounding != "RNE" and names[0] != "f32":
+            raise ValueError(f"SFMA rounds {names[0]} to nearest even only (golden has no other); "
+                             f"fma_rounding={datapath.params.fma_rounding} is a binary32 design")
 
     def __init__(self, datapath, pipelining=None):
         self.fmt, self.k = datapath.a_format, datapath.k
         self.pipelining = as_pipelining(pipelining)
-        self.fmas = [FusedMultiplyAdd(self.fmt, c_late=True, pipelining=self.pipelining) for _ in range(self.k)]
+        self.fmas = [FusedMultiplyAdd(self.fmt, c_late=True, pipelining=self.pipelining,
+                                      mode=datapath.params.fma_rounding) for _ in range(self.k)]
         super().__init__(datapath)
 
     @property

@@ -11,10 +11,14 @@ from amaranth.lib import data
 
 from golden.formats import get_format, special_bits
 
-__all__ = ["Specials", "product_specials", "sign_bit", "inf_word", "nan_word", "max_word", "quiet_nan"]
+__all__ = ["Specials", "ZeroTerms", "product_specials", "sign_bit", "inf_word", "nan_word", "max_word", "quiet_nan",
+           "is_nan_word"]
 
 # The special-value result of a row, resolved before the sum: NaN, +infinity, -infinity
 Specials = data.StructLayout({"nan": 1, "pinf": 1, "ninf": 1})
+
+# zero_sign="ieee754": every term of the row (products and c) is -0, or every term is +0
+ZeroTerms = data.StructLayout({"all_neg": 1, "all_pos": 1})
 
 
 def product_specials(x, y, x_zero=None, y_zero=None):
@@ -60,3 +64,13 @@ def quiet_nan(fmt) -> int:
     top mantissa bit set.  Not in golden's table, so built here from the format's fields."""
     f = get_format(fmt)
     return inf_word(f) | (1 << (f.man_bits - 1))
+
+
+def is_nan_word(fmt, word):
+    """1 where ``word`` (a result of an IEEE-style format: f16, bf16, f32, f64) is a NaN: the
+    exponent all ones and a non-zero mantissa."""
+    f = get_format(fmt)
+    if f.nan != "ieee" or f.ignored_low_bits:
+        raise NotImplementedError(f"no NaN test for {f.name} results in the RTL (IEEE-style formats only)")
+    top = (1 << f.exp_bits) - 1
+    return (word[f.man_bits:f.man_bits + f.exp_bits] == top) & (word[:f.man_bits] != 0)

@@ -7,13 +7,15 @@ design is one parameter away: ``dot_add_unit(ins, params=ins.params.with_(F=27))
 
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.hdl import EnableInserter
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+import numpy as np
+
 import golden
-from golden.algorithms import Params
+from golden.algorithms import Params, check_nan_bits
 from golden.catalog import Instruction
 from golden.formats import get_format
 
@@ -24,6 +26,7 @@ from .gps import GPS
 from .lowered import LoweredFDA, is_lowered
 from .pipeline import Checked, Delay
 from .pipelining import Pipelining, as_pipelining
+from .specials import is_nan_word
 from .sfma import SFMAChain
 
 __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS", "datapath_class"]
@@ -91,12 +94,15 @@ class DotAddUnit(Checked, wiring.Component):
 
     @classmethod
     def check(cls, ins: Instruction, params: Params | None = None, lanes: int = 1, pipelining=None) -> None:
-        if lanes < 1:
-            raise ValueError(f"lanes must be at least 1, not {lanes}")
+        check_lanes(lanes)
         as_pipelining(pipelining)
-        datapath_class(_datapath(ins, params), f"{ins.arch} {ins.name}")
+        dp = _datapath(ins, params)
+        datapath_class(dp, f"{ins.arch} {ins.name}")
+        if dp.params.nan_bits is not None:
+            check_nan_bits(get_format(dp.d_format), dp.params.nan_bits)    # golden's check, same words
 
     def __init__(self, ins: Instruction, params: Params | None = None, lanes: int = 1, pipelining=None):
+        check_lanes(lanes)                  # before any lane is built: 10**6 of them would build for minutes
         self.ins = ins
         self.datapath = _datapath(ins, params)
         self.params = self.datapath.params
@@ -141,10 +147,26 @@ class DotAddUnit(Checked, wiring.Component):
         for n, dp in enumerate(self.datapaths):
             m.submodules[f"lane{n}"] = EnableInserter(advance)(dp)
             lane = operands.o[n]
-            m.d.comb += [dp.a.eq(lane.a), dp.b.eq(lane.b), dp.c.eq(lane.c), self.o.payload[n].eq(dp.d)]
+            m.d.comb += [dp.a.eq(lane.a), dp.b.eq(lane.b), dp.c.eq(lane.c), self.o.payload[n].eq(self._nan(dp.d))]
             if self.datapath.scale_format:
                 m.d.comb += [dp.scale_a.eq(lane.scale_a), dp.scale_b.eq(lane.scale_b)]
         return m
+
+    def _nan(self, d):
+        """``d``, or ``params.nan_bits`` where ``d`` is a NaN (golden.Params.nan_bits: one NaN pattern
+        for every NaN the datapath makes); ``d`` itself when the field is None."""
+        bits = self.params.nan_bits
+        return d if bits is None else Mux(is_nan_word(self.datapath.d_format, d), bits, d)
+
+
+MAX_LANES = 256     # far past any board (python -m fpga fit finds a handful on an ECP5-85F) or simulation
+
+
+def check_lanes(lanes) -> None:
+    """``lanes`` a whole number 1..:data:`MAX_LANES`; ValueError naming the range otherwise."""
+    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or not 1 <= lanes <= MAX_LANES:
+        raise ValueError(f"lanes must be a whole number 1..{MAX_LANES} (dot-adds per cycle of one unit), "
+                         f"not {lanes!r}")
 
 
 def dot_add_unit(instr, lanes: int = 1, params: Params | None = None, arch: str | None = None,

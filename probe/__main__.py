@@ -8,8 +8,9 @@ report; several get one line each.  ``--all`` is ``all`` architectures.
 ``python -m probe findings --out docs/findings`` (the paper's section VI), and
 ``python -m probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit).
 
-Exit status: 0 when everything probed matches the catalog (or the backend cannot run here:
-"skipped"), 1 when something differs, 2 on bad input.
+Exit status: 0 when everything probed matches the catalog, 1 when something differs, 2 on bad
+input or when the backend cannot run what was asked (no PyTorch or GPU, a board that carries
+another instruction): a probe that ran nothing does not pass.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import golden
 
 from .backends import backend_from_name
 from .contract import BackendError, Unavailable
-from .infer import compare, probe
+from .infer import probe
 
 
 def main(argv=None) -> int:
@@ -36,9 +37,9 @@ def main(argv=None) -> int:
             from .compare import main as compare_main
             return compare_main(argv[1:])
         return _probe_main(argv)
-    except Unavailable as e:
-        print(f"skipped: {e}", file=sys.stderr)
-        return 0
+    except Unavailable as e:                     # asked for, and cannot run: nothing was probed
+        print(f"error: the backend cannot run here: {e}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, BackendError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -56,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="probe one instruction per datapath and apply its result to the others")
     ap.add_argument("--backend", default="golden",
                     help="golden (default), rtl (co-simulation; rtl:UNIT with a cosim unit spec, e.g. "
-                         "rtl:hw:params=specials:later_model), torch (GPU), or golden:FIELD=VALUE,... "
+                         "rtl:hw:params=specials=later_model), torch (GPU), or golden:FIELD=VALUE,... "
                          "(a mis-parameterised golden), or fpga:URL (a board, or the simulated board's socket://HOST:PORT)")
     ap.add_argument("--json", metavar="PATH", help="write the report(s) as JSON to PATH ('-': stdout)")
     ap.add_argument("--quiet", action="store_true", help="one instruction: only the comparison line")
@@ -90,18 +91,29 @@ def _many(pool, backend, args) -> int:
     """One line per instruction, a total on stderr; with ``--group`` one probe per datapath."""
     reports, differ, t0 = [], 0, time.perf_counter()
     groups = _by_datapath(pool) if args.group else [[ins] for ins in pool]
+    cannot, missed = [], 0
     for members in groups:
-        r = probe(members[0], backend)
+        try:
+            r = probe(members[0], backend)
+        except Unavailable as e:                 # this instruction only (a board runs one, a GPU some)
+            cannot.append(f"{members[0].arch} {members[0].name}: {e}")
+            missed += len(members)
+            for ins in members:
+                print(f"{ins.arch:13s} {ins.name:44s} {'?':9s} cannot run on this backend", flush=True)
+            continue
         reports.append(r)
         for ins in members:
-            ok = r.matches if ins is members[0] else not compare(ins, r.base, r.family, r.fields)[0]
+            ok = r.matches if ins is members[0] else r.matches_for(ins)
             differ += not ok
             print(f"{ins.arch:13s} {ins.name:44s} {r.family or '?':9s} "
                   f"{'matches' if ok else r.summary()}", flush=True)
-    print(f"{len(pool)} instruction(s), {len(groups)} probed, {len(pool) - differ} match the catalog, "
-          f"{differ} differ ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    print(f"{len(pool)} instruction(s), {len(groups) - len(cannot)} probed, {len(pool) - differ - missed} match the "
+          f"catalog, {differ} differ, {missed} could not run ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     if args.json:
         _write(args.json, [r.to_json() for r in reports])
+    if cannot:
+        print(f"error: {missed} instruction(s) could not run on the backend (first: {cannot[0]})", file=sys.stderr)
+        return 2 if differ == 0 else 1
     return 0 if differ == 0 else 1
 
 

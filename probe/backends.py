@@ -52,6 +52,9 @@ class ParamsBackend:
     """
 
     def __init__(self, params: golden.Params | None = None, **changes):
+        from golden.params import check_value
+        for k, v in changes.items():            # a bad field is named now, not at the first dot-add
+            check_value(k, v)
         self.params, self.changes = params, changes
         what = ", ".join(f"{k}={v!r}" for k, v in changes.items()) or (str(params) if params else "unchanged")
         self.name = f"golden with {what}"
@@ -86,6 +89,22 @@ class SimulatedRTL:
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         with _rtl_unavailable(ins):
             return self._rtl(ins, a, b, c, scale_a, scale_b)
+
+
+class SimulatedDUT:
+    """A design of one's own described by a TOML file (:class:`cosim.dut.backend.DutBackend`), each
+    instruction through its target; unavailable as :class:`SimulatedRTL` is."""
+
+    name = "dut"
+
+    def __init__(self, path, **options):
+        with _rtl_unavailable():
+            from cosim.dut.backend import DutBackend
+            self._dut = DutBackend(path, **options)
+
+    def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
+        with _rtl_unavailable(ins):
+            return self._dut(ins, a, b, c, scale_a, scale_b)
 
 
 class SimulatedCore:
@@ -134,27 +153,30 @@ def plugins() -> dict:
 
 
 def backend_from_name(name: str, **kw):
-    """``golden``, ``rtl``, ``rtl:UNIT`` (a cosim unit spec: ``rtl:hw:params=specials:later_model``),
+    """``golden``, ``rtl``, ``rtl:UNIT`` (a cosim unit spec: ``rtl:hw:params=specials=later_model``),
     ``core``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
     ``PLUGIN:ARGUMENT`` for a registered plugin (``fpga:socket://127.0.0.1:5555``, ``fpga:/dev/ttyUSB0``)."""
     if name == "golden":
         return GoldenBackend()
     if name == "rtl":
         return SimulatedRTL(**kw)
-    if name.startswith("rtl:"):                   # a unit spec of cosim: rtl:hw:params=specials:later_model
+    if name.startswith("rtl:"):                   # a unit spec of cosim: rtl:hw:params=specials=later_model
         return SimulatedRTL(unit=name[4:], **kw)
     if name == "core":
         return SimulatedCore(**kw)
+    if name.startswith("dut:"):                   # a design of one's own: dut:path/unit.toml
+        return SimulatedDUT(name[4:], **kw)
     if name in ("torch", "gpu", "cuda", "rocm"):
         from .torch_backend import TorchBackend
         return TorchBackend(**kw)
-    if name.startswith("golden:"):
-        changes = {}
-        for item in filter(None, name.partition(":")[2].split(",")):
-            k, _, v = item.partition("=")
-            if k not in {f.name for f in dataclasses.fields(golden.Params)}:
-                raise ValueError(f"backend {name!r}: {k!r} is not a golden.Params field")
-            changes[k] = _parse_value(v)
+    if name.startswith("golden:"):               # golden's one params grammar (golden.params.parse_params)
+        from golden.params import parse_params
+        try:
+            changes = parse_params(name.partition(":")[2])
+        except ValueError as e:
+            raise ValueError(f"backend {name!r}: {e}") from None
+        if not changes:
+            raise ValueError(f"backend {name!r}: golden: takes FIELD=VALUE,... (e.g. golden:F=24,out_rounding=RNE)")
         return ParamsBackend(**changes)
     prefix, colon, argument = name.partition(":")
     found = plugins()
@@ -163,21 +185,8 @@ def backend_from_name(name: str, **kw):
             raise ValueError(f"backend {prefix!r} needs an argument: {prefix}:ARGUMENT (fpga:URL, e.g. "
                              f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
         return found[prefix].load()(argument, **kw)
-    known = ["golden", "rtl", "rtl:UNIT", "core", "torch", "golden:FIELD=VALUE,..."] + \
+    known = ["golden", "rtl", "rtl:UNIT", "core", "dut:path/unit.toml", "torch", "golden:FIELD=VALUE,..."] + \
         [f"{p}:ARGUMENT" for p in sorted(found)]
     hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
             "pip install -e . registers fpga:URL)")
     raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")
-
-
-def _parse_value(v: str):
-    if v in ("None", "none"):
-        return None
-    if v in ("True", "true"):
-        return True
-    if v in ("False", "false"):
-        return False
-    try:
-        return int(v)
-    except ValueError:
-        return v

@@ -20,6 +20,7 @@ from golden.formats import from_float, to_float
 
 from .backends import GoldenBackend, ParamsBackend
 from .infer import probe
+from .probes.specials import Case
 
 PRECISION_ROWS = [      # (label, {arch: instruction})
     ("f16 -> f32", {"volta": "HMMA.884.F32.F32", "turing": "HMMA.1688.F32", "ampere": "HMMA.16816.F32",
@@ -215,8 +216,8 @@ def write(out: Path, backend=None) -> Path:
                       for k, v in fp8.items()) + ".", ""]
     L += ["## CDNA2 subnormal flushing (VI-B)", "",
           "| probe | CDNA2 v_mfma_f32_32x32x8_f16 | CDNA3 v_mfma_f32_32x32x8_f16 |", "|---|---|---|"]
-    for k in ("subnormal c", "subnormal a", "subnormal b", "product overflow: 2^(E+1) - 2^E"):
-        L.append(f"| {k} | {cdna2.facts['special'].get(k, 'n/a')} | {cdna3.facts['special'].get(k, 'n/a')} |")
+    for k in (Case.SUBNORMAL_C, Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.PRODUCT_OVERFLOW):
+        L.append(f"| {k.value} | {cdna2.facts['special'].get(k, 'n/a')} | {cdna3.facts['special'].get(k, 'n/a')} |")
     L += ["", f"Inferred: CDNA2 {cdna2.family} (G={cdna2.fields['group'].value}, flushes subnormals), "
           f"CDNA3 {cdna3.family}.", "", "![cdna2 flush](cdna2_flush.png)", ""]
     L += ["## CDNA3's round-down (VI-C)", "",

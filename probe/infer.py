@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
 from dataclasses import dataclass
 
+import golden
 import golden.algorithms
 from golden import Instruction
 
+from golden.params import EXACT
+
 from . import probes as P
+from .probes.common import T_MAX
+from .probes.specials import NAN_PATTERNS, Case
 from .rig import Rig
+from .verify import (VERIFY_ROWS, exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
+                     special_differences, verification_vectors, verify)
 
 @dataclass
 class Field:
@@ -43,6 +51,17 @@ class Report:
     rows: int = 0
     calls: int = 0
     skipped: str | None = None
+    outside: list = None                 # behaviour no Params of the nine algorithms describes, in words
+    verification: dict = None            # the inferred Params against the device (verify.verify)
+    exact: dict = None                   # the device against the exact sum rounded once (verify.exact_reference)
+    lowering: str | None = None          # the entry is a compiled lowering: not inferred, verified
+    checks: list = None                  # the differences beyond the fields (special values, verification)
+
+    def matches_for(self, ins) -> bool:
+        """The verdict for another instruction of the same datapath (``--group``): its own field
+        comparison, the same special-value and verification checks."""
+        fields = [] if is_lowering(ins.params) else compare(ins, self.base, self.family, self.fields)[0]
+        return not fields and not self.checks
 
     @property
     def matches(self) -> bool:
@@ -60,6 +79,8 @@ class Report:
                         "params": {k: getattr(ins.params, k) for k in ins.params.fields_read}},
             "comparison": "matches" if self.matches else self.differences,
             "not_observable": self.unobserved,
+            "outside_the_nine": self.outside or [],
+            "verification": self.verification, "exact_reference": self.exact, "lowering": self.lowering,
             "facts": _jsonable(self.facts),
             "probe_rows": self.rows, "backend_calls": self.calls, "seconds": round(self.seconds, 3),
         }
@@ -78,6 +99,11 @@ class Report:
         L.append(f"catalog:  {ins.algorithm}  " + "  ".join(
             f"{k}={getattr(ins.params, k)}" for k in ins.params.fields_read))
         L.append(f"comparison: {self.summary()}")
+        if self.lowering:
+            L.append(f"not inferred: {self.lowering}")
+        for line in self.outside or []:
+            L.append(f"outside the nine algorithms: {line}")
+        L += self._checks()
         if self.unobserved:
             L.append("not observable black-box here: " + "; ".join(self.unobserved))
         L.append("")
@@ -110,11 +136,11 @@ class Report:
         L.append(f"[III-E] result rounding (Tables I, II): {P.rounding_name(orr) or '?'}  observed {orr.get('observed')}")
         L.append("[III-F] special values:")
         for k, v in f.get("special", {}).items():
-            if k.startswith("_"):
+            if k == NAN_PATTERNS:
                 continue
-            L.append(f"        {k}: {v}")
-        if f.get("special", {}).get("_nan_patterns"):
-            L.append("        NaN results: " + ", ".join(f"{b:#x}" for b in f["special"]["_nan_patterns"]))
+            L.append(f"        {Case(k).value}: {v}")
+        if f.get("special", {}).get(NAN_PATTERNS):
+            L.append("        NaN results: " + ", ".join(f"{b:#x}" for b in f["special"][NAN_PATTERNS]))
         for key, label in (("e_zero", "zero terms' exponent"), ("c_drop", "small-c drop"),
                            ("disputed", "CDNA3's disputed special values"),
                            ("alignment_reference", "alignment reference"), ("fasi", "Fasi et al.")):
@@ -122,6 +148,33 @@ class Report:
                 L.append(f"[extra] {label}: {f[key]}")
         L.append(f"({self.rows} dot-adds in {self.calls} backend calls, {self.seconds:.2f} s)")
         return "\n".join(L)
+
+
+def _checks_text(self) -> list[str]:
+    """The verification and exact-reference lines of the text report."""
+    L = []
+    v = self.verification or {}
+    if "rows" in v:
+        if v["mismatches"]:
+            L.append(f"verification: not reproduced: {v['mismatches']:,} of {v['rows']:,} random and structured "
+                     "dot-adds differ from the inferred parameters; first:")
+            L += [f"        {e}" for e in v["examples"]]
+        else:
+            L.append(f"verification: reproduced ({v['rows']:,} random and structured dot-adds, bit for bit)")
+    elif v.get("reason"):
+        L.append(f"verification: not run: {v['reason']}")
+    x = self.exact
+    if x:
+        L.append(f"exact reference (the exact sum rounded once; {x['rows']:,} dot-adds): " + ", ".join(
+            f"{m} {n:,}" for m, n in x["equal"].items()) + " equal")
+        if x.get("claimed") and x["examples"]:
+            L.append(f"        not the exact sum rounded {x['claimed']} on "
+                     f"{x['rows'] - x['equal'][x['claimed']]:,}; first:")
+            L += [f"        {e}" for e in x["examples"]]
+    return L
+
+
+Report._checks = _checks_text
 
 
 def _jsonable(x):
@@ -136,8 +189,11 @@ def _jsonable(x):
     return str(x)
 
 
-def probe(ins: Instruction, backend, name: str | None = None) -> Report:
-    """Run every probe on ``backend`` for ``ins`` and infer the algorithm (see the package docstring)."""
+def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY_ROWS) -> Report:
+    """Run every probe on ``backend`` for ``ins`` and infer the algorithm (see the package docstring);
+    ``rows``: dot-adds of the verification (at least 64; the exact reference takes up to 1,024 of them)."""
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 64:
+        raise ValueError(f"rows (the verification's dot-adds) must be an integer >= 64, not {rows!r}")
     t0 = time.perf_counter()
     rig = Rig(ins, backend, name)
     K = ins.k
@@ -170,7 +226,7 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
         v = per.get(k)
         return P.rounding_name(v.get("rounding")) if v and v.get("rounding") else None
 
-    if st["kind"] == "sequential":
+    if st["kind"] == "sequential" or _chain_of_fmas(rig, st, p_out):
         base = "SFMA"
     elif st["kind"] == "pairwise-groups":
         base = "GPS"
@@ -191,6 +247,10 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
         elif base == "FDA" and pc.get("exact"):
             F = pc["bits"]
             fields["F"] = Field(F, "measured", "bits kept after alignment, measured on c (products too narrow)")
+        elif base == "FDA" and _never_lost(p0) and _never_lost(pc):
+            fields["F"] = Field(EXACT, "measured", f"no bit lost as far as the scans reach ({p0['bits']} places "
+                                                   f"below product #0, {pc['bits']} below c): the exact sum "
+                                                   "(checked by the verification)")
         else:
             fields["F"] = Field(None, "unobservable", "no summand's precision resolved")
         if base == "FDA" and ins.scale_format and F is not None:
@@ -202,7 +262,7 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
                 fields["F"] = Field(F, "measured", "bits kept after alignment to the block-scale exponent (c)")
         if base in ("FDA", "GDFS") and F is not None:
             sv0 = facts["special"]
-            if all(sv0.get(f"subnormal {x}") in ("kept", None) for x in ("a", "b")):
+            if all(sv0.get(x) in ("kept", None) for x in (Case.SUBNORMAL_A, Case.SUBNORMAL_B)):
                 rig.normal_only = False          # subnormal operands behave: use them for tiny products
             ez = P.zero_exponent(rig, F, mode, p_out)
             facts["e_zero"] = ez
@@ -239,27 +299,38 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
     fields["out_frac_bits"] = Field(p_out if p_out < fd.man_bits else None, "measured" if op["exact"] else "bound",
                                     "result fraction bits when fewer than the format's")
     sv = facts["special"]
-    bound_cases = [v for k, v in sv.items() if k.startswith("overflow boundary +(max + 1.0u)")]
+    bound_cases = [v for k, v in sv.items() if k == Case.MAX_PLUS_1U]
     if mode in ("RZ", "RD") and bound_cases and bound_cases[0] in ("inf", "max"):
         fields["overflow"] = Field("inf" if bound_cases[0] == "inf" else "ieee", "measured",
                                    "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
     else:
         fields["overflow"] = Field(None, "unobservable", "needs an RZ/RD result and a sum reaching max + 1 ulp")
-    zt = sv.get("-tiny product rounding to zero")
+    zt = sv.get(Case.TINY_NEGATIVE)
     if zt in ("-0", "+0"):
-        fields["zero_sign"] = Field("ieee" if zt == "-0" else "positive", "measured",
-                                    "sign of a negative result that rounds to zero")
+        # ieee754 also gives a sum of -0 terms -0 (where "ieee" gives +0)
+        word = "positive" if zt == "+0" else "ieee754" if sv.get(Case.NEG_ZERO_SUM) == "-0" else "ieee"
+        fields["zero_sign"] = Field(word, "measured", "sign of a negative result that rounds to zero, "
+                                                      "and of a sum of -0 terms")
     else:
         fields["zero_sign"] = Field(None, "unobservable", "no negative product small enough to round to zero")
-    po = sv.get("product overflow: 2^(E+1) - 2^E")
+    po = sv.get(Case.PRODUCT_OVERFLOW)
     fields["product_overflow"] = Field(po == "overflows", "measured", "") if po in ("overflows", "exact") else \
         Field(None, "unobservable", "products cannot reach 2^(emax+1) with these formats")
-    subs = [v for k, v in sv.items() if k.startswith("subnormal")]
+    subs = [v for k, v in sv.items() if k in (Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.SUBNORMAL_C,
+                                               Case.SUBNORMAL_PRODUCT, Case.SUBNORMAL_SUM)]
     fields["flush_subnormals"] = Field(any(v == "flushed" for v in subs), "measured" if subs else "unobservable",
                                        "subnormal inputs, products or sums flushed")
+    if base == "SFMA":
+        fm = P.rounding_name(P.final_rounding(rig, p_out)) if op["exact"] else None
+        fields["fma_rounding"] = Field(fm, "measured" if fm else "unobservable",
+                                       "the rounding of the last fma, c = 4 plus one product (Tables I, II)"
+                                       if fm else "the result's precision is not resolved (binary64)")
     if base in ("SFMA", "GPS", None):
         for nm in ("out_rounding", "out_frac_bits", "overflow"):
             fields.pop(nm, None)
+    entry_sv = P.special_values(Rig(ins, golden.dot_add, "catalog"), p_out)     # the same rows on the entry
+    nb, nb_note = nan_field(ins, sv, entry_sv)
+    fields["nan_bits"] = Field(nb, "measured" if sv.get(NAN_PATTERNS) else "unobservable", nb_note)
     if base == "GPS":
         fields.pop("zero_sign", None)
     if base is not None:                 # only what the algorithm reads: golden's table is the truth
@@ -270,9 +341,77 @@ def probe(ins: Instruction, backend, name: str | None = None) -> Report:
     # comparison
     family = None if base is None else (("Co" if fields.get("pass_size") and fields["pass_size"].value
                                          and fields["pass_size"].value < K else "") + base)
-    diffs, unobs = compare(ins, base, family, fields)
-    return Report(ins, rig.name, base, family, fields, facts, diffs, unobs, time.perf_counter() - t0,
-                  rig.rows, rig.calls)
+    lowering = None
+    if is_lowering(ins.params):
+        lowering = ("the entry is a compiled lowering (" + ", ".join(
+            f"{k}={getattr(ins.params, k)}" for k in ("operand_format", "pass_interleave", "c_last")) +
+            "): the probe infers native datapaths; the entry's own parameters are verified instead")
+        diffs, unobs = [], []
+    else:
+        diffs, unobs = compare(ins, base, family, fields)
+    checks = special_differences(sv, entry_sv)
+    rounding = (fields.get("fma_rounding") or fields.get("out_rounding") or Field()).value
+    params, why = inferred_params(ins, base, fields)
+    try:
+        model_sv = None if params is None else P.special_values(Rig(_model(ins, params), golden.dot_add), p_out)
+    except ValueError:
+        model_sv = None
+    outside = outside_the_nine(base, facts, rounding or mode, model_sv)
+    vectors = verification_vectors(rig, rows)
+    try:
+        ver = verify(rig, params, vectors) if params is not None else None
+    except ValueError as e:                      # golden cannot run the inferred design
+        params, why = None, f"golden cannot run the inferred parameters ({e})"
+    if params is not None:
+        special = special_differences(sv, model_sv)
+        ver["mismatches"] += len(special)           # the special-value rows count among the checked ones
+        ver["rows"] += len(special)
+        ver["examples"] = special[:1] + ver["examples"]
+        if ver["mismatches"]:
+            checks.append(f"not reproduced: {ver['mismatches']} of {ver['rows']} dot-adds differ from the "
+                          "inferred parameters")
+    else:
+        ver = {"reason": why}
+        if base is not None:
+            checks.append(f"not reproduced: {why}")
+    exact = exact_reference(rig, vectors, rounding if rounding in ("RZ", "RD", "RU", "RNE") else None)
+    return Report(ins, rig.name, base, family, fields, facts, diffs + checks, unobs, time.perf_counter() - t0,
+                  rig.rows, rig.calls, outside=outside, verification=ver, exact=exact, lowering=lowering,
+                  checks=checks)
+
+
+def _model(ins, p):
+    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+
+
+EXACT_SCAN = 48          # a precision scan that loses no bit this far below the largest term: the exact sum
+
+
+def _never_lost(summand: dict) -> bool:
+    """The precision scan of a summand ran out before any bit was lost, far below the largest term."""
+    return bool(summand) and not summand.get("exact") and summand.get("bits", 0) >= EXACT_SCAN
+
+
+def _chain_of_fmas(rig, st: dict, p_out: int) -> bool:
+    """Fused passes of one product each that a chain of fused multiply-adds (SFMA) with the last
+    operation's rounding reproduces: the tree probe takes such a chain for passes of one product when
+    its fma does not round to nearest.  Decided by running the candidate (a check, not a guess)."""
+    if st["kind"] != "fused" or rig.K < 2 or st.get("pass_size") != 1:
+        return False
+    mode = P.rounding_name(P.final_rounding(rig, p_out))
+    try:
+        candidate = golden.Params(base="SFMA", fma_rounding=mode)
+        return verify(rig, candidate, verification_vectors(rig, CANDIDATE_ROWS))["mismatches"] == 0
+    except ValueError:                  # not a rounding mode, or not a binary32 design
+        return False
+
+
+CANDIDATE_ROWS = 512
+
+
+def _shown(name: str, value) -> str:
+    """A field's value as the reports write it (bit patterns in hex)."""
+    return f"{value:#x}" if name == "nan_bits" and isinstance(value, int) else str(value)
 
 
 def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
@@ -294,7 +433,7 @@ def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
                 unobs.append(f"{nm} (catalog {want}): only bounded, <= {f.upper}")
             continue
         if f.value != want:
-            diffs.append(f"{nm}: catalog {want}, probed {f.value}")
+            diffs.append(f"{nm}: catalog {_shown(nm, want)}, probed {_shown(nm, f.value)}")
     return diffs, unobs
 
 

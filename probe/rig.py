@@ -259,5 +259,21 @@ class Rig:
                 bits[i] = int(d[j])
         return vals, bits
 
+    def run_operands(self, a, b, c, sa=None, sb=None):
+        """Raw operand rows on the backend: ``(d bits, ok)``; rows the backend does not support are
+        left out (``ok`` False, ``d`` 0 there)."""
+        ok = np.ones(len(c), bool)
+        unsup = getattr(self.backend, "unsupported", None)
+        if unsup is not None:
+            ok &= ~np.asarray(unsup(self.ins, a, b, c, sa, sb), bool)
+        d = np.zeros(len(c), np.uint64)
+        idx = np.nonzero(ok)[0]
+        if idx.size:
+            args = (a[idx], b[idx], c[idx], None if sa is None else sa[idx], None if sb is None else sb[idx])
+            d[idx] = check_output(self.ins, self.backend(self.ins, *args), idx.size, self.name)
+            self.calls += 1
+            self.rows += int(idx.size)
+        return d, ok
+
     def out_bits(self, v: float) -> int | None:
         return exact_in(self.fd, v)

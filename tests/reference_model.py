@@ -232,7 +232,8 @@ def round_value(fmt: str, x: Fraction, mode: str = "RNE", frac_bits: int | None 
 
     Gradual underflow (fixed quantum 2^(emin - frac_bits) below 2^emin).
     RNE overflows to infinity (the rounded value exceeds the largest
-    finite); RZ saturates to the largest finite value.  The sign of a result
+    finite); RZ saturates to the largest finite value; RD and RU give
+    infinity on the side they round toward and saturate on the other.  The sign of a result
     that rounds to zero is the sign of x (x itself must be nonzero).
     """
     storage, E, M, bias, emin, emax = _ieee_params(fmt)
@@ -245,17 +246,18 @@ def round_value(fmt: str, x: Fraction, mode: str = "RNE", frac_bits: int | None 
     t = mag / q
     n = t.numerator // t.denominator
     r = t - n
+    away = (mode == "RU" and not neg) or (mode == "RD" and neg)       # the magnitude rounds up
     if mode == "RNE":
         if r > Fraction(1, 2) or (r == Fraction(1, 2) and n % 2 == 1):
             n += 1
-    elif mode == "RZ":
-        pass
+    elif mode in ("RZ", "RD", "RU"):
+        n += 1 if away and r > 0 else 0
     else:
         raise ValueError(mode)
     out = n * q
     max_finite = (2 - _p2(-M)) * _p2(emax)
     if out > max_finite:
-        if mode == "RNE":
+        if mode == "RNE" or away:                 # IEEE 754 7.4: toward the overflow, infinity
             return ("inf", neg)
         out = max_finite
     return ("num", neg, out)
@@ -327,6 +329,12 @@ def _fda_pass(p, fd, da, db, dc, sa_exp, is_nan_scale, opts):
         terms.append((False, 0, 0, p.e_zero))
     else:
         terms.append((dc[1], dc[2], dc[4], dc[3]))
+    # the signs of zero terms, for zero_sign="ieee754" (IEEE 754 6.3 on a zero sum)
+    zero_signs = {x[1] != y[1] for x, y in zip(da, db)} | {dc[1]} \
+        if all(_is_zero(x) or _is_zero(y) for x, y in zip(da, db)) and _is_zero(dc) else None
+    if p.F == "exact":              # no window: the exact sum of the terms, rounded once
+        v = sum((Fraction(-num if neg else num) * _p2(exp - den) for neg, num, den, exp in terms), Fraction(0))
+        return _fda_normalise(p, fd, v, opts, zero_signs)
     # Step 3: align to e_max keeping F fractional bits, truncating the magnitude.
     e_max = max(t[3] for t in terms)
     F = p.F
@@ -335,10 +343,33 @@ def _fda_pass(p, fd, da, db, dc, sa_exp, is_nan_scale, opts):
         v = (num << F) >> (den + e_max - exp)
         total += -v if neg else v
     # Step 4 done (exact integer sum, unit 2^(e_max - F)); step 5: normalise.
-    return _fda_normalise(p, fd, Fraction(total) * _p2(e_max - F), opts)
+    return _fda_normalise(p, fd, Fraction(total) * _p2(e_max - F), opts, zero_signs)
 
 
-def _fda_normalise(p, fd, v: Fraction, opts) -> int:
+def _custom_normalise(p, fd, v: Fraction, zero_signs) -> int:
+    """A design of the new fields (F="exact", zero_sign="ieee754", any rounding and overflow rule):
+    IEEE rounding of the sum with the design's mode; a zero sum signed by IEEE 754 6.3."""
+    if v == 0:
+        if p.zero_sign != "ieee754":
+            return 0
+        if zero_signs == {True}:                           # every term is -0
+            return encode_value(fd, ("num", True, Fraction(0)))
+        neg = p.out_rounding == "RD" and zero_signs != {False}
+        return encode_value(fd, ("num", neg, Fraction(0)))
+    storage, E, M, bias, emin, emax = _ieee_params(fd)
+    if p.overflow == "inf" and abs(v) >= _p2(emax + 1):
+        return _inf_bits(fd, v < 0)
+    r = round_value(fd, v, p.out_rounding, p.out_frac_bits)
+    if p.overflow == "inf" and r[0] == "num" and r[2] >= _p2(emax + 1):
+        return _inf_bits(fd, v < 0)
+    if r[0] == "num" and r[2] == 0 and p.zero_sign == "positive":
+        return 0
+    return encode_value(fd, r)
+
+
+def _fda_normalise(p, fd, v: Fraction, opts, zero_signs=None) -> int:
+    if p.F == "exact" or p.zero_sign != "positive" or p.out_rounding in ("RD", "RU"):
+        return _custom_normalise(p, fd, v, zero_signs)
     if v == 0:
         return 0                                           # +0 (ISA 4.3)
     if fd == "f32":
@@ -488,6 +519,7 @@ def _gdfs(instr, a, b, c, sa, sb, opts):
 
 def _sfma(instr, a, b, c):
     fa, fb, fc, fd = instr.a_format, instr.b_format, instr.c_format, instr.d_format
+    mode = getattr(instr.params, "fma_rounding", "RNE")
     assert fa == fb == fc == fd and fd in ("f64", "f32")
     nan = _DEFAULT_NAN[fd]
     d = decode(fd, c)
@@ -509,11 +541,14 @@ def _sfma(instr, a, b, c):
         exact = value_of(dx) * value_of(dy) + value_of(d)
         if exact == 0:
             prod_zero = _is_zero(dx) or _is_zero(dy)
-            # IEEE 754 6.3: exact zero sum is -0 only if both addends are -0 (RNE).
+            # IEEE 754 6.3: exact zero sum is -0 only if both addends are -0; rounding down, -0
+            # unless both are +0
             zn = prod_zero and _is_zero(d) and pn and d[1]
+            if mode == "RD":
+                zn = not (prod_zero and _is_zero(d) and not pn and not d[1])
             d = ("num", zn, 0, 0, 0)
             continue
-        r = round_value(fd, exact, "RNE")
+        r = round_value(fd, exact, mode)
         d = decode(fd, encode_value(fd, r))
     if d[0] == "nan":
         return nan
@@ -756,6 +791,14 @@ def ref_dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, underflow_zero_si
         scale_a = [int(s) for s in scale_a]
         scale_b = [int(s) for s in scale_b]
         assert len(scale_a) == len(scale_b) == instr.k // instr.block_size
+    d = _dispatch(instr, a, b, c, scale_a, scale_b, opts)
+    nan_bits = getattr(instr.params, "nan_bits", None)
+    if nan_bits is not None and is_nan_bits(instr.d_format, d):
+        return nan_bits                                    # the design's one NaN pattern
+    return d
+
+
+def _dispatch(instr, a, b, c, scale_a, scale_b, opts) -> int:
     base = instr.params.base
     if base == "SFMA":
         return _sfma(instr, a, b, c)

@@ -54,7 +54,7 @@ def is_nan32(x):
 # ---- the field ----------------------------------------------------------------------------------
 
 def test_the_field_is_validated_and_read_by_the_amd_fused_algorithms_only():
-    with pytest.raises(ValueError, match="specials must be one of paper, later_model, got 'mmasim'"):
+    with pytest.raises(ValueError, match="Params.specials='mmasim' is not valid; valid: one of paper, later_model"):
         Params(base="FDRDA", F=24, specials="mmasim")
     assert Params(base="FDRDA", F=24).specials == "paper"
     for base, reads in FIELDS_READ.items():
@@ -175,23 +175,28 @@ def test_rtl_follows_each_setting_and_not_the_other(pair):
 
 # ---- the unit spec -------------------------------------------------------------------------------
 
-def test_the_hw_unit_spec_takes_params_for_unit_and_reference():
+def test_the_hw_unit_spec_takes_params_for_unit_and_reference(capsys):
     from cosim.units import unit_provider
-    u = unit_provider("hw:params=specials:later_model")
-    assert u.spec == "hw:params=specials:later_model" and u.params == {"specials": "later_model"}
+    u = unit_provider("hw:params=specials=later_model")
+    assert u.spec == "hw:params=specials=later_model" and u.params == {"specials": "later_model"}
     assert u.instruction(golden.lookup(*BF16_CHAIN)).params.specials == "later_model"
-    both_ = unit_provider("hw:pipeline=2,align=2,params=specials:later_model")
+    both_ = unit_provider("hw:pipeline=2,align=2,params=specials=later_model")
     assert both_.pipeline == "2,align=2" and unit_provider(both_.spec).spec == both_.spec
-    assert unit_provider("hw:params=specials:paper,F:25").params == {"specials": "paper", "F": 25}
+    assert unit_provider("hw:params=specials=paper,F=25").params == {"specials": "paper", "F": 25}
+    assert "note:" not in capsys.readouterr().err
+    # the old FIELD:VALUE spelling still reads, with a note naming the new one
+    assert unit_provider("hw:params=specials:paper,F:25").spec == "hw:params=specials=paper,F=25"
+    assert "old spelling" in capsys.readouterr().err
     ins = golden.lookup(*BF8_CHAIN)
     a, b, c, _, _ = gv.random_operands(ins, 300, np.random.default_rng(2), "disputed")
     assert (u.reference(ins, a, b, c) == golden.dot_add(later(ins), a, b, c)).all()
     assert unit_provider("hw").reference is None                       # golden.dot_add itself
-    for bad, msg in (("hw:params=specials:bogus", "specials must be one of paper, later_model"),
-                     ("hw:params=special:later_model", "'special' is not a golden.Params field"),
-                     ("hw:params=base:FDA", "'base' is not a golden.Params field"),
-                     ("hw:params=specials", "FIELD:VALUE"), ("hw:params=", "empty option"),
-                     ("hw:pipeline=1,pipeline=2", "repeated option"), ("hw:speed=9", "hw:params=FIELD:VALUE")):
+    for bad, msg in (("hw:params=specials=bogus", "valid: one of paper, later_model"),
+                     ("hw:params=special=later_model", "'special' is not a golden.Params field"),
+                     ("hw:params=base=FDA", "'base' .* is the instruction's"),
+                     ("hw:params=F=2.5", "Params.F='2.5' is not valid"),
+                     ("hw:params=specials", "FIELD=VALUE"), ("hw:params=", "empty option"),
+                     ("hw:pipeline=1,pipeline=2", "repeated option"), ("hw:speed=9", "hw:params=FIELD=VALUE")):
         with pytest.raises(ValueError, match=msg):
             unit_provider(bad)
 

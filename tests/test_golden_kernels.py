@@ -126,6 +126,9 @@ def test_unmodelled_params_fall_back(monkeypatch):
     assert kernels.supports(_NewParams(**base), dp.formats, dp.k)
     assert not kernels.supports(_NewParams(**base, exact_f=True), dp.formats, dp.k)
     assert not kernels.supports(dp.params.with_(F=60), dp.formats, dp.k)
+    for field, value in (("F", "exact"), ("zero_sign", "ieee754"), ("nan_bits", 0x7FC00000)):
+        if field in base:                        # fields other helpers add (golden.params)
+            assert not kernels.supports(dp.params.with_(**{field: value}), dp.formats, dp.k), field
     a, b, c, _, _ = random_operands(ins, 16, np.random.default_rng(0), "normal")
     want = golden.dot_add(ins, a, b, c, backend="numpy")
 

@@ -196,7 +196,7 @@ def test_bad_datapaths_are_rejected_before_anything_is_built():
             GPS(gps.with_(scale_format=golden.formats.get_format("ue8m0"), block_size=4))
         with pytest.raises(TypeError, match="takes a golden.Datapath"):
             GPS(golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16"))
-        with pytest.raises(ValueError, match="lanes must be at least 1"):
+        with pytest.raises(ValueError, match=r"lanes must be a whole number 1\.\.256"):
             hw.dot_add_unit(hgmma, lanes=0)
         with pytest.raises(ValueError, match="not a multiple of the pass size"):
             hw.dot_add_unit(hgmma, params=hgmma.params.with_(pass_size=5))

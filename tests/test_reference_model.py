@@ -762,3 +762,54 @@ def test_alternative_reading_not_taken(rule, case):
     assert not _same(ins, want, alt), "the case does not separate the two readings"
     got = _golden_one(ins, a, b, c, sa, sb)
     assert _same(ins, got, want), _report(ins, a, b, c, sa, sb, got, want)
+
+
+# --------------------------------------------------------------------------- the new Params fields
+
+def _design(arch, name, **changes):
+    ins = golden.lookup(arch, name)
+    p = ins.params.with_(**changes)
+    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+
+
+NEW_FIELD_DESIGNS = [
+    ("hopper", "HMMA.16816.F32", {"F": "exact", "out_rounding": m}) for m in ("RZ", "RNE", "RD", "RU")] + [
+    ("volta", "HMMA.884.F32.F32", {"F": "exact", "zero_sign": "ieee754", "out_rounding": "RD"}),
+    ("ampere", "HMMA.16816.F32", {"zero_sign": "ieee754"}),
+    ("ampere", "HMMA.16816.F32", {"zero_sign": "ieee754", "out_rounding": "RD", "overflow": "ieee"}),
+    ("hopper", "HMMA.16816.F32", {"nan_bits": 0x7FC00000}),
+    ("cdna3", "v_mfma_f32_16x16x16_bf16", {"nan_bits": 0x7FC00001}),
+    ("cdna3", "v_mfma_f32_32x32x2_f32", {"fma_rounding": "RZ"}),
+    ("cdna3", "v_mfma_f32_32x32x1_2b_f32", {"fma_rounding": "RD"}),
+    ("cdna3", "v_mfma_f32_32x32x1_2b_f32", {"fma_rounding": "RU"}),
+]
+
+
+@pytest.mark.parametrize("arch,name,changes", NEW_FIELD_DESIGNS,
+                         ids=[f"{n}-{','.join(f'{k}={v}' for k, v in c.items())}" for _, n, c in NEW_FIELD_DESIGNS])
+def test_golden_matches_reference_on_the_new_fields(arch, name, changes):
+    """F="exact", zero_sign="ieee754", nan_bits and fma_rounding: golden against the reference's own
+    readings of them (exact Fractions, IEEE 754 6.3's zero signs, the one NaN pattern, directed fmas)."""
+    ins = _design(arch, name, **changes)
+    assert check_instruction(ins, 12, _seed(str(changes) + name)) > 0
+
+
+def test_the_new_fields_are_seen_by_the_reference():
+    """Each new field changes the reference's answer on a hand-made row (the comparison above can fail)."""
+    k = 16
+    base = ("hopper", "HMMA.16816.F32")
+    a, b = [0] * k, [0] * k
+    a[0], b[0], a[1], b[1] = 0x1400, 0x1400, 0x9400, 0x1000      # 2^-20 * 2^-20 - 2^-20 * 2^-21
+    c = 0x49800000                                                 # 2^20
+    plain = ref.ref_dot_add(_design(*base, out_rounding="RU"), a, b, c)
+    exact = ref.ref_dot_add(_design(*base, F="exact", out_rounding="RU"), a, b, c)
+    assert plain == 0x49800000 and exact == 0x49800001            # 2^-41 above 2^20, rounded up
+    zeros_b = [0x8000] * k                                        # every product -0, c -0
+    assert ref.ref_dot_add(_design(*base), [0] * k, zeros_b, 0x80000000) == 0
+    assert ref.ref_dot_add(_design(*base, zero_sign="ieee754"), [0] * k, zeros_b, 0x80000000) == 0x80000000
+    nan_a = [0x7E00] + [0] * (k - 1)
+    assert ref.ref_dot_add(_design(*base, nan_bits=0x7FC00000), nan_a, [0x3C00] * k, 0) == 0x7FC00000
+    sf = ("cdna3", "v_mfma_f32_32x32x1_2b_f32")
+    one_third = [0x3EAAAAAB]                                       # 3 x that is 1 + 2^-25: RNE 1.0, RU above
+    assert ref.ref_dot_add(_design(*sf, fma_rounding="RU"), one_third, [0x40400000], 0) != \
+        ref.ref_dot_add(_design(*sf), one_third, [0x40400000], 0)

@@ -330,3 +330,101 @@ def test_an_error_run_leaves_no_run_folder(tmp_path, monkeypatch):
         cr.run_instruction(ins, _quiet(tmp_path, n=20_000, vectors=breaks_later, build_root=bld.BUILD_ROOT / "test"),
                            StandInUnits(latency=3))
     assert set(b.dir.glob("run-*")) == before
+
+
+# ---- issue 25: golden, hw, formal, probe and the console scripts ---------------------------------------
+
+def test_list_with_the_arch_option_honours_the_name():
+    proc = _cli("golden", "list", "--arch", "volta", "HMMA.884.F32.F32")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() and all("HMMA.884.F32.F32" in x for x in proc.stdout.splitlines())
+    assert _one_clear_line(_cli("golden", "list", "--arch", "volta", "turing", "HMMA"), "two positionals")
+
+
+def test_a_huge_broadcast_is_refused_on_its_size_before_any_scan():
+    """10**12 rows of a broadcast_to view: refused from the shapes alone (a scan would read 10**13 elements)."""
+    import time
+    ins = golden.lookup("volta", "HMMA.884.F16.F16")
+    a = np.broadcast_to(np.zeros(ins.k, np.uint16), (10 ** 12, ins.k))
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"a batch of 1,000,000,000,000 dot-adds .* split it into smaller batches"):
+        golden.dot_add(ins, a, a, np.zeros(1, np.uint16))
+    with pytest.raises(ValueError, match="split it"):
+        from golden.api import prepare_operands
+        prepare_operands(ins, a, a, np.zeros(1, np.uint16), None, None)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_unit_of_a_million_lanes_is_refused_before_it_is_built():
+    import time
+    import hw
+    ins = golden.lookup(*SMALL)
+    t0 = time.perf_counter()
+    for lanes in (10 ** 6, 0, True, 2.5):
+        with pytest.raises(ValueError, match=r"lanes must be a whole number 1\.\.256"):
+            hw.dot_add_unit(ins, lanes=lanes)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_formal_filter_that_selects_nothing_is_an_error(monkeypatch, capsys):
+    """A typo in a filter proves nothing; it must not pass (the suite is stubbed: the selection is real)."""
+    import types
+    import formal.suite
+    from formal.__main__ import main as formal_main
+    props = [types.SimpleNamespace(stage="round", name="round.f32.RNE", units=[("hopper", "HGMMA")], mode="prove",
+                                   engine="smtbmc")]
+    monkeypatch.setattr(formal.suite, "all_properties", lambda refresh, pipelining: props)
+    for argv, words in ((["--name", "zzzznomatch"], "no property matches --name zzzznomatch"),
+                        (["--stage", ","], "--stage ',' names no stage"),
+                        (["--stage", "align", "--name", "round"], "no property matches --stage align --name round")):
+        assert formal_main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("error: ") and words in err, err
+    assert formal_main(["--name", "round", "--list"]) == 0
+
+
+@pytest.mark.parametrize("script, module, argv", [
+    ("mma-hw", "amaranth", ["volta"]),
+    ("mma-cosim", "amaranth", ["run", *SMALL, "-n", "10"]),
+    ("mma-fpga", "serial", ["identify", "--port", "socket://127.0.0.1:1"]),
+])
+def test_a_console_script_without_its_extra_names_the_extra(script, module, argv):
+    from golden.launch import COMMANDS
+    extra = COMMANDS[script][2]
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            f"from golden.launch import launch\nsys.exit(launch({script!r}, {argv!r}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert _one_clear_line(proc, f"{script} needs the [{extra}] extra ({module} is not installed): "
+                                 f"pip install 'mma-rtl[{extra}]'")
+
+
+def test_every_console_script_goes_through_the_launcher():
+    import tomllib
+    from golden import launch
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts.pop("mma-golden") == "golden.cli:main"          # golden needs no extra
+    assert set(scripts) == set(launch.COMMANDS)
+    for name, target in scripts.items():
+        module, _, function = target.partition(":")
+        assert module == "golden.launch" and callable(getattr(launch, function))
+
+
+def test_probing_several_where_the_backend_cannot_run_some_is_not_a_pass(capsys):
+    """A board runs one instruction, a GPU some: the others are listed as not run, and exit 2."""
+    import argparse
+    from probe.__main__ import _many
+    from probe.contract import Unavailable
+    runs = golden.lookup("volta", "HMMA.884.F32.F32")
+
+    def backend(ins, a, b, c, scale_a=None, scale_b=None):
+        if ins is not runs:
+            raise Unavailable(f"this backend runs {runs.name}, not {ins.name}")
+        return golden.dot_add(ins, a, b, c, scale_a, scale_b)
+    pool = [runs, golden.lookup("volta", "HMMA.884.F16.F16")]
+    assert _many(pool, backend, argparse.Namespace(group=False, json=None)) == 2
+    out, err = capsys.readouterr()
+    assert "HMMA.884.F32.F32" in out and "HMMA.884.F16.F16" in out and "cannot run on this backend" in out
+    assert "2 instruction(s), 1 probed, 1 match the catalog, 0 differ, 1 could not run" in err
+    assert err.splitlines()[-1] == ("error: 1 instruction(s) could not run on the backend (first: volta "
+                                    "HMMA.884.F16.F16: this backend runs HMMA.884.F32.F32, not HMMA.884.F16.F16)")

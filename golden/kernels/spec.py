@@ -172,6 +172,8 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
     fs = get_format(scale_format) if scale_format is not None else None
     if not _defaults_kept(p) or not all(_decodable(f) for f in (fa, fb, fc)):
         return False
+    if p.F is not None and (isinstance(p.F, bool) or not isinstance(p.F, int)):
+        return False                             # F="exact" (no alignment window): numpy only
     if p.base == "SFMA":
         return fd.name in ("f32", "f64") and all(f.name == fd.name for f in (fa, fb, fc))
     if p.base == "GPS":

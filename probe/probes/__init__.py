@@ -21,11 +21,11 @@ from .disputed import disputed_specials
 from .fasi import fasi
 from .precision import (alignment_reference, binary_precision, c_drop, fused_precision, output_precision,
                         zero_exponent)
-from .rounding import classify_rounding, output_rounding, rounding_name
+from .rounding import classify_rounding, final_rounding, output_rounding, rounding_name
 from .specials import special_values
 from .tree import independence, pass_membership, structure, summation_tree
 
-__all__ = ["alignment_reference", "binary_precision", "c_drop", "classify_rounding", "disputed_specials", "fasi",
+__all__ = ["alignment_reference", "binary_precision", "c_drop", "classify_rounding", "disputed_specials", "fasi", "final_rounding",
            "fused_precision",
            "independence", "output_precision", "output_rounding", "pass_membership", "rounding_name",
            "special_values", "structure", "summation_tree", "zero_exponent"]

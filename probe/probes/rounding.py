@@ -56,18 +56,18 @@ def rounding_name(r: dict) -> str | None:
     return r["tie"] if r["mode"] == "RN" else r["mode"]
 
 
-def output_rounding(rig, p_out: int) -> dict:
-    """III-E, Tables I and II on the final rounding: exact sums ``4 + f*u`` (u the last place
-    of the result at 4; f in +-0.75, +-0.25, then +-0.5, +-1.5), the 4 from products, f*u in c."""
-    K = rig.K
-    base = terms_summing_to_4(rig)
+OFFSETS = (0.75, 0.25, -0.75, -0.25, 0.5, 1.5, -0.5, -1.5)     # Table I, then Table II's ties
+
+
+def _classify_4_plus(rig, p_out: int, terms_of) -> dict:
+    """Tables I and II on rows whose exact sum is ``+-(4 + |f| u)`` (u the last place of the result at
+    4): ``terms_of(s, v)`` gives the summands for sign ``s`` and offset ``v``, or None if infeasible."""
     u = math.ldexp(1.0, 2 - p_out)
     rows, keys = [], []
-    for f in (0.75, 0.25, -0.75, -0.25, 0.5, 1.5, -0.5, -1.5):
+    for f in OFFSETS:
         s = 1 if f > 0 else -1
-        terms = {k: s * v for k, v in base.items()}
-        terms[K] = s * abs(f) * u
-        if not rig.c_ok(terms[K]):
+        terms = terms_of(s, abs(f) * u)
+        if terms is None:
             continue
         rows.append(summand_row(rig, terms))
         keys.append(f)
@@ -78,3 +78,27 @@ def output_rounding(rig, p_out: int) -> dict:
             s = 1 if f > 0 else -1
             obs[f] = (v - s * 4.0) / u
     return classify_rounding(obs)
+
+
+def output_rounding(rig, p_out: int) -> dict:
+    """III-E, Tables I and II on the final rounding: exact sums ``4 + f*u`` (u the last place
+    of the result at 4; f in +-0.75, +-0.25, then +-0.5, +-1.5), the 4 from products, f*u in c."""
+    K = rig.K
+    base = terms_summing_to_4(rig)
+
+    def terms_of(s, v):
+        terms = {k: s * x for k, x in base.items()}
+        terms[K] = s * v
+        return terms if rig.c_ok(terms[K]) else None
+    return _classify_4_plus(rig, p_out, terms_of)
+
+
+def final_rounding(rig, p_out: int) -> dict:
+    """Tables I and II on the last operation alone: c = +-4 and the last product +-f*u, every other
+    product zero, so a sequential unit (SFMA) rounds ``4 + f*u`` once, in its last fma."""
+    K = rig.K
+
+    def terms_of(s, v):
+        terms = {K: s * 4.0, K - 1: s * v}
+        return terms if rig.c_ok(terms[K]) and rig.has_prod(terms[K - 1]) else None
+    return _classify_4_plus(rig, p_out, terms_of)

@@ -1,0 +1,154 @@
+"""Command line: ``python -m cosim.dut run | lint | ports | replay | export | bench``.
+
+Examples::
+
+    python -m cosim.dut run examples/dut/dotp_vr/unit.toml            # every target (make cosim DUT=...)
+    python -m cosim.dut run unit.toml --arch ampere --instr HMMA.16816.F32 -n 100000 --report results.xml
+    python -m cosim.dut lint unit.toml                                 # make lint-rtl DUT=...
+    python -m cosim.dut ports unit.toml                                # the top's ports, checked
+    python -m cosim.dut replay build/cosim/failures/....npz --waves
+    python -m cosim.dut export volta HMMA.884.F16.F16 /tmp/hmma        # a hw unit as a DUT
+    python -m cosim.dut bench volta HMMA.884.F16.F16 -n 200000         # DUT path vs native, per vector
+    python -m cosim.dut bench volta HMMA.884.F16.F16 --plant F=22      # ... both built with a planted fault
+
+Every wrong description, missing file, wrong port or compile error is one ``error:`` line, exit 2,
+before anything is built.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+
+from .. import build as bld  # noqa: E402
+from .. import table, toolchain  # noqa: E402
+from ..failures import FailureFileError  # noqa: E402
+from ..scoring import Config  # noqa: E402
+from .description import DescriptionError  # noqa: E402
+
+
+def _config(args) -> Config:
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    if not 0.0 <= args.stall < 1.0:
+        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    from ..vectors import resolve
+    resolve(args.vectors)                        # an unknown generator: one line, before any build
+    return Config(n=args.n, budget_s=args.budget, min_n=args.min_n, seed=args.seed, stall=args.stall,
+                  waves=args.waves, progress=0.0 if args.quiet else 15.0, vectors=args.vectors)
+
+
+def cmd_run(args) -> int:
+    from . import junit
+    from .run import prepare, run_target
+    cfg = _config(args)
+    bld.check_build_root()
+    prep = prepare(args.description, args.arch, args.instr)
+    print(f"{prep.desc.name}: {prep.desc.top} ({prep.desc.handshake.kind.value}), {len(prep.pairs)} target(s)")
+    print(table.HEADER, flush=True)
+    results = []
+    for target, ins in prep.pairs:
+        dr = run_target(prep, target, ins, cfg)
+        results.append(dr)
+        print(table.row(dr.result), flush=True)
+        said = [f"params {target.params}" if target.params else "", " ".join(f"{k}={v}" for k, v in target.pins.items())]
+        if any(said):
+            said.insert(0, f"target {prep.desc.targets.index(target) + 1}:")
+        said = " ".join(filter(None, said + dr.notes))
+        if said:
+            print(f"{'':13s} ({said})")
+    if args.report:
+        junit.write(args.report, prep, results)
+        print(f"JUnit report: {args.report}")
+    return table.summarize([d.result for d in results])
+
+
+def cmd_lint(args) -> int:
+    from .lint import lint
+    return lint(args.description)
+
+
+def cmd_ports(args) -> int:
+    from .run import prepare
+    prep = prepare(args.description)
+    for p in prep.ports.values():
+        print(f"{p.name:24s} {p.describe()}")
+    print(f"{prep.desc.path}: every port the description uses is there, with the right direction and width")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from .run import replay
+    dr = replay(args.file, Config(waves=args.waves, seed=args.seed))
+    r = dr.result
+    print(table.HEADER)
+    print(table.row(r))
+    if r.waves_file:
+        print(f"waves: {r.waves_file}")
+    return 0 if r.ok else 1
+
+
+def cmd_export(args) -> int:
+    import golden
+    from .export import export
+    path = export(golden.lookup(args.arch, args.instr), args.folder)
+    print(f"wrote {path} and {path.parent / 'mma_unit.v'}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import bench
+    return bench(args.arch, args.instr, n=args.n or 200_000, seed=args.seed, plant=args.plant)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cosim.dut", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="co-simulate a described design against golden")
+    r.add_argument("description")
+    r.add_argument("--arch", default=None)
+    r.add_argument("--instr", default=None)
+    r.add_argument("-n", type=int, default=None, help="vectors per target (default: --budget seconds)")
+    r.add_argument("--budget", type=float, default=60.0)
+    r.add_argument("--min-n", type=int, default=100_000)
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--stall", type=float, default=0.1)
+    r.add_argument("--waves", action="store_true", help="build with waveforms and trace the whole run")
+    r.add_argument("--vectors", default="mixed", help="generator: a name (mixed, bits, normal, structured, all) or "
+                   "module:function; with mixed, a clean run ends with 4,096 structured vectors (the structured pass)")
+    r.add_argument("--report", default=None, help="write JUnit XML here")
+    r.add_argument("--quiet", action="store_true")
+    for name in ("lint", "ports"):
+        p = sub.add_parser(name)
+        p.add_argument("description")
+    p = sub.add_parser("replay")
+    p.add_argument("file")
+    p.add_argument("--waves", action="store_true")
+    p.add_argument("--seed", type=int, default=1)
+    p = sub.add_parser("export")
+    p.add_argument("arch")
+    p.add_argument("instr")
+    p.add_argument("folder")
+    p = sub.add_parser("bench")
+    p.add_argument("arch")
+    p.add_argument("instr")
+    p.add_argument("-n", type=int, default=None)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--plant", default=None, metavar="FIELD=VALUE",
+                   help="build both units with this Params change (e.g. F=22), score both against the catalog")
+    args = ap.parse_args(argv)
+    try:
+        return {"run": cmd_run, "lint": cmd_lint, "ports": cmd_ports, "replay": cmd_replay, "export": cmd_export,
+                "bench": cmd_bench}[args.cmd](args)
+    except (DescriptionError, FailureFileError, bld.BuildError, toolchain.ToolchainError, ValueError, KeyError) as e:
+        msg = str(e).strip("\"'").splitlines()[0]
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

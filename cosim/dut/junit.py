@@ -1,0 +1,30 @@
+"""``REPORT=results.xml``: the DUT run as JUnit XML (one testcase per target), which CI servers read."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+
+def write(path, prep, results) -> Path:
+    """Write ``results`` (:class:`cosim.dut.run.DutResult`) of the design ``prep`` to ``path``."""
+    suite = ET.Element("testsuite", name=f"cosim.dut.{prep.desc.name}", tests=str(len(results)),
+                       failures=str(sum(r.result.status == "MISMATCH" for r in results)),
+                       errors=str(sum(r.result.status not in ("ok", "MISMATCH") for r in results)),
+                       time=f"{sum(r.result.seconds for r in results):.3f}")
+    for dr in results:
+        r = dr.result
+        case = ET.SubElement(suite, "testcase", classname=f"{prep.desc.name}.{r.ins.arch}", name=r.ins.name,
+                             time=f"{r.seconds:.3f}")
+        ET.SubElement(case, "system-out").text = (
+            f"vectors={r.vectors} mismatches={r.mismatches} latency={r.latency_measured} ii={r.ii_measured} "
+            f"diagnosis={dr.diagnosis} dut={prep.desc.path}")
+        if r.status == "MISMATCH":
+            ET.SubElement(case, "failure", message=r.message, type=dr.diagnosis).text = \
+                f"replay: {r.failures_file}" if r.failures_file else r.message
+        elif r.status != "ok":
+            ET.SubElement(case, "error", message=r.message, type=dr.diagnosis).text = r.message
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    return path

