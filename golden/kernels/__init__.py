@@ -28,7 +28,8 @@ _LAUNCH = threading.Lock()       # numba's default threading layer takes one par
 _WARMED: set = set()
 COMPILE_NOTICE_S = 1.0           # a first call slower than this says so on stderr
 BLOCKS_PER_THREAD = 8            # row blocks per thread in a parallel launch (load balance)
-MATERIALISED_ELEMENTS = 1 << 21  # broadcast operands are widened this many elements per chunk
+MATERIALISED_ELEMENTS = 1 << 19  # broadcast operands are widened this many elements per chunk (4 MB)
+CONTIGUOUS_ROWS = 1 << 18        # rows per launch on contiguous operands (bounds the uint64 result buffer)
 PARALLEL_MIN_ROWS = 4096         # fewer rows run on the calling thread (a launch costs more)
 
 
@@ -95,17 +96,19 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
     rows, parallel = _families()[dp.params.base]
     threads = default_threads() if threads is None else max(1, int(threads))
     R = ops.count
-    out = np.empty(R, np.uint64)
-    views = ops.views()
-    if views is not None:                                     # every operand contiguous: one launch
-        _launch(rows, parallel, threads, views, K, fmts, vtab, etab, prm, order, out, dp.params.base)
-    else:
-        step = max(1024, MATERIALISED_ELEMENTS // K)
-        for lo in range(0, R, step):
-            hi = min(lo + step, R)
+    out = np.empty(R, dp.d_format.dtype)
+    views = ops.views()                                       # None when an operand is broadcast
+    step = CONTIGUOUS_ROWS if views is not None else max(1024, MATERIALISED_ELEMENTS // K)
+    part_out = np.empty(min(step, R), np.uint64)
+    for lo in range(0, R, step):
+        hi = min(lo + step, R)
+        if views is not None:                                 # the callers' arrays, sliced: no copy
+            part = tuple(None if v is None else v[lo:hi] for v in views)
+        else:
             part = ops.rows(lo, hi)
-            _launch(rows, parallel, threads, part, K, fmts, vtab, etab, prm, order, out[lo:hi], dp.params.base)
-    return out.astype(dp.d_format.dtype)
+        _launch(rows, parallel, threads, part, K, fmts, vtab, etab, prm, order, part_out[:hi - lo], dp.params.base)
+        out[lo:hi] = part_out[:hi - lo]
+    return out
 
 
 def _launch(rows, parallel, threads, arrays, K, fmts, vtab, etab, prm, order, out, base):
