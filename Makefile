@@ -36,7 +36,7 @@ help:
 	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24] [DUT=path/unit.toml]"
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
-	@echo "make bench                        golden-model throughput per algorithm, one core"
+	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
 	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from dataclasses import dataclass
 
 import math
@@ -14,6 +16,28 @@ from .catalog import Instruction, lookup
 from .formats import Format, check_bits, from_float, get_format, to_float
 
 CHUNK_ROWS = 8192         # rows per vectorised batch: keeps the working set in cache (docs/verification.md: sweep)
+BACKENDS = ("numpy", "numba")
+BACKEND_ENV = "GOLDEN_BACKEND"
+_warned_no_numba: list = []
+
+
+def resolve_backend(backend: str | None = None) -> str:
+    """The backend a call runs on: the argument, else ``$GOLDEN_BACKEND``, else ``numba`` when it
+    imports.  ``numba`` without numba installed runs numpy, with one warning per process."""
+    from . import kernels
+    name = backend if backend is not None else os.environ.get(BACKEND_ENV) or None
+    if name is not None and name not in BACKENDS:
+        where = "backend" if backend is not None else BACKEND_ENV
+        raise ValueError(f"{where}={name!r} is not a golden backend; valid: {', '.join(BACKENDS)}")
+    if name == "numpy":
+        return "numpy"
+    if kernels.available():
+        return "numba"
+    if not _warned_no_numba:
+        _warned_no_numba.append(True)
+        warnings.warn("numba is not installed: golden runs its numpy path (pip install numba for the "
+                      "compiled kernels)", RuntimeWarning, stacklevel=3)
+    return "numpy"
 
 
 def _instruction(instr, arch=None) -> Instruction:
@@ -140,6 +164,10 @@ class _Rows:
             self.full = np.broadcast_to(bits, shape)        # a view: strides 0 where broadcast
         self.batch = batch
 
+    def view(self):
+        """The operand's rows as they lie (``[rows, *tail]``, no copy), or None when broadcast."""
+        return self.flat
+
     def rows(self, lo: int, hi: int) -> np.ndarray:
         if self.flat is not None:
             part = self.flat[lo:hi]
@@ -208,6 +236,15 @@ class Operands:
         self._sa = None if sa is None else _Rows(sa, batch, (sa.shape[-1],))
         self._sb = None if sb is None else _Rows(sb, batch, (sb.shape[-1],))
 
+    def views(self):
+        """``(a, b, c, scale_a, scale_b)`` as the callers' own contiguous arrays (no copy; scales None
+        when unscaled), or None when any operand is broadcast (then read :meth:`rows` a chunk at a time)."""
+        parts = (self._a, self._b, self._c, self._sa, self._sb)
+        views = tuple(None if x is None else x.view() for x in parts)
+        if any(v is None and x is not None for v, x in zip(views, parts)):
+            return None
+        return views
+
     def rows(self, lo: int, hi: int) -> tuple:
         """``(a, b, c, scale_a, scale_b)`` of rows ``lo .. hi - 1`` as uint64 (scales None when unscaled)."""
         return tuple(None if x is None else x.rows(lo, hi) for x in (self._a, self._b, self._c, self._sa, self._sb))
@@ -221,7 +258,7 @@ def prepare_operands(ins: Instruction, a, b, c, scale_a, scale_b) -> PreparedOpe
     return PreparedOperands(*ops.rows(0, ops.count), ops.batch)
 
 
-def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndarray:
+def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=None, threads=None) -> np.ndarray:
     """``d = c + sum_k a_k * b_k`` computed as the instruction computes it.
 
     Parameters
@@ -236,15 +273,30 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None) -> np.ndar
     scale_a, scale_b : array [..., K // block_size], optional
         Block scales, required by block-scaled instructions; they broadcast
         with the batch as the operands do.
+    backend : {"numpy", "numba"}, optional
+        ``numba``: the compiled kernels (:mod:`golden.kernels`), bit for bit the numpy path;
+        default ``$GOLDEN_BACKEND``, else ``numba`` when it imports.  A design no kernel
+        models (:func:`golden.kernels.supports`) runs on numpy either way.
+    threads : int, optional
+        Cores the compiled kernels split the rows across (default: every core this process may
+        use); the numpy path runs on one.
 
     Returns
     -------
     numpy array of unsigned bit patterns in the D format, shape ``[...]``.
     Memory follows the chunk (:data:`CHUNK_ROWS` rows), not the batch: the
-    operands are widened and broadcast a chunk at a time.
+    operands are widened and broadcast a chunk at a time (the kernels read
+    contiguous operands where they lie).
     """
     ins = _instruction(instr, arch)
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
     ops = Operands(ins, a, b, c, scale_a, scale_b)
+    if resolve_backend(backend) == "numba":
+        from . import kernels
+        if kernels.handles(ins.datapath):
+            return kernels.run(ins, ops, threads).reshape(ops.batch)
     fa, fb, fc, fd = ins.formats
     R = ops.count
     out = np.empty(R, fd.dtype)

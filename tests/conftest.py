@@ -8,7 +8,15 @@ both sides (the unit and tensor core tests); :func:`simulate` feeds dot-adds to 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+# The suite checks golden's numpy path, the reference the compiled kernels are held to; the kernels
+# are checked against it in tests/test_golden_kernels.py (each test there names its backend).  This
+# keeps numba's first compiles (tens of seconds of CPU, once per checkout) out of every other test
+# and of every subprocess a test starts (they inherit the environment).
+os.environ.setdefault("GOLDEN_BACKEND", "numpy")
 from amaranth.sim import Simulator
 
 

@@ -1,0 +1,216 @@
+"""What a kernel is handed: formats as int64 rows, value/exponent tables, algorithm parameters as
+int64 codes, all built from the same :class:`golden.Params` and :mod:`golden.formats` tables as
+the numpy path (``algorithms._operand_table``), and :func:`supports`, the predicate that sends
+every design a kernel does not model to the numpy path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from .. import algorithms
+from ..algorithms import Params
+from ..formats import Format, get_format, special_bits
+
+# Columns of a format row (spec.format_row): where each field of a Format lives
+(EXP_BITS, MAN_BITS, BIAS, SIGNED, EMIN, EMAX, MAX_MANTISSA, VALUE_BITS, IGNORED_LOW, NAN_KIND, TABLE_OFF,
+ NAN_BITS, INF_BITS, MAX_BITS, HAS_INF, FNUZ, WORD32, EXP_TAB_OFF, SUBNORMALS) = range(19)
+FORMAT_COLUMNS = 19
+# NAN_KIND codes, and what a NaN/overflow becomes where the format lacks it
+NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_MAX_EXP, NAN_NONE = range(5)
+# Rounding modes and overflow rules as codes (formats.ROUNDING_MODES order)
+RZ, RD, RU, RNE = range(4)
+OVERFLOW_INF, OVERFLOW_IEEE = range(2)
+
+ZERO_EXP, NO_TERM, PARKED = algorithms.ZERO_EXP, algorithms.NO_TERM, algorithms.PARKED
+
+# Slots of the format table every kernel takes
+A, B, CF, D, S = range(5)        # a, b, c, d, scales (a and b as lowered when Params.operand_format is set)
+SLOTS = 5
+
+# Params fields the kernels model, with the values they accept; every other field must keep its
+# default, so a field added to Params later sends its designs to the numpy path until a kernel
+# learns it (supports() compares against the dataclass defaults, not a copy of them).
+_MODELLED = {
+    "base", "pass_size", "F", "e_zero", "out_rounding", "out_frac_bits", "overflow", "group",
+    "dot_floor_bits", "c_floor_bits", "final_floor_bits", "merge_floor_bits", "floor_rounding", "c_drop",
+    "product_overflow", "flush_subnormals", "zero_sign", "specials", "operand_format", "pass_interleave", "c_last",
+}
+_CHOICES = {"out_rounding": ("RZ", "RD", "RU", "RNE"), "overflow": ("inf", "ieee"),
+            "zero_sign": ("positive", "ieee"), "floor_rounding": ("RD", "RZ"), "specials": ("paper", "later_model")}
+
+# Algorithm parameter vector (int64): indices
+(P_F, P_EZERO, P_L, P_MODE, P_FRAC, P_OVERFLOW, P_ZPOS, P_GROUP, P_DOTFB, P_CFB, P_FINFB, P_MERGEFB,
+ P_FLOOR_RD, P_CDROP, P_PROD_OVER, P_LATER, P_CLAST, P_INTERLEAVED, P_FAULT, P_BLOCK, P_SCALED, P_FLUSH,
+ P_BASE) = range(23)
+NPARAMS = 23
+BASE_CODE = {b: i for i, b in enumerate(algorithms.BASES)}     # prm[P_BASE]
+GFDRDA_CODE = BASE_CODE["GFDRDA"]
+NO_C_DROP = -(1 << 40)
+# Formats up to this many value bits are decoded by table, wider ones (TF32, f32, f64) from their
+# fields; decoding f16/bf16 from their fields (_common.fields_value_exp) measured 2.5x slower than
+# their 64K-entry tables, cache misses included (docs/golden.md, compiled kernels)
+TABLE_BITS = 16
+
+
+def format_row(fmt: Format, table_off: int, exp_off: int) -> np.ndarray:
+    """One row of the format table (columns: golden.kernels._common)."""
+    row = np.zeros(FORMAT_COLUMNS, np.int64)
+    row[EXP_BITS], row[MAN_BITS], row[BIAS] = fmt.exp_bits, fmt.man_bits, fmt.bias
+    row[SIGNED], row[EMIN], row[EMAX] = int(fmt.signed), fmt.emin, fmt.emax
+    row[MAX_MANTISSA], row[VALUE_BITS], row[IGNORED_LOW] = fmt.max_mantissa, fmt.value_bits, fmt.ignored_low_bits
+    row[NAN_KIND] = ("ieee", "all_ones", "negative_zero", "max_exponent", "none").index(fmt.nan)
+    row[TABLE_OFF], row[EXP_TAB_OFF] = table_off, exp_off
+    row[NAN_BITS] = int(special_bits(fmt, "nan")) if fmt.has_nan else 0
+    row[INF_BITS] = int(special_bits(fmt, "inf")) if fmt.inf else 0
+    row[MAX_BITS] = int(special_bits(fmt, "max"))
+    row[HAS_INF], row[FNUZ] = int(fmt.inf), int(fmt.nan == "negative_zero")
+    row[WORD32] = int(fmt.name in ("f32", "tf32"))
+    row[SUBNORMALS] = int(fmt.subnormals)
+    return row
+
+
+@functools.cache
+def _tables(fmt: Format, lowered_to: Format | None = None):
+    """Value (float64) and exponent (int32) of every pattern of a narrow format, from the numpy
+    path's own table; ``lowered_to``: the exponents the operand has once converted to that format
+    (a compiled path's exact conversion, ``algorithms.convert_exactly``)."""
+    val, exp = algorithms._operand_table(fmt)
+    val = val.astype(np.float64)
+    if lowered_to is not None:
+        pats = np.arange(1 << fmt.value_bits, dtype=np.uint64) << np.uint64(fmt.ignored_low_bits)
+        conv = algorithms.convert_exactly(fmt, pats, lowered_to)      # raises where not exact
+        lval, lexp = algorithms._operand_values(lowered_to, conv)
+        val, exp = lval.astype(np.float64), lexp
+    return val, exp.astype(np.int32)
+
+
+@functools.cache
+def build(params: Params, formats: tuple, scale_format: Format | None, block: int | None, k: int):
+    """``(fmts [SLOTS, cols], vtab, etab, prm)`` for one datapath (cached: built once per design)."""
+    fa, fb, fc, fd = formats
+    slots = [fa, fb, fc, fd, scale_format or fd]
+    lowered = [None] * SLOTS
+    if params.operand_format:          # a and b read through the exact conversion's values and exponents
+        lowered[A] = lowered[B] = get_format(params.operand_format)
+    rows, vals, exps, offsets, off = [], [], [], {}, 0
+    for fmt, low in zip(slots, lowered):
+        if fmt.value_bits <= TABLE_BITS or low is not None:
+            if (fmt, low) not in offsets:          # a and b of one format share a table (cache)
+                v, e = _tables(fmt, low)
+                offsets[fmt, low] = off
+                vals.append(v), exps.append(e)
+                off += len(v)
+            rows.append(format_row(fmt, offsets[fmt, low], offsets[fmt, low]))
+        else:
+            rows.append(format_row(fmt, -1, -1))
+    fmts = np.stack(rows)
+    # float32 values and int16 exponents: exact for every tabled format (at most 16 bits), and half
+    # the cache footprint (f16's table is then 384 KB, an L2's worth, not 768 KB)
+    vtab = np.concatenate(vals).astype(np.float32) if vals else np.zeros(1, np.float32)
+    etab = np.concatenate(exps).astype(np.int16) if exps else np.zeros(1, np.int16)
+    return fmts, vtab, etab, param_vector(params, k, block, scale_format is not None)
+
+
+def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarray:
+    prm = np.zeros(NPARAMS, np.int64)
+    prm[P_F] = p.F if p.F is not None else 0
+    prm[P_EZERO] = p.e_zero if p.e_zero is not None else 0
+    L = p.pass_size if p.pass_size and p.base not in ("SFMA", "GPS") else k
+    prm[P_L] = L
+    prm[P_MODE] = ("RZ", "RD", "RU", "RNE").index(p.out_rounding)
+    prm[P_FRAC] = p.out_frac_bits if p.out_frac_bits is not None else -1
+    prm[P_OVERFLOW] = ("inf", "ieee").index(p.overflow)
+    prm[P_ZPOS] = int(p.zero_sign == "positive")
+    prm[P_GROUP] = p.group or 16
+    prm[P_DOTFB], prm[P_CFB], prm[P_FINFB], prm[P_MERGEFB] = (p.dot_floor_bits, p.c_floor_bits,
+                                                             p.final_floor_bits, p.merge_floor_bits)
+    prm[P_FLOOR_RD] = int(p.floor_rounding == "RD")
+    prm[P_CDROP] = p.c_drop if p.c_drop is not None else NO_C_DROP
+    prm[P_PROD_OVER] = int(p.product_overflow)
+    prm[P_LATER] = int(p.specials == "later_model")
+    prm[P_CLAST] = int(p.c_last)
+    prm[P_INTERLEAVED] = int(p.pass_interleave is not None)
+    prm[P_BLOCK] = block or 1
+    prm[P_SCALED] = int(scaled)
+    prm[P_FLUSH] = int(p.flush_subnormals)
+    prm[P_BASE] = BASE_CODE[p.base]
+    return prm
+
+
+def _defaults_kept(p: Params) -> bool:
+    """Every field the kernels do not model still has its default (new fields fall back)."""
+    for f in dataclasses.fields(p):
+        if f.name in _MODELLED:
+            continue
+        if f.default is dataclasses.MISSING or getattr(p, f.name) != f.default:
+            return False
+    return all(getattr(p, name) in ok for name, ok in _CHOICES.items())
+
+
+def _plain_output(fd: Format) -> bool:
+    """d formats whose NaN, infinity and zero the kernels write as the numpy path does."""
+    return fd.inf and fd.nan == "ieee" and fd.ignored_low_bits == 0 and fd.signed
+
+
+def _decodable(fmt: Format) -> bool:
+    return fmt.value_bits <= 16 or fmt.name in ("f32", "tf32", "f64")
+
+
+def supports(params: Params, formats, k: int, scale_format=None, block=None) -> bool:
+    """Whether a compiled kernel computes this design bit for bit as the numpy path does.
+
+    False sends the call to the numpy path (which also raises the clear errors, e.g. a design
+    whose fixed-point sums would not be exact): a design is never answered by a kernel that
+    does not model one of its fields.
+    """
+    p = params
+    fa, fb, fc, fd = (get_format(f) for f in formats)
+    fs = get_format(scale_format) if scale_format is not None else None
+    if not _defaults_kept(p) or not all(_decodable(f) for f in (fa, fb, fc)):
+        return False
+    if p.F is not None and (isinstance(p.F, bool) or not isinstance(p.F, int)):
+        return False                             # F="exact" (no alignment window): numpy only
+    if p.base == "SFMA":
+        return fd.name in ("f32", "f64") and all(f.name == fd.name for f in (fa, fb, fc))
+    if p.base == "GPS":
+        return (fd.name == "f32" and fa.value_bits <= TABLE_BITS and fb.value_bits <= TABLE_BITS and fs is None
+                and k % p.group == 0 and fc.name in ("f32", "f16", "bf16"))
+    L = p.pass_size if p.pass_size else k
+    if k % L or not _plain_output(fd) or fd.value_bits > 32:
+        return False
+    if fs is not None and (not fs.value_bits <= 16 or block is None or L % block or p.pass_interleave is not None):
+        return False
+    if p.operand_format is not None and not _lowering_ok(fa, fb, p.operand_format):
+        return False
+    if p.c_last and (fc.name != fd.name or fd.name not in ("f16", "f32")):
+        return False
+    return _exact(p, L, block, fs is not None)
+
+
+def _lowering_ok(fa, fb, fo) -> bool:
+    fo = get_format(fo)
+    if fo.value_bits > 16 or fa.value_bits > 16 or fb.value_bits > 16:
+        return False
+    try:
+        _tables(fa, fo), _tables(fb, fo)
+    except ValueError:
+        return False
+    return True
+
+
+def _exact(p: Params, L: int, block, scaled: bool) -> bool:
+    """algorithms._check_exact's bound for this base (the numpy path raises its error otherwise)."""
+    if p.base == "FDA":
+        int_bits, terms = 2, L + 1
+    elif p.base == "GDFS":
+        g = p.group or 16
+        if not scaled or L % g or (block % g if block >= g else g % block) or block < g:
+            return False
+        int_bits, terms = 12, L // g + 1
+    else:
+        int_bits, terms = 2, L
+    return p.F + int_bits + int(terms).bit_length() <= algorithms.EXACT_BITS

@@ -1,0 +1,192 @@
+"""The compiled kernels (golden/kernels/) against the numpy path: identical bits on every catalog
+datapath for every vector kind, on the measured GPU sets, through broadcasting and threads; a fault
+planted in a kernel is caught by the same comparison; designs a kernel does not model fall back."""
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+
+import golden
+from golden import api, kernels
+from golden.algorithms import Params
+from golden.catalog import instructions, lookup
+from golden.provenance import MEASURED_SETS
+from golden.vectors import KINDS, random_operands
+from gpu_vectors import load
+
+# one xdist worker takes the whole file (make test: --dist loadgroup), so each kernel compiles once
+pytestmark = [pytest.mark.skipif(not kernels.available(), reason="numba is not installed"),
+              pytest.mark.xdist_group("golden_kernels")]
+
+ROWS = 64               # per vector kind and datapath in make test (384 rows each); the slow tier: SLOW_ROWS
+SLOW_ROWS = 20_000
+
+
+def _datapaths():
+    """One instruction per datapath (instructions with equal datapaths give the same bits on every
+    input: golden.catalog.Datapath), all of them covered: every catalog instruction is one of these."""
+    seen = {}
+    for ins in instructions():
+        seen.setdefault(ins.datapath, ins)
+    return list(seen.values())
+
+
+DATAPATHS = _datapaths()
+
+
+def mismatches(ins, n: int, kinds=KINDS, seed: int = 0, threads: int = 1) -> int:
+    """Rows where the two backends differ, over ``n`` rows of each vector kind."""
+    bad = 0
+    for i, kind in enumerate(kinds):
+        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
+        want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
+        got = golden.dot_add(ins, a, b, c, sa, sb, backend="numba", threads=threads)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        bad += int((got != want).sum())
+    return bad
+
+
+def test_every_instruction_has_a_kernel():
+    assert all(kernels.handles(i.datapath) for i in instructions())
+
+
+@pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
+def test_identical_bits_every_vector_kind(ins):
+    assert mismatches(ins, ROWS) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
+def test_identical_bits_many_rows_all_threads(ins):
+    assert mismatches(ins, SLOW_ROWS, seed=1, threads=kernels.default_threads()) == 0
+
+
+@pytest.mark.parametrize("s", MEASURED_SETS, ids=lambda s: f"{s.id}-{s.arch}-{s.instruction}")
+def test_gpu_sets_through_the_kernels(s):
+    ins, a, b, c, want = load(s)
+    got = golden.dot_add(ins, a, b, c, backend="numba")
+    assert np.array_equal(got, golden.dot_add(ins, a, b, c, backend="numpy"))
+    if s.exact:
+        assert golden.same_results(ins, got, want).all()
+
+
+# one instruction per kernel family, and per rounding of the fused family's output
+FAULT_UNITS = [("hopper", "HMMA.16816.F32"), ("hopper", "HMMA.16816.F16"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
+               ("blackwell", "UTCOMMA.4X"), ("cdna3", "v_mfma_f32_32x32x8_f16"),
+               ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"), ("cdna2", "v_mfma_f32_32x32x8_f16"),
+               ("hopper", "DMMA.8x8x4"), ("cdna3", "v_mfma_f32_16x16x4_f32")]
+
+
+@pytest.mark.parametrize("unit", FAULT_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_planted_rounding_fault_is_caught(unit):
+    ins = lookup(*unit)
+    assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) == 0
+    with kernels.planted_fault():
+        assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) > 0
+
+
+def test_threads_split_rows_identically():
+    ins = lookup("cdna3", "v_mfma_f32_16x16x4_f32")              # SFMA: the smallest kernel to compile
+    a, b, c, _, _ = random_operands(ins, 3 * kernels.PARALLEL_MIN_ROWS, np.random.default_rng(5), "mixed")
+    one = golden.dot_add(ins, a, b, c, backend="numba", threads=1)
+    assert np.array_equal(golden.dot_add(ins, a, b, c, backend="numba", threads=2), one)
+    assert np.array_equal(golden.dot_add(ins, a, b, c, backend="numpy"), one)
+
+
+def test_broadcast_and_narrow_operands_read_in_place():
+    """mma broadcasts a and b (chunks widened on the fly); narrow dtypes are read in their width."""
+    ins = lookup("hopper", "HMMA.16816.F32")
+    rng = np.random.default_rng(3)
+    A = rng.integers(0, 1 << 16, (16, 16), dtype=np.uint16)
+    B = rng.integers(0, 1 << 16, (16, 8), dtype=np.uint16)
+    C = rng.integers(0, 1 << 32, (16, 8), dtype=np.uint32)
+    with_numpy = api.mma(ins, A, B, C)                           # conftest-free: compare the two backends
+    a = np.broadcast_to(A[:, None, :], (16, 8, 16))
+    b = np.broadcast_to(B.T[None, :, :], (16, 8, 16))
+    assert np.array_equal(golden.dot_add(ins, a, b, C, backend="numba"), with_numpy)
+    assert np.array_equal(golden.dot_add(ins, a.copy(), b.copy(), C, backend="numba"), with_numpy)
+    assert np.array_equal(golden.dot_add(ins, a.astype(np.int64), b.astype(np.uint32), C, backend="numba"),
+                          with_numpy)
+
+
+@dataclasses.dataclass(frozen=True)
+class _NewParams(Params):
+    """A Params with a field added after the kernels were written."""
+    exact_f: bool = False
+
+
+def test_unmodelled_params_fall_back(monkeypatch):
+    """supports() checks every Params field against its default: a field it does not know sends the
+    design to numpy, and so does a design whose sums the numpy path refuses (its error is raised)."""
+    ins = lookup("hopper", "HMMA.16816.F32")
+    dp = ins.datapath
+    base = dataclasses.asdict(dp.params)
+    assert kernels.supports(_NewParams(**base), dp.formats, dp.k)
+    assert not kernels.supports(_NewParams(**base, exact_f=True), dp.formats, dp.k)
+    assert not kernels.supports(dp.params.with_(F=60), dp.formats, dp.k)
+    for field, value in (("F", "exact"), ("zero_sign", "ieee754"), ("nan_bits", 0x7FC00000)):
+        if field in base:                        # fields other helpers add (golden.params)
+            assert not kernels.supports(dp.params.with_(**{field: value}), dp.formats, dp.k), field
+    a, b, c, _, _ = random_operands(ins, 16, np.random.default_rng(0), "normal")
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+
+    def no_kernel(*args, **kw):
+        raise AssertionError("a kernel ran a design it does not model")
+    monkeypatch.setattr(kernels, "run", no_kernel)
+    new = dataclasses.replace(ins, params=_NewParams(**base, exact_f=True))
+    assert np.array_equal(golden.dot_add(new, a, b, c, backend="numba"), want)
+    wide = dataclasses.replace(ins, params=dp.params.with_(F=60))
+    with pytest.raises(ValueError, match="exact up to"):
+        golden.dot_add(wide, a, b, c, backend="numba")
+
+
+def test_backend_choice(monkeypatch):
+    ins = lookup("hopper", "HMMA.16816.F32")
+    a, b, c, _, _ = random_operands(ins, 8, np.random.default_rng(0), "normal")
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    with pytest.raises(ValueError, match="valid: numpy, numba"):
+        golden.dot_add(ins, a, b, c, backend="cuda")
+    monkeypatch.setenv("GOLDEN_BACKEND", "fast")
+    with pytest.raises(ValueError, match="GOLDEN_BACKEND"):
+        golden.dot_add(ins, a, b, c)
+    with pytest.raises(ValueError, match="threads"):
+        golden.dot_add(ins, a, b, c, backend="numpy", threads=0)
+    monkeypatch.setenv("GOLDEN_BACKEND", "numpy")
+
+    def no_kernel(*args, **kw):
+        raise AssertionError("the numpy backend ran a kernel")
+    monkeypatch.setattr(kernels, "run", no_kernel)
+    assert np.array_equal(golden.dot_add(ins, a, b, c), want)
+
+
+def test_without_numba_one_warning(monkeypatch):
+    ins = lookup("hopper", "HMMA.16816.F32")
+    a, b, c, _, _ = random_operands(ins, 8, np.random.default_rng(0), "normal")
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    monkeypatch.setattr(kernels, "available", lambda: False)
+    monkeypatch.setattr(api, "_warned_no_numba", [])
+    monkeypatch.delenv("GOLDEN_BACKEND", raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            assert np.array_equal(golden.dot_add(ins, a, b, c), want)
+    assert [str(w.message) for w in caught if "numba" in str(w.message)].__len__() == 1
+
+
+@pytest.mark.parametrize("spread", [4, 200])
+def test_fast_generator_same_bits_as_from_float(spread):
+    """random_values builds its bit patterns from the fields; from_float (RZ) is the reference."""
+    from golden.formats import FORMATS, from_float
+    from golden.vectors import random_values
+    for name, fmt in FORMATS.items():
+        got = random_values(fmt, (3000,), np.random.default_rng(2), spread=spread)
+        rng = np.random.default_rng(2)                      # the same draws, rounded by from_float
+        lo, hi = max(fmt.emin, -spread), min(fmt.emax, spread)
+        e = rng.integers(lo, hi + 1, (3000,))
+        v = np.ldexp(1 + rng.random((3000,)), e)
+        if fmt.signed:
+            v = np.where(rng.random((3000,)) < 0.5, -v, v)
+        v = np.where(rng.random((3000,)) < 0.1, 0.0, v)
+        assert np.array_equal(got, from_float(fmt, v, "RZ").astype(np.uint64)), name
