@@ -250,6 +250,9 @@ def test_rtl_toolchain_and_import_errors_are_unavailable(monkeypatch):
         backend_from_name("rtl")
 
 
+# the probe on a Verilator-simulated device runs in make test through the DUT path
+# (tests/test_dut_examples.py); the catalog's own units under slow
+@pytest.mark.slow
 def test_rtl_report_equals_golden():
     _rtl_same("hopper", "HGMMA.64xNx16.F32")
 
