@@ -276,8 +276,19 @@ def _start(db, n_blocks):
     argv = [sys.executable, "-m", "campaign", "run", *HMMA, "-n", str(n_blocks * BLOCK), "--block", str(BLOCK),
             "--device", "golden", "--workers", "1", "--progress", "0", "--db", str(db)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # a shell starts a job with SIGINT at its default; a process started with SIGINT ignored keeps it
+    # ignored (Python, like nohup'd programs, leaves it so), and a pytest worker may be such a parent
     return subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _sigint_ignored_in(pid: int) -> bool | None:
+    """Whether process ``pid`` ignores SIGINT (Linux's /proc SigIgn mask; None where unreadable)."""
+    try:
+        mask = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("SigIgn:"))
+    except (OSError, StopIteration):
+        return None
+    return bool(int(mask.split()[1], 16) & (1 << (signal.SIGINT - 1)))
 
 
 def _wait_for_blocks(db, proc, n, limit=120.0):
@@ -325,8 +336,13 @@ def test_ctrl_c_stops_the_run_without_worker_tracebacks(tmp_path):
     proc = _start(db, 5000)                            # far more than can finish between the poll and the signal
     try:
         _wait_for_blocks(db, proc, 2)
+        ignored = _sigint_ignored_in(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)             # the terminal sends it to the whole group
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the client ignored Ctrl-C for 60 s (SIGINT ignored in it: {ignored}; "
+                                 f"in this test process: {_sigint_ignored_in(os.getpid())})") from None
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
