@@ -37,6 +37,8 @@ REPRESENTATIVE = [
     ("cdna3", "v_mfma_f32_16x16x16_bf16"),        # CoFDRDA, bf16
     ("cdna3", "v_mfma_f32_32x32x16_fp8_bf8"),     # GFDRDA
     ("cdna3", "v_mfma_f32_16x16x32_bf8_bf8"),     # CoGFDRDA
+    ("blackwell", "MMA.16832.F16.E4M3.E4M3"),     # the compiled fp8 mma.sync (hw.lowered.LoweredFDA), f16 out
+    ("hopper", "MMA.16832.F32.E5M2.E4M3"),        # ... f32 out
 ]
 
 
