@@ -65,6 +65,7 @@ FAULTS = {
     "dotp_axis/faults/duplicate.toml": ("all", "duplicated", "duplicated"),
     "dotp_mf/faults/ties_up.toml": ("RNE", "wrong", "differ from the reference"),
     "dotp_mf/faults/x_after_reset.toml": ("all", "x", "uninitialised state (X)"),
+    "dotp_v2k/faults/short_align.toml": ("all", "wrong", "differ from the reference"),
 }
 
 
@@ -112,10 +113,13 @@ def test_yosys_reads_the_verilog_design_and_refuses_the_systemverilog_one():
 
 
 @pytest.mark.slow
-def test_fpga_sim_runs_the_verilog_design_end_to_end(capsys):
+@pytest.mark.parametrize("toml,rc,status", [("dotp_v2k/unit.toml", 0, " ok"),
+                                            ("dotp_v2k/faults/short_align.toml", 1, "MISMATCH: ")])
+def test_fpga_sim_runs_the_verilog_design_end_to_end(capsys, toml, rc, status):
     """make fpga-sim DUT=examples/dut/dotp_v2k/unit.toml: the design in the board top, behind the host
-    link and the UART, driven by the board driver under Verilator, 0 mismatches against golden."""
+    link and the UART, driven by the board driver under Verilator, 0 mismatches against golden; its
+    planted fault (every aligned term one fraction bit short) is a MISMATCH on the board too."""
     from fpga import __main__ as fpga_cli
-    rc = fpga_cli.main(["sim", "all", "all", "--dut", str(EXAMPLES / "dotp_v2k/unit.toml"), "-n", "300"])
+    got = fpga_cli.main(["sim", "all", "all", "--dut", str(EXAMPLES / toml), "-n", "300"])
     out, err = capsys.readouterr()
-    assert rc == 0 and "HMMA.1688.F32" in out and " ok" in out, out + err
+    assert got == rc and "HMMA.1688.F32" in out and status in out, out + err
