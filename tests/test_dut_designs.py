@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DUT = REPO / "examples" / "dut"
-DESIGNS = ("dotp_vr", "dotp_en", "dotp_axis", "dotp_mf")
+DESIGNS = ("dotp_vr", "dotp_en", "dotp_axis", "dotp_mf", "dotp_v2k")
 N = 20000
 
 
@@ -136,6 +136,7 @@ FAULTS = {
     all((r.mismatches > 0) == ("RNE" in r.target) for r in rs) and
     all(got == exp + 1 for r in rs for _, got, exp in r.first_mismatches),     # one ulp up in magnitude
     "dotp_mf/x_after_reset": lambda rs: all(r.extra > 0 for r in rs),
+    "dotp_v2k/short_align": _diagnosis_arithmetic,
 }
 
 
