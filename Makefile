@@ -162,7 +162,12 @@ endif
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
 
 fpga: $(STAMP)
+ifdef DUT
+	$(PY) -m fpga build $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
+	    --board $(BOARD) $(if $(CLOCK),--clock $(CLOCK)) $(if $(BAUD),--baud $(BAUD))
+else
 	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT)
+endif
 
 fpga-program: $(STAMP)
 	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT)

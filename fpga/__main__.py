@@ -122,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
     _build_args(build)
+    build.add_argument("--dut", default=None, metavar="UNIT.TOML",
+                       help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
@@ -251,6 +253,8 @@ def _built(args, standin: bool = False, reuse: bool = True):
     from .boards import board as find_board
     from .build import build
     brd = find_board(args.board)
+    if getattr(args, "dut", None):
+        return _built_dut(args, brd, standin, reuse)
     lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
     cfg = config_from(args, clock_hz=args.clock or brd.clock_hz)
     if cfg.clock_hz != brd.clock_hz:
@@ -275,6 +279,27 @@ def _built(args, standin: bool = False, reuse: bool = True):
     report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys, reuse=reuse,
                    clock_hz=cfg.clock_hz, multipliers=args.multipliers, lanes=None if cfg.core else cfg.lanes,
                    dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}")
+    return report, cfg
+
+
+def _built_dut(args, brd, standin: bool, reuse: bool):
+    """The bitstream of the board top around a design of one's own (``--dut UNIT.TOML``): one lane, the
+    design's files read by Yosys beside the top (one that Yosys cannot read is refused before any work)."""
+    from .build import build
+    from .dut import platform_files
+    from .top import BoardTop
+    if standin or args.lanes not in (1, "1") or args.multipliers != "dsp" or args.pipeline not in (None, "0"):
+        raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers and --pipeline")
+    cfg, dut = dut_config(args)
+    cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
+    if cfg.clock_hz != brd.clock_hz:
+        ecp5_pll(brd.clock_hz, cfg.clock_hz)
+    design = f"dut-{dut.prep.desc.name}" + (f"_{cfg.clock_hz / 1e6:g}MHz" if cfg.clock_hz != brd.clock_hz else "")
+    print(f"building {design} ({dut.prep.desc.path}) for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz): "
+          "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
+    report = build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
+                   yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
+                   unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut))
     return report, cfg
 
 

@@ -431,12 +431,24 @@ def tool_versions(yosys_version: str | None = None) -> dict[str, str]:
             "nextpnr-ecp5": _version([*tool_command("nextpnr-ecp5"), "--version"])}
 
 
-def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None):
-    """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options."""
-    return brd.platform().prepare(
+def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
+             verilog: tuple | None = None):
+    """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options;
+    ``verilog``: ``({name: text}, read_verilog options)`` of a design of one's own (:func:`fpga.dut.platform_files`),
+    whose files the plan carries and Yosys reads beside the board top."""
+    platform = brd.platform()
+    overrides = yosys_overrides(multipliers, lanes or 1, dsp_lanes)
+    if verilog:
+        files, options = verilog
+        for name, text in files.items():
+            if name.endswith((".v", ".sv")) or not name.endswith(".il"):
+                platform.add_file(name, text)
+        if options:
+            overrides["read_verilog_opts"] = options
+    return platform.prepare(
         top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
         nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}",
-        **yosys_overrides(multipliers, lanes or 1, dsp_lanes))
+        **overrides)
 
 
 @functools.lru_cache(maxsize=None)
@@ -476,7 +488,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
-          unit: str = "") -> BuildReport:
+          unit: str = "", verilog: tuple | None = None) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -512,13 +524,15 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         The unit's lanes, and how many lanes fit (:mod:`fpga.fit`): for the report.
     unit : str
         ``"ARCH INSTR[,INSTR...]"`` the top runs, for the report (what ``fpga.bench`` measures golden on).
+    verilog : tuple, optional
+        A design of one's own inside the top (:func:`fpga.dut.platform_files`): its files and Yosys options.
     """
     brd = find_board(board)
     clock_hz = clock_hz or brd.clock_hz
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
-    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes)
+    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog)
     digest = plan.digest(16).hex()
     steps = [("elaborate", time.perf_counter() - started)]
     tools = tool_versions(yosys_version)

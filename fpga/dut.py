@@ -13,7 +13,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 
-from amaranth import ClockSignal, Module, ResetSignal
+from amaranth import ClockSignal, Module, ResetSignal, Signal
 from amaranth.hdl import Instance
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -21,6 +21,9 @@ from amaranth.lib.wiring import In, Out
 from cosim.build import UNIT_MODULE, Sources
 from cosim.dut.description import DescriptionError
 from cosim.dut.run import Prepared, prepare, sources_for
+
+
+POWER_ON_RESET = 16                 # cycles the design is held in reset after the board starts
 
 
 class DutUnit(wiring.Component):
@@ -32,8 +35,15 @@ class DutUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # a board's clock domain has no reset (its registers start from their initial values): the design
+        # gets one from a power-on counter, held for POWER_ON_RESET cycles, or'ed with the domain's where it has one
+        held = Signal(range(POWER_ON_RESET + 1), init=POWER_ON_RESET)
+        with m.If(held != 0):
+            m.d.sync += held.eq(held - 1)
+        rst = Signal()
+        m.d.comb += rst.eq(ResetSignal(allow_reset_less=True) | (held != 0))
         m.submodules.dut = Instance(
-            UNIT_MODULE, i_clk=ClockSignal(), i_rst=ResetSignal(),
+            UNIT_MODULE, i_clk=ClockSignal(), i_rst=rst,
             i_i__payload=self.i.payload, i_i__valid=self.i.valid, o_i__ready=self.i.ready,
             o_o__payload=self.o.payload, o_o__valid=self.o.valid, i_o__ready=self.o.ready)
         return m
@@ -83,3 +93,26 @@ def check_yosys(prep: Prepared, srcs: Sources) -> None:
         lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if "ERROR" in ln] or ["(no message)"]
         raise DescriptionError(f"{prep.desc.path}: Yosys cannot read the design, so it cannot go on a board "
                                f"(the co-simulation, make cosim DUT=..., does not need Yosys): {lines[0]}")
+
+
+def platform_files(dut: DutBoard) -> tuple[dict, str]:
+    """What a bitstream build of ``dut`` adds to the platform: ``({name: text}, read_verilog options)``.
+
+    The generated adapter and the design's files, with every file of its include folders, under
+    ``dut/`` of the build folder at their paths relative to the folder holding them all (YoWASP's Yosys
+    sees only the build folder), and the ``-D``/``-I`` options that read them as Verilator did.
+    """
+    import os
+    from pathlib import Path
+    src = dut.sources
+    incs = [Path(d).resolve() for d in src.include_dirs]
+    files = [Path(f).resolve() for f in src.files]
+    root = Path(os.path.commonpath([str(p.parent) for p in files] + [str(d) for d in incs]))
+    out = {f"dut/{name}": text for name, text in src.generated.items()}
+    for f in files:
+        out[f"dut/{f.relative_to(root)}"] = f.read_text()
+    for d in incs:
+        for f in sorted(p for p in d.rglob("*") if p.is_file()):
+            out.setdefault(f"dut/{f.relative_to(root)}", f.read_text())
+    defines = [f"-D{k}" if v is True else f"-D{k}={v}" for k, v in src.defines.items()]
+    return out, " ".join(defines + [f"-Idut/{d.relative_to(root)}" if d != root else "-Idut" for d in incs])
