@@ -123,3 +123,36 @@ def test_fpga_sim_runs_the_verilog_design_end_to_end(capsys, toml, rc, status):
     got = fpga_cli.main(["sim", "all", "all", "--dut", str(EXAMPLES / toml), "-n", "300"])
     out, err = capsys.readouterr()
     assert got == rc and "HMMA.1688.F32" in out and status in out, out + err
+
+
+def test_a_bitstream_build_carries_the_designs_files_and_options():
+    """make fpga DUT=: the build plan carries the adapter, the design's files (a .f list nesting another,
+    include folders) under dut/, and the -D/-I options Yosys reads them with."""
+    from fpga.dut import DutBoard, platform_files
+    from cosim.dut import run as drun
+    prep = drun.prepare(EXAMPLES / "dotp_mf/unit.toml")
+    target, ins = prep.pairs[0]
+    srcs, _ = drun.sources_for(prep, target, ins)
+    files, options = platform_files(DutBoard(prep, ins, srcs, None))
+    assert "dut/cosim_unit.sv" in files and any(n.endswith("fda_pkg.sv") for n in files)
+    assert any(n.endswith("fda_defs.svh") for n in files)                   # an include folder's file
+    assert "-DDOTP_MF_OUTPUT_REG" in options and "-Idut/" in options
+    for name in files:
+        assert name.startswith("dut/") and ".." not in name
+
+
+def test_a_bitstream_build_of_a_design_refuses_unit_options(capsys):
+    from fpga import __main__ as fpga_cli
+    assert fpga_cli.main(["build", "all", "all", "--dut", str(EXAMPLES / "dotp_v2k/unit.toml"), "--lanes", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --dut builds your design as it is"), err
+
+
+@pytest.mark.slow
+def test_a_bitstream_of_the_verilog_design(capsys):
+    """make fpga DUT=examples/dut/dotp_v2k/unit.toml CLOCK=19: synthesis, place and route and a
+    bitstream of the board top around the design (Fmax about 20 MHz: the design's own)."""
+    from fpga import __main__ as fpga_cli
+    got = fpga_cli.main(["build", "all", "all", "--dut", str(EXAMPLES / "dotp_v2k/unit.toml"), "--clock", "19"])
+    out = capsys.readouterr().out
+    assert got == 0 and "design dut-dotp_v2k" in out and "bitstream:" in out, out
