@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from dataclasses import dataclass
-
-import math
-import os
 
 import numpy as np
 
 from . import algorithms
 from .catalog import Instruction, lookup
 from .formats import Format, check_bits, from_float, get_format, to_float
+from .options import is_whole
 
 CHUNK_ROWS = 8192         # rows per vectorised batch: keeps the working set in cache (docs/verification.md: sweep)
 BACKENDS = ("numpy", "numba")
@@ -289,8 +288,7 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=No
     contiguous operands where they lie).
     """
     ins = _instruction(instr, arch)
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-                                or threads < 1):
+    if threads is not None and (not is_whole(threads) or threads < 1):
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
     ops = Operands(ins, a, b, c, scale_a, scale_b)
     if resolve_backend(backend) == "numba":

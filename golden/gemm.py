@@ -32,6 +32,7 @@ from .api import _instruction, _narrow_bits
 from .catalog import CATALOG, Instruction, canonical_arch
 from .fma import fma_f32
 from .formats import ROUNDING_MODES, from_float, get_format, to_float
+from .options import is_whole
 
 __all__ = ["Kernel", "PRESETS", "Reduction", "Scaling", "gemm", "gemm_float", "instruction_for", "kernel_preset"]
 
@@ -156,7 +157,7 @@ class Kernel:
                                  f"(reduction is {self.reduction.value!r}); leave it None")
             return
         if order is None or sorted(order) != list(range(self.split_k)) or \
-                not all(isinstance(i, (int, np.integer)) for i in order):
+                not all(is_whole(i) for i in order):
             raise ValueError(f"Kernel.atomic_order must be a permutation of range(split_k) = "
                              f"0..{self.split_k - 1} with reduction='atomic', got {order!r}")
         object.__setattr__(self, "atomic_order", tuple(int(i) for i in order))
@@ -167,7 +168,7 @@ class Kernel:
 
 
 def _check_int(value, field: str, low: int, extra: str = ""):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+    if not is_whole(value) or value < low:
         raise ValueError(f"Kernel.{field} must be an integer >= {low}{' ' + extra if extra else ''}, "
                          f"got {value!r}")
 
@@ -553,7 +554,7 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
         c = _shaped(out_fmt, C, "C", (prob.M, prob.N))
     if bias is not None:
         bias_b = _shaped(out_fmt, bias, "bias", (prob.N,))
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+    if not is_whole(workers) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1 (threads over output tiles), got {workers!r}")
     out = np.empty((prob.M, prob.N), out_fmt.dtype)
 

@@ -8,6 +8,7 @@ is refused with the list of valid words instead of being read as "no".
 from __future__ import annotations
 
 import argparse
+import numbers
 
 __all__ = ["YES", "NO", "Parser", "whole_number", "yes_no", "yes_no_option"]
 
@@ -45,6 +46,12 @@ def yes_no_option(what: str):
             raise argparse.ArgumentTypeError(str(e)) from None
     parse.__name__ = "yes/no word"
     return parse
+
+
+def is_whole(value) -> bool:
+    """Whether ``value`` is a whole number: a Python or numpy integer, not a bool (which Python counts as
+    an int) and not a float that happens to be whole."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def whole_number(low: int, high: int | None = None):

@@ -12,12 +12,11 @@ from amaranth.hdl import EnableInserter
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-import numpy as np
-
 import golden
 from golden.algorithms import Params, check_nan_bits
 from golden.catalog import Instruction
 from golden.formats import get_format
+from golden.options import is_whole
 
 from .fda import FDAChain
 from .fdrda import FDRDAChain
@@ -164,7 +163,7 @@ MAX_LANES = 256     # far past any board (python -m fpga fit finds a handful on 
 
 def check_lanes(lanes) -> None:
     """``lanes`` a whole number 1..:data:`MAX_LANES`; ValueError naming the range otherwise."""
-    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or not 1 <= lanes <= MAX_LANES:
+    if not is_whole(lanes) or not 1 <= lanes <= MAX_LANES:
         raise ValueError(f"lanes must be a whole number 1..{MAX_LANES} (dot-adds per cycle of one unit), "
                          f"not {lanes!r}")
 

@@ -1,6 +1,6 @@
 """A slow, scalar, independent reference model of the dot-add (N-version testing).
 
-Written from /work/shared/spec/ISA.md (sections 3 and 4) and the paper's
+Written from the project's ISA.md (shared/spec/ISA.md beside a checkout; sections 3 and 4) and the paper's
 section IV step lists, *not* from ``golden/algorithms.py``.  Nothing from
 ``golden.formats`` is used either: the bit decoding, the rounding and the
 encoding below are this file's own, on Python ints and

@@ -7,7 +7,7 @@ Examples::
     python -m cosim.dut lint unit.toml                                 # make lint-rtl DUT=...
     python -m cosim.dut ports unit.toml                                # the top's ports, checked
     python -m cosim.dut replay build/cosim/failures/....npz --waves
-    python -m cosim.dut export volta HMMA.884.F16.F16 /tmp/hmma        # a hw unit as a DUT
+    python -m cosim.dut export volta HMMA.884.F16.F16 build/hmma       # a hw unit as a DUT
     python -m cosim.dut bench volta HMMA.884.F16.F16 -n 200000         # DUT path vs native, per vector
     python -m cosim.dut bench volta HMMA.884.F16.F16 --plant F=22      # ... both built with a planted fault
 
