@@ -10,6 +10,7 @@ cannot read is one line, saying so.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from dataclasses import dataclass
 
@@ -51,10 +52,17 @@ class DutUnit(wiring.Component):
 
 @dataclass
 class DutBoard:
+    """A checked description's target as a board's unit: ``unit`` is made when a board top asks for it
+    (an Amaranth component made and never elaborated is a warning)."""
+
     prep: Prepared
     ins: object
     sources: Sources
-    unit: DutUnit
+    iface: object                       # cosim.build.UnitInterface of the adapter
+
+    @functools.cached_property
+    def unit(self) -> DutUnit:
+        return DutUnit(self.iface.in_width, self.iface.out_width, self.iface.latency)
 
 
 def dut_board(path, arch: str | None = None, instr: str | None = None) -> DutBoard:
@@ -66,8 +74,7 @@ def dut_board(path, arch: str | None = None, instr: str | None = None) -> DutBoa
                                "is scored against the catalog entry")
     srcs, iface = sources_for(prep, target, ins)
     check_yosys(prep, srcs)
-    unit = DutUnit(iface.in_width, iface.out_width, iface.latency)
-    return DutBoard(prep, ins, Sources(srcs.generated, srcs.files, srcs.include_dirs, srcs.defines), unit)
+    return DutBoard(prep, ins, Sources(srcs.generated, srcs.files, srcs.include_dirs, srcs.defines), iface)
 
 
 def check_yosys(prep: Prepared, srcs: Sources) -> None:
