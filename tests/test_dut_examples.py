@@ -107,7 +107,7 @@ def test_yosys_reads_the_verilog_design_and_refuses_the_systemverilog_one():
     from cosim.dut.description import DescriptionError
     from fpga.dut import dut_board
     board = dut_board(EXAMPLES / "dotp_v2k/unit.toml")
-    assert board.ins.name == "HMMA.1688.F32" and board.unit.latency >= 3
+    assert board.ins.name == "HMMA.1688.F32" and board.iface.latency >= 3
     with pytest.raises(DescriptionError, match="Yosys cannot read the design"):
         dut_board(EXAMPLES / "dotp_vr/unit.toml")
 
