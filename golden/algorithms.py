@@ -1,4 +1,4 @@
-"""The nine dot-add algorithms of ISA.md section 3, vectorised over many dot-adds.
+"""The nine dot-add algorithms of docs/spec.md §3, vectorised over many dot-adds.
 
 Every algorithm takes bit patterns ``a, b`` of shape ``[R, K]``, ``c`` of shape
 ``[R]`` (and block scales ``[R, K // block]`` where the instruction has them)
@@ -53,7 +53,7 @@ FIELDS_READ = {
                "final_floor_bits", "floor_rounding", "c_drop", "specials") + _FINISH,
 }
 
-# Bases whose NaN results are the canonical NaN, bit for bit (NVIDIA, ISA.md fact 3)
+# Bases whose NaN results are the canonical NaN, bit for bit (NVIDIA, docs/spec.md §4.3)
 EXACT_NAN_BASES = ("FDA", "GDFS")
 
 
@@ -85,7 +85,7 @@ class Params:
     dot_floor_bits, c_floor_bits, final_floor_bits : int
         FDRDA/GFDRDA: the dot part is floored to ``dot_floor_bits`` fraction
         bits relative to ``2**e_max``, c to ``c_floor_bits``, and their
-        normalised sum to ``final_floor_bits`` before RNE (ISA.md fact 4).
+        normalised sum to ``final_floor_bits`` before RNE (docs/spec.md §4.4).
     merge_floor_bits : int
         GFDRDA: fraction bits kept when the even and odd sums are merged.
     floor_rounding : str
@@ -107,7 +107,7 @@ class Params:
     product_overflow : bool
         Products of magnitude ``>= 2**128`` become infinities (AMD).
     zero_sign : str
-        ``"positive"``: every zero result is +0 (NVIDIA, ISA.md fact 3);
+        ``"positive"``: every zero result is +0 (NVIDIA, docs/spec.md §4.3);
         ``"ieee"``: a negative value that rounds to zero gives -0.
     flush_subnormals : bool
         GPS: subnormal inputs flushed to +0, subnormal products and sums to
@@ -477,7 +477,7 @@ def ieee_add(fd: Format, x, fc: Format, y, p: Params):
 # --------------------------------------------------------------------------- FDA
 
 def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """One fused dot-add pass (ISA.md section 3, FDA; with block scales when given)."""
+    """One fused dot-add pass (docs/spec.md §3, FDA; with block scales when given)."""
     P, E = _product_stage(fa, a, fb, b)
     K, R = P.shape
     if scale_a is not None:
@@ -492,7 +492,7 @@ def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
     _check_exact(p, 2, K + 1)
     e_max = np.maximum(E.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))   # a zero c takes e_zero
     if p.e_zero > fc.emin:
-        # zero products take e_zero (ISA.md fact 1); when e_zero <= every c exponent this cannot move the max
+        # zero products take e_zero (docs/spec.md §4.1); when e_zero <= every c exponent this cannot move the max
         e_max = np.where((E <= NO_TERM).any(0), np.maximum(e_max, p.e_zero), e_max)
     scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
     if trace is not None:
@@ -560,13 +560,13 @@ def _exact_sum(p: Params, fd: Format, P, cv, zeros, trace):
 # --------------------------------------------------------------------------- GDFS
 
 def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=None):
-    """Group-dot-fused-sum for block-scaled FP4 (ISA.md section 3, GDFS)."""
+    """Group-dot-fused-sum for block-scaled FP4 (docs/spec.md §3, GDFS)."""
     if scale_a is None:
         raise ValueError("GDFS needs block scales (scale_a and scale_b)")
     g = p.group or 16
     P, _ = _product_stage(fa, a, fb, b)
     K, R = P.shape
-    sigma = P.reshape(K // g, g, R).sum(1)                       # exact group sums (ISA.md fact 5)
+    sigma = P.reshape(K // g, g, R).sum(1)                       # exact group sums (docs/spec.md §4.5)
     all_zero = ~(P != 0).reshape(K // g, g, R).any(1)            # only these take e_zero, not a cancelled sum
     sv, se = _scale_stage(fs, scale_a, scale_b)
     if block > g:                                                 # one scale pair covers several groups
@@ -653,7 +653,7 @@ def _amd_products(p: Params, fa, a, fb, b, cv):
     P, E = _product_stage(fa, a, fb, b)
     special = P.sum(0) + cv                      # step 1: finite products of finite inputs cannot be inf
     if p.product_overflow and _products_overflow(fa, fb):
-        # |p| >= 2**128 overflows to infinity (ISA.md fact 4); f16/fp8 products never get there
+        # |p| >= 2**128 overflows to infinity (docs/spec.md §4.4); f16/fp8 products never get there
         over = np.abs(P) >= 2.0 ** 128
         if over.any():
             P = np.where(over, np.copysign(np.inf, P), P)
@@ -681,7 +681,7 @@ def _set_dot(p: Params, P, E):
 
 def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, special, trace, dot_special=None,
                   zeros=None):
-    """FDRDA steps 6-8 with the exact floors of ISA.md fact 4.
+    """FDRDA steps 6-8 with the exact floors of docs/spec.md §4.4.
 
     ``dot_special``: the products' own special outcome (c left out), which decides a row
     whose NaN or infinite c the later model drops (``specials="later_model"``, GFDRDA).
@@ -720,7 +720,7 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
 
 
 def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Fused dot, round-down add (CDNA3 tf32/f16/bf16; ISA.md section 3, FDRDA)."""
+    """Fused dot, round-down add (CDNA3 tf32/f16/bf16; docs/spec.md §3, FDRDA)."""
     cv, ce = _operand_values(fc, c)
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
@@ -736,7 +736,7 @@ def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=Non
 
 
 def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Group fused dot, round-down add (CDNA3 fp8/bf8; ISA.md section 3, GFDRDA)."""
+    """Group fused dot, round-down add (CDNA3 fp8/bf8; docs/spec.md §3, GFDRDA)."""
     cv, ce = _operand_values(fc, c)
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
@@ -788,7 +788,7 @@ def _pairwise_sum(p):
 
 
 def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; ISA.md section 3, GPS).
+    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; docs/spec.md §3, GPS).
 
     numpy's float32 multiply and add are IEEE binary32 operations with RNE
     and subnormals, so each paper step is one numpy operation plus a flush.
@@ -822,7 +822,7 @@ def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
 # --------------------------------------------------------------------------- SFMA
 
 def sfma(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Sequential IEEE fused multiply-adds, RNE (ISA.md section 3, SFMA), or ``p.fma_rounding``."""
+    """Sequential IEEE fused multiply-adds, RNE (docs/spec.md §3, SFMA), or ``p.fma_rounding``."""
     from .fma import fma_f32, fma_f64      # imported here: only SFMA needs it
     fd = get_format(fd)
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]

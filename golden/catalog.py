@@ -1,8 +1,8 @@
-"""The instruction catalog: every (architecture, instruction) cell of ISA.md's two tables.
+"""The instruction catalog: every (architecture, instruction) cell of docs/spec.md's two tables (§1, §2).
 
 Instructions are data.  Each NVIDIA row names its paper (SASS) form, PTX form,
 shape and types; the algorithm parameters follow from the architecture's
-datapath (ISA.md section 4: F, e_zero, bytes per pass).  Each AMD row names its
+datapath (docs/spec.md §4: F, e_zero, bytes per pass).  Each AMD row names its
 CDNA3 and CDNA2 forms and the algorithm on each.  The RTL generator reads the
 same :class:`Instruction` objects.
 """
@@ -296,7 +296,7 @@ def _nvidia() -> list[Instruction]:
 
     V, T, A, AD, H, B, R = NVIDIA
     turing_884 = {T: _VOLTA}
-    note_884 = "Turing runs m8n8k4 on Volta's datapath (F=23, L=4), per the authors' later model (ISA.md (a))"
+    note_884 = "Turing runs m8n8k4 on Volta's datapath (F=23, L=4), per the authors' later model (docs/spec.md §1 note (a))"
     add([V, T], "HMMA.884.F32.F32", "mma.m8n8k4.f32.f16.f16.f32", 8, 8, 4, "f16", "f16", "f32", "f32",
         datapath=turing_884, note=note_884)
     add([V, T], "HMMA.884.F32.F16", "mma.m8n8k4.f32.f16.f16.f16", 8, 8, 4, "f16", "f16", "f16", "f32",

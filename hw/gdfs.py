@@ -1,4 +1,4 @@
-"""Group-dot-fused-sum (GDFS): block-scaled FP4 (UTCOMMA, OMMA), ISA.md section 3.
+"""Group-dot-fused-sum (GDFS): block-scaled FP4 (UTCOMMA, OMMA), docs/spec.md §3.
 
 Stages: e2m1 product array (exact integers) -> exact group-of-16 adders ->
 scale significand multiply (group term = sigma * s_a * s_b, exponent = sum of
@@ -99,7 +99,7 @@ def _tree_sum(terms):
 
 
 class ScaledGroups(Stage):
-    """Exact group sums of 16 products, times the scale significands (ISA.md fact 1 and 5).
+    """Exact group sums of 16 products, times the scale significands (docs/spec.md §4.1 and 5).
 
     Latency ``1 + pipelining.groups``: the group adders and the scale multipliers, with a register
     between them when ``groups`` is 1, and one more between the group sums and their magnitudes

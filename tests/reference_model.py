@@ -1,6 +1,6 @@
 """A slow, scalar, independent reference model of the dot-add (N-version testing).
 
-Written from the project's ISA.md (shared/spec/ISA.md beside a checkout; sections 3 and 4) and the paper's
+Written from the project's specification (docs/spec.md, sections 3 and 4) and the paper's
 section IV step lists, *not* from ``golden/algorithms.py``.  Nothing from
 ``golden.formats`` is used either: the bit decoding, the rounding and the
 encoding below are this file's own, on Python ints and
@@ -16,7 +16,7 @@ Entry point::
 in the low bits), ``c`` one bit pattern, ``scale_a``/``scale_b`` lists of
 K // block_size scale bytes.  The result is D's bit pattern.
 
-Readings of ISA.md that the text leaves open (each is marked ``AMBIGUITY`` at
+Readings of docs/spec.md that the text leaves open (each is marked ``AMBIGUITY`` at
 the place it is used).  For A2, A3 and A5 golden/ (commit 00508ed) took the
 other reading; 576d823 changed it to this one.  ``ref_dot_add`` keeps a
 keyword option for each other reading, so a test report can say when golden
@@ -48,7 +48,7 @@ A6  FDRDA/GFDRDA: when every product of a pass is zero there is no e_dot
     (zero products are left out of the maximum), so e_max = e_c and the dot
     part is 0.  In GFDRDA an all-zero parity set is likewise left out of
     e_dot = max(e_even, e_odd).
-A7  FDRDA/GFDRDA signed zero (not fixed by ISA.md): a fixed-point sum that is
+A7  FDRDA/GFDRDA signed zero (not fixed by docs/spec.md): a fixed-point sum that is
     exactly zero gives +0; a nonzero value that the final RNE step rounds to
     zero keeps its sign (IEEE), e.g. -2^-157 -> -0.
 A8  FDRDA/GFDRDA: the dot part is floored at dot_floor_bits = 32 (ISA 4.4,
@@ -765,7 +765,7 @@ def ref_dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, underflow_zero_si
     """d = c + sum_k a_k b_k as ``instr`` computes it; returns D's bit pattern.
 
     The keyword options select the alternative readings of two open points
-    (the defaults are this model's reading of ISA.md):
+    (the defaults are this model's reading of docs/spec.md):
 
     underflow_zero_sign : "plus" (default, ISA 4.3 "a zero result is +0")
         or "keep": an NVIDIA FDA/GDFS sum that is nonzero but rounds to zero

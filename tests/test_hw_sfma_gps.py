@@ -5,7 +5,7 @@ valid/ready stalls against ``golden.dot_add``; the IEEE fused multiply-add
 unit on its own against ``golden.fma.fma_exact`` on targeted vectors (ties,
 subnormal boundaries, cancellation, overflow, zero signs, special values);
 the GPS binary32 multiplier and adder against numpy's binary32 arithmetic.
-A NaN may differ from golden's only in its payload (ISA.md fact 3); every
+A NaN may differ from golden's only in its payload (docs/spec.md §4.3); every
 other result, signed zeros included, is bit exact.
 """
 
@@ -44,7 +44,7 @@ def is_nan(fmt, bits):
     return decode(fmt, np.asarray(bits, np.uint64)).cls == NAN
 
 
-# the GPS units' NaN rule (any NaN matches, ISA.md fact 3) for their binary32 stages on their own
+# the GPS units' NaN rule (any NaN matches, docs/spec.md §4.3) for their binary32 stages on their own
 GPS_DATAPATH = golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16").datapath
 
 

@@ -138,7 +138,7 @@ def binary_precision(rig, st) -> dict:
 
 
 def zero_exponent(rig, F: int, mode: str, p_out: int) -> dict:
-    """The exponent that zero summands take in the maximum (ISA.md fact 1, e_zero).
+    """The exponent that zero summands take in the maximum (docs/spec.md §4.1, e_zero).
 
     Every other summand is zero; a product B = 2**e and a tiny negative product
     -2**(e-F) (plus, for RNE, two products placing B + ulp + ulp/2 on a tie) are summed.
