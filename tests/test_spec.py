@@ -90,9 +90,9 @@ def test_planted_citations_are_caught(tmp_path):
     (tmp_path / SPEC).write_text((REPO / SPEC).read_text())
     (tmp_path / "good.py").write_text("# zeros take e_zero (docs/spec.md §4.1 and §4.5)\n")
     assert offences(tmp_path) == []
-    (tmp_path / "bad.py").write_text("# see docs/spec.md §4.9\n# as " + "ISA" + ".md fact 1 says\n"
+    (tmp_path / "bad.py").write_text("# see docs/spec.md §" "4.9\n# as " + "ISA" + ".md fact 1 says\n"
                                      "# read /ho" + "me/someone/spec.txt\n")
     found = offences(tmp_path)
     assert len(found) == 3, found
-    assert found[0].startswith("bad.py:1: cites docs/spec.md §4.9")
+    assert found[0].startswith("bad.py:1: cites docs/spec.md §" "4.9")
     assert all(f.startswith("bad.py:") for f in found)

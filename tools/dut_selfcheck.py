@@ -40,6 +40,7 @@ if str(REPO) not in sys.path:
 import golden                                              # noqa: E402
 from golden.vectors import random_operands                 # noqa: E402
 from golden.params import parse_params                     # noqa: E402
+from golden.paths import build_dir                        # noqa: E402
 
 HANDSHAKES = ("valid_ready", "axi_stream", "valid_only", "enable", "fixed")
 OPERANDS = ("a", "b", "c", "d")
@@ -362,7 +363,7 @@ def testbench(u: Unit, n: int) -> str:
 # ----------------------------------------------------------------------------- build and run
 
 def build_root() -> Path:
-    return Path(os.environ.get("MMA_BUILD_DIR") or REPO / "build") / "dut_selfcheck"
+    return build_dir("dut_selfcheck")
 
 
 def verilator_env() -> dict:
