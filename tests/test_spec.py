@@ -96,3 +96,135 @@ def test_planted_citations_are_caught(tmp_path):
     assert len(found) == 3, found
     assert found[0].startswith("bad.py:1: cites docs/spec.md §" "4.9")
     assert all(f.startswith("bad.py:") for f in found)
+
+
+# -- the tables of docs/spec.md are the catalog's data, restated: each cell checked against golden --
+
+def table_after(text: str, heading: str) -> list[list[str]]:
+    """The rows (header first, the rule left out) of the first table after the line starting ``heading``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r"-+", c) for c in cells):
+                rows.append(cells)
+        elif rows:
+            break
+    return rows
+
+
+def arch_of(column: str) -> str:
+    """``"RTX Blackwell"`` -> ``"rtx_blackwell"``, ``"CDNA3"`` -> ``"cdna3"``."""
+    return column.lower().replace(" ", "_")
+
+
+NV_FMTS2, NV_FMTS5 = "(E4M3|E5M2)", "(E4M3|E5M2|E3M2|E2M3|E2M1)"
+NV_SPECIAL = {"UTCHMMA": r"UTCHMMA\..+", "UTCQMMA": r"UTCQMMA\..+", "UTCOMMA": r"UTCOMMA\.(?!4X$).+",
+              "OMMA.SF.16864.F32.E2M1.E2M1.E8": r"OMMA\.SF\.16864\.F32\.E2M1\.E2M1\.E8(\.NVF4\.B(16|32))?"}
+
+
+def nvidia_patterns(label: str) -> list[str]:
+    """Regular expressions of the catalog names one row of §1 stands for."""
+    f8f6f4 = "(f8f6f4)" in label
+    found = []
+    for token in re.findall(r"[A-Z][A-Z0-9]*MMA[\w.]*", label):
+        if token in NV_SPECIAL:
+            found.append(NV_SPECIAL[token])
+            continue
+        fmts = NV_FMTS5 if f8f6f4 or token.startswith("QMMA.SF") else NV_FMTS2
+        found.append(re.escape(token).replace(r"x\.y", rf"{fmts}\.{fmts}") + (r"\.F8F6F4" if f8f6f4 else ""))
+    return found
+
+
+def amd_patterns(label: str) -> list[str]:
+    """Regular expressions of the catalog names one row of §2 stands for (CDNA3 spelling)."""
+    label = re.sub(r"\([^)]*\)|CDNA2 only", "", label)
+    label = re.sub(r"\{(\w+),(\w+)\}", r"(\1|\2)", label)
+    return ["v_mfma_" + t.strip() for t in re.split(r"[,;](?![^(]*\))", label) if t.strip()]
+
+
+def check_cell(cell: str, matched: list, where: str) -> None:
+    """One cell (``CoFDA 24 (2x8)``, ``GPS G=4``, ``-``) against the catalog entries of its row and architecture."""
+    if cell == "-":
+        assert matched == [], f"{where}: the spec says none, the catalog has {[i.name for i in matched]}"
+        return
+    assert matched, f"{where}: the spec says {cell!r}, the catalog has no such instruction"
+    algorithm = cell.split()[0]
+    F = re.match(r"\w+ (\d+)", cell)
+    passes, group = re.search(r"\((\d+)x(\d+)\)", cell), re.search(r"G=(\d+)", cell)
+    for ins in matched:
+        p, say = ins.params, f"{where}: {ins.name} is {ins.algorithm} {ins.params}, the spec says {cell!r}"
+        assert ins.algorithm == algorithm, say
+        assert F is None or p.F == int(F.group(1)), say
+        assert passes is None or (p.pass_size, ins.k) == (int(passes.group(2)), int(passes.group(1)) * int(passes.group(2))), say
+        assert group is None or p.group == int(group.group(1)), say
+
+
+def check_table(rows: list[list[str]], first_arch: int, patterns) -> set:
+    """Every cell of a §1/§2 table; the ``(arch, name)`` of every catalog entry a row matched."""
+    import golden
+    covered = set()
+    header = rows[0]
+    for row in rows[1:]:
+        regexes = [re.compile(r) for r in patterns(row[0])]
+        for column, cell in zip(header[first_arch:], row[first_arch:]):
+            arch = arch_of(column)
+            matched = [i for i in golden.instructions(arch) if i.native
+                       and any(r.fullmatch(n) for r in regexes for n in (i.name, *i.aliases))]
+            check_cell(cell.replace(" (a)", ""), matched, f"§ table row {row[0]!r}, {column}")
+            covered |= {(i.arch, i.name) for i in matched}
+    return covered
+
+
+def test_the_instruction_tables_are_the_catalog():
+    """§1 and §2 cell by cell, and every native catalog entry of their architectures in some row."""
+    import golden
+    text = (REPO / SPEC).read_text()
+    nvidia, amd = table_after(text, "## 1. "), table_after(text, "## 2. ")
+    covered = check_table(nvidia, 6, nvidia_patterns) | check_table(amd, 4, amd_patterns)
+    archs = {arch_of(c) for c in nvidia[0][6:] + amd[0][4:]}
+    missing = [f"{i.arch} {i.name}" for a in sorted(archs) for i in golden.instructions(a)
+               if i.native and (i.arch, i.name) not in covered]
+    assert missing == [], f"catalog entries no row of docs/spec.md §1/§2 names: {missing}"
+
+
+def test_a_wrong_cell_is_caught():
+    import golden
+    ins = [golden.lookup("ampere", "HMMA.16816.F32")]
+    check_cell("CoFDA 24 (2x8)", ins, "planted")
+    for wrong in ("FDA 24", "CoFDA 25 (2x8)", "CoFDA 24 (4x4)", "-"):
+        try:
+            check_cell(wrong, ins, "planted")
+        except AssertionError:
+            continue
+        raise AssertionError(f"{wrong!r} passed for {ins[0]}")
+
+
+def test_the_zero_exponents_and_subnormal_exponents_are_golden_s():
+    """§4.1's e_zero table (Turing m8n8k4 on Volta's, note (a)) and §4.7's minimum exponents."""
+    import numpy as np
+
+    import golden
+    from golden import formats
+    text = (REPO / SPEC).read_text()
+    rows = table_after(text, "### 4.1 ")
+    e_zero = {(row[0], arch_of(a.strip())): int(v) for row in rows[1:]
+              for col, v in zip(rows[0][1:], row[1:]) for a in col.split(",")}
+    scaled = int(re.search(r"block scales uses (-\d+)", text).group(1))
+    checked = 0
+    for ins in golden.select("all", "all"):
+        if ins.vendor != "nvidia" or not ins.native or ins.algorithm not in ("FDA", "CoFDA"):
+            continue
+        arch = "volta" if ins.name.startswith("HMMA.884") else ins.arch
+        want = scaled if ins.scale_format else e_zero[(ins.d_format, arch)]
+        assert ins.params.e_zero == want, f"{ins.arch} {ins.name}: e_zero {ins.params.e_zero}, §4.1 says {want}"
+        checked += 1
+    assert checked > 100
+    rows = table_after(text, "### 4.7 ")
+    for names, value in zip(rows[0][1:], rows[1][1:]):
+        for name in names.split(","):
+            fmt = formats.get_format(name.strip())
+            smallest = np.array([0 if fmt.name == "ue8m0" else 1 << fmt.ignored_low_bits])
+            assert formats.decode(fmt, smallest).exp[0] == int(value), (name, value)
