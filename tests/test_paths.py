@@ -19,8 +19,9 @@ from golden import paths
 
 REPO = Path(__file__).resolve().parents[1]
 LAYERED = ("golden", "hw", "cosim", "tb", "formal", "probe", "fpga", "campaign", "tools")
-# a module that decides where builds go on its own: reads the setting, or joins a "build" folder
-OWN_BUILD_FOLDER = re.compile(r"""environ[^\n]*MMA_BUILD_DIR|/ *["']build["']|["']build/""")
+# a module that decides where builds go on its own: reads the setting, joins a "build" folder, or
+# takes the folder above cosim's builds
+OWN_BUILD_FOLDER = re.compile(r"""environ[^\n]*MMA_BUILD_DIR|/ *["']build["']|["']build/|BUILD_ROOT\.parent""")
 
 
 def test_build_dir_is_the_checkout_or_the_setting(monkeypatch, tmp_path):
@@ -85,4 +86,6 @@ def test_no_module_picks_its_own_build_folder(tmp_path):
                                                    'WORKDIR = Path(__file__).parents[1] / "build" / "formal"\n')
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "x.py").write_text('import os\nroot = os.environ.get("MMA_BUILD_DIR", "b")\n')
-    assert [f.split(":")[0] for f in own_build_folders(tmp_path)] == ["formal/runner.py", "tools/x.py"]
+    (tmp_path / "fpga").mkdir()
+    (tmp_path / "fpga" / "sim.py").write_text('from cosim.build import BUILD_ROOT\nSIM = BUILD_ROOT.parent / "sim"\n')
+    assert [f.split(":")[0] for f in own_build_folders(tmp_path)] == ["formal/runner.py", "fpga/sim.py", "tools/x.py"]
