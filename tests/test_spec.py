@@ -228,3 +228,30 @@ def test_the_zero_exponents_and_subnormal_exponents_are_golden_s():
             fmt = formats.get_format(name.strip())
             smallest = np.array([0 if fmt.name == "ue8m0" else 1 << fmt.ignored_low_bits])
             assert formats.decode(fmt, smallest).exp[0] == int(value), (name, value)
+
+
+def test_the_products_per_pass_are_golden_s():
+    """§4.2: L = the bytes of A a pass reads / the element's bytes on NVIDIA, CDNA3's L per operand."""
+    import golden
+    text = (REPO / SPEC).read_text()
+    rows = table_after(text, "### 4.2 ")
+    nv_bytes = {arch_of(a.strip()): int(v) for col, v in zip(rows[0][1:], rows[1][1:]) for a in col.split(",")}
+    rows = table_after(text, "On CDNA3:")
+    amd_formats = {"fp8": "e4m3fnuz", "bf8": "e5m2fnuz"}
+    amd_l = {amd_formats.get(f.strip(), f.strip()): int(v) for col, v in zip(rows[0][1:], rows[1][1:])
+             for f in col.split(",")}
+    element_bytes = {"tf32": 4, "f16": 2, "bf16": 2}          # every narrower format counts one byte
+    checked = 0
+    for ins in golden.select("all", "all"):
+        if not ins.native or ins.params.pass_size is None:
+            continue
+        if ins.vendor == "nvidia" and ins.algorithm in ("FDA", "CoFDA"):
+            arch = "volta" if ins.name.startswith("HMMA.884") else ins.arch
+            per_pass = nv_bytes[arch] // element_bytes.get(ins.a_format, 1)
+        elif ins.arch == "cdna3" and "FDRDA" in ins.algorithm:
+            per_pass = amd_l[ins.a_format]
+        else:
+            continue
+        assert ins.params.pass_size == min(ins.k, per_pass), f"{ins.arch} {ins.name}: L {ins.params.pass_size}"
+        checked += 1
+    assert checked > 250
