@@ -202,38 +202,31 @@ def test_a_wrong_cell_is_caught():
         raise AssertionError(f"{wrong!r} passed for {ins[0]}")
 
 
-def test_the_zero_exponents_and_subnormal_exponents_are_golden_s():
-    """§4.1's e_zero table (Turing m8n8k4 on Volta's, note (a)) and §4.7's minimum exponents."""
-    import numpy as np
-
+def nvidia_fda():
+    """The native NVIDIA FDA and CoFDA entries, each with the architecture whose datapath it runs on
+    (Turing's m8n8k4 on Volta's, §1 note (a))."""
     import golden
-    from golden import formats
-    text = (REPO / SPEC).read_text()
+    return [(ins, "volta" if ins.name.startswith("HMMA.884") else ins.arch) for ins in golden.select("all", "all")
+            if ins.vendor == "nvidia" and ins.native and ins.algorithm in ("FDA", "CoFDA")]
+
+
+def zero_exponent_errors(text: str) -> list[str]:
+    """Where §4.1's e_zero table (and the scaled forms' value) differs from the catalog."""
     rows = table_after(text, "### 4.1 ")
     e_zero = {(row[0], arch_of(a.strip())): int(v) for row in rows[1:]
               for col, v in zip(rows[0][1:], row[1:]) for a in col.split(",")}
     scaled = int(re.search(r"block scales uses (-\d+)", text).group(1))
-    checked = 0
-    for ins in golden.select("all", "all"):
-        if ins.vendor != "nvidia" or not ins.native or ins.algorithm not in ("FDA", "CoFDA"):
-            continue
-        arch = "volta" if ins.name.startswith("HMMA.884") else ins.arch
+    found = []
+    for ins, arch in nvidia_fda():
         want = scaled if ins.scale_format else e_zero[(ins.d_format, arch)]
-        assert ins.params.e_zero == want, f"{ins.arch} {ins.name}: e_zero {ins.params.e_zero}, §4.1 says {want}"
-        checked += 1
-    assert checked > 100
-    rows = table_after(text, "### 4.7 ")
-    for names, value in zip(rows[0][1:], rows[1][1:]):
-        for name in names.split(","):
-            fmt = formats.get_format(name.strip())
-            smallest = np.array([0 if fmt.name == "ue8m0" else 1 << fmt.ignored_low_bits])
-            assert formats.decode(fmt, smallest).exp[0] == int(value), (name, value)
+        if ins.params.e_zero != want:
+            found.append(f"{ins.arch} {ins.name}: e_zero {ins.params.e_zero}, §4.1 says {want}")
+    return found
 
 
-def test_the_products_per_pass_are_golden_s():
-    """§4.2: L = the bytes of A a pass reads / the element's bytes on NVIDIA, CDNA3's L per operand."""
+def pass_errors(text: str) -> list[str]:
+    """Where §4.2 (L = bytes of A per pass / element bytes on NVIDIA; CDNA3's L) differs from the catalog."""
     import golden
-    text = (REPO / SPEC).read_text()
     rows = table_after(text, "### 4.2 ")
     nv_bytes = {arch_of(a.strip()): int(v) for col, v in zip(rows[0][1:], rows[1][1:]) for a in col.split(",")}
     rows = table_after(text, "On CDNA3:")
@@ -241,17 +234,33 @@ def test_the_products_per_pass_are_golden_s():
     amd_l = {amd_formats.get(f.strip(), f.strip()): int(v) for col, v in zip(rows[0][1:], rows[1][1:])
              for f in col.split(",")}
     element_bytes = {"tf32": 4, "f16": 2, "bf16": 2}          # every narrower format counts one byte
-    checked = 0
-    for ins in golden.select("all", "all"):
-        if not ins.native or ins.params.pass_size is None:
-            continue
-        if ins.vendor == "nvidia" and ins.algorithm in ("FDA", "CoFDA"):
-            arch = "volta" if ins.name.startswith("HMMA.884") else ins.arch
-            per_pass = nv_bytes[arch] // element_bytes.get(ins.a_format, 1)
-        elif ins.arch == "cdna3" and "FDRDA" in ins.algorithm:
-            per_pass = amd_l[ins.a_format]
-        else:
-            continue
-        assert ins.params.pass_size == min(ins.k, per_pass), f"{ins.arch} {ins.name}: L {ins.params.pass_size}"
-        checked += 1
-    assert checked > 250
+    expected = [(ins, nv_bytes[arch] // element_bytes.get(ins.a_format, 1)) for ins, arch in nvidia_fda()]
+    expected += [(ins, amd_l[ins.a_format]) for ins in golden.instructions("cdna3")
+                 if ins.native and "FDRDA" in ins.algorithm]
+    assert len(expected) > 250
+    return [f"{ins.arch} {ins.name}: L {ins.params.pass_size}, §4.2 gives {min(ins.k, per_pass)}"
+            for ins, per_pass in expected if ins.params.pass_size != min(ins.k, per_pass)]
+
+
+def test_the_zero_exponents_and_products_per_pass_are_golden_s():
+    """§4.1 and §4.2 against every entry they govern; a changed number in either is caught."""
+    text = (REPO / SPEC).read_text()
+    assert len(nvidia_fda()) > 200
+    assert zero_exponent_errors(text) == [] and pass_errors(text) == []
+    planted = text.replace("| f32 | -131 | -132 | -133 |", "| f32 | -131 | -132 | -134 |")
+    assert planted != text and len(zero_exponent_errors(planted)) > 50
+    planted = text.replace("| bytes of A per pass | 8 | 16 | 32 |", "| bytes of A per pass | 8 | 32 | 32 |")
+    assert planted != text and any("ampere HMMA.16816.F32: L 8" in e for e in pass_errors(planted))
+
+
+def test_the_subnormal_exponents_are_golden_s():
+    """§4.7: the exponent golden decodes the smallest subnormal (ue8m0: the byte 0) with."""
+    import numpy as np
+
+    from golden import formats
+    rows = table_after((REPO / SPEC).read_text(), "### 4.7 ")
+    for names, value in zip(rows[0][1:], rows[1][1:]):
+        for name in names.split(","):
+            fmt = formats.get_format(name.strip())
+            smallest = np.array([0 if fmt.name == "ue8m0" else 1 << fmt.ignored_low_bits])
+            assert formats.decode(fmt, smallest).exp[0] == int(value), (name, value)
