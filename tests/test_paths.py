@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from golden import paths
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,6 +52,7 @@ print(json.dumps({"cosim": str(cosim.build.BUILD_ROOT), "cosim failures": str(co
 """
 
 
+@pytest.mark.xdist_group("yosys")            # runs SymbiYosys: with the other Yosys tests, in one worker
 def test_every_layer_and_a_proof_build_under_the_setting(tmp_path):
     """cosim, fpga, formal (which once ignored the setting) and campaign, in a fresh interpreter."""
     env = dict(os.environ, MMA_BUILD_DIR=str(tmp_path / "mine"), PYTHONPATH=str(REPO))
