@@ -296,7 +296,7 @@ def _nvidia() -> list[Instruction]:
 
     V, T, A, AD, H, B, R = NVIDIA
     turing_884 = {T: _VOLTA}
-    note_884 = "Turing runs m8n8k4 on Volta's datapath (F=23, L=4), per the authors' later model (docs/spec.md §1 note (a))"
+    note_884 = "Turing runs m8n8k4 on Volta's datapath (F=23, L=4), per the authors' later model (docs/spec.md §1 (a))"
     add([V, T], "HMMA.884.F32.F32", "mma.m8n8k4.f32.f16.f16.f32", 8, 8, 4, "f16", "f16", "f32", "f32",
         datapath=turing_884, note=note_884)
     add([V, T], "HMMA.884.F32.F16", "mma.m8n8k4.f32.f16.f16.f16", 8, 8, 4, "f16", "f16", "f16", "f32",

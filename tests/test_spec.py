@@ -158,7 +158,9 @@ def check_cell(cell: str, matched: list, where: str) -> None:
         p, say = ins.params, f"{where}: {ins.name} is {ins.algorithm} {ins.params}, the spec says {cell!r}"
         assert ins.algorithm == algorithm, say
         assert F is None or p.F == int(F.group(1)), say
-        assert passes is None or (p.pass_size, ins.k) == (int(passes.group(2)), int(passes.group(1)) * int(passes.group(2))), say
+        if passes:
+            count, per_pass = int(passes.group(1)), int(passes.group(2))
+            assert (p.pass_size, ins.k) == (per_pass, count * per_pass), say
         assert group is None or p.group == int(group.group(1)), say
 
 
