@@ -190,6 +190,9 @@ def test_the_instruction_tables_are_the_catalog():
     missing = [f"{i.arch} {i.name}" for a in sorted(archs) for i in golden.instructions(a)
                if i.native and (i.arch, i.name) not in covered]
     assert missing == [], f"catalog entries no row of docs/spec.md §1/§2 names: {missing}"
+    older = re.search(r"CDNA1-style names .*?\(for example ([^)]*)\)", text, re.S).group(1)
+    for name in re.findall(r"f\d\d_\w+", older):                 # CDNA2's older spellings resolve
+        assert golden.lookup("cdna2", "v_mfma_" + name).arch == "cdna2", name
 
 
 def test_a_wrong_cell_is_caught():
