@@ -1,4 +1,7 @@
-"""Vector generators for co-simulation: pluggable, reproducible streams of dot-add operands.
+"""Vector streams: pluggable, reproducible streams of dot-add operands, for every checker.
+
+The arithmetic inputs of co-simulation, campaigns, the board and the tools (which all import them
+from here, so that regenerating a campaign block needs nothing above golden).
 
 A generator is any callable ``gen(ins, n, rng) -> (a [n, K], b [n, K], c [n],
 scale_a, scale_b)`` of bit patterns (``scale_*`` None when unscaled), as
@@ -24,8 +27,8 @@ from typing import Callable
 
 import numpy as np
 
-import golden.vectors as gv
-from golden.api import as_bits
+from . import vectors as gv
+from .api import as_bits
 
 BLOCK = 8192
 _REGISTRY: dict[str, Callable] = {}
