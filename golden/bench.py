@@ -32,7 +32,8 @@ import numpy as np
 from . import fma, kernels
 from .api import dot_add
 from .catalog import CATALOG, lookup
-from .vectors import random_operands
+from . import vectors
+from .vectors import KINDS, random_operands
 
 # (arch, instruction, the numpy path's target dot-adds/s from an earlier issue, or None)
 REPRESENTATIVES = [
@@ -91,6 +92,38 @@ def generator_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate:
     """Dot-adds' operands generated per second (``random_operands``, one core)."""
     rng = np.random.default_rng(seed)
     return Rate(n, time_calls(lambda: random_operands(ins, n, rng, kind), repeat))
+
+
+def numpy_draws_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate:
+    """:func:`generator_rate` drawing with numpy's own calls (the path for bit generators other than
+    PCG64, and how every draw was made before golden/rng.py): the same vectors, for comparison."""
+    saved = vectors._state
+    vectors._state = lambda rng: None
+    try:
+        return generator_rate(ins, n, kind, repeat, seed)
+    finally:
+        vectors._state = saved
+
+
+def generators_table(rows, n: int, repeat: int) -> int:
+    """Every vector kind's generator, compiled draws and numpy's calls, beside the compiled golden on one
+    core on those vectors: one row per instruction and kind.  Returns the rows where the generator is
+    slower than golden."""
+    print(f"\nvector generators (golden.vectors.random_operands), rows/s, one core (CPU time), median of {repeat} "
+          f"calls of {n:,} rows: compiled draws (golden/rng.py) and numpy's calls (the draws before them), "
+          "and golden.dot_add compiled on one core on the same vectors")
+    print(f"{'arch':10s} {'instruction':32s} {'kind':10s} {'compiled':>11s} {'numpy':>11s} {'c/np':>6s} "
+          f"{'golden 1':>11s} {'gen/golden':>10s}")
+    slow = 0
+    for ins in rows:
+        for kind in KINDS:
+            new, old = generator_rate(ins, n, kind, repeat), numpy_draws_rate(ins, n, kind, repeat)
+            gold = measure(ins, n, kind, repeat, backend="numba", threads=1).cpu if kernels.available() else float("nan")
+            slow += new.cpu < gold
+            print(f"{ins.arch:10s} {ins.name:32s} {kind:10s} {new.cpu:11,.0f} {old.cpu:11,.0f} "
+                  f"{new.cpu / old.cpu:6.1f} {gold:11,.0f} {new.cpu / gold:10.2f}", flush=True)
+    print(f"{slow} rows where generating is slower than checking (gen/golden < 1)")
+    return slow
 
 
 TARGET_SPEEDUP = 10          # issue 21: compiled >= 10x numpy on one core
@@ -174,12 +207,20 @@ def main(argv=None) -> int:
     p.add_argument("--all", action="store_true", help="every catalog instruction, not one per algorithm")
     p.add_argument("--no-fma", action="store_true", help="skip the fma_f64 before/after table")
     p.add_argument("--fma-only", action="store_true", help="only the fma_f64 before/after table")
+    p.add_argument("--generators-only", action="store_true", help="only the vector generators' table")
+    p.add_argument("--no-generators", action="store_true", help="skip the vector generators' table")
+    p.add_argument("--gen-n", type=int, default=65_536, help="rows per generator call (default 65536, a campaign block)")
     args = p.parse_args(argv)
     if args.fma_only:
         fma_table(args.n, args.repeat)
         return 0
     rows = list(CATALOG) if args.all else [lookup(a, n) for a, n, _ in REPRESENTATIVES]
+    if args.generators_only:
+        generators_table(rows, args.gen_n, args.repeat)
+        return 0
     backends_table(rows, args.n, args.repeat)
+    if not args.no_generators:
+        generators_table(rows, args.gen_n, args.repeat)
     if not args.no_fma:
         fma_table(args.n, args.repeat)
     return 0

@@ -109,15 +109,25 @@ def _truncate_normal(fmt: Format, v, neg, zero) -> np.ndarray:
     return word << np.uint64(fmt.ignored_low_bits)
 
 
+def _rz_bits(fmt, values):
+    """Values rounded to the format (RZ; NaN as zero): their bits."""
+    return from_float(fmt, np.nan_to_num(values, nan=0.0), "RZ").astype(np.uint64)
+
+
 def _exact_or_zero(fmt, values):
     """Round values to the format (RZ) and read them back, so constructions stay exact."""
-    bits = from_float(fmt, np.nan_to_num(values, nan=0.0), "RZ").astype(np.uint64)
+    bits = _rz_bits(fmt, values)
     return bits, to_float(fmt, bits)
+
+
+def _pick(fmt, options, shape, rng):
+    """``_rz_bits(fmt, rng.choice(options, shape))``, rounding each option once (the same draws)."""
+    return _rz_bits(fmt, np.asarray(options, np.float64))[rng.choice(len(options), shape)]
 
 
 def _one(fmt: Format, value: float) -> np.uint64:
     """The bits of one value rounded to ``fmt`` (RZ), as :func:`_exact_or_zero` gives them."""
-    return _exact_or_zero(fmt, np.array([value]))[0][0]
+    return _rz_bits(fmt, np.array([value]))[0]
 
 
 def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
@@ -137,15 +147,15 @@ def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
     rows = cases == 1
     for fmt, arr in ((fa, a), (fb, b)):
         e = rng.integers(fmt.emin - fmt.man_bits, fmt.emax + 1, (rows.sum(), K))
-        arr[rows] = _exact_or_zero(fmt, np.ldexp(1 + rng.random(e.shape), e) *
-                                   rng.choice([-1.0, 1.0] if fmt.signed else [1.0], e.shape))[0]
+        arr[rows] = _rz_bits(fmt, np.ldexp(1 + rng.random(e.shape), e) *
+                             rng.choice([-1.0, 1.0] if fmt.signed else [1.0], e.shape))
     _ties(ins, a, b, c, np.nonzero(cases == 2)[0], rng)
     # 3: overflow boundaries: operands at their largest, c near the output's largest
     rows = cases == 3
     for fmt, arr in ((fa, a), (fb, b)):
-        arr[rows] = _exact_or_zero(fmt, fmt.max_finite * rng.choice([-1.0, 1.0, 0.5] if fmt.signed else [1.0, 0.5],
-                                                                    (rows.sum(), K)))[0]
-    c[rows] = _exact_or_zero(fc, fc.max_finite * rng.choice([-1.0, 1.0, 0.99], rows.sum()))[0]
+        arr[rows] = _pick(fmt, fmt.max_finite * np.array([-1.0, 1.0, 0.5] if fmt.signed else [1.0, 0.5]),
+                          (rows.sum(), K), rng)
+    c[rows] = _pick(fc, fc.max_finite * np.array([-1.0, 1.0, 0.99]), rows.sum(), rng)
     rows = np.nonzero(cases == 4)[0]
     _tiny(ins, a, b, c, rows, rng)
     if ins.params.e_zero is not None and ins.params.F is not None:
@@ -158,14 +168,12 @@ def _ties(ins, a, b, c, rows, rng) -> None:
     """Case 2, ties and near-ties: c = 1.x, one product = half an ulp of the result (+- a little)."""
     fa, fb, fc, fd = ins.formats
     p = ins.params.out_frac_bits or fd.man_bits
-    cbits, cval = _exact_or_zero(fc, 1 + np.floor(rng.random(len(rows)) * 2 ** min(p, fc.man_bits)) / 2 ** min(p, fc.man_bits))
-    c[rows] = cbits
+    c[rows] = _rz_bits(fc, 1 + np.floor(rng.random(len(rows)) * 2 ** min(p, fc.man_bits)) / 2 ** min(p, fc.man_bits))
     half = 2.0 ** -(p + 1)
-    # one choice a row: consecutive 32-bit draws, the same values as a batch of them
-    pick = rng.choice(4, len(rows))
     a[rows] = _one(fa, 0.0)
     a[rows, 0] = _one(fa, 1.0)
-    b[rows, 0] = _exact_or_zero(fb, half * np.array([1.0, 1.0, 1.5, 0.75]))[0][pick]
+    # a choice a row once: consecutive 32-bit draws, the same values as one batch of them
+    b[rows, 0] = _pick(fb, half * np.array([1.0, 1.0, 1.5, 0.75]), len(rows), rng)
 
 
 def _tiny(ins, a, b, c, rows, rng) -> None:
@@ -196,7 +204,7 @@ def _e_zero(ins, a, b, c, rows, rng) -> None:
     target = np.ldexp(1 + u1, ez - F + e)
     bb = _exact_or_zero(fb, np.ldexp(1.0, np.clip(np.round(np.log2(target) / 2).astype(int), fb.emin, fb.emax)))
     b[rows] = bb[0]
-    ar = _exact_or_zero(fa, target / np.where(bb[1] == 0, 1, bb[1]) * np.array([-1, 1])[sign])[0]
+    ar = _rz_bits(fa, target / np.where(bb[1] == 0, 1, bb[1]) * np.array([-1, 1])[sign])
     ar[u2 < 0.3] = 0
     a[rows] = ar
     c[rows] = 0
@@ -216,11 +224,11 @@ def _chain(ins, a, b, c, rows, rng) -> None:
     fa, fb, fc, _ = ins.formats
     L = ins.params.pass_size or ins.k
     pick, shift = _draw_rows("draw_chain_rows", _chain_rows_numpy, rng, len(rows))
-    a[rows, :L] = _exact_or_zero(fa, np.r_[1.0, np.zeros(L - 1)])[0]
-    b[rows, :L] = _exact_or_zero(fb, np.zeros(L))[0]
-    b[rows, 0] = _exact_or_zero(fb, np.array([1.0, 2.0, 0.5]))[0][pick]
+    a[rows, :L] = _rz_bits(fa, np.r_[1.0, np.zeros(L - 1)])
+    b[rows, :L] = _one(fb, 0.0)
+    b[rows, 0] = _rz_bits(fb, np.array([1.0, 2.0, 0.5]))[pick]
     prod = to_float(fa, a[rows, 0]) * to_float(fb, b[rows, 0])
-    c[rows] = _exact_or_zero(fc, -prod * (1 + np.ldexp(1.0, -shift)))[0]
+    c[rows] = _rz_bits(fc, -prod * (1 + np.ldexp(1.0, -shift)))
 
 
 def _chain_rows_numpy(rng, m):
