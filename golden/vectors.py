@@ -49,47 +49,68 @@ def _state(rng: np.random.Generator):
     return None if vk is None else vk.R.load(rng)
 
 
+def _flat(out: np.ndarray) -> np.ndarray:
+    """A flat uint64 array the kernels fill: a view of ``out`` where it is a contiguous uint64 array."""
+    if out.dtype != np.uint64:
+        raise TypeError(f"out must be a uint64 array, got {out.dtype}")
+    return out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, np.uint64)
+
+
+def _unflat(out: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``out`` holding what the kernel wrote to ``flat`` (a copy only where ``flat`` is not a view of it)."""
+    if not out.flags.c_contiguous:
+        out[...] = flat.reshape(out.shape)
+    return out
+
+
 def _store(rng: np.random.Generator, st) -> None:
     """Hand the state the compiled draws left in ``st`` back to ``rng``."""
     _kernels().R.store(rng, st)
 
 
-def random_bits(fmt: Format, shape, rng: np.random.Generator) -> np.ndarray:
-    """Uniform random bit patterns over ``fmt``'s storage width (``integers(0, 2**bits)``)."""
+def random_bits(fmt: Format, shape, rng: np.random.Generator, out=None) -> np.ndarray:
+    """Uniform random bit patterns over ``fmt``'s storage width (``integers(0, 2**bits)``), in ``out``
+    (a contiguous uint64 array of ``shape``) when given."""
     fmt = get_format(fmt)
     st = _state(rng)
+    out = np.empty(shape, np.uint64) if out is None else out
     if st is None:
-        hi = 1 << fmt.storage_bits
         if fmt.storage_bits == 64:
-            return rng.integers(0, 1 << 63, shape, dtype=np.uint64) * np.uint64(2) + \
+            out[...] = rng.integers(0, 1 << 63, shape, dtype=np.uint64) * np.uint64(2) + \
                 rng.integers(0, 2, shape, dtype=np.uint64)
-        return rng.integers(0, hi, shape, dtype=np.uint64)
-    out = np.empty(shape, np.uint64)
+        else:
+            out[...] = rng.integers(0, 1 << fmt.storage_bits, shape, dtype=np.uint64)
+        return out
+    flat = _flat(out)
     if fmt.storage_bits == 64:
-        _kernels().fill_bits64(st, out.reshape(-1))
+        _kernels().fill_bits64(st, flat)
     else:
-        _kernels().fill_bounded(st, out.reshape(-1), np.uint64((1 << fmt.storage_bits) - 1))
+        _kernels().fill_bounded(st, flat, np.uint64((1 << fmt.storage_bits) - 1))
     _store(rng, st)
-    return out
+    return _unflat(out, flat)
 
 
-def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4, zeros: float = 0.1) -> np.ndarray:
-    """Finite values ``+-m * 2**e`` with ``|e| <= spread`` clipped to the format's range, rounded to it."""
+def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4, zeros: float = 0.1,
+                  out=None) -> np.ndarray:
+    """Finite values ``+-m * 2**e`` with ``|e| <= spread`` clipped to the format's range, rounded to it
+    (in ``out``, a contiguous uint64 array of ``shape``, when given)."""
     fmt = get_format(fmt)
     lo, hi = max(fmt.emin, -spread), min(fmt.emax, spread)
     st = _state(rng) if -1000 < lo <= hi < 1000 else None     # the kernel needs ldexp(m, e) normal
+    out = np.empty(shape, np.uint64) if out is None else out
     if st is None:
         e = rng.integers(lo, hi + 1, shape)
         m = 1 + rng.random(shape)
         v = np.ldexp(m, e)
         neg = rng.random(shape) < 0.5 if fmt.signed else None
         zero = rng.random(shape) < zeros
-        return _truncate_normal(fmt, v, neg, zero)
-    out = np.empty(shape, np.uint64)
-    _kernels().fill_values(st, out.reshape(-1), lo, hi, fmt.signed, float(zeros), fmt.man_bits, fmt.emax,
+        out[...] = _truncate_normal(fmt, v, neg, zero)
+        return out
+    flat = _flat(out)
+    _kernels().fill_values(st, flat, lo, hi, fmt.signed, float(zeros), fmt.man_bits, fmt.emax,
                            fmt.max_mantissa, fmt.bias, fmt.exp_bits + fmt.man_bits, fmt.ignored_low_bits)
     _store(rng, st)
-    return out
+    return _unflat(out, flat)
 
 
 def _truncate_normal(fmt: Format, v, neg, zero) -> np.ndarray:
@@ -130,13 +151,13 @@ def _one(fmt: Format, value: float) -> np.uint64:
     return _rz_bits(fmt, np.array([value]))[0]
 
 
-def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
+def structured_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
     """Edge cases, an equal share of each: exact cancellation, wide exponent spread, ties and
     near-ties at the output's rounding bit, overflow boundaries, all-zero products with tiny
     or zero c (the e_zero rule), and chain boundaries (a first pass that cancels c)."""
     fa, fb, fc, fd = ins.formats
     K = ins.k
-    a, b, c, sa, sb = random_operands(ins, n, rng, "normal")
+    a, b, c, sa, sb = random_operands(ins, n, rng, "normal", out)
     cases = rng.integers(0, 6, n)
     # 0: exact cancellation of the first two products, small rest (needs K >= 2)
     rows = cases == 0
@@ -277,7 +298,7 @@ def _large(fmt: Format, shape, rng):
     return table[rng.integers(0, 5, shape)]
 
 
-def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
+def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
     """Vectors that reach CDNA3's disputed special-value rules (``golden.Params.specials``), over
     random ``mixed`` operands; an equal share of each case:
 
@@ -291,7 +312,7 @@ def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
     fa, fb, fc, _ = ins.formats
     K = ins.k
     L = min(ins.params.pass_size or K, K)
-    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed")
+    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed", out)
     case = rng.integers(0, 4, n)
     first = rng.integers(0, L, n)                       # a product of the first pass
     last = K - L + rng.integers(0, L, n)                # one of the last pass
@@ -324,32 +345,44 @@ def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
     return a, b, c, sa, sb
 
 
-def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed"):
-    """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``."""
+def empty_operands(ins: Instruction, n: int):
+    """Uninitialised uint64 ``(a, b, c, scale_a, scale_b)`` for ``n`` vectors of ``ins`` (scales None if unscaled)."""
+    scales = (np.empty((n, ins.k // ins.block_size), np.uint64) for _ in "ab") if ins.scale_format else (None, None)
+    return (np.empty((n, ins.k), np.uint64), np.empty((n, ins.k), np.uint64), np.empty(n, np.uint64), *scales)
+
+
+def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed", out=None):
+    """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``, in ``out`` (arrays
+    as :func:`empty_operands` makes them, or row ranges of such) when given."""
     if kind not in KINDS:
         raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(KINDS)}")
     fa, fb, fc, _ = ins.formats
+    out = empty_operands(ins, n) if out is None else out
     if kind == "structured":
-        return structured_operands(ins, n, rng)
+        return structured_operands(ins, n, rng, out)
     if kind == "disputed":
-        return disputed_operands(ins, n, rng)
+        return disputed_operands(ins, n, rng, out)
     if kind in ("mixed", "all"):
         parts = ("bits", "normal") if kind == "mixed" else ("bits", "normal", "structured")
         sizes = [n // len(parts)] * (len(parts) - 1)
         sizes.append(n - sum(sizes))
-        chunks = [random_operands(ins, m, rng, k) for m, k in zip(sizes, parts)]
-        return tuple(None if chunks[0][i] is None else np.concatenate([ch[i] for ch in chunks]) for i in range(5))
+        start = 0
+        for m, k in zip(sizes, parts):        # each part in its rows, drawn in turn
+            random_operands(ins, m, rng, k, tuple(None if x is None else x[start:start + m] for x in out))
+            start += m
+        return out
+    a, b, c, sa, sb = out
     gen = random_bits if kind == "bits" else random_values
-    a = gen(fa, (n, ins.k), rng)
-    b = gen(fb, (n, ins.k), rng)
-    c = gen(fc, (n,), rng)
-    sa = sb = None
+    gen(fa, a.shape, rng, out=a)
+    gen(fb, b.shape, rng, out=b)
+    gen(fc, c.shape, rng, out=c)
     if ins.scale_format:
         fs = get_format(ins.scale_format)
-        shape = (n, ins.k // ins.block_size)
         if kind == "bits":
-            sa, sb = random_bits(fs, shape, rng), random_bits(fs, shape, rng)
+            random_bits(fs, sa.shape, rng, out=sa)
+            random_bits(fs, sb.shape, rng, out=sb)
         else:   # scales near 1 so the scaled products stay comparable
             table = from_float(fs, np.ldexp(1.0, np.arange(-3, 4))).astype(np.uint64)
-            sa, sb = (table[rng.integers(-3, 4, shape) + 3] for _ in "ab")
-    return a, b, c, sa, sb
+            sa[...] = table[rng.integers(-3, 4, sa.shape) + 3]
+            sb[...] = table[rng.integers(-3, 4, sb.shape) + 3]
+    return out
