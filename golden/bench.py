@@ -105,6 +105,18 @@ def numpy_draws_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate
         vectors._state = saved
 
 
+def word_rates(n: int = 4_000_000, repeat: int = 3) -> str:
+    """PCG64 words a second on one core, numpy's ``random_raw`` and the compiled draws: the bound of every
+    generator, whose streams are fixed sequences of words (bits: half a word an element, normal: 3.5)."""
+    rng = np.random.default_rng(0)
+    numpy_rate = Rate(n, time_calls(lambda: rng.bit_generator.random_raw(n), repeat)).cpu
+    from . import rng as compiled
+    st = compiled.load(rng)
+    compiled_rate = Rate(n, time_calls(lambda: compiled.raw(st, n), repeat)).cpu
+    return (f"PCG64 words/s, one core (CPU time): numpy's random_raw {numpy_rate:,.0f}, "
+            f"compiled draws {compiled_rate:,.0f}")
+
+
 def generators_table(rows, n: int, repeat: int) -> int:
     """Every vector kind's generator, compiled draws and numpy's calls, beside the compiled golden on one
     core on those vectors: one row per instruction and kind.  Returns the rows where the generator is
@@ -112,6 +124,7 @@ def generators_table(rows, n: int, repeat: int) -> int:
     print(f"\nvector generators (golden.vectors.random_operands), rows/s, one core (CPU time), median of {repeat} "
           f"calls of {n:,} rows: compiled draws (golden/rng.py) and numpy's calls (the draws before them), "
           "and golden.dot_add compiled on one core on the same vectors")
+    print(word_rates())
     print(f"{'arch':10s} {'instruction':32s} {'kind':10s} {'compiled':>11s} {'numpy':>11s} {'c/np':>6s} "
           f"{'golden 1':>11s} {'gen/golden':>10s}")
     slow = 0
