@@ -124,7 +124,7 @@ def generators_table(rows, n: int, repeat: int) -> int:
     print(f"\nvector generators (golden.vectors.random_operands), rows/s, one core (CPU time), median of {repeat} "
           f"calls of {n:,} rows: compiled draws (golden/rng.py) and numpy's calls (the draws before them), "
           "and golden.dot_add compiled on one core on the same vectors")
-    print(word_rates())
+    print(word_rates(max(64 * n, 100_000), repeat))
     print(f"{'arch':10s} {'instruction':32s} {'kind':10s} {'compiled':>11s} {'numpy':>11s} {'c/np':>6s} "
           f"{'golden 1':>11s} {'gen/golden':>10s}")
     slow = 0
@@ -222,18 +222,20 @@ def main(argv=None) -> int:
     p.add_argument("--fma-only", action="store_true", help="only the fma_f64 before/after table")
     p.add_argument("--generators-only", action="store_true", help="only the vector generators' table")
     p.add_argument("--no-generators", action="store_true", help="skip the vector generators' table")
-    p.add_argument("--gen-n", type=int, default=65_536, help="rows per generator call (default 65536, a campaign block)")
+    p.add_argument("--gen-n", type=int, default=None,
+                   help="rows per generator call (default -n, at most 65536: a campaign block)")
     args = p.parse_args(argv)
+    gen_n = args.gen_n or min(args.n, 65_536)
     if args.fma_only:
         fma_table(args.n, args.repeat)
         return 0
     rows = list(CATALOG) if args.all else [lookup(a, n) for a, n, _ in REPRESENTATIVES]
     if args.generators_only:
-        generators_table(rows, args.gen_n, args.repeat)
+        generators_table(rows, gen_n, args.repeat)
         return 0
     backends_table(rows, args.n, args.repeat)
     if not args.no_generators:
-        generators_table(rows, args.gen_n, args.repeat)
+        generators_table(rows, gen_n, args.repeat)
     if not args.no_fma:
         fma_table(args.n, args.repeat)
     return 0

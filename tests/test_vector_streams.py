@@ -365,5 +365,15 @@ def test_vector_stream_independent_of_batching():
     assert resolve("golden.vectors:random_operands") is golden.vectors.random_operands
 
 
+def test_bench_prints_every_kind(capsys):
+    """make bench's generator table: a row per kind, and the word rates that bound them."""
+    from golden import bench
+    bench.generators_table([golden.lookup("cdna2", "v_mfma_f32_32x32x4bf16")], 200, 1)
+    out = capsys.readouterr().out
+    assert "PCG64 words/s" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("cdna2")]
+    assert [r[2] for r in rows] == list(KINDS)
+
+
 if __name__ == "__main__":
     print(json.dumps(digests(), indent=0))
