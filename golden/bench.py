@@ -29,10 +29,9 @@ import time
 
 import numpy as np
 
-from . import fma, kernels
+from . import fma, kernels, vectors
 from .api import dot_add
 from .catalog import CATALOG, lookup
-from . import vectors
 from .vectors import KINDS, random_operands
 
 # (arch, instruction, the numpy path's target dot-adds/s from an earlier issue, or None)

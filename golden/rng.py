@@ -33,7 +33,7 @@ from numba.extending import intrinsic
 _M64 = (1 << 64) - 1
 _MULT = 0x2360ED051FC65DA44385DF649FCCF645          # PCG_DEFAULT_MULTIPLIER_128
 MULT_HI, MULT_LO = np.uint64(_MULT >> 64), np.uint64(_MULT & _M64)
-HOT = dict(cache=True, nogil=True, inline="always")
+HOT = {"cache": True, "nogil": True, "inline": "always"}
 
 
 @intrinsic

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

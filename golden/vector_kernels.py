@@ -14,7 +14,7 @@ from numba import njit
 from . import rng as R
 from .kernels._common import bits_from_f64
 
-JIT = dict(cache=True, nogil=True)
+JIT = {"cache": True, "nogil": True}
 
 
 @njit(**JIT)

@@ -155,7 +155,7 @@ def structured_operands(ins: Instruction, n: int, rng: np.random.Generator, out=
     """Edge cases, an equal share of each: exact cancellation, wide exponent spread, ties and
     near-ties at the output's rounding bit, overflow boundaries, all-zero products with tiny
     or zero c (the e_zero rule), and chain boundaries (a first pass that cancels c)."""
-    fa, fb, fc, fd = ins.formats
+    fa, fb, fc, _ = ins.formats
     K = ins.k
     a, b, c, sa, sb = random_operands(ins, n, rng, "normal", out)
     cases = rng.integers(0, 6, n)

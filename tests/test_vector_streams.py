@@ -306,8 +306,9 @@ def test_other_bit_generators_use_numpy_calls():
 def test_rng_draws_are_numpys():
     """Each compiled draw against numpy's call, interleaved so the kept 32-bit half is exercised;
     ranges with rejections (near 2**32) and 64-bit ones included."""
-    from golden import rng as R
     from numba import njit
+
+    from golden import rng as R
 
     @njit(cache=False)
     def draws(st, n, lo, hi):
