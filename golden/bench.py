@@ -109,6 +109,8 @@ def word_rates(n: int = 4_000_000, repeat: int = 3) -> str:
     generator, whose streams are fixed sequences of words (bits: half a word an element, normal: 3.5)."""
     rng = np.random.default_rng(0)
     numpy_rate = Rate(n, time_calls(lambda: rng.bit_generator.random_raw(n), repeat)).cpu
+    if not kernels.available():
+        return f"PCG64 words/s, one core (CPU time): numpy's random_raw {numpy_rate:,.0f} (no numba: no compiled draws)"
     from . import rng as compiled
     st = compiled.load(rng)
     compiled_rate = Rate(n, time_calls(lambda: compiled.raw(st, n), repeat)).cpu
