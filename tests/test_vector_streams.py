@@ -27,6 +27,14 @@ try:
 except ImportError:                      # the tree the table was recorded on
     from cosim.vectors import BLOCK, VectorStream
 
+
+
+@pytest.fixture(autouse=True)
+def compiled_draws(monkeypatch):
+    """The compiled draws (the suite's GOLDEN_BACKEND=numpy would keep the generators on numpy's calls)."""
+    monkeypatch.setenv("GOLDEN_BACKEND", "numba")
+
+
 INSTRS = [("hopper", "HMMA.16816.F32"), ("volta", "HMMA.884.F32.F16"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
           ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"), ("blackwell", "UTCQMMA.F16.E3M2.E2M3"),
           ("blackwell", "UTCOMMA.4X"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"),
@@ -301,6 +309,17 @@ def test_other_bit_generators_use_numpy_calls():
     b = random_operands(ins, 50, np.random.Generator(np.random.MT19937(3)), "mixed")
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
     assert gv._state(np.random.Generator(np.random.MT19937(3))) is None
+    assert gv._state(np.random.default_rng(3)) is not None
+
+
+def test_golden_backend_numpy_keeps_numpy_calls(monkeypatch):
+    """GOLDEN_BACKEND=numpy keeps the generators off numba, with the same values."""
+    ins = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
+    want = random_operands(ins, 200, np.random.default_rng(6), "all")
+    monkeypatch.setenv("GOLDEN_BACKEND", "numpy")
+    assert gv._state(np.random.default_rng(3)) is None
+    got = random_operands(ins, 200, np.random.default_rng(6), "all")
+    assert all(np.array_equal(x, y) for x, y in zip(want, got))
 
 
 def test_rng_draws_are_numpys():
