@@ -55,10 +55,34 @@ def _state(rng: np.random.Generator):
     return None if vk is None else vk.R.load(rng)
 
 
+def _out_array(shape, out) -> np.ndarray:
+    """``out`` checked against ``shape`` (a uint64 array of it), or a new one."""
+    if out is None:
+        return np.empty(shape, np.uint64)
+    want = (int(shape),) if np.ndim(shape) == 0 else tuple(int(x) for x in shape)
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint64 or out.shape != want:
+        raise ValueError(f"out must be a uint64 array of shape {want}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    return out
+
+
+def _out_operands(ins: Instruction, n: int, out):
+    """``out`` checked against :func:`empty_operands`' shapes for ``n`` vectors of ``ins``, or new arrays."""
+    want = empty_operands(ins, 0)
+    if out is None:
+        return empty_operands(ins, n)
+    if not isinstance(out, tuple) or len(out) != 5:
+        raise ValueError("out must be a tuple (a, b, c, scale_a, scale_b) of arrays, as empty_operands makes")
+    for name, x, w in zip(("a", "b", "c", "scale_a", "scale_b"), out, want):
+        if (x is None) != (w is None):
+            raise ValueError(f"out's {name} must be {'None' if w is None else 'an array'} for {ins.name}")
+        if x is not None:
+            _out_array((n, *w.shape[1:]), x)
+    return out
+
+
 def _flat(out: np.ndarray) -> np.ndarray:
-    """A flat uint64 array the kernels fill: a view of ``out`` where it is a contiguous uint64 array."""
-    if out.dtype != np.uint64:
-        raise TypeError(f"out must be a uint64 array, got {out.dtype}")
+    """A flat uint64 array the kernels fill: a view of ``out`` where it is contiguous."""
     return out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, np.uint64)
 
 
@@ -79,7 +103,7 @@ def random_bits(fmt: Format, shape, rng: np.random.Generator, out=None) -> np.nd
     (a contiguous uint64 array of ``shape``) when given."""
     fmt = get_format(fmt)
     st = _state(rng)
-    out = np.empty(shape, np.uint64) if out is None else out
+    out = _out_array(shape, out)
     if st is None:
         if fmt.storage_bits == 64:
             out[...] = rng.integers(0, 1 << 63, shape, dtype=np.uint64) * np.uint64(2) + \
@@ -103,7 +127,7 @@ def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4,
     fmt = get_format(fmt)
     lo, hi = max(fmt.emin, -spread), min(fmt.emax, spread)
     st = _state(rng) if -1000 < lo <= hi < 1000 else None     # the kernel needs ldexp(m, e) normal
-    out = np.empty(shape, np.uint64) if out is None else out
+    out = _out_array(shape, out)
     if st is None:
         e = rng.integers(lo, hi + 1, shape)
         m = 1 + rng.random(shape)
@@ -363,7 +387,7 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
     if kind not in KINDS:
         raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(KINDS)}")
     fa, fb, fc, _ = ins.formats
-    out = empty_operands(ins, n) if out is None else out
+    out = _out_operands(ins, n, out)
     if kind == "structured":
         return structured_operands(ins, n, rng, out)
     if kind == "disputed":

@@ -367,6 +367,18 @@ def test_out_arrays_not_contiguous():
         assert all(x is None or not x[..., 1::2].any() for x in big), kind
 
 
+def test_out_arrays_checked():
+    ins = golden.lookup("blackwell", "UTCOMMA.4X")
+    rng = np.random.default_rng(1)
+    out = gv.empty_operands(ins, 10)
+    with pytest.raises(ValueError, match=r"out must be a uint64 array of shape \(10, 64\)"):
+        random_operands(ins, 10, rng, "bits", out=(np.zeros((10, 63), np.uint64),) + out[1:])
+    with pytest.raises(ValueError, match="out's scale_a must be an array"):
+        random_operands(ins, 10, rng, "bits", out=out[:3] + (None, None))
+    with pytest.raises(ValueError, match="uint64 array of shape"):
+        random_bits("f16", 7, rng, out=np.zeros(7, np.int64))
+
+
 def test_vector_stream_independent_of_batching():
     ins = golden.lookup("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8")
     whole = VectorStream(ins, "mixed", seed=3).take(20000)
