@@ -90,6 +90,39 @@ def next64(s):
 
 
 @njit(**HOT)
+def _mul128(ah, al, bh, bl):
+    """``a * b`` modulo 2**128, as (high, low) halves."""
+    return mulhi(al, bl) + ah * bl + al * bh, al * bl
+
+
+@njit(**HOT)
+def _add128(ah, al, bh, bl):
+    lo = al + bl
+    return ah + bh + np.uint64(lo < al), lo
+
+
+@njit(cache=True, nogil=True)
+def advance(s, k):
+    """The state ``k`` words later (``k >= 0``), in O(log k) steps (PCG's ``pcg_advance_lcg_128``);
+    the kept 32-bit half is left as it is, as word draws leave it."""
+    hi, lo, ih, il, has, buf = s
+    acc_h, acc_l, add_h, add_l = np.uint64(0), np.uint64(1), np.uint64(0), np.uint64(0)
+    cur_h, cur_l, inc_h, inc_l = MULT_HI, MULT_LO, ih, il
+    while k > 0:
+        if k & 1:
+            acc_h, acc_l = _mul128(acc_h, acc_l, cur_h, cur_l)
+            add_h, add_l = _mul128(add_h, add_l, cur_h, cur_l)
+            add_h, add_l = _add128(add_h, add_l, inc_h, inc_l)
+        one_h, one_l = _add128(cur_h, cur_l, np.uint64(0), np.uint64(1))
+        inc_h, inc_l = _mul128(one_h, one_l, inc_h, inc_l)
+        cur_h, cur_l = _mul128(cur_h, cur_l, cur_h, cur_l)
+        k >>= 1
+    hi, lo = _mul128(acc_h, acc_l, hi, lo)
+    hi, lo = _add128(hi, lo, add_h, add_l)
+    return hi, lo, ih, il, has, buf
+
+
+@njit(**HOT)
 def next32(s):
     """numpy's ``next_uint32``: the kept high half of the last word split, else the low half of a new one."""
     if s[4]:
@@ -102,7 +135,8 @@ def next32(s):
 def random(s):
     """``Generator.random()``: a float64 in [0, 1) from the top 53 bits of a word."""
     w, s = next64(s)
-    return np.float64(w >> np.uint64(11)) * (1.0 / 9007199254740992.0), s
+    # through int64: the 53-bit value converts exactly either way, and int64 in one instruction
+    return np.float64(np.int64(w >> np.uint64(11))) * (1.0 / 9007199254740992.0), s
 
 
 @njit(**HOT)

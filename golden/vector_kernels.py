@@ -12,7 +12,6 @@ import numpy as np
 from numba import njit
 
 from . import rng as R
-from .kernels._common import bits_from_f64
 
 JIT = {"cache": True, "nogil": True}
 
@@ -40,34 +39,42 @@ def fill_bits64(st, out):
 
 @njit(**JIT)
 def fill_values(st, out, lo, hi, signed, zeros, man_bits, emax, max_mantissa, bias, sign_shift, low_bits):
-    """:func:`golden.vectors.random_values` for exponents ``lo .. hi`` (within float64's normal range):
-    its four array draws (exponents, ``1 + random()``, signs, zeros) in turn, then its RZ truncation
-    (``_truncate_normal``) from the bits of ``ldexp(m, e)``, which are ``m``'s with ``e`` added to
-    the exponent field since ``1 <= m <= 2``."""
+    """:func:`golden.vectors.random_values` for exponents ``lo .. hi`` (within float64's normal range).
+
+    It draws four arrays in turn: exponents (32-bit draws), ``1 + random()``, signs and zeros (a word
+    an element each).  After the exponents the other three are words at known places in the stream,
+    so three generators advanced to those places (:func:`golden.rng.advance`) draw them in one pass;
+    the last one ends where numpy's last draw ended, and word draws leave the kept 32-bit half alone.
+    The value is ``_truncate_normal``'s RZ truncation from the bits of ``ldexp(m, e)``, which are
+    ``m``'s with ``e`` added to the exponent field since ``1 <= m <= 2``, and ``m``'s bits come
+    from the word with integer arithmetic (the float64 addition's rounding, spelled out)."""
     s = R.unpack(st)
     n = out.size
     e = np.empty(n, np.int64)
     for i in range(n):
         e[i], s = R.integers(s, lo, hi + 1)
+    sm = s
+    sg = R.advance(s, n)
+    sz = R.advance(s, 2 * n if signed else n)
     top = np.uint64(((emax + bias) << man_bits) | max_mantissa)
+    sign_bit = np.uint64(1) << np.uint64(sign_shift)
     for i in range(n):
-        u, s = R.random(s)
-        vb = np.int64(bits_from_f64(1.0 + u)) + e[i] * (1 << 52)
+        # 1 + random() in float64 is 1 + k / 2**53 (k the word's top 53 bits) rounded to 52 fraction
+        # bits, a tie whenever k is odd: to even; a carry out of the fraction is the exponent's
+        w, sm = R.next64(sm)
+        k = np.int64(w >> np.uint64(11))
+        frac = k >> 1
+        vb = ((1023 + e[i]) << 52) + frac + (k & frac & 1)
         ev = ((vb >> 52) & 0x7FF) - 1023
         man = np.uint64(vb & ((1 << 52) - 1)) >> np.uint64(52 - man_bits)
-        if ev > emax or (ev == emax and man > np.uint64(max_mantissa)):
-            out[i] = top
-        else:
-            out[i] = (np.uint64(max(ev + bias, 0)) << np.uint64(man_bits)) | man
-    if signed:
-        for i in range(n):
-            u, s = R.random(s)
-            if u < 0.5:
-                out[i] |= np.uint64(1) << np.uint64(sign_shift)
-    for i in range(n):
-        u, s = R.random(s)
-        out[i] = np.uint64(0) if u < zeros else out[i] << np.uint64(low_bits)
-    R.pack(st, s)
+        over = (ev > emax) | ((ev == emax) & (man > np.uint64(max_mantissa)))
+        word = top if over else (np.uint64(max(ev + bias, 0)) << np.uint64(man_bits)) | man
+        if signed:                       # branch-free: a random sign is a branch mispredicted half the time
+            u, sg = R.random(sg)
+            word |= sign_bit * np.uint64(u < 0.5)
+        u, sz = R.random(sz)
+        out[i] = (word << np.uint64(low_bits)) * np.uint64(u >= zeros)
+    R.pack(st, sz)
 
 
 @njit(**JIT)
