@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -171,14 +172,24 @@ def _exact_or_zero(fmt, values):
     return bits, to_float(fmt, bits)
 
 
+@functools.lru_cache(maxsize=1024)
+def _table(fmt: Format, options: tuple, mode: str = "RZ") -> np.ndarray:
+    """``options`` rounded to ``fmt`` (RZ as :func:`_rz_bits`, or ``mode``), once: constants that every
+    block of 8,192 vectors would otherwise round again (a millisecond each)."""
+    values = np.array(options, np.float64)
+    table = _rz_bits(fmt, values) if mode == "RZ" else from_float(fmt, values, mode).astype(np.uint64)
+    table.flags.writeable = False
+    return table
+
+
 def _pick(fmt, options, shape, rng):
     """``_rz_bits(fmt, rng.choice(options, shape))``, rounding each option once (the same draws)."""
-    return _rz_bits(fmt, np.asarray(options, np.float64))[rng.choice(len(options), shape)]
+    return _table(fmt, tuple(float(x) for x in options))[rng.choice(len(options), shape)]
 
 
 def _one(fmt: Format, value: float) -> np.uint64:
     """The bits of one value rounded to ``fmt`` (RZ), as :func:`_exact_or_zero` gives them."""
-    return _rz_bits(fmt, np.array([value]))[0]
+    return _table(fmt, (float(value),))[0]
 
 
 def structured_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
@@ -275,9 +286,10 @@ def _chain(ins, a, b, c, rows, rng) -> None:
     fa, fb, fc, _ = ins.formats
     L = ins.params.pass_size or ins.k
     pick, shift = _draw_rows("draw_chain_rows", _chain_rows_numpy, rng, len(rows))
-    a[rows, :L] = _rz_bits(fa, np.r_[1.0, np.zeros(L - 1)])
+    a[rows, :L] = _one(fa, 0.0)
+    a[rows, 0] = _one(fa, 1.0)
     b[rows, :L] = _one(fb, 0.0)
-    b[rows, 0] = _rz_bits(fb, np.array([1.0, 2.0, 0.5]))[pick]
+    b[rows, 0] = _table(fb, (1.0, 2.0, 0.5))[pick]
     prod = to_float(fa, a[rows, 0]) * to_float(fb, b[rows, 0])
     c[rows] = _rz_bits(fc, -prod * (1 + np.ldexp(1.0, -shift)))
 
@@ -324,8 +336,7 @@ def _nan(fmt: Format, negative):
 def _large(fmt: Format, shape, rng):
     """Magnitudes near the top of the format (max, max/2, .., max/16): products that overflow (tf32,
     bf16) or reach e_dot >= 25 (bf8 x bf8), and some just short of it."""
-    table = from_float(fmt, fmt.max_finite * np.ldexp(1.0, -np.arange(5)), "RZ").astype(np.uint64)
-    return table[rng.integers(0, 5, shape)]
+    return _table(fmt, tuple(fmt.max_finite * np.ldexp(1.0, -np.arange(5))))[rng.integers(0, 5, shape)]
 
 
 def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
@@ -412,7 +423,7 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
             random_bits(fs, sa.shape, rng, out=sa)
             random_bits(fs, sb.shape, rng, out=sb)
         else:   # scales near 1 so the scaled products stay comparable
-            table = from_float(fs, np.ldexp(1.0, np.arange(-3, 4))).astype(np.uint64)
+            table = _table(fs, tuple(np.ldexp(1.0, np.arange(-3, 4))), "RNE")
             sa[...] = table[rng.integers(-3, 4, sa.shape) + 3]
             sb[...] = table[rng.integers(-3, 4, sb.shape) + 3]
     return out
