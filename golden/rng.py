@@ -33,7 +33,8 @@ from numba.extending import intrinsic
 _M64 = (1 << 64) - 1
 _MULT = 0x2360ED051FC65DA44385DF649FCCF645          # PCG_DEFAULT_MULTIPLIER_128
 MULT_HI, MULT_LO = np.uint64(_MULT >> 64), np.uint64(_MULT & _M64)
-HOT = {"cache": True, "nogil": True, "inline": "always"}
+HOT = {"cache": True, "nogil": True, "inline": "always"}     # the per-draw helpers: inlined by numba
+JIT = {"cache": True, "nogil": True}                          # the rest (inlining them only lengthens compiles)
 
 
 @intrinsic
@@ -63,13 +64,13 @@ def store(rng: np.random.Generator, st: np.ndarray) -> None:
                                "has_uint32": has, "uinteger": buf}
 
 
-@njit(**HOT)
+@njit(**JIT)
 def unpack(st):
     """A kernel's working state (a tuple, kept in registers) from a state array."""
     return st[0], st[1], st[2], st[3], st[4], st[5]
 
 
-@njit(**HOT)
+@njit(**JIT)
 def pack(st, s) -> None:
     """Write a kernel's final state back into its state array."""
     for i in range(6):
@@ -89,19 +90,19 @@ def next64(s):
     return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63))), (shi, slo, ih, il, has, buf)
 
 
-@njit(**HOT)
+@njit(**JIT)
 def _mul128(ah, al, bh, bl):
     """``a * b`` modulo 2**128, as (high, low) halves."""
     return mulhi(al, bl) + ah * bl + al * bh, al * bl
 
 
-@njit(**HOT)
+@njit(**JIT)
 def _add128(ah, al, bh, bl):
     lo = al + bl
     return ah + bh + np.uint64(lo < al), lo
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def advance(s, k):
     """The state ``k`` words later (``k >= 0``), in O(log k) steps (PCG's ``pcg_advance_lcg_128``);
     the kept 32-bit half is left as it is, as word draws leave it."""
@@ -156,7 +157,7 @@ def _bounded32(s, rng):
     return m >> np.uint64(32), s
 
 
-@njit(**HOT)
+@njit(**JIT)
 def _bounded64(s, rng):
     """Lemire's draw in ``0 .. rng`` (``2**32 - 1 < rng < 2**64 - 1``) from words (``bounded_lemire_uint64``)."""
     excl = rng + np.uint64(1)
@@ -191,7 +192,7 @@ def integers(s, lo, hi):
     return lo + np.int64(v), s
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def raw(st, n):
     """``n`` words (``bit_generator.random_raw(n)``): for the tests."""
     s = unpack(st)

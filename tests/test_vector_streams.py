@@ -12,6 +12,7 @@ so a draw consumed differently (even one that leaves the values alike) changes i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 
@@ -322,14 +323,14 @@ def test_golden_backend_numpy_keeps_numpy_calls(monkeypatch):
     assert all(np.array_equal(x, y) for x, y in zip(want, got))
 
 
-def test_rng_draws_are_numpys():
-    """Each compiled draw against numpy's call, interleaved so the kept 32-bit half is exercised;
-    ranges with rejections (near 2**32) and 64-bit ones included."""
+@functools.cache
+def _interleaved_draws():
+    """A compiled loop of the three kinds of draw, interleaved (cached on disk like the kernels)."""
     from numba import njit
 
     from golden import rng as R
 
-    @njit(cache=False)
+    @njit(cache=True)
     def draws(st, n, lo, hi):
         s = R.unpack(st)
         a, b, c = np.empty(n, np.int64), np.empty(n), np.empty(n, np.uint64)
@@ -339,6 +340,14 @@ def test_rng_draws_are_numpys():
             c[i], s = R.next32(s)
         R.pack(st, s)
         return a, b, c
+    return draws
+
+
+def test_rng_draws_are_numpys():
+    """Each compiled draw against numpy's call, interleaved so the kept 32-bit half is exercised;
+    ranges with rejections (near 2**32) and 64-bit ones included."""
+    from golden import rng as R
+    draws = _interleaved_draws()
     for seed in range(3):
         g = np.random.default_rng(seed)
         g.integers(0, 3)
