@@ -1,0 +1,289 @@
+"""FDA and GDFS in integer lanes, a block of rows at a time: the fast path of :mod:`fused`.
+
+The numpy path computes every step in float64 on exact values: products ``va * vb``, alignment
+``trunc(p * 2**(F - e_max))``, one exact sum.  Every one of those numbers is an integer times a
+power of two, so the same steps run here on integers: each operand's fields give its significand
+and exponent, a product is ``sig_a * sig_b`` (int32) at exponent ``e_a + e_b``, alignment is a
+right shift of the magnitude (``trunc`` drops the shifted-out bits of the magnitude), the sum is
+an int64.  Every step runs across :data:`BL` rows at once (structure of arrays: one loop per step,
+the rows in the vector lanes), the final rounding too (:func:`round_block`, branch-free).
+
+NaN and infinities never take a branch: each product's class (NaN, +inf, -inf) is ORed into a
+per-row flag word as IEEE float64 arithmetic would combine them (``inf - inf`` and ``inf * 0`` are
+NaN), and a flagged row's result is the canonical NaN or that infinity, as ``_finish`` gives it.
+
+:func:`golden.kernels.spec.fast_kind` decides which designs take this
+path; the others run :mod:`fused`'s float64 kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from . import _common as C
+from . import spec as S
+
+BL = 64                 # rows carried through each step together (the vector loops run across them)
+NEG = -(1 << 24)        # the exponent of a zero product here: below every real one, no int32 overflow
+NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
+
+# Columns of the decode row of a format slot (decode_row): what each element decode reads
+(D_IGN, D_VMASK, D_MB, D_EMASK, D_SGNSH, D_BIAS, D_NM, D_NV, D_INF, D_SPECIAL) = range(10)
+
+
+def _ctlz64():
+    def impl(typingctx, x):
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            fn = builder.module.declare_intrinsic("llvm.ctlz", [i64], ir.FunctionType(i64, [i64, ir.IntType(1)]))
+            return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+        return types.int64(types.int64), codegen
+    return intrinsic(impl)
+
+
+ctlz64 = _ctlz64()      # leading zeros of an int64 (64 for 0); vectorises (vplzcntq) where the CPU has it
+
+
+@njit(**C.INLINE)
+def decode_row(fmts, f):
+    """What the decode loops need of format row ``f``: its fields, and the (mask, value) pair
+    whose match is its NaN pattern class (with ``D_INF``: exponent all ones, an infinity when the
+    mantissa is zero)."""
+    mb, eb, kind = fmts[f, S.MAN_BITS], fmts[f, S.EXP_BITS], fmts[f, S.NAN_KIND]
+    emask, mmask = (np.int64(1) << eb) - 1, (np.int64(1) << mb) - 1
+    nm, nv, inf = np.int64(0), np.int64(1), np.int64(0)         # mask 0 never equals 1: no NaN
+    if kind == S.NAN_IEEE:
+        nm = nv = emask << mb
+        inf = np.int64(1)
+    elif kind == S.NAN_ALL_ONES:
+        nm = nv = (emask << mb) | mmask
+    elif kind == S.NAN_NEG_ZERO:
+        nm, nv = (np.int64(1) << (mb + eb + 1)) - 1, np.int64(1) << (mb + eb)
+    elif kind == S.NAN_MAX_EXP:
+        nm = nv = emask << mb
+    row = np.zeros(10, np.int64)
+    row[D_IGN], row[D_VMASK] = fmts[f, S.IGNORED_LOW], (np.int64(1) << fmts[f, S.VALUE_BITS]) - 1
+    row[D_MB], row[D_EMASK], row[D_SGNSH], row[D_BIAS] = mb, emask, mb + eb, fmts[f, S.BIAS]
+    row[D_NM], row[D_NV], row[D_INF] = nm, nv, inf
+    return row
+
+
+# --------------------------------------------------------------------------- loads and decoding
+
+@njit(**C.INLINE)
+def gather_column(w, isz, start, stride, nb, out):
+    """``out[i]`` = element ``start + i * stride`` of an operand (its :func:`fused.widths`), i < nb."""
+    if isz == 1:
+        v1 = w[0]
+        for i in range(nb):
+            out[i] = np.int64(v1[start + i * stride])
+    elif isz == 2:
+        v2 = w[1]
+        for i in range(nb):
+            out[i] = np.int64(v2[start + i * stride])
+    elif isz == 4:
+        v4 = w[2]
+        for i in range(nb):
+            out[i] = np.int64(v4[start + i * stride])
+    else:
+        v8 = w[3]
+        for i in range(nb):
+            out[i] = np.int64(v8[start + i * stride] & np.uint64(0xFFFFFFFF))
+
+
+@njit(**C.HOT)
+def classify(x, m, nm, nv, inf_ok):
+    """``(nan, inf)`` as 0/1 of a pattern ``x`` with mantissa field ``m`` (:func:`decode_row`)."""
+    sp = np.int64((x & nm) == nv)
+    inf = sp & inf_ok & np.int64(m == 0)
+    return sp ^ inf, inf
+
+
+@njit(**C.INLINE)
+def products(XA, XB, da, db, SE, SF, M, E, flags, emax, anyzero):
+    """One product index across the block: ``M`` its signed significand product, ``E`` its
+    exponent (``NEG`` for a zero), the row's NaN/inf class ORed into ``flags``, the running
+    maximum exponent and whether a product was zero.  ``SE, SF``: the block scales' exponent sum
+    and NaN flag per row (zeros when unscaled)."""
+    ia, va, ma, ea, sa, ba = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH], da[D_BIAS]
+    na, nva, infa = da[D_NM], da[D_NV], da[D_INF]
+    ib, vb, mb, eb, sb, bb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH], db[D_BIAS]
+    nb_, nvb, infb = db[D_NM], db[D_NV], db[D_INF]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    for i in range(BL):
+        x = (XA[i] >> ia) & va
+        y = (XB[i] >> ib) & vb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        ga = (x & mma) | (np.int64(fa != 0) << ma)
+        gb = (y & mmb) | (np.int64(fb != 0) << mb)
+        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
+        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
+        nan = nan_a | nan_b | (inf_a & np.int64(gb == 0)) | (inf_b & np.int64(ga == 0)) | np.int64(SF[i])
+        inf = (inf_a | inf_b) & (nan ^ 1)
+        neg = ((x >> sa) ^ (y >> sb)) & 1
+        flags[i] |= nan | (inf << (1 + neg))
+        m = ga * gb
+        e = max(fa, 1) - ba + max(fb, 1) - bb + SE[i]
+        e = NEG if m == 0 else e
+        anyzero[i] |= np.int32(m == 0)
+        emax[i] = max(emax[i], e)
+        M[i] = -m if neg != 0 else m
+        E[i] = e
+
+
+@njit(**C.INLINE)
+def decode_c(X, dc, zero_exp, sig, ce, flags):
+    """c (or the previous pass's d) across the block: signed significand, exponent (``zero_exp``
+    when zero), NaN/inf class into ``flags``."""
+    ign, vm, mb, em, ssh, bias = dc[D_IGN], dc[D_VMASK], dc[D_MB], dc[D_EMASK], dc[D_SGNSH], dc[D_BIAS]
+    nm, nv, inf_ok = dc[D_NM], dc[D_NV], dc[D_INF]
+    mm = (np.int64(1) << mb) - 1
+    for i in range(BL):
+        x = (X[i] >> ign) & vm
+        f = (x >> mb) & em
+        g = (x & mm) | (np.int64(f != 0) << mb)
+        nan, inf = classify(x, x & mm, nm, nv, inf_ok)
+        neg = (x >> ssh) & 1
+        flags[i] = nan | (inf << (1 + neg))
+        sig[i] = -g if neg != 0 else g
+        ce[i] = zero_exp if g == 0 else max(f, 1) - bias
+
+
+@njit(**C.INLINE)
+def align_c(sig, ce, emax, F, mbc, tot):
+    """``tot[i] = trunc(c * 2**(F - e_max))`` as an integer (the sum starts from c)."""
+    for i in range(BL):
+        sh = np.int64(emax[i]) - ce[i] + mbc - F
+        r = min(max(sh, 0), 62)
+        lft = min(max(-sh, 0), 62)
+        g = sig[i]
+        v = (abs(g) >> r) << lft
+        tot[i] = -v if g < 0 else v
+
+
+@njit(**C.INLINE)
+def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb):
+    """``_finish`` across the block: ``tot * 2**(e_max - F)`` rounded to d (f16/f32-like, IEEE
+    specials), flagged rows NaN or that infinity.  Branch-free: the steps of
+    :func:`_common.round_bits` on every lane at once."""
+    mb, bias, emin = drow[S.MAN_BITS], drow[S.BIAS], drow[S.EMIN]
+    p = mb if frac < 0 else frac
+    infw, maxw, nanw = np.int64(drow[S.INF_BITS]), np.int64(drow[S.MAX_BITS]), np.int64(drow[S.NAN_BITS])
+    rne, ru, rd = np.int64(mode == C.RNE), np.int64(mode == C.RU), np.int64(mode == C.RD)
+    big_pos = np.int64(ovf_inf) | rne | ru              # an overflow of each sign: infinity, else max
+    big_neg = np.int64(ovf_inf) | rne | rd
+    fault_, keep_neg_zero = np.int64(fault), np.int64(zpos == 0)
+    for i in range(BL):
+        t = tot[i]
+        sign = np.int64(t < 0)
+        mag = abs(t)
+        lsb = np.int64(emax[i]) - F
+        q = max(lsb + 63 - ctlz64(mag) - p, emin - p)       # the lead bit's exponent - p
+        shift = q - lsb
+        r = min(max(shift, 0), 62)
+        kept = (mag >> r) << min(max(-shift, 0), 62)
+        rem = mag & ((np.int64(1) << r) - 1)
+        half = (np.int64(1) << r) >> 1
+        inexact = np.int64(rem != 0)
+        up = (rne & (np.int64(rem > half) | (np.int64(rem == half) & inexact & (kept & 1)))) \
+            | (ru & inexact & (sign ^ 1)) | (rd & inexact & sign)
+        up ^= fault_ & inexact & np.int64(rem >= half)     # the planted fault: the round bit misread
+        kept += up
+        word = ((q + p + bias - 1) << mb) + (kept << (mb - p))
+        word = 0 if mag == 0 else word
+        big = big_neg if sign else big_pos
+        word = (infw if big else maxw) if word >= infw else word
+        word |= (sign & (np.int64(word != 0) | keep_neg_zero)) << sgnsh
+        fl = flags[i]
+        word = (infw | (np.int64((fl & NINF_FLAG) != 0) << sgnsh)) if fl != 0 else word
+        nan = (fl & NAN_FLAG) | np.int64((fl & (PINF_FLAG | NINF_FLAG)) == (PINF_FLAG | NINF_FLAG))
+        word = nanw if nan != 0 else word
+        if i < nb:
+            out[r0 + i] = np.uint64(word)
+
+
+# --------------------------------------------------------------------------- FDA
+
+@njit(**C.INLINE)
+def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, XA, XB, SE, SF):
+    """Block ``blk``'s scales of the block's rows: exponent sum ``SE`` and NaN flag ``SF`` (scale
+    formats whose value is ``2**(field - bias)``: fast_kind)."""
+    gather_column(wsa, isz[3], r0 * nblk + blk, nblk, nb, XA)
+    gather_column(wsb, isz[4], r0 * nblk + blk, nblk, nb, XB)
+    bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
+    for i in range(BL):
+        x = XA[i] & vm
+        y = XB[i] & vm
+        SE[i] = np.int32(x + y - 2 * bias)
+        SF[i] = np.int32(((x & nm) == nv) | ((y & nm) == nv))
+
+
+@njit(**C.JIT)
+def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, out):
+    """Rows ``lo .. hi - 1`` of FDA / CoFDA (with power-of-two block scales), :data:`BL` rows at
+    a time in integer lanes.  ``drows``: :func:`decode_row` of the slots a, b, c, d, scales."""
+    L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
+    block = prm[S.P_BLOCK] if prm[S.P_SCALED] == 1 else L
+    nblk = K // prm[S.P_BLOCK]
+    da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
+    G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
+    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    M = np.zeros((L, BL), np.int32)
+    E = np.zeros((L, BL), np.int32)
+    XA, XB = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    SE, SF = np.zeros(BL, np.int32), np.zeros(BL, np.int32)
+    flags, emax, anyzero = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int32)
+    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        gather_column(wc, isz[2], r0, 1, nb, XA)
+        dc, fc = dcf, S.CF
+        for j in range(0, K, L):
+            decode_c(XA, dc, ez, csig, ce, flags)       # c: a zero takes e_zero
+            for i in range(BL):
+                emax[i] = ce[i]
+                anyzero[i] = False
+            for t0 in range(0, L, block):
+                if prm[S.P_SCALED] == 1:
+                    scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, XA, XB, SE, SF)
+                for t in range(t0, t0 + block):
+                    gather_column(wa, isz[0], r0 * K + j + t, K, nb, XA)
+                    gather_column(wb, isz[1], r0 * K + j + t, K, nb, XB)
+                    products(XA, XB, da, db, SE, SF, M[t], E[t], flags, emax, anyzero)
+            if ez > fmts[fc, S.EMIN]:                                   # zero products take e_zero
+                for i in range(BL):
+                    emax[i] = max(emax[i], ez) if anyzero[i] != 0 else emax[i]
+            align_c(csig, ce, emax, F, dc[D_MB], tot)
+            for t in range(L):
+                Mt, Et = M[t], E[t]
+                for i in range(BL):
+                    m = Mt[i]
+                    v = (np.int64(abs(m)) << G) >> min(emax[i] - Et[i] + Dsh, 31)
+                    tot[i] += -v if m < 0 else v
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
+            for i in range(BL):                                         # the next pass takes d as c
+                XA[i] = np.int64(out[r0 + min(i, nb - 1)])
+            dc, fc = dd, S.D
+
+
+@njit(**C.INLINE)
+def _widths(buf):
+    n = buf.shape[0]
+    return buf, buf[:n - n % 2].view(np.uint16), buf[:n - n % 4].view(np.uint32), buf[:n - n % 8].view(np.uint64)
+
+
+@njit(**C.INLINE)
+def fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, out):
+    """Rows ``lo .. hi - 1`` of a design :func:`spec.fast_kind` takes."""
+    drows = np.zeros((S.SLOTS, 10), np.int64)
+    for f in range(S.SLOTS):
+        drows[f] = decode_row(fmts, f)
+    if prm[S.P_FAST] == S.FAST_FDA:
+        fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, out)
