@@ -28,6 +28,7 @@ from . import spec as S
 
 BL = 64                 # rows carried through each step together (the vector loops run across them)
 NEG = -(1 << 24)        # the exponent of a zero product here: below every real one, no int32 overflow
+NO_PRODUCT = NEG // 2   # an exponent below this (scales added) is a zero product
 NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
 
 # Columns of the decode row of a format slot (decode_row): what each element decode reads
@@ -74,8 +75,39 @@ def decode_row(fmts, f):
 # --------------------------------------------------------------------------- loads and decoding
 
 @njit(**C.INLINE)
+def load_pass(w, isz, r0, K, j, L, order, nb, X):
+    """``X[t, i]`` = the low 32 bits of product ``order[j + t]``'s element of row ``r0 + i``: each
+    row read where it lies, the block stored a product index per row of ``X`` (unsigned indices:
+    no negative-index wraparound in the loops)."""
+    if isz == 1:
+        v1 = w[0]
+        for i in range(nb):
+            base = np.uint64((r0 + i) * K)
+            for t in range(L):
+                X[t, i] = np.int64(v1[base + np.uint64(order[j + t])])
+    elif isz == 2:
+        v2 = w[1]
+        for i in range(nb):
+            base = np.uint64((r0 + i) * K)
+            for t in range(L):
+                X[t, i] = np.int64(v2[base + np.uint64(order[j + t])])
+    elif isz == 4:
+        v4 = w[2]
+        for i in range(nb):
+            base = np.uint64((r0 + i) * K)
+            for t in range(L):
+                X[t, i] = np.int64(v4[base + np.uint64(order[j + t])])
+    else:
+        v8 = w[3]
+        for i in range(nb):
+            base = np.uint64((r0 + i) * K)
+            for t in range(L):
+                X[t, i] = np.int64(v8[base + np.uint64(order[j + t])] & np.uint64(0xFFFFFFFF))
+
+
+@njit(**C.INLINE)
 def gather_column(w, isz, start, stride, nb, out):
-    """``out[i]`` = element ``start + i * stride`` of an operand (its :func:`fused.widths`), i < nb."""
+    """``out[i]`` = the low 32 bits of element ``start + i * stride`` of an operand, i < nb."""
     if isz == 1:
         v1 = w[0]
         for i in range(nb):
@@ -103,15 +135,14 @@ def classify(x, m, nm, nv, inf_ok):
 
 
 @njit(**C.INLINE)
-def products(XA, XB, da, db, SE, SF, M, E, flags, emax, anyzero):
-    """One product index across the block: ``M`` its signed significand product, ``E`` its
-    exponent (``NEG`` for a zero), the row's NaN/inf class ORed into ``flags``, the running
-    maximum exponent and whether a product was zero.  ``SE, SF``: the block scales' exponent sum
-    and NaN flag per row (zeros when unscaled)."""
+def products(XA, XB, da, db, G, SE, M, E, emax, maybe):
+    """One product index across the block's rows (``XA, XB``: its elements): ``M`` its signed significand product shifted
+    left by ``G``, ``E`` its exponent with the block scales' ``SE`` (``NEG`` for a zero), the
+    running maximum exponent; ``maybe`` marks a row with a pattern of a special class (NaN or
+    infinity: :func:`classes` sorts them out)."""
     ia, va, ma, ea, sa, ba = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH], da[D_BIAS]
-    na, nva, infa = da[D_NM], da[D_NV], da[D_INF]
     ib, vb, mb, eb, sb, bb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH], db[D_BIAS]
-    nb_, nvb, infb = db[D_NM], db[D_NV], db[D_INF]
+    na, nva, nb_, nvb = da[D_NM], da[D_NV], db[D_NM], db[D_NV]
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     for i in range(BL):
         x = (XA[i] >> ia) & va
@@ -120,29 +151,42 @@ def products(XA, XB, da, db, SE, SF, M, E, flags, emax, anyzero):
         fb = (y >> mb) & eb
         ga = (x & mma) | (np.int64(fa != 0) << ma)
         gb = (y & mmb) | (np.int64(fb != 0) << mb)
-        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
-        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
-        nan = nan_a | nan_b | (inf_a & np.int64(gb == 0)) | (inf_b & np.int64(ga == 0)) | np.int64(SF[i])
-        inf = (inf_a | inf_b) & (nan ^ 1)
-        neg = ((x >> sa) ^ (y >> sb)) & 1
-        flags[i] |= nan | (inf << (1 + neg))
-        m = ga * gb
+        maybe[i] |= np.int32(((x & na) == nva) | ((y & nb_) == nvb))
+        m = (ga * gb) << G
         e = max(fa, 1) - ba + max(fb, 1) - bb + SE[i]
         e = NEG if m == 0 else e
-        anyzero[i] |= np.int32(m == 0)
         emax[i] = max(emax[i], e)
-        M[i] = -m if neg != 0 else m
+        M[i] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
         E[i] = e
 
 
 @njit(**C.INLINE)
-def decode_c(X, dc, zero_exp, sig, ce, flags):
+def classes(XA, XB, da, db, SF, flags):
+    """One product index's NaN/inf class ORed into the rows' ``flags`` as IEEE float64 would
+    combine it (``inf * 0`` is NaN; a NaN scale ``SF`` makes the product NaN)."""
+    ia, va, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
+    ib, vb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
+    na, nva, infa, nb_, nvb, infb = da[D_NM], da[D_NV], da[D_INF], db[D_NM], db[D_NV], db[D_INF]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
+    for i in range(BL):
+        x = (XA[i] >> ia) & va
+        y = (XB[i] >> ib) & vb
+        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
+        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
+        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0)) | SF[i]
+        inf = (inf_a | inf_b) & (nan ^ 1)
+        flags[i] |= nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
+
+
+@njit(**C.INLINE)
+def decode_c(X, dc, zero_exp, sig, ce, flags, nb):
     """c (or the previous pass's d) across the block: signed significand, exponent (``zero_exp``
     when zero), NaN/inf class into ``flags``."""
     ign, vm, mb, em, ssh, bias = dc[D_IGN], dc[D_VMASK], dc[D_MB], dc[D_EMASK], dc[D_SGNSH], dc[D_BIAS]
     nm, nv, inf_ok = dc[D_NM], dc[D_NV], dc[D_INF]
     mm = (np.int64(1) << mb) - 1
-    for i in range(BL):
+    for i in range(nb):
         x = (X[i] >> ign) & vm
         f = (x >> mb) & em
         g = (x & mm) | (np.int64(f != 0) << mb)
@@ -154,9 +198,9 @@ def decode_c(X, dc, zero_exp, sig, ce, flags):
 
 
 @njit(**C.INLINE)
-def align_c(sig, ce, emax, F, mbc, tot):
+def align_c(sig, ce, emax, F, mbc, tot, nb):
     """``tot[i] = trunc(c * 2**(F - e_max))`` as an integer (the sum starts from c)."""
-    for i in range(BL):
+    for i in range(nb):
         sh = np.int64(emax[i]) - ce[i] + mbc - F
         r = min(max(sh, 0), 62)
         lft = min(max(-sh, 0), 62)
@@ -177,7 +221,7 @@ def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fau
     big_pos = np.int64(ovf_inf) | rne | ru              # an overflow of each sign: infinity, else max
     big_neg = np.int64(ovf_inf) | rne | rd
     fault_, keep_neg_zero = np.int64(fault), np.int64(zpos == 0)
-    for i in range(BL):
+    for i in range(nb):
         t = tot[i]
         sign = np.int64(t < 0)
         mag = abs(t)
@@ -209,68 +253,94 @@ def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fau
 # --------------------------------------------------------------------------- FDA
 
 @njit(**C.INLINE)
-def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, XA, XB, SE, SF):
+def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SE, SF):
     """Block ``blk``'s scales of the block's rows: exponent sum ``SE`` and NaN flag ``SF`` (scale
-    formats whose value is ``2**(field - bias)``: fast_kind)."""
-    gather_column(wsa, isz[3], r0 * nblk + blk, nblk, nb, XA)
-    gather_column(wsb, isz[4], r0 * nblk + blk, nblk, nb, XB)
+    formats whose value is ``2**(field - bias)``: spec.fast_kind)."""
     bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
-    for i in range(BL):
-        x = XA[i] & vm
-        y = XB[i] & vm
-        SE[i] = np.int32(x + y - 2 * bias)
-        SF[i] = np.int32(((x & nm) == nv) | ((y & nm) == nv))
+    gather_column(wsa, isz[3], r0 * nblk + blk, nblk, nb, X)
+    for i in range(nb):
+        x = X[i] & vm
+        SE[i] = np.int32(x - bias)
+        SF[i] = np.int32((x & nm) == nv)
+    gather_column(wsb, isz[4], r0 * nblk + blk, nblk, nb, X)
+    for i in range(nb):
+        y = X[i] & vm
+        SE[i] += np.int32(y - bias)
+        SF[i] |= np.int32((y & nm) == nv)
 
 
 @njit(**C.JIT)
-def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, out):
-    """Rows ``lo .. hi - 1`` of FDA / CoFDA (with power-of-two block scales), :data:`BL` rows at
-    a time in integer lanes.  ``drows``: :func:`decode_row` of the slots a, b, c, d, scales."""
+def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """Rows ``lo .. hi - 1`` of FDA / CoFDA (with power-of-two block scales) in integer lanes,
+    :data:`BL` rows at a time, each step a loop across the rows.  ``drows``: :func:`decode_row`
+    of the slots a, b, c, d, scales."""
     L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
-    block = prm[S.P_BLOCK] if prm[S.P_SCALED] == 1 else L
+    scaled = prm[S.P_SCALED] == 1
+    block = prm[S.P_BLOCK] if scaled else L
     nblk = K // prm[S.P_BLOCK]
     da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
     G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
     mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    M = np.zeros((L, BL), np.int32)
-    E = np.zeros((L, BL), np.int32)
-    XA, XB = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
-    SE, SF = np.zeros(BL, np.int32), np.zeros(BL, np.int32)
-    flags, emax, anyzero = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int32)
+    XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    M, E = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    SE, SF = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    flags, emax, maybe = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int32)
     csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
     wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
-        gather_column(wc, isz[2], r0, 1, nb, XA)
+        gather_column(wc, isz[2], r0, 1, nb, X1)
         dc, fc = dcf, S.CF
         for j in range(0, K, L):
-            decode_c(XA, dc, ez, csig, ce, flags)       # c: a zero takes e_zero
+            load_pass(wa, isz[0], r0, K, j, L, order, nb, XA)
+            load_pass(wb, isz[1], r0, K, j, L, order, nb, XB)
+            decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
             for i in range(BL):
                 emax[i] = ce[i]
-                anyzero[i] = False
+                maybe[i] = 0
             for t0 in range(0, L, block):
-                if prm[S.P_SCALED] == 1:
-                    scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, XA, XB, SE, SF)
+                if scaled:
+                    scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF)
+                    for i in range(BL):
+                        maybe[i] |= np.int32(SF[i])
                 for t in range(t0, t0 + block):
-                    gather_column(wa, isz[0], r0 * K + j + t, K, nb, XA)
-                    gather_column(wb, isz[1], r0 * K + j + t, K, nb, XB)
-                    products(XA, XB, da, db, SE, SF, M[t], E[t], flags, emax, anyzero)
+                    products(XA[t], XB[t], da, db, G, SE, M[t], E[t], emax, maybe)
+            if maybe[:nb].any():                    # a NaN or infinity in the block: classify its rows
+                for t0 in range(0, L, block):
+                    if scaled:
+                        scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF)
+                    for t in range(t0, t0 + block):
+                        classes(XA[t], XB[t], da, db, SF, flags)
             if ez > fmts[fc, S.EMIN]:                                   # zero products take e_zero
-                for i in range(BL):
-                    emax[i] = max(emax[i], ez) if anyzero[i] != 0 else emax[i]
-            align_c(csig, ce, emax, F, dc[D_MB], tot)
+                lift_zero(E, L, ez, emax)
+            align_c(csig, ce, emax, F, dc[D_MB], tot, BL)
             for t in range(L):
-                Mt, Et = M[t], E[t]
-                for i in range(BL):
-                    m = Mt[i]
-                    v = (np.int64(abs(m)) << G) >> min(emax[i] - Et[i] + Dsh, 31)
-                    tot[i] += -v if m < 0 else v
+                align(M[t], E[t], emax, Dsh, tot)
             round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
-            for i in range(BL):                                         # the next pass takes d as c
-                XA[i] = np.int64(out[r0 + min(i, nb - 1)])
+            for i in range(nb):                                         # the next pass takes d as c
+                X1[i] = np.int64(out[r0 + i])
             dc, fc = dd, S.D
+
+
+@njit(**C.INLINE)
+def align(M, E, emax, Dsh, tot):
+    """One product index across the rows aligned to their maximum exponent (``trunc``: the
+    magnitude shifted right) and added to the sums."""
+    for i in range(BL):
+        m = M[i]
+        v = abs(m) >> min(emax[i] - E[i] + Dsh, 63)
+        tot[i] += -v if m < 0 else v
+
+
+@njit(**C.INLINE)
+def lift_zero(E, L, ez, emax):
+    """The e_zero rule: a row with a zero product takes at least e_zero as its maximum."""
+    for t in range(L):
+        for i in range(BL):
+            emax[i] = max(emax[i], ez) if E[t, i] < NO_PRODUCT else emax[i]
 
 
 @njit(**C.INLINE)
@@ -280,10 +350,10 @@ def _widths(buf):
 
 
 @njit(**C.INLINE)
-def fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, out):
+def fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, order, out):
     """Rows ``lo .. hi - 1`` of a design :func:`spec.fast_kind` takes."""
     drows = np.zeros((S.SLOTS, 10), np.int64)
     for f in range(S.SLOTS):
         drows[f] = decode_row(fmts, f)
     if prm[S.P_FAST] == S.FAST_FDA:
-        fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, out)
+        fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
