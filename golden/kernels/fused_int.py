@@ -343,6 +343,103 @@ def lift_zero(E, L, ez, emax):
             emax[i] = max(emax[i], ez) if E[t, i] < NO_PRODUCT else emax[i]
 
 
+# --------------------------------------------------------------------------- GDFS
+
+@njit(**C.INLINE)
+def group_sum(XA, XB, da, db, sigma, nonzero):
+    """One product index of a group across the rows, added to the exact group sums ``sigma`` in
+    units of ``2**(emin_a + emin_b - man_a - man_b)`` (formats without NaN or infinity:
+    spec.fast_kind)."""
+    ia, va, ma, ea, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH]
+    ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    for i in range(BL):
+        x = (XA[i] >> ia) & va
+        y = (XB[i] >> ib) & vb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        m = ((x & mma) | (np.int64(fa != 0) << ma)) * ((y & mmb) | (np.int64(fb != 0) << mb))
+        m <<= max(fa, 1) - 1 + max(fb, 1) - 1
+        sigma[i] += -m if ((x >> sa) ^ (y >> sb)) & 1 else m
+        nonzero[i] |= np.int64(m != 0)
+
+
+@njit(**C.INLINE)
+def group_scales(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SS, SE, SF):
+    """Block ``blk``'s scale pair of the block's rows: significand product ``SS``, exponent sum
+    ``SE``, NaN flag ``SF``."""
+    vm, mb, em, bias, nm, nv = ds[D_VMASK], ds[D_MB], ds[D_EMASK], ds[D_BIAS], ds[D_NM], ds[D_NV]
+    mm = (np.int64(1) << mb) - 1
+    lo = np.int64(ds[D_INF])                    # D_INF holds 1 - subnormals for a scale row
+    for half in range(2):
+        gather_column(wsa if half == 0 else wsb, isz[3 + half], r0 * nblk + blk, nblk, nb, X)
+        for i in range(BL):
+            x = X[i] & vm
+            f = (x >> mb) & em
+            g = (x & mm) | (np.int64((f != 0) | (lo == 1)) << mb)
+            e = max(f, 1 - lo) - bias
+            nan = np.int64((x & nm) == nv)
+            SS[i] = g if half == 0 else SS[i] * g
+            SE[i] = e if half == 0 else SE[i] + e
+            SF[i] = nan if half == 0 else SF[i] | nan
+
+
+@njit(**C.JIT)
+def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """Rows ``lo .. hi - 1`` of GDFS in integer lanes, :data:`BL` rows at a time: exact group
+    sums, times the block scales' significands, aligned to the maximum of the scale exponents
+    (a group of zero products or a zero scale takes e_zero), one sum with c, the rounding."""
+    L, F, ez, g = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP]
+    nblk, block = K // prm[S.P_BLOCK], prm[S.P_BLOCK]
+    da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
+    H = F + fmts[S.A, S.EMIN] + fmts[S.B, S.EMIN] - da[D_MB] - db[D_MB] - 2 * ds[D_MB]
+    G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    ngr = L // g
+    XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    T, GE = np.zeros((ngr, BL), np.int64), np.zeros((ngr, BL), np.int64)
+    X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    SS, SE, SF = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    sigma, nonzero = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        gather_column(wc, isz[2], r0, 1, nb, X1)
+        dc = dcf
+        for j in range(0, K, L):
+            load_pass(wa, isz[0], r0, K, j, L, order, nb, XA)
+            load_pass(wb, isz[1], r0, K, j, L, order, nb, XB)
+            decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
+            for i in range(BL):
+                emax[i] = ce[i]
+            for q in range(ngr):
+                sigma[:] = 0
+                nonzero[:] = 0
+                for t in range(q * g, q * g + g):
+                    group_sum(XA[t], XB[t], da, db, sigma, nonzero)
+                group_scales(wsa, wsb, isz, ds, r0, nblk, (j + q * g) // block, nb, X2, SS, SE, SF)
+                Tq, Gq = T[q], GE[q]
+                for i in range(BL):
+                    Tq[i] = sigma[i] * SS[i]
+                    Gq[i] = ez if (nonzero[i] == 0) | (SS[i] == 0) else SE[i]
+                    emax[i] = max(emax[i], Gq[i])
+                    flags[i] |= SF[i]
+            align_c(csig, ce, emax, F, dc[D_MB], tot, BL)
+            for q in range(ngr):
+                Tq, Gq = T[q], GE[q]
+                for i in range(BL):
+                    m = Tq[i]
+                    v = (abs(m) << G) >> min(emax[i] - Gq[i] + Dsh, 63)
+                    tot[i] += -v if m < 0 else v
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
+            for i in range(nb):                                         # the next pass takes d as c
+                X1[i] = np.int64(out[r0 + i])
+            dc = dd
+
+
 @njit(**C.INLINE)
 def _widths(buf):
     n = buf.shape[0]
@@ -357,3 +454,6 @@ def fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, order, out):
         drows[f] = decode_row(fmts, f)
     if prm[S.P_FAST] == S.FAST_FDA:
         fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
+    else:
+        drows[S.S, D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
+        gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)

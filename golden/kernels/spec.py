@@ -234,23 +234,33 @@ def _pow2_scale(row) -> bool:
             and row[HAS_INF] == 0 and row[NAN_KIND] in (NAN_MAX_EXP, NAN_NONE))
 
 
+def _group_scale(row) -> bool:
+    """A GDFS scale format fused_int decodes: unsigned, no infinity (UE8M0, UE4M3)."""
+    return (row[SIGNED] == 0 and row[IGNORED_LOW] == 0 and row[HAS_INF] == 0 and row[VALUE_BITS] <= 16
+            and row[NAN_KIND] in (NAN_MAX_EXP, NAN_NONE, NAN_ALL_ONES)
+            and (row[SUBNORMALS] == 0 or row[EMIN] == 1 - row[BIAS]))
+
+
 def fast_kind(fmts: np.ndarray, prm: np.ndarray, scaled: bool) -> int:
     """Which integer-lane kernel computes this design (``FAST_*``).  Its bounds keep every integer
-    in its lane: aligned products below 2**31, group sums below 2**31, sums below 2**62; f16/f32-
-    like c and d (IEEE specials, no ignored bits); power-of-two scales."""
+    in its lane: aligned products below 2**31, group sums and sums below 2**62; f16/f32-like c
+    and d (IEEE specials, no ignored bits); FDA's scales powers of two, GDFS's operands without
+    NaN or infinity."""
     a, b, c, d, s = (fmts[i] for i in (A, B, CF, D, S))
     F, mab, frac = int(prm[P_F]), int(a[MAN_BITS] + b[MAN_BITS]), int(prm[P_FRAC])
     plain = (all(_ieee_plain(r) for r in (a, b, c, d)) and d[HAS_INF] == 1 and d[NAN_KIND] == NAN_IEEE
              and c[IGNORED_LOW] == 0 and d[IGNORED_LOW] == 0 and frac <= d[MAN_BITS]
-             and prm[P_INTERLEAVED] == 0 and prm[P_CLAST] == 0 and prm[P_FLUSH] == 0
-             and (not scaled or _pow2_scale(s)))
+             and prm[P_INTERLEAVED] == 0 and prm[P_CLAST] == 0 and prm[P_FLUSH] == 0)
     if not plain:
         return FAST_NONE
     if prm[P_BASE] == BASE_CODE["FDA"]:
-        return FAST_FDA if max(F, mab) + 2 <= 30 else FAST_NONE
-    if prm[P_BASE] == BASE_CODE["GDFS"] and scaled:
+        return FAST_FDA if max(F, mab) + 2 <= 30 and (not scaled or _pow2_scale(s)) else FAST_NONE
+    if prm[P_BASE] == BASE_CODE["GDFS"] and scaled and _group_scale(s):
+        if a[NAN_KIND] != NAN_NONE or b[NAN_KIND] != NAN_NONE or a[HAS_INF] or b[HAS_INF]:
+            return FAST_NONE
         span = int(a[EMAX] - a[EMIN] + b[EMAX] - b[EMIN])
         sigma_bits = mab + 2 + span + int(prm[P_GROUP]).bit_length()
-        lift = max(0, F + int(a[EMIN] + b[EMIN]) - mab)
-        return FAST_GDFS if sigma_bits <= 30 and sigma_bits + lift <= 62 else FAST_NONE
+        term_bits = sigma_bits + 2 * int(s[MAN_BITS] + 1)
+        lift = max(0, F + int(a[EMIN] + b[EMIN]) - mab - 2 * int(s[MAN_BITS]))
+        return FAST_GDFS if term_bits + lift <= 62 else FAST_NONE
     return FAST_NONE
