@@ -75,7 +75,7 @@ def decode_row(fmts, f):
 # --------------------------------------------------------------------------- loads and decoding
 
 @njit(**C.INLINE)
-def load_pass(w, isz, r0, K, j, L, order, nb, X):
+def load_pass(w, isz, r0, K, j, L, order, inorder, nb, X):
     """``X[t, i]`` = the low 32 bits of product ``order[j + t]``'s element of row ``r0 + i``: each
     row read where it lies, the block stored a product index per row of ``X`` (unsigned indices:
     no negative-index wraparound in the loops)."""
@@ -97,6 +97,12 @@ def load_pass(w, isz, r0, K, j, L, order, nb, X):
             base = np.uint64((r0 + i) * K)
             for t in range(L):
                 X[t, i] = np.int64(v4[base + np.uint64(order[j + t])])
+    elif inorder:                                   # the products in their order: contiguous
+        v8 = w[3]
+        for i in range(nb):
+            base = np.uint64((r0 + i) * K + j)
+            for t in range(L):
+                X[t, i] = np.int64(v8[base + np.uint64(t)] & np.uint64(0xFFFFFFFF))
     else:
         v8 = w[3]
         for i in range(nb):
@@ -283,6 +289,7 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
     mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    inorder = prm[S.P_INTERLEAVED] == 0
     XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     M, E = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
@@ -295,8 +302,8 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
         gather_column(wc, isz[2], r0, 1, nb, X1)
         dc, fc = dcf, S.CF
         for j in range(0, K, L):
-            load_pass(wa, isz[0], r0, K, j, L, order, nb, XA)
-            load_pass(wb, isz[1], r0, K, j, L, order, nb, XB)
+            load_pass(wa, isz[0], r0, K, j, L, order, inorder, nb, XA)
+            load_pass(wb, isz[1], r0, K, j, L, order, inorder, nb, XB)
             decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
             for i in range(BL):
                 emax[i] = ce[i]
@@ -396,6 +403,7 @@ def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, ou
     G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
     mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    inorder = prm[S.P_INTERLEAVED] == 0
     ngr = L // g
     XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     T, GE = np.zeros((ngr, BL), np.int64), np.zeros((ngr, BL), np.int64)
@@ -410,8 +418,8 @@ def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, ou
         gather_column(wc, isz[2], r0, 1, nb, X1)
         dc = dcf
         for j in range(0, K, L):
-            load_pass(wa, isz[0], r0, K, j, L, order, nb, XA)
-            load_pass(wb, isz[1], r0, K, j, L, order, nb, XB)
+            load_pass(wa, isz[0], r0, K, j, L, order, inorder, nb, XA)
+            load_pass(wb, isz[1], r0, K, j, L, order, inorder, nb, XB)
             decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
             for i in range(BL):
                 emax[i] = ce[i]
