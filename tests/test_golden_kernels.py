@@ -72,8 +72,10 @@ def test_gpu_sets_through_the_kernels(s):
         assert golden.same_results(ins, got, want).all()
 
 
-# one instruction per kernel family, and per rounding of the fused family's output
+# one instruction per kernel family, and per rounding of the fused family's output (the lowering:
+# fused.py's float64 kernel; the other fused ones: fused_int's integer lanes)
 FAULT_UNITS = [("hopper", "HMMA.16816.F32"), ("hopper", "HMMA.16816.F16"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
+               ("hopper", "MMA.16832.F32.E4M3.E4M3"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),
                ("blackwell", "UTCOMMA.4X"), ("cdna3", "v_mfma_f32_32x32x8_f16"),
                ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"), ("cdna2", "v_mfma_f32_32x32x8_f16"),
                ("hopper", "DMMA.8x8x4"), ("cdna3", "v_mfma_f32_16x16x4_f32")]
@@ -85,6 +87,41 @@ def test_planted_rounding_fault_is_caught(unit):
     assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) == 0
     with kernels.planted_fault():
         assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) > 0
+
+
+def _fused(ins) -> bool:
+    return ins.params.base in ("FDA", "GDFS")
+
+
+def test_fused_designs_take_the_integer_path():
+    """Every FDA/CoFDA/GDFS datapath but the compiled-path lowering runs golden.kernels.fused_int
+    (so the comparisons above check it); the lowering runs the float64 kernel."""
+    from golden.kernels import spec
+    for ins in filter(_fused, DATAPATHS):
+        dp = ins.datapath
+        fast = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)[3][spec.P_FAST]
+        assert (fast == spec.FAST_NONE) == (dp.params.operand_format is not None), f"{ins.arch} {ins.name}"
+
+
+# one fused unit per output rounding, format family and scale kind: tails of blocks, both kernels
+FUSED_UNITS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F16"), ("ampere", "HMMA.1688.F32.TF32"),
+               ("ada", "QMMA.16832.F32.E4M3.E4M3"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),
+               ("blackwell", "UTCOMMA.4X")]
+
+
+@pytest.mark.parametrize("unit", FUSED_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_integer_and_float_kernels_agree(unit, monkeypatch):
+    """A row count that leaves a partial block, every vector kind: the integer-lane kernel, and
+    the float64 kernel it takes over from (fast path switched off), both equal numpy."""
+    from golden.kernels import spec
+    ins = lookup(*unit)
+    assert mismatches(ins, 3 * 64 + 37) == 0
+    monkeypatch.setattr(spec, "fast_kind", lambda *args: spec.FAST_NONE)
+    spec.build.cache_clear()
+    try:
+        assert mismatches(ins, 64 + 5, kinds=("bits", "normal", "structured")) == 0
+    finally:
+        spec.build.cache_clear()
 
 
 def test_threads_split_rows_identically():

@@ -1,6 +1,7 @@
-"""Where the compiled FDA kernel's time goes: the whole kernel (``golden.kernels.fused.fda_rows``)
-against copies stopped after its product stage and after its final rounding alone, one core, CPU
-time, best of five (docs/golden.md, "Compiled kernels").
+"""Where the compiled fused kernels' time goes: the integer-lane kernel
+(``golden.kernels.fused_int``) whole, against copies stopped after its operand loads and after its
+products, and the float64 kernel it replaced (``golden.kernels.fused``, the fast path off), one
+core, CPU time, best of five, on the same operands (docs/golden.md, "Compiled kernels").
 
     python tools/kernel_profile.py [ARCH:INSTRUCTION ...]     # default hopper:HMMA.16816.F32
 """
@@ -16,39 +17,62 @@ from numba import njit
 import golden
 from golden import kernels
 from golden.api import Operands
-from golden.kernels import _common as C
 from golden.kernels import fused as F
+from golden.kernels import fused_int as FI
 from golden.kernels import spec as S
 from golden.vectors import random_operands
 
 ROWS = 100_000
+BL = FI.BL
 
 
 @njit
-def products_only(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """fda_rows' product stage alone (fill_block over every block and pass)."""
-    L, BL = prm[S.P_L], F.BLOCK_ROWS
-    Pm, Em = np.empty((L, BL)), np.empty((L, BL), np.int64)
-    IA, IB = np.empty(max(L, BL), np.int64), np.empty(max(L, BL), np.int64)
-    wa, wb = F.widths(a), F.widths(b)
-    s = 0.0
+def loads_only(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """The kernel's operand loads alone (load_pass over every block and pass)."""
+    L = prm[S.P_L]
+    XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    wa, wb = FI._widths(a), FI._widths(b)
+    s = 0
     for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
         for j in range(0, K, L):
-            F.fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, min(BL, hi - r0), K, order, j, L, Pm, Em, IA, IB)
-            s += Pm[0, 0]
+            FI.load_pass(wa, isz[0], r0, K, j, L, order, True, nb, XA)
+            FI.load_pass(wb, isz[1], r0, K, j, L, order, True, nb, XB)
+            s += XA[0, 0]
     return s
 
 
 @njit
-def rounding_only(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """fda_rows' per-row tail alone: the final rounding and the next pass's c, once per pass."""
-    s = np.uint64(0)
-    for r in range(lo, hi):
-        for j in range(0, K, prm[S.P_L]):
-            d = C.finish(fmts, S.D, float(r * 977 + j), 0.0, -20, prm[S.P_MODE], prm[S.P_FRAC],
-                         prm[S.P_OVERFLOW], True, False)
-            s += d + np.uint64(F.c_value(fmts, vtab, etab, S.D, d)[1] & 1)
+def loads_products(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """The loads and the products (FDA: products; GDFS: the exact group sums)."""
+    L = prm[S.P_L]
+    XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    M, E = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    SE, emax, maybe = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int32)
+    wa, wb = FI._widths(a), FI._widths(b)
+    s = 0
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        for j in range(0, K, L):
+            FI.load_pass(wa, isz[0], r0, K, j, L, order, True, nb, XA)
+            FI.load_pass(wb, isz[1], r0, K, j, L, order, True, nb, XB)
+            for t in range(L):
+                if prm[S.P_FAST] == S.FAST_FDA:
+                    FI.products(XA[t], XB[t], drows[S.A], drows[S.B], 0, SE, M[t], E[t], emax, maybe)
+                else:
+                    FI.group_sum(XA[t], XB[t], drows[S.A], drows[S.B], M[0], E[0])
+            s += M[0, 0]
     return s
+
+
+@njit
+def whole(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """The integer-lane kernel (fast_rows without its format rows)."""
+    if prm[S.P_FAST] == S.FAST_FDA:
+        FI.fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
+    else:
+        FI.gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
+    return 0
 
 
 def best(fn, n: int = 5) -> float:
@@ -64,18 +88,29 @@ def profile(arch: str, name: str) -> None:
     ins = golden.lookup(arch, name)
     dp = ins.datapath
     a, b, c, sa, sb = random_operands(ins, ROWS, np.random.default_rng(0), "normal")
-    views = Operands(ins, a, b, c, sa, sb).views()
-    packed = [kernels._operand(x) for x in views]
+    packed = [kernels._operand(x) for x in Operands(ins, a, b, c, sa, sb).views()]
     fmts, vtab, etab, prm = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
-    args = (*[v for v, _ in packed], np.array([s for _, s in packed], np.int64), dp.k, fmts, vtab, etab, prm,
-            kernels._order(dp.params, dp.k), np.empty(ROWS, np.uint64))
-    whole = None
-    for fn in (F.fda_rows, products_only, rounding_only):
+    if prm[S.P_FAST] == S.FAST_NONE:
+        print(f"{arch} {name}: not on the integer-lane path (golden.kernels.spec.fast_kind)")
+        return
+    drows = np.stack([FI.decode_row(fmts, f) for f in range(S.SLOTS)])
+    drows[S.S, FI.D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
+    ops = (*[v for v, _ in packed], np.array([s for _, s in packed], np.int64), dp.k)
+    order, out = kernels._order(dp.params, dp.k), np.empty(ROWS, np.uint64)
+    float_prm = prm.copy()
+    float_prm[S.P_FAST] = S.FAST_NONE
+    rows = F.fda_rows if dp.params.base == "FDA" else F.gdfs_rows
+    runs = [("integer kernel", whole, (*ops, fmts, drows, prm, order, out)),
+            ("loads only", loads_only, (*ops, fmts, drows, prm, order, out)),
+            ("loads+products", loads_products, (*ops, fmts, drows, prm, order, out)),
+            ("float64 kernel", rows, (*ops, fmts, vtab, etab, float_prm, order, out))]
+    first = None
+    for label, fn, args in runs:
         fn(0, 10, *args)                                   # compile
         t = best(lambda: fn(0, ROWS, *args))
-        whole = whole or t
-        print(f"{arch} {name} {fn.py_func.__name__:14s} {t * 1e3:7.1f} ms  {t / whole:5.0%}  "
-              f"({ROWS / t / 1e6:.1f} M rows/s)")
+        first = first or t
+        print(f"{arch} {name} {label:15s} {t * 1e3:7.1f} ms  {t / first:5.0%}  ({ROWS / t / 1e6:.1f} M rows/s)",
+              flush=True)
 
 
 if __name__ == "__main__":
