@@ -58,9 +58,9 @@ def loads_products(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
             FI.load_pass(wb, isz[1], r0, K, j, L, order, True, nb, XB)
             for t in range(L):
                 if prm[S.P_FAST] == S.FAST_FDA:
-                    FI.products(XA[t], XB[t], drows[S.A], drows[S.B], 0, SE, M[t], E[t], emax, maybe)
+                    FI.products(XA, XB, t, drows[S.A], drows[S.B], 0, SE, M, E, emax, maybe)
                 else:
-                    FI.group_sum(XA[t], XB[t], drows[S.A], drows[S.B], M[0], E[0])
+                    FI.group_sum(XA, XB, t, drows[S.A], drows[S.B], M[0], E[0])
             s += M[0, 0]
     return s
 

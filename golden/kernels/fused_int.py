@@ -141,8 +141,8 @@ def classify(x, m, nm, nv, inf_ok):
 
 
 @njit(**C.INLINE)
-def products(XA, XB, da, db, G, SE, M, E, emax, maybe):
-    """One product index across the block's rows (``XA, XB``: its elements): ``M`` its signed significand product shifted
+def products(XA, XB, t, da, db, G, SE, M, E, emax, maybe):
+    """Product index ``t`` across the block's rows (row ``t`` of ``XA, XB``: its elements): ``M`` its signed significand product shifted
     left by ``G``, ``E`` its exponent with the block scales' ``SE`` (``NEG`` for a zero), the
     running maximum exponent; ``maybe`` marks a row with a pattern of a special class (NaN or
     infinity: :func:`classes` sorts them out)."""
@@ -151,8 +151,8 @@ def products(XA, XB, da, db, G, SE, M, E, emax, maybe):
     na, nva, nb_, nvb = da[D_NM], da[D_NV], db[D_NM], db[D_NV]
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     for i in range(BL):
-        x = (XA[i] >> ia) & va
-        y = (XB[i] >> ib) & vb
+        x = (XA[t, i] >> ia) & va
+        y = (XB[t, i] >> ib) & vb
         fa = (x >> ma) & ea
         fb = (y >> mb) & eb
         ga = (x & mma) | (np.int64(fa != 0) << ma)
@@ -162,13 +162,13 @@ def products(XA, XB, da, db, G, SE, M, E, emax, maybe):
         e = max(fa, 1) - ba + max(fb, 1) - bb + SE[i]
         e = NEG if m == 0 else e
         emax[i] = max(emax[i], e)
-        M[i] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
-        E[i] = e
+        M[t, i] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
+        E[t, i] = e
 
 
 @njit(**C.INLINE)
-def classes(XA, XB, da, db, SF, flags):
-    """One product index's NaN/inf class ORed into the rows' ``flags`` as IEEE float64 would
+def classes(XA, XB, t, da, db, SF, flags):
+    """Product index ``t``'s NaN/inf class ORed into the rows' ``flags`` as IEEE float64 would
     combine it (``inf * 0`` is NaN; a NaN scale ``SF`` makes the product NaN)."""
     ia, va, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
     ib, vb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
@@ -176,8 +176,8 @@ def classes(XA, XB, da, db, SF, flags):
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
     for i in range(BL):
-        x = (XA[i] >> ia) & va
-        y = (XB[i] >> ib) & vb
+        x = (XA[t, i] >> ia) & va
+        y = (XB[t, i] >> ib) & vb
         nan_a, inf_a = classify(x, x & mma, na, nva, infa)
         nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
         nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0)) | SF[i]
@@ -314,18 +314,18 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
                     for i in range(BL):
                         maybe[i] |= np.int32(SF[i])
                 for t in range(t0, t0 + block):
-                    products(XA[t], XB[t], da, db, G, SE, M[t], E[t], emax, maybe)
+                    products(XA, XB, t, da, db, G, SE, M, E, emax, maybe)
             if maybe[:nb].any():                    # a NaN or infinity in the block: classify its rows
                 for t0 in range(0, L, block):
                     if scaled:
                         scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF)
                     for t in range(t0, t0 + block):
-                        classes(XA[t], XB[t], da, db, SF, flags)
+                        classes(XA, XB, t, da, db, SF, flags)
             if ez > fmts[fc, S.EMIN]:                                   # zero products take e_zero
                 lift_zero(E, L, ez, emax)
             align_c(csig, ce, emax, F, dc[D_MB], tot, BL)
             for t in range(L):
-                align(M[t], E[t], emax, Dsh, tot)
+                align(M, E, t, emax, Dsh, tot)
             round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
                 X1[i] = np.int64(out[r0 + i])
@@ -333,12 +333,12 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
 
 
 @njit(**C.INLINE)
-def align(M, E, emax, Dsh, tot):
+def align(M, E, t, emax, Dsh, tot):
     """One product index across the rows aligned to their maximum exponent (``trunc``: the
     magnitude shifted right) and added to the sums."""
     for i in range(BL):
-        m = M[i]
-        v = abs(m) >> min(emax[i] - E[i] + Dsh, 63)
+        m = M[t, i]
+        v = abs(m) >> min(emax[i] - E[t, i] + Dsh, 63)
         tot[i] += -v if m < 0 else v
 
 
@@ -353,7 +353,7 @@ def lift_zero(E, L, ez, emax):
 # --------------------------------------------------------------------------- GDFS
 
 @njit(**C.INLINE)
-def group_sum(XA, XB, da, db, sigma, nonzero):
+def group_sum(XA, XB, t, da, db, sigma, nonzero):
     """One product index of a group across the rows, added to the exact group sums ``sigma`` in
     units of ``2**(emin_a + emin_b - man_a - man_b)`` (formats without NaN or infinity:
     spec.fast_kind)."""
@@ -361,8 +361,8 @@ def group_sum(XA, XB, da, db, sigma, nonzero):
     ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     for i in range(BL):
-        x = (XA[i] >> ia) & va
-        y = (XB[i] >> ib) & vb
+        x = (XA[t, i] >> ia) & va
+        y = (XB[t, i] >> ib) & vb
         fa = (x >> ma) & ea
         fb = (y >> mb) & eb
         m = ((x & mma) | (np.int64(fa != 0) << ma)) * ((y & mmb) | (np.int64(fb != 0) << mb))
@@ -427,20 +427,18 @@ def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, ou
                 sigma[:] = 0
                 nonzero[:] = 0
                 for t in range(q * g, q * g + g):
-                    group_sum(XA[t], XB[t], da, db, sigma, nonzero)
+                    group_sum(XA, XB, t, da, db, sigma, nonzero)
                 group_scales(wsa, wsb, isz, ds, r0, nblk, (j + q * g) // block, nb, X2, SS, SE, SF)
-                Tq, Gq = T[q], GE[q]
                 for i in range(BL):
-                    Tq[i] = sigma[i] * SS[i]
-                    Gq[i] = ez if (nonzero[i] == 0) | (SS[i] == 0) else SE[i]
-                    emax[i] = max(emax[i], Gq[i])
+                    T[q, i] = sigma[i] * SS[i]
+                    GE[q, i] = ez if (nonzero[i] == 0) | (SS[i] == 0) else SE[i]
+                    emax[i] = max(emax[i], GE[q, i])
                     flags[i] |= SF[i]
             align_c(csig, ce, emax, F, dc[D_MB], tot, BL)
             for q in range(ngr):
-                Tq, Gq = T[q], GE[q]
                 for i in range(BL):
-                    m = Tq[i]
-                    v = (abs(m) << G) >> min(emax[i] - Gq[i] + Dsh, 63)
+                    m = T[q, i]
+                    v = (abs(m) << G) >> min(emax[i] - GE[q, i] + Dsh, 63)
                     tot[i] += -v if m < 0 else v
             round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
