@@ -26,7 +26,7 @@ from numba.extending import intrinsic
 from . import _common as C
 from . import spec as S
 
-BL = 64                 # rows carried through each step together (the vector loops run across them)
+BL = 128                # rows carried through each step together (the vector loops run across them)
 NEG = -(1 << 24)        # the exponent of a zero product here: below every real one, no int32 overflow
 NO_PRODUCT = NEG // 2   # an exponent below this (scales added) is a zero product
 NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
@@ -142,12 +142,13 @@ def classify(x, m, nm, nv, inf_ok):
 
 @njit(**C.INLINE)
 def products(XA, XB, t, da, db, G, SE, M, E, emax, maybe):
-    """Product index ``t`` across the block's rows (row ``t`` of ``XA, XB``: its elements): ``M`` its signed significand product shifted
-    left by ``G``, ``E`` its exponent with the block scales' ``SE`` (``NEG`` for a zero), the
-    running maximum exponent; ``maybe`` marks a row with a pattern of a special class (NaN or
-    infinity: :func:`classes` sorts them out)."""
-    ia, va, ma, ea, sa, ba = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH], da[D_BIAS]
-    ib, vb, mb, eb, sb, bb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH], db[D_BIAS]
+    """Product index ``t`` across the block's rows (row ``t`` of ``XA, XB``): ``M`` its signed
+    significand product shifted left by ``G``, ``E`` its exponent plus ``SE`` (the block scales'
+    exponent sum less the two biases; ``NEG`` for a zero), the running maximum exponent; ``maybe``
+    marks a row with a pattern of a special class (NaN or infinity: :func:`classes` sorts them
+    out)."""
+    ia, va, ma, ea, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH]
+    ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
     na, nva, nb_, nvb = da[D_NM], da[D_NV], db[D_NM], db[D_NV]
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     for i in range(BL):
@@ -159,7 +160,7 @@ def products(XA, XB, t, da, db, G, SE, M, E, emax, maybe):
         gb = (y & mmb) | (np.int64(fb != 0) << mb)
         maybe[i] |= np.int32(((x & na) == nva) | ((y & nb_) == nvb))
         m = (ga * gb) << G
-        e = max(fa, 1) - ba + max(fb, 1) - bb + SE[i]
+        e = max(fa, 1) + max(fb, 1) + SE[i]
         e = NEG if m == 0 else e
         emax[i] = max(emax[i], e)
         M[t, i] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
@@ -259,20 +260,20 @@ def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fau
 # --------------------------------------------------------------------------- FDA
 
 @njit(**C.INLINE)
-def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SE, SF):
-    """Block ``blk``'s scales of the block's rows: exponent sum ``SE`` and NaN flag ``SF`` (scale
-    formats whose value is ``2**(field - bias)``: spec.fast_kind)."""
+def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SE, SF, offset):
+    """Block ``blk``'s scales of the block's rows: exponent sum plus ``offset`` into ``SE``, NaN
+    flag ``SF`` (scale formats whose value is ``2**(field - bias)``: spec.fast_kind)."""
     bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
     gather_column(wsa, isz[3], r0 * nblk + blk, nblk, nb, X)
-    for i in range(nb):
+    for i in range(BL):
         x = X[i] & vm
-        SE[i] = np.int32(x - bias)
-        SF[i] = np.int32((x & nm) == nv)
+        SE[i] = x - bias + offset
+        SF[i] = np.int64((x & nm) == nv)
     gather_column(wsb, isz[4], r0 * nblk + blk, nblk, nb, X)
-    for i in range(nb):
+    for i in range(BL):
         y = X[i] & vm
-        SE[i] += np.int32(y - bias)
-        SF[i] |= np.int32((y & nm) == nv)
+        SE[i] += y - bias
+        SF[i] |= np.int64((y & nm) == nv)
 
 
 @njit(**C.JIT)
@@ -293,7 +294,8 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
     XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     M, E = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
-    SE, SF = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    bab = -da[D_BIAS] - db[D_BIAS]                  # the exponents' biases, folded into SE
+    SE, SF = np.full(BL, bab), np.zeros(BL, np.int64)
     flags, emax, maybe = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int32)
     csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
     wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
@@ -310,7 +312,7 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
                 maybe[i] = 0
             for t0 in range(0, L, block):
                 if scaled:
-                    scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF)
+                    scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF, bab)
                     for i in range(BL):
                         maybe[i] |= np.int32(SF[i])
                 for t in range(t0, t0 + block):
@@ -318,7 +320,7 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
             if maybe[:nb].any():                    # a NaN or infinity in the block: classify its rows
                 for t0 in range(0, L, block):
                     if scaled:
-                        scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF)
+                        scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF, bab)
                     for t in range(t0, t0 + block):
                         classes(XA, XB, t, da, db, SF, flags)
             if ez > fmts[fc, S.EMIN]:                                   # zero products take e_zero
