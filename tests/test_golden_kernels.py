@@ -12,6 +12,7 @@ import golden
 from golden import api, kernels
 from golden.algorithms import Params
 from golden.catalog import instructions, lookup
+from golden.formats import get_format
 from golden.provenance import MEASURED_SETS
 from golden.vectors import KINDS, random_operands
 from gpu_vectors import load
@@ -72,10 +73,8 @@ def test_gpu_sets_through_the_kernels(s):
         assert golden.same_results(ins, got, want).all()
 
 
-# one instruction per kernel family, and per rounding of the fused family's output (the lowering:
-# fused.py's float64 kernel; the other fused ones: fused_int's integer lanes)
+# one instruction per kernel family, and per rounding of the fused family's output
 FAULT_UNITS = [("hopper", "HMMA.16816.F32"), ("hopper", "HMMA.16816.F16"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
-               ("hopper", "MMA.16832.F32.E4M3.E4M3"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),
                ("blackwell", "UTCOMMA.4X"), ("cdna3", "v_mfma_f32_32x32x8_f16"),
                ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"), ("cdna2", "v_mfma_f32_32x32x8_f16"),
                ("hopper", "DMMA.8x8x4"), ("cdna3", "v_mfma_f32_16x16x4_f32")]
@@ -111,17 +110,33 @@ FUSED_UNITS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F16"), ("amp
 
 @pytest.mark.parametrize("unit", FUSED_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
 def test_integer_and_float_kernels_agree(unit, monkeypatch):
-    """A row count that leaves a partial block, every vector kind: the integer-lane kernel, and
-    the float64 kernel it takes over from (fast path switched off), both equal numpy."""
+    """A row count that leaves a partial block, every vector kind, operands in their own width:
+    the integer-lane kernel, and the float64 kernel it takes over from (fast path switched off),
+    both equal numpy."""
     from golden.kernels import spec
     ins = lookup(*unit)
-    assert mismatches(ins, 3 * 64 + 37) == 0
+    assert mismatches(ins, 2 * 128 + 37) == 0
+    a, b, c, sa, sb = random_operands(ins, 150, np.random.default_rng(9), "mixed")
+    want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
+    fs = ins.scale_format and get_format(ins.scale_format)
+    narrow = (x if x is None else x.astype(f.dtype) for x, f in zip((a, b, c, sa, sb), (*ins.formats[:3], fs, fs)))
+    assert np.array_equal(golden.dot_add(ins, *narrow, backend="numba"), want)
     monkeypatch.setattr(spec, "fast_kind", lambda *args: spec.FAST_NONE)
     spec.build.cache_clear()
     try:
         assert mismatches(ins, 64 + 5, kinds=("bits", "normal", "structured")) == 0
     finally:
         spec.build.cache_clear()
+
+
+# the fused kernels' other rounding and scale paths: the lowering's float64 kernel (fused.py) and
+# block-scaled FDA in integer lanes
+FUSED_FAULT_UNITS = [("hopper", "MMA.16832.F32.E4M3.E4M3"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8")]
+
+
+@pytest.mark.parametrize("unit", FUSED_FAULT_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_planted_fault_in_other_fused_paths_is_caught(unit):
+    test_planted_rounding_fault_is_caught(unit)
 
 
 def test_threads_split_rows_identically():
