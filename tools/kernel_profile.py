@@ -4,10 +4,16 @@ products, and the float64 kernel it replaced (``golden.kernels.fused``, the fast
 core, CPU time, best of five, on the same operands (docs/golden.md, "Compiled kernels").
 
     python tools/kernel_profile.py [ARCH:INSTRUCTION ...]     # default hopper:HMMA.16816.F32
+    python tools/kernel_profile.py --bench [-n N] [--repeat R]  # golden.bench's table, fused family
+
+``--bench`` runs ``golden.bench.backends_table`` (``make bench``'s code path: numpy, compiled on
+one core and on every core, the generator, side by side) on :data:`FUSED`, one instruction per
+fused algorithm, format family, output format and scale kind.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -24,6 +30,10 @@ from golden.vectors import random_operands
 
 ROWS = 100_000
 BL = FI.BL
+FUSED = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F32"), ("hopper", "HMMA.16816.F16"),
+         ("hopper", "HMMA.16816.F32.BF16"), ("hopper", "HMMA.1688.F32.TF32"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
+         ("hopper", "QGMMA.64xNx32.F32.E4M3.E5M2"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),
+         ("blackwell", "UTCOMMA.4X"), ("hopper", "MMA.16832.F32.E4M3.E4M3")]
 
 
 @njit
@@ -113,6 +123,24 @@ def profile(arch: str, name: str) -> None:
               flush=True)
 
 
+def main(argv) -> int:
+    p = argparse.ArgumentParser(prog="python tools/kernel_profile.py", description=__doc__.splitlines()[0])
+    p.add_argument("units", nargs="*", metavar="ARCH:INSTRUCTION", default=["hopper:HMMA.16816.F32"])
+    p.add_argument("--bench", action="store_true", help="golden.bench's backends table on the fused family")
+    p.add_argument("-n", type=int, default=100_000, help="dot-adds per batch for --bench (default 100000)")
+    p.add_argument("--repeat", type=int, default=3, help="timed calls per row for --bench (default 3)")
+    args = p.parse_args(argv)
+    if args.bench:
+        from golden.bench import backends_table
+        backends_table([golden.lookup(a, n) for a, n in FUSED], args.n, args.repeat)
+        return 0
+    for unit in args.units:
+        if unit.count(":") != 1:
+            print(f"error: {unit!r} is not ARCH:INSTRUCTION (e.g. hopper:HMMA.16816.F32)", file=sys.stderr)
+            return 2
+        profile(*unit.split(":"))
+    return 0
+
+
 if __name__ == "__main__":
-    for spec_ in sys.argv[1:] or ["hopper:HMMA.16816.F32"]:
-        profile(*spec_.split(":"))
+    raise SystemExit(main(sys.argv[1:]))
