@@ -27,6 +27,7 @@ from . import _common as C
 from . import spec as S
 
 BL = 128                # rows carried through each step together (the vector loops run across them)
+FLAT = 1024             # FDA decodes a block's products in one loop: FLAT // K rows (16 .. BL)
 NEG = -(1 << 24)        # the exponent of a zero product here: below every real one, no int32 overflow
 NO_PRODUCT = NEG // 2   # an exponent below this (scales added) is a zero product
 NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
@@ -276,58 +277,155 @@ def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SE, SF, offset):
         SF[i] |= np.int64((y & nm) == nv)
 
 
+@njit(**C.INLINE)
+def widen(w, isz, start, n, out):
+    """``out[u]`` = the low 32 bits of element ``start + u`` of an operand, u < n: a contiguous
+    copy in int64 lanes, one loop per width."""
+    if isz == 1:
+        v1 = w[0]
+        for u in range(n):
+            out[u] = np.int64(v1[np.uint64(start + u)])
+    elif isz == 2:
+        v2 = w[1]
+        for u in range(n):
+            out[u] = np.int64(v2[np.uint64(start + u)])
+    elif isz == 4:
+        v4 = w[2]
+        for u in range(n):
+            out[u] = np.int64(v4[np.uint64(start + u)])
+    else:
+        v8 = w[3]
+        for u in range(n):
+            out[u] = np.int64(v8[np.uint64(start + u)] & np.uint64(0xFFFFFFFF))
+
+
+@njit(**C.INLINE)
+def decode_flat(XA, XB, n, da, db, G, bab, M, E):
+    """Products of the element pairs ``XA[u], XB[u]``, u < n (a block's rows one after another):
+    ``M`` the signed significand product shifted left by ``G``, ``E`` its exponent (``NEG`` for a
+    zero).  Returns whether a pattern of a special class (NaN, infinity) is among them."""
+    ia, va, ma, ea, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH]
+    ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
+    na, nva, nb_, nvb = da[D_NM], da[D_NV], db[D_NM], db[D_NV]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    maybe = np.int64(0)
+    for u in range(n):
+        x = (XA[u] >> ia) & va
+        y = (XB[u] >> ib) & vb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        ga = (x & mma) | (np.int64(fa != 0) << ma)
+        gb = (y & mmb) | (np.int64(fb != 0) << mb)
+        maybe |= np.int64(((x & na) == nva) | ((y & nb_) == nvb))
+        m = (ga * gb) << G
+        e = max(fa, 1) + max(fb, 1) + bab
+        E[u] = NEG if m == 0 else e
+        M[u] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
+    return maybe != 0
+
+
+@njit(**C.INLINE)
+def classes_flat(XA, XB, n, da, db, CL):
+    """``CL[u]``: the NaN/inf class of product ``u`` as IEEE float64 would make it (``inf * 0``
+    is NaN)."""
+    ia, va, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
+    ib, vb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
+    na, nva, infa, nb_, nvb, infb = da[D_NM], da[D_NV], da[D_INF], db[D_NM], db[D_NV], db[D_INF]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
+    for u in range(n):
+        x = (XA[u] >> ia) & va
+        y = (XB[u] >> ib) & vb
+        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
+        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
+        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0))
+        inf = (inf_a | inf_b) & (nan ^ 1)
+        CL[u] = nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
+
+
+@njit(**C.INLINE)
+def add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X, E, flags_blk):
+    """The block scales' exponent sums into every product exponent of the block's rows (a zero
+    product stays below NO_PRODUCT), a NaN scale's rows flagged in ``flags_blk``."""
+    bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
+    for q in range(nblk):
+        gather_column(wsa, isz[3], r0 * nblk + q, nblk, nb, X)
+        gather_column(wsb, isz[4], r0 * nblk + q, nblk, nb, X[BL:])
+        for i in range(nb):
+            x, y = X[i] & vm, X[BL + i] & vm
+            se = x + y - 2 * bias
+            flags_blk[i, q] = np.int64(((x & nm) == nv) | ((y & nm) == nv))
+            o = np.uint64(i * K + q * block)
+            for t in range(block):
+                E[o + np.uint64(t)] += se
+
+
 @njit(**C.JIT)
 def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
     """Rows ``lo .. hi - 1`` of FDA / CoFDA (with power-of-two block scales) in integer lanes,
-    :data:`BL` rows at a time, each step a loop across the rows.  ``drows``: :func:`decode_row`
-    of the slots a, b, c, d, scales."""
+    ``FLAT // K`` rows at a time: their products decoded in one contiguous loop, each row's
+    maximum and sum a loop over its products, the rounding across the rows."""
     L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
     scaled = prm[S.P_SCALED] == 1
-    block = prm[S.P_BLOCK] if scaled else L
-    nblk = K // prm[S.P_BLOCK]
+    block, nblk = prm[S.P_BLOCK], K // prm[S.P_BLOCK]
     da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
     G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
     mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    inorder = prm[S.P_INTERLEAVED] == 0
-    XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
-    M, E = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
-    X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
-    bab = -da[D_BIAS] - db[D_BIAS]                  # the exponents' biases, folded into SE
-    SE, SF = np.full(BL, bab), np.zeros(BL, np.int64)
-    flags, emax, maybe = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int32)
+    BR = min(BL, max(16, FLAT // K))
+    XA, XB = np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64)
+    M, E, CL = np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64)
+    X1, X2 = np.zeros(BL, np.int64), np.zeros(2 * BL, np.int64)
+    SF = np.zeros((BL, nblk), np.int64)
+    flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
     csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
     wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
-    for r0 in range(lo, hi, BL):
-        nb = min(BL, hi - r0)
+    lift = np.int64(0)
+    for r0 in range(lo, hi, BR):
+        nb = min(BR, hi - r0)
+        n = nb * K
+        widen(wa, isz[0], r0 * K, n, XA)
+        widen(wb, isz[1], r0 * K, n, XB)
+        special = decode_flat(XA, XB, n, da, db, G, bab, M, E)
+        if special:
+            classes_flat(XA, XB, n, da, db, CL)
+        if scaled:
+            add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X2, E, SF)
         gather_column(wc, isz[2], r0, 1, nb, X1)
         dc, fc = dcf, S.CF
         for j in range(0, K, L):
-            load_pass(wa, isz[0], r0, K, j, L, order, inorder, nb, XA)
-            load_pass(wb, isz[1], r0, K, j, L, order, inorder, nb, XB)
-            decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
-            for i in range(BL):
-                emax[i] = ce[i]
-                maybe[i] = 0
-            for t0 in range(0, L, block):
-                if scaled:
-                    scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF, bab)
-                    for i in range(BL):
-                        maybe[i] |= np.int32(SF[i])
-                for t in range(t0, t0 + block):
-                    products(XA, XB, t, da, db, G, SE, M, E, emax, maybe)
-            if maybe[:nb].any():                    # a NaN or infinity in the block: classify its rows
-                for t0 in range(0, L, block):
-                    if scaled:
-                        scale_column(wsa, wsb, isz, ds, r0, nblk, (j + t0) // prm[S.P_BLOCK], nb, X2, SE, SF, bab)
-                    for t in range(t0, t0 + block):
-                        classes(XA, XB, t, da, db, SF, flags)
-            if ez > fmts[fc, S.EMIN]:                                   # zero products take e_zero
-                lift_zero(E, L, ez, emax)
-            align_c(csig, ce, emax, F, dc[D_MB], tot, BL)
-            for t in range(L):
-                align(M, E, t, emax, Dsh, tot)
+            decode_c(X1, dc, ez, csig, ce, flags, nb)                  # c: a zero takes e_zero
+            lift = ez if ez > fmts[fc, S.EMIN] else NEG                # zero products take e_zero
+            for i in range(nb):
+                o = np.uint64(i * K + j)
+                em = ce[i]
+                for t in range(L):
+                    e = E[o + np.uint64(t)]
+                    em = max(em, e if e >= NO_PRODUCT else lift)
+                emax[i] = em
+            if special:
+                for i in range(nb):
+                    o = np.uint64(i * K + j)
+                    fl = flags[i]
+                    for t in range(L):
+                        fl |= CL[o + np.uint64(t)]
+                    flags[i] = fl
+            if scaled:
+                for i in range(nb):
+                    for q in range(j // block, (j + L) // block):
+                        flags[i] |= SF[i, q]
+            align_c(csig, ce, emax, F, dc[D_MB], tot, nb)
+            for i in range(nb):
+                o = np.uint64(i * K + j)
+                em = emax[i] + Dsh
+                s = tot[i]
+                for t in range(L):
+                    m = M[o + np.uint64(t)]
+                    v = abs(m) >> min(em - E[o + np.uint64(t)], 63)
+                    s += -v if m < 0 else v
+                tot[i] = s
             round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
                 X1[i] = np.int64(out[r0 + i])
