@@ -3,17 +3,21 @@
 The numpy path computes every step in float64 on exact values: products ``va * vb``, alignment
 ``trunc(p * 2**(F - e_max))``, one exact sum.  Every one of those numbers is an integer times a
 power of two, so the same steps run here on integers: each operand's fields give its significand
-and exponent, a product is ``sig_a * sig_b`` (int32) at exponent ``e_a + e_b``, alignment is a
-right shift of the magnitude (``trunc`` drops the shifted-out bits of the magnitude), the sum is
-an int64.  Every step runs across :data:`BL` rows at once (structure of arrays: one loop per step,
-the rows in the vector lanes), the final rounding too (:func:`round_block`, branch-free).
+and exponent, a product is ``sig_a * sig_b`` at exponent ``e_a + e_b``, alignment is a right
+shift of the magnitude (``trunc`` drops the shifted-out bits of the magnitude), the sum is an
+int64, and the rounding (:func:`round_block`) is :func:`_common.round_bits` without a branch.
+FDA decodes a block's products in one contiguous loop over its rows' elements
+(:func:`decode_flat`) and takes each row's maximum and sum in a loop over its products; GDFS
+carries a block's rows through each step together (its group sums a loop across the rows); both
+round across the rows.
 
-NaN and infinities never take a branch: each product's class (NaN, +inf, -inf) is ORed into a
-per-row flag word as IEEE float64 arithmetic would combine them (``inf - inf`` and ``inf * 0`` are
-NaN), and a flagged row's result is the canonical NaN or that infinity, as ``_finish`` gives it.
+NaN and infinities never take a branch per product: a block with a pattern of a special class
+classifies every product (NaN, +inf, -inf, as IEEE float64 arithmetic combines them: ``inf - inf``
+and ``inf * 0`` are NaN) and a flagged row's result is the canonical NaN or that infinity, as
+``_finish`` gives it.
 
-:func:`golden.kernels.spec.fast_kind` decides which designs take this
-path; the others run :mod:`fused`'s float64 kernels.
+:func:`golden.kernels.spec.fast_kind` decides which designs take this path (bounds that keep every
+integer in its lane); the others run :mod:`fused`'s float64 kernels.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ NO_PRODUCT = NEG // 2   # an exponent below this (scales added) is a zero produc
 NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
 
 # Columns of the decode row of a format slot (decode_row): what each element decode reads
-(D_IGN, D_VMASK, D_MB, D_EMASK, D_SGNSH, D_BIAS, D_NM, D_NV, D_INF, D_SPECIAL) = range(10)
+(D_IGN, D_VMASK, D_MB, D_EMASK, D_SGNSH, D_BIAS, D_NM, D_NV, D_INF) = range(9)
+D_COLUMNS = 9
 
 
 def _ctlz64():
@@ -66,7 +71,7 @@ def decode_row(fmts, f):
         nm, nv = (np.int64(1) << (mb + eb + 1)) - 1, np.int64(1) << (mb + eb)
     elif kind == S.NAN_MAX_EXP:
         nm = nv = emask << mb
-    row = np.zeros(10, np.int64)
+    row = np.zeros(D_COLUMNS, np.int64)
     row[D_IGN], row[D_VMASK] = fmts[f, S.IGNORED_LOW], (np.int64(1) << fmts[f, S.VALUE_BITS]) - 1
     row[D_MB], row[D_EMASK], row[D_SGNSH], row[D_BIAS] = mb, emask, mb + eb, fmts[f, S.BIAS]
     row[D_NM], row[D_NV], row[D_INF] = nm, nv, inf
@@ -142,52 +147,6 @@ def classify(x, m, nm, nv, inf_ok):
 
 
 @njit(**C.INLINE)
-def products(XA, XB, t, da, db, G, SE, M, E, emax, maybe):
-    """Product index ``t`` across the block's rows (row ``t`` of ``XA, XB``): ``M`` its signed
-    significand product shifted left by ``G``, ``E`` its exponent plus ``SE`` (the block scales'
-    exponent sum less the two biases; ``NEG`` for a zero), the running maximum exponent; ``maybe``
-    marks a row with a pattern of a special class (NaN or infinity: :func:`classes` sorts them
-    out)."""
-    ia, va, ma, ea, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH]
-    ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
-    na, nva, nb_, nvb = da[D_NM], da[D_NV], db[D_NM], db[D_NV]
-    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
-    for i in range(BL):
-        x = (XA[t, i] >> ia) & va
-        y = (XB[t, i] >> ib) & vb
-        fa = (x >> ma) & ea
-        fb = (y >> mb) & eb
-        ga = (x & mma) | (np.int64(fa != 0) << ma)
-        gb = (y & mmb) | (np.int64(fb != 0) << mb)
-        maybe[i] |= np.int32(((x & na) == nva) | ((y & nb_) == nvb))
-        m = (ga * gb) << G
-        e = max(fa, 1) + max(fb, 1) + SE[i]
-        e = NEG if m == 0 else e
-        emax[i] = max(emax[i], e)
-        M[t, i] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
-        E[t, i] = e
-
-
-@njit(**C.INLINE)
-def classes(XA, XB, t, da, db, SF, flags):
-    """Product index ``t``'s NaN/inf class ORed into the rows' ``flags`` as IEEE float64 would
-    combine it (``inf * 0`` is NaN; a NaN scale ``SF`` makes the product NaN)."""
-    ia, va, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
-    ib, vb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
-    na, nva, infa, nb_, nvb, infb = da[D_NM], da[D_NV], da[D_INF], db[D_NM], db[D_NV], db[D_INF]
-    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
-    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
-    for i in range(BL):
-        x = (XA[t, i] >> ia) & va
-        y = (XB[t, i] >> ib) & vb
-        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
-        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
-        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0)) | SF[i]
-        inf = (inf_a | inf_b) & (nan ^ 1)
-        flags[i] |= nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
-
-
-@njit(**C.INLINE)
 def decode_c(X, dc, zero_exp, sig, ce, flags, nb):
     """c (or the previous pass's d) across the block: signed significand, exponent (``zero_exp``
     when zero), NaN/inf class into ``flags``."""
@@ -259,23 +218,6 @@ def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fau
 
 
 # --------------------------------------------------------------------------- FDA
-
-@njit(**C.INLINE)
-def scale_column(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SE, SF, offset):
-    """Block ``blk``'s scales of the block's rows: exponent sum plus ``offset`` into ``SE``, NaN
-    flag ``SF`` (scale formats whose value is ``2**(field - bias)``: spec.fast_kind)."""
-    bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
-    gather_column(wsa, isz[3], r0 * nblk + blk, nblk, nb, X)
-    for i in range(BL):
-        x = X[i] & vm
-        SE[i] = x - bias + offset
-        SF[i] = np.int64((x & nm) == nv)
-    gather_column(wsb, isz[4], r0 * nblk + blk, nblk, nb, X)
-    for i in range(BL):
-        y = X[i] & vm
-        SE[i] += y - bias
-        SF[i] |= np.int64((y & nm) == nv)
-
 
 @njit(**C.INLINE)
 def widen(w, isz, start, n, out):
@@ -432,24 +374,6 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
             dc, fc = dd, S.D
 
 
-@njit(**C.INLINE)
-def align(M, E, t, emax, Dsh, tot):
-    """One product index across the rows aligned to their maximum exponent (``trunc``: the
-    magnitude shifted right) and added to the sums."""
-    for i in range(BL):
-        m = M[t, i]
-        v = abs(m) >> min(emax[i] - E[t, i] + Dsh, 63)
-        tot[i] += -v if m < 0 else v
-
-
-@njit(**C.INLINE)
-def lift_zero(E, L, ez, emax):
-    """The e_zero rule: a row with a zero product takes at least e_zero as its maximum."""
-    for t in range(L):
-        for i in range(BL):
-            emax[i] = max(emax[i], ez) if E[t, i] < NO_PRODUCT else emax[i]
-
-
 # --------------------------------------------------------------------------- GDFS
 
 @njit(**C.INLINE)
@@ -555,7 +479,7 @@ def _widths(buf):
 @njit(**C.INLINE)
 def fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, order, out):
     """Rows ``lo .. hi - 1`` of a design :func:`spec.fast_kind` takes."""
-    drows = np.zeros((S.SLOTS, 10), np.int64)
+    drows = np.zeros((S.SLOTS, D_COLUMNS), np.int64)
     for f in range(S.SLOTS):
         drows[f] = decode_row(fmts, f)
     if prm[S.P_FAST] == S.FAST_FDA:
