@@ -89,7 +89,7 @@ def loads_products(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
 
 @njit
 def whole(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
-    """The integer-lane kernel (fast_rows without its format rows)."""
+    """The integer-lane kernel (its format rows made once, outside)."""
     if prm[S.P_FAST] == S.FAST_FDA:
         FI.fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
     else:
@@ -115,8 +115,7 @@ def profile(arch: str, name: str) -> None:
     if prm[S.P_FAST] == S.FAST_NONE:
         print(f"{arch} {name}: not on the integer-lane path (golden.kernels.spec.fast_kind)")
         return
-    drows = np.stack([FI.decode_row(fmts, f) for f in range(S.SLOTS)])
-    drows[S.S, FI.D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
+    drows = FI.decode_rows(fmts)
     ops = (*[v for v, _ in packed], np.array([s for _, s in packed], np.int64), dp.k)
     order, out = kernels._order(dp.params, dp.k), np.empty(ROWS, np.uint64)
     float_prm = prm.copy()

@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
-from .fused_int import fast_rows
+from . import fused_int as FI
 
 
 @njit(**C.INLINE)
@@ -253,7 +253,7 @@ def fda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
     the final rounding row by row.  Designs :func:`spec.fast_kind` takes run in integer lanes
     (:mod:`fused_int`)."""
     if prm[S.P_FAST] != S.FAST_NONE:
-        fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, order, out)
+        FI.fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, FI.decode_rows(fmts), prm, order, out)
         return
     L = prm[S.P_L]
     block = prm[S.P_BLOCK]
@@ -351,7 +351,7 @@ def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes); :func:`spec.fast_kind`'s designs
     in integer lanes (:mod:`fused_int`)."""
     if prm[S.P_FAST] != S.FAST_NONE:
-        fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, order, out)
+        FI.gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, FI.decode_rows(fmts), prm, order, out)
         return
     L = prm[S.P_L]
     nblk = K // prm[S.P_BLOCK]

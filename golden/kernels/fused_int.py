@@ -477,13 +477,10 @@ def _widths(buf):
 
 
 @njit(**C.INLINE)
-def fast_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, prm, order, out):
-    """Rows ``lo .. hi - 1`` of a design :func:`spec.fast_kind` takes."""
+def decode_rows(fmts):
+    """:func:`decode_row` of every slot (a scale row's ``D_INF``: 1 where it has no subnormals)."""
     drows = np.zeros((S.SLOTS, D_COLUMNS), np.int64)
     for f in range(S.SLOTS):
         drows[f] = decode_row(fmts, f)
-    if prm[S.P_FAST] == S.FAST_FDA:
-        fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
-    else:
-        drows[S.S, D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
-        gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out)
+    drows[S.S, D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
+    return drows
