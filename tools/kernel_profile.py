@@ -37,32 +37,10 @@ FUSED = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F32"), ("hopper", 
 
 
 @njit
-def loads_only(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
-    """The kernel's operand loads alone (FDA: widen, a block's elements in one loop; GDFS:
-    load_pass, a product index per row of the block)."""
-    L, BR = prm[S.P_L], min(BL, max(16, FI.FLAT // K))
-    XA, XB = np.zeros(BL * K, np.int64), np.zeros(BL * K, np.int64)
-    YA, YB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
-    wa, wb = FI._widths(a), FI._widths(b)
-    s = 0
-    step = BR if prm[S.P_FAST] == S.FAST_FDA else BL
-    for r0 in range(lo, hi, step):
-        nb = min(step, hi - r0)
-        if prm[S.P_FAST] == S.FAST_FDA:
-            FI.widen(wa, isz[0], r0 * K, nb * K, XA)
-            FI.widen(wb, isz[1], r0 * K, nb * K, XB)
-            s += XA[0]
-        else:
-            for j in range(0, K, L):
-                FI.load_pass(wa, isz[0], r0, K, j, L, order, True, nb, YA)
-                FI.load_pass(wb, isz[1], r0, K, j, L, order, True, nb, YB)
-                s += YA[0, 0]
-    return s
-
-
-@njit
-def loads_products(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
-    """The loads and the products (FDA: decode_flat; GDFS: the exact group sums)."""
+def stages(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out, products):
+    """The kernel's operand loads (FDA: widen, a block's elements in one loop; GDFS: load_pass,
+    a product index per row of the block) and, with ``products``, its products (FDA:
+    decode_flat; GDFS: the exact group sums)."""
     L, BR = prm[S.P_L], min(BL, max(16, FI.FLAT // K))
     XA, XB = np.zeros(BL * K, np.int64), np.zeros(BL * K, np.int64)
     M, E = np.zeros(BL * K, np.int64), np.zeros(BL * K, np.int64)
@@ -70,21 +48,34 @@ def loads_products(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
     sigma, nonzero = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
     wa, wb = FI._widths(a), FI._widths(b)
     s = 0
-    step = BR if prm[S.P_FAST] == S.FAST_FDA else BL
+    fda = prm[S.P_FAST] == S.FAST_FDA
+    step = BR if fda else BL
     for r0 in range(lo, hi, step):
         nb = min(step, hi - r0)
-        if prm[S.P_FAST] == S.FAST_FDA:
+        if fda:
             FI.widen(wa, isz[0], r0 * K, nb * K, XA)
             FI.widen(wb, isz[1], r0 * K, nb * K, XB)
-            s += FI.decode_flat(XA, XB, nb * K, drows[S.A], drows[S.B], 0, 0, M, E) + M[0]
-        else:
-            for j in range(0, K, L):
-                FI.load_pass(wa, isz[0], r0, K, j, L, order, True, nb, YA)
-                FI.load_pass(wb, isz[1], r0, K, j, L, order, True, nb, YB)
-                for t in range(L):
-                    FI.group_sum(YA, YB, t, drows[S.A], drows[S.B], sigma, nonzero)
-                s += sigma[0]
+            if products:
+                s += FI.decode_flat(XA, XB, nb * K, drows[S.A], drows[S.B], 0, 0, M, E)
+            s += XA[0] + M[0]
+            continue
+        for j in range(0, K, L):
+            FI.load_pass(wa, isz[0], r0, K, j, L, nb, YA)
+            FI.load_pass(wb, isz[1], r0, K, j, L, nb, YB)
+            for t in range(L if products else 0):
+                FI.group_sum(YA, YB, t, drows[S.A], drows[S.B], sigma, nonzero)
+            s += YA[0, 0] + sigma[0]
     return s
+
+
+@njit
+def loads_only(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    return stages(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out, False)
+
+
+@njit
+def loads_products(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    return stages(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out, True)
 
 
 @njit

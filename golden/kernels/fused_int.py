@@ -81,40 +81,27 @@ def decode_row(fmts, f):
 # --------------------------------------------------------------------------- loads and decoding
 
 @njit(**C.INLINE)
-def load_pass(w, isz, r0, K, j, L, order, inorder, nb, X):
-    """``X[t, i]`` = the low 32 bits of product ``order[j + t]``'s element of row ``r0 + i``: each
-    row read where it lies, the block stored a product index per row of ``X`` (unsigned indices:
-    no negative-index wraparound in the loops)."""
+def load_pass(w, isz, r0, K, j, L, nb, X):
+    """``X[t, i]`` = the low 32 bits of element ``j + t`` of row ``r0 + i`` (a pass's products in
+    their order: spec.fast_kind takes no interleaved passes): each row read where it lies, in its
+    width, the block stored a product index per row of ``X``."""
     if isz == 1:
-        v1 = w[0]
-        for i in range(nb):
-            base = np.uint64((r0 + i) * K)
-            for t in range(L):
-                X[t, i] = np.int64(v1[base + np.uint64(order[j + t])])
+        rows_into_columns(w[0], r0 * K + j, K, L, nb, X)
     elif isz == 2:
-        v2 = w[1]
-        for i in range(nb):
-            base = np.uint64((r0 + i) * K)
-            for t in range(L):
-                X[t, i] = np.int64(v2[base + np.uint64(order[j + t])])
+        rows_into_columns(w[1], r0 * K + j, K, L, nb, X)
     elif isz == 4:
-        v4 = w[2]
-        for i in range(nb):
-            base = np.uint64((r0 + i) * K)
-            for t in range(L):
-                X[t, i] = np.int64(v4[base + np.uint64(order[j + t])])
-    elif inorder:                                   # the products in their order: contiguous
-        v8 = w[3]
-        for i in range(nb):
-            base = np.uint64((r0 + i) * K + j)
-            for t in range(L):
-                X[t, i] = np.int64(v8[base + np.uint64(t)] & np.uint64(0xFFFFFFFF))
+        rows_into_columns(w[2], r0 * K + j, K, L, nb, X)
     else:
-        v8 = w[3]
-        for i in range(nb):
-            base = np.uint64((r0 + i) * K)
-            for t in range(L):
-                X[t, i] = np.int64(v8[base + np.uint64(order[j + t])] & np.uint64(0xFFFFFFFF))
+        rows_into_columns(w[3], r0 * K + j, K, L, nb, X)
+
+
+@njit(**C.INLINE)
+def rows_into_columns(v, start, K, L, nb, X):
+    """``X[t, i] = v[start + i * K + t]`` (low 32 bits), one compiled copy per width of ``v``."""
+    for i in range(nb):
+        base = np.uint64(start + i * K)
+        for t in range(L):
+            X[t, i] = np.int64(np.uint64(v[base + np.uint64(t)]) & np.uint64(0xFFFFFFFF))
 
 
 @njit(**C.INLINE)
@@ -427,7 +414,6 @@ def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, ou
     G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
     mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    inorder = prm[S.P_INTERLEAVED] == 0
     ngr = L // g
     XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     T, GE = np.zeros((ngr, BL), np.int64), np.zeros((ngr, BL), np.int64)
@@ -442,8 +428,8 @@ def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, ou
         gather_column(wc, isz[2], r0, 1, nb, X1)
         dc = dcf
         for j in range(0, K, L):
-            load_pass(wa, isz[0], r0, K, j, L, order, inorder, nb, XA)
-            load_pass(wb, isz[1], r0, K, j, L, order, inorder, nb, XB)
+            load_pass(wa, isz[0], r0, K, j, L, nb, XA)
+            load_pass(wb, isz[1], r0, K, j, L, nb, XB)
             decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
             for i in range(BL):
                 emax[i] = ce[i]
