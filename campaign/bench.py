@@ -5,7 +5,8 @@ golden with the catalog's parameters, so the figure is the checker's own ceiling
 Verilator units) on an embedded cluster of 1, 2 and every-core workers, each into a fresh database, and
 prints dot-adds per second of wall time with the speed-up over one worker.  The golden rows time one
 ``golden.dot_add`` call and one block's vector generation on this process, for scale: a worker does both,
-twice the golden work for a golden device.
+twice the golden work for a golden device.  One block is then timed step by step as a worker runs it
+(regenerating its vectors, the device, golden on one core), which names what bounds a worker.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import os
 import tempfile
 import time
 
+import numpy as np
+
 import golden
 from golden.bench import measure
 
-from .blocks import operands
+from .blocks import device, operands
 from .engine import default_workers, run
 from .spec import Campaign
 
@@ -46,7 +49,8 @@ def main(args) -> int:
     normal, bits = measure(ins, 200_000, "normal", 3), measure(ins, 200_000, "bits", 3)
     print(f"golden.dot_add on this process, calls of 200,000, median wall (CPU time) rate: "
           f"{normal.median:,.0f} ({normal.cpu:,.0f}) dot-adds/s on normal values, {bits.median:,.0f} "
-          f"({bits.cpu:,.0f}) on uniform bits; vector generation ({c.vectors}): {gen:,.0f} vectors/s")
+          f"({bits.cpu:,.0f}) on uniform bits; vector generation ({c.vectors}, CPU time): {gen:,.0f} vectors/s")
+    print(_block_steps(c, ins))
     print(f"{'workers':>7s} {'blocks':>6s} {'dot-adds':>12s} {'wall s':>7s} {'dot-adds/s':>12s} {'speed-up':>8s}")
     base = None
     for n in counts:
@@ -63,9 +67,34 @@ def main(args) -> int:
 
 
 def _generation_rate(c: Campaign, ins) -> float:
-    t0 = time.perf_counter()
-    n = sum(len(operands(c, ins, j)[2]) for j in range(2))
-    return n / (time.perf_counter() - t0)
+    """Vectors a second generating blocks 1 and 2 (CPU time), after block 0 (compiles on a first run)."""
+    operands(c, ins, 0)
+    t0 = time.process_time()
+    n = sum(len(operands(c, ins, j)[2]) for j in range(1, 3))
+    return n / (time.process_time() - t0)
+
+
+def _block_steps(c: Campaign, ins, repeat: int = 3) -> str:
+    """One block as a worker runs it, step by step (the fastest of ``repeat``, CPU time of this process,
+    after a warm-up): which of generating, the device and golden bounds a worker."""
+    steps = {"generating the vectors": lambda: operands(c, ins, 1),
+             f"the device ({c.device})": lambda: device(c)(ins, *ops),
+             "golden, one core": lambda: golden.dot_add(ins, *ops, threads=1)}
+    ops = operands(c, ins, 0)
+    took = {}
+    for name, fn in steps.items():
+        fn()
+        times = []
+        for _ in range(repeat):
+            t0 = time.process_time()
+            fn()
+            times.append(time.process_time() - t0)
+        took[name] = min(times)
+    bound = max(took, key=took.get)
+    parts = ", ".join(f"{name} {s * 1e3:,.1f} ms" for name, s in took.items())
+    share = took[bound] / sum(took.values())
+    return (f"one block of {c.block:,} vectors on this process: {parts}; a worker is bound by {bound} "
+            f"({share:.0%} of the block; {len(ops[2]) / np.float64(sum(took.values())):,.0f} vectors/s a worker)")
 
 
 def _cpu_model() -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import golden
-from cosim.vectors import VectorStream
+from golden.streams import VectorStream
 from probe.backends import backend_from_name
 from probe.contract import Unavailable, check_output
 

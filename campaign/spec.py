@@ -6,7 +6,7 @@ campaigns never share rows of a results database; the target count is left out, 
 resumed with a larger ``N``.
 
 Block ``j`` of an instruction is vectors ``j * block .. (j + 1) * block - 1`` of the co-simulation's
-stream (:class:`cosim.vectors.VectorStream` with the same generator and seed): any worker regenerates it
+stream (:class:`golden.streams.VectorStream` with the same generator and seed): any worker regenerates it
 from ``(seed, j)`` alone, and ``make cosim`` with the same SEED and VECTORS sees the same vectors.
 """
 
@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 import golden
+from golden.streams import BLOCK as GENERATOR_BLOCK
+from golden.streams import resolve
 from cosim.units import unit_provider
-from cosim.vectors import BLOCK as GENERATOR_BLOCK
-from cosim.vectors import resolve
 from probe.backends import backend_from_name, plugins
 
 DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
@@ -112,7 +112,7 @@ class Campaign:
     target : int
         Vectors per instruction; rounded up to whole blocks.
     vectors : str
-        Generator name or ``module:function`` (:func:`cosim.vectors.resolve`).
+        Generator name or ``module:function`` (:func:`golden.streams.resolve`).
     seed : int
     block : int
         Vectors per block, a multiple of the generator's block (8,192).

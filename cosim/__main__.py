@@ -31,13 +31,13 @@ from pathlib import Path  # noqa: E402
 import golden  # noqa: E402
 from golden.options import yes_no  # noqa: E402,F401  (make's WAVES= words; one parser for every layer)
 from golden.paths import build_dir  # noqa: E402
+from golden.streams import check_generator, resolve as resolve_vectors  # noqa: E402
 
 from . import build as bld  # noqa: E402
 from . import failures, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
-from .vectors import check_generator, resolve as resolve_vectors  # noqa: E402
 
 
 def _check_common(args) -> None:

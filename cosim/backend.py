@@ -13,11 +13,12 @@ import shutil
 
 import numpy as np
 
+from golden.streams import ArrayStream
+
 from .payload import PayloadLayout
 from .scoring import build_checked
 from .session import Capture, SimError, simulate
 from .units import NoRTL, unit_provider
-from .vectors import ArrayStream
 
 
 # vectors per batch: packing the next batch overlaps the simulation of this one (one batch of 65,536

@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 
 import golden
+from golden.streams import ArrayStream
 
 from . import build as bld
 from . import scoring
 from .payload import PayloadLayout
 from .session import OPERANDS
 from .units import FixedReference, describe_unit
-from .vectors import ArrayStream
 
 FAILURES_DIR = bld.BUILD_ROOT / "failures"
 

@@ -18,6 +18,7 @@ import time
 from typing import Callable
 
 import golden
+from golden.streams import ArrayStream, VectorStream
 
 from . import build as bld
 from . import failures
@@ -25,7 +26,6 @@ from .payload import PayloadLayout
 from .scoring import Config, Result, build_checked, note_wave_format, simulate_and_score
 from .table import HEADER, progress, row
 from .units import NoRTL, provider_from_description, unit_provider
-from .vectors import ArrayStream, VectorStream
 
 __all__ = ["Config", "Result", "run_instruction", "run_many", "replay"]
 

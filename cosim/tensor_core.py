@@ -19,11 +19,11 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 
 import golden
+from golden.streams import resolve
 
 from . import build as bld
 from .payload import get_field, put_field
 from .scoring import Result, simulate_and_score
-from .vectors import resolve
 
 __all__ = ["CoreBackend", "CoreLayout", "CoreStream", "run_core", "CoreResult"]
 
@@ -77,7 +77,7 @@ class CoreLayout:
 
 
 class CoreStream:
-    """Random instructions, each with operands from a generator (:func:`cosim.vectors.resolve`), padded."""
+    """Random instructions, each with operands from a generator (:func:`golden.streams.resolve`), padded."""
 
     def __init__(self, core, kind="mixed", seed: int = 1):
         self.core, self.generate = core, resolve(kind)

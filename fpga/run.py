@@ -1,6 +1,6 @@
 """Dot-adds through a board, real or simulated, scored bit for bit against golden.
 
-:func:`run_board` streams vectors (cosim's reproducible :class:`cosim.vectors.VectorStream`:
+:func:`run_board` streams vectors (golden's reproducible :class:`golden.streams.VectorStream`:
 uniform random bits, normal values and the structured edge cases) through
 :meth:`fpga.Board.dot_add` for each instruction the board runs, compares every result with
 :func:`golden.dot_add` under the instruction's NaN rule (:func:`golden.mismatching`), and returns
@@ -25,7 +25,7 @@ from golden.paths import build_dir
 from cosim.failures import load_failures, print_first, write_failures
 from cosim.scoring import Result
 from cosim.table import progress
-from cosim.vectors import ArrayStream, VectorStream
+from golden.streams import ArrayStream, VectorStream
 
 from . import protocol
 
@@ -48,7 +48,7 @@ def run_board(board, instructions=None, *, n: int = 10_000, seed: int = 1, vecto
     instructions : list of golden.Instruction, optional
         A subset of the board's instructions.
     n, seed, vectors
-        Vectors per instruction, the stream's seed and generator (``cosim.vectors.resolve``).
+        Vectors per instruction, the stream's seed and generator (``golden.streams.resolve``).
     batch : int, optional
         Dot-adds per call to the board (default: one full input buffer).
     """

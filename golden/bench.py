@@ -29,10 +29,10 @@ import time
 
 import numpy as np
 
-from . import fma, kernels
+from . import fma, kernels, vectors
 from .api import dot_add
 from .catalog import CATALOG, lookup
-from .vectors import random_operands
+from .vectors import KINDS, random_operands
 
 # (arch, instruction, the numpy path's target dot-adds/s from an earlier issue, or None)
 REPRESENTATIVES = [
@@ -91,6 +91,54 @@ def generator_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate:
     """Dot-adds' operands generated per second (``random_operands``, one core)."""
     rng = np.random.default_rng(seed)
     return Rate(n, time_calls(lambda: random_operands(ins, n, rng, kind), repeat))
+
+
+def numpy_draws_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate:
+    """:func:`generator_rate` drawing with numpy's own calls (the path for bit generators other than
+    PCG64, and how every draw was made before golden/rng.py): the same vectors, for comparison."""
+    saved = vectors._state
+    vectors._state = lambda rng: None
+    try:
+        return generator_rate(ins, n, kind, repeat, seed)
+    finally:
+        vectors._state = saved
+
+
+def word_rates(n: int = 4_000_000, repeat: int = 3) -> str:
+    """PCG64 words a second on one core, numpy's ``random_raw`` and the compiled draws: the bound of every
+    generator, whose streams are fixed sequences of words (bits: half a word an element, normal: 3.5)."""
+    rng = np.random.default_rng(0)
+    numpy_rate = Rate(n, time_calls(lambda: rng.bit_generator.random_raw(n), repeat)).cpu
+    if not kernels.available():
+        return f"PCG64 words/s, one core (CPU time): numpy's random_raw {numpy_rate:,.0f} (no numba: no compiled draws)"
+    from . import rng as compiled
+    from .vector_kernels import fill_bounded
+    st, words = compiled.load(rng), np.empty(n, np.uint64)
+    compiled_rate = Rate(n, time_calls(lambda: fill_bounded(st, words, np.uint64(2**64 - 1)), repeat)).cpu
+    return (f"PCG64 words/s, one core (CPU time): numpy's random_raw {numpy_rate:,.0f} (a new array a call), "
+            f"compiled draws {compiled_rate:,.0f} (into one array)")
+
+
+def generators_table(rows, n: int, repeat: int) -> int:
+    """Every vector kind's generator, compiled draws and numpy's calls, beside the compiled golden on one
+    core on those vectors: one row per instruction and kind.  Returns the rows where the generator is
+    slower than golden."""
+    print(f"\nvector generators (golden.vectors.random_operands), rows/s, one core (CPU time), median of {repeat} "
+          f"calls of {n:,} rows: compiled draws (golden/rng.py) and numpy's calls (the draws before them), "
+          "and golden.dot_add compiled on one core on the same vectors")
+    print(word_rates(max(64 * n, 100_000), repeat))
+    print(f"{'arch':10s} {'instruction':32s} {'kind':10s} {'compiled':>11s} {'numpy':>11s} {'c/np':>6s} "
+          f"{'golden 1':>11s} {'gen/golden':>10s}")
+    slow = 0
+    for ins in rows:
+        for kind in KINDS:
+            new, old = generator_rate(ins, n, kind, repeat), numpy_draws_rate(ins, n, kind, repeat)
+            gold = measure(ins, n, kind, repeat, backend="numba", threads=1).cpu if kernels.available() else float("nan")
+            slow += new.cpu < gold
+            print(f"{ins.arch:10s} {ins.name:32s} {kind:10s} {new.cpu:11,.0f} {old.cpu:11,.0f} "
+                  f"{new.cpu / old.cpu:6.1f} {gold:11,.0f} {new.cpu / gold:10.2f}", flush=True)
+    print(f"{slow} rows where generating is slower than checking (gen/golden < 1)")
+    return slow
 
 
 TARGET_SPEEDUP = 10          # issue 21: compiled >= 10x numpy on one core
@@ -174,12 +222,22 @@ def main(argv=None) -> int:
     p.add_argument("--all", action="store_true", help="every catalog instruction, not one per algorithm")
     p.add_argument("--no-fma", action="store_true", help="skip the fma_f64 before/after table")
     p.add_argument("--fma-only", action="store_true", help="only the fma_f64 before/after table")
+    p.add_argument("--generators-only", action="store_true", help="only the vector generators' table")
+    p.add_argument("--no-generators", action="store_true", help="skip the vector generators' table")
+    p.add_argument("--gen-n", type=int, default=None,
+                   help="rows per generator call (default -n, at most 65536: a campaign block)")
     args = p.parse_args(argv)
+    gen_n = args.gen_n or min(args.n, 65_536)
     if args.fma_only:
         fma_table(args.n, args.repeat)
         return 0
     rows = list(CATALOG) if args.all else [lookup(a, n) for a, n, _ in REPRESENTATIVES]
+    if args.generators_only:
+        generators_table(rows, gen_n, args.repeat)
+        return 0
     backends_table(rows, args.n, args.repeat)
+    if not args.no_generators:
+        generators_table(rows, gen_n, args.repeat)
     if not args.no_fma:
         fma_table(args.n, args.repeat)
     return 0

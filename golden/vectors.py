@@ -25,33 +25,123 @@
 
 from __future__ import annotations
 
+import functools
+import os
+
 import numpy as np
 
+from .api import BACKEND_ENV
 from .catalog import Instruction
 from .formats import Format, from_float, get_format, special_bits, to_float
 
 KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
 
 
-def random_bits(fmt: Format, shape, rng: np.random.Generator) -> np.ndarray:
+def _kernels():
+    """:mod:`golden.vector_kernels`, or None where numba does not import or ``GOLDEN_BACKEND=numpy``
+    keeps golden off numba (the test suite's setting: no compiles; the same values either way)."""
+    if os.environ.get(BACKEND_ENV) == "numpy":
+        return None
+    try:
+        from . import vector_kernels
+    except ImportError:
+        return None
+    return vector_kernels
+
+
+def _state(rng: np.random.Generator):
+    """``rng``'s state for the compiled draws (:mod:`golden.rng`), or None to draw with numpy's calls
+    (numba missing, or a bit generator other than PCG64): both give the same values."""
+    vk = _kernels()
+    return None if vk is None else vk.R.load(rng)
+
+
+def _out_array(shape, out) -> np.ndarray:
+    """``out`` checked against ``shape`` (a uint64 array of it), or a new one."""
+    if out is None:
+        return np.empty(shape, np.uint64)
+    want = (int(shape),) if np.ndim(shape) == 0 else tuple(int(x) for x in shape)
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint64 or out.shape != want:
+        raise ValueError(f"out must be a uint64 array of shape {want}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    return out
+
+
+def _out_operands(ins: Instruction, n: int, out):
+    """``out`` checked against :func:`empty_operands`' shapes for ``n`` vectors of ``ins``, or new arrays."""
+    want = empty_operands(ins, 0)
+    if out is None:
+        return empty_operands(ins, n)
+    if not isinstance(out, tuple) or len(out) != 5:
+        raise ValueError("out must be a tuple (a, b, c, scale_a, scale_b) of arrays, as empty_operands makes")
+    for name, x, w in zip(("a", "b", "c", "scale_a", "scale_b"), out, want):
+        if (x is None) != (w is None):
+            raise ValueError(f"out's {name} must be {'None' if w is None else 'an array'} for {ins.name}")
+        if x is not None:
+            _out_array((n, *w.shape[1:]), x)
+    return out
+
+
+def _flat(out: np.ndarray) -> np.ndarray:
+    """A flat uint64 array the kernels fill: a view of ``out`` where it is contiguous."""
+    return out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, np.uint64)
+
+
+def _unflat(out: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``out`` holding what the kernel wrote to ``flat`` (a copy only where ``flat`` is not a view of it)."""
+    if not out.flags.c_contiguous:
+        out[...] = flat.reshape(out.shape)
+    return out
+
+
+def _store(rng: np.random.Generator, st) -> None:
+    """Hand the state the compiled draws left in ``st`` back to ``rng``."""
+    _kernels().R.store(rng, st)
+
+
+def random_bits(fmt: Format, shape, rng: np.random.Generator, out=None) -> np.ndarray:
+    """Uniform random bit patterns over ``fmt``'s storage width (``integers(0, 2**bits)``), in ``out``
+    (a contiguous uint64 array of ``shape``) when given."""
     fmt = get_format(fmt)
-    hi = 1 << fmt.storage_bits
+    st = _state(rng)
+    out = _out_array(shape, out)
+    if st is None:
+        if fmt.storage_bits == 64:
+            out[...] = rng.integers(0, 1 << 63, shape, dtype=np.uint64) * np.uint64(2) + \
+                rng.integers(0, 2, shape, dtype=np.uint64)
+        else:
+            out[...] = rng.integers(0, 1 << fmt.storage_bits, shape, dtype=np.uint64)
+        return out
+    flat = _flat(out)
     if fmt.storage_bits == 64:
-        return rng.integers(0, 1 << 63, shape, dtype=np.uint64) * np.uint64(2) + \
-            rng.integers(0, 2, shape, dtype=np.uint64)
-    return rng.integers(0, hi, shape, dtype=np.uint64)
+        _kernels().fill_bits64(st, flat)
+    else:
+        _kernels().fill_bounded(st, flat, np.uint64((1 << fmt.storage_bits) - 1))
+    _store(rng, st)
+    return _unflat(out, flat)
 
 
-def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4, zeros: float = 0.1) -> np.ndarray:
-    """Finite values ``+-m * 2**e`` with ``|e| <= spread`` clipped to the format's range, rounded to it."""
+def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4, zeros: float = 0.1,
+                  out=None) -> np.ndarray:
+    """Finite values ``+-m * 2**e`` with ``|e| <= spread`` clipped to the format's range, rounded to it
+    (in ``out``, a contiguous uint64 array of ``shape``, when given)."""
     fmt = get_format(fmt)
     lo, hi = max(fmt.emin, -spread), min(fmt.emax, spread)
-    e = rng.integers(lo, hi + 1, shape)
-    m = 1 + rng.random(shape)
-    v = np.ldexp(m, e)
-    neg = rng.random(shape) < 0.5 if fmt.signed else None
-    zero = rng.random(shape) < zeros
-    return _truncate_normal(fmt, v, neg, zero)
+    st = _state(rng) if -1000 < lo <= hi < 1000 else None     # the kernel needs ldexp(m, e) normal
+    out = _out_array(shape, out)
+    if st is None:
+        e = rng.integers(lo, hi + 1, shape)
+        m = 1 + rng.random(shape)
+        v = np.ldexp(m, e)
+        neg = rng.random(shape) < 0.5 if fmt.signed else None
+        zero = rng.random(shape) < zeros
+        out[...] = _truncate_normal(fmt, v, neg, zero)
+        return out
+    flat = _flat(out)
+    _kernels().fill_values(st, flat, lo, hi, fmt.signed, float(zeros), fmt.man_bits, fmt.emax,
+                           fmt.max_mantissa, fmt.bias, fmt.exp_bits + fmt.man_bits, fmt.ignored_low_bits)
+    _store(rng, st)
+    return _unflat(out, flat)
 
 
 def _truncate_normal(fmt: Format, v, neg, zero) -> np.ndarray:
@@ -71,19 +161,44 @@ def _truncate_normal(fmt: Format, v, neg, zero) -> np.ndarray:
     return word << np.uint64(fmt.ignored_low_bits)
 
 
+def _rz_bits(fmt, values):
+    """Values rounded to the format (RZ; NaN as zero): their bits."""
+    return from_float(fmt, np.nan_to_num(values, nan=0.0), "RZ").astype(np.uint64)
+
+
 def _exact_or_zero(fmt, values):
     """Round values to the format (RZ) and read them back, so constructions stay exact."""
-    bits = from_float(fmt, np.nan_to_num(values, nan=0.0), "RZ").astype(np.uint64)
+    bits = _rz_bits(fmt, values)
     return bits, to_float(fmt, bits)
 
 
-def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
+@functools.lru_cache(maxsize=1024)
+def _table(fmt: Format, options: tuple, mode: str = "RZ") -> np.ndarray:
+    """``options`` rounded to ``fmt`` (RZ as :func:`_rz_bits`, or ``mode``), once: constants that every
+    block of 8,192 vectors would otherwise round again (a millisecond each)."""
+    values = np.array(options, np.float64)
+    table = _rz_bits(fmt, values) if mode == "RZ" else from_float(fmt, values, mode).astype(np.uint64)
+    table.flags.writeable = False
+    return table
+
+
+def _pick(fmt, options, shape, rng):
+    """``_rz_bits(fmt, rng.choice(options, shape))``, rounding each option once (the same draws)."""
+    return _table(fmt, tuple(float(x) for x in options))[rng.choice(len(options), shape)]
+
+
+def _one(fmt: Format, value: float) -> np.uint64:
+    """The bits of one value rounded to ``fmt`` (RZ), as :func:`_exact_or_zero` gives them."""
+    return _table(fmt, (float(value),))[0]
+
+
+def structured_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
     """Edge cases, an equal share of each: exact cancellation, wide exponent spread, ties and
     near-ties at the output's rounding bit, overflow boundaries, all-zero products with tiny
     or zero c (the e_zero rule), and chain boundaries (a first pass that cancels c)."""
-    fa, fb, fc, fd = ins.formats
+    fa, fb, fc, _ = ins.formats
     K = ins.k
-    a, b, c, sa, sb = random_operands(ins, n, rng, "normal")
+    a, b, c, sa, sb = random_operands(ins, n, rng, "normal", out)
     cases = rng.integers(0, 6, n)
     # 0: exact cancellation of the first two products, small rest (needs K >= 2)
     rows = cases == 0
@@ -94,53 +209,107 @@ def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
     rows = cases == 1
     for fmt, arr in ((fa, a), (fb, b)):
         e = rng.integers(fmt.emin - fmt.man_bits, fmt.emax + 1, (rows.sum(), K))
-        arr[rows] = _exact_or_zero(fmt, np.ldexp(1 + rng.random(e.shape), e) *
-                                   rng.choice([-1.0, 1.0] if fmt.signed else [1.0], e.shape))[0]
-    # 2: ties and near-ties: c = 1.x, one product = half an ulp of the result (+- a little)
-    rows = np.nonzero(cases == 2)[0]
-    p = ins.params.out_frac_bits or fd.man_bits
-    cbits, cval = _exact_or_zero(fc, 1 + np.floor(rng.random(len(rows)) * 2 ** min(p, fc.man_bits)) / 2 ** min(p, fc.man_bits))
-    c[rows] = cbits
-    half = 2.0 ** -(p + 1)
-    for j, r in enumerate(rows):
-        a[r] = _exact_or_zero(fa, np.zeros(K))[0]
-        a[r, 0] = _exact_or_zero(fa, np.array([1.0]))[0][0]
-        b[r, 0] = _exact_or_zero(fb, np.array([half * rng.choice([1.0, 1.0, 1.5, 0.75])]))[0][0]
+        arr[rows] = _rz_bits(fmt, np.ldexp(1 + rng.random(e.shape), e) *
+                             rng.choice([-1.0, 1.0] if fmt.signed else [1.0], e.shape))
+    _ties(ins, a, b, c, np.nonzero(cases == 2)[0], rng)
     # 3: overflow boundaries: operands at their largest, c near the output's largest
     rows = cases == 3
     for fmt, arr in ((fa, a), (fb, b)):
-        arr[rows] = _exact_or_zero(fmt, fmt.max_finite * rng.choice([-1.0, 1.0, 0.5] if fmt.signed else [1.0, 0.5],
-                                                                    (rows.sum(), K)))[0]
-    c[rows] = _exact_or_zero(fc, fc.max_finite * rng.choice([-1.0, 1.0, 0.99], rows.sum()))[0]
-    # 4: all products zero (or all but one tiny), c tiny or zero: the e_zero rule decides alignment
+        arr[rows] = _pick(fmt, fmt.max_finite * np.array([-1.0, 1.0, 0.5] if fmt.signed else [1.0, 0.5]),
+                          (rows.sum(), K), rng)
+    c[rows] = _pick(fc, fc.max_finite * np.array([-1.0, 1.0, 0.99]), rows.sum(), rng)
     rows = np.nonzero(cases == 4)[0]
-    for r in rows:
-        a[r] = 0
-        if rng.random() < 0.5:
-            a[r, rng.integers(K)] = _exact_or_zero(fa, np.array([2.0 ** fa.emin]))[0][0]
-            b[r, :] = _exact_or_zero(fb, np.array([2.0 ** fb.emin]))[0][0]
-        c[r] = rng.choice([0, 1, int(_exact_or_zero(fc, np.array([2.0 ** fc.emin]))[0][0])])
-    # 4b: half of those: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates
-    ez, F = ins.params.e_zero, ins.params.F
-    if ez is not None and F is not None:
-        tiny_rows = rows[::2]
-        for r in tiny_rows:
-            target = np.ldexp(1 + rng.random(K), ez - F + rng.integers(-3, 12, K))
-            bb = _exact_or_zero(fb, np.ldexp(1.0, np.clip(np.round(np.log2(target) / 2).astype(int),
-                                                          fb.emin, fb.emax)))
-            b[r] = bb[0]
-            a[r] = _exact_or_zero(fa, target / np.where(bb[1] == 0, 1, bb[1]) * rng.choice([-1, 1], K))[0]
-            a[r, rng.random(K) < 0.3] = 0
-            c[r] = 0
-    # 5: chain boundary: the first half of the products cancels c almost exactly
-    rows = np.nonzero(cases == 5)[0]
-    L = ins.params.pass_size or K
-    for r in rows:
-        a[r, :L] = _exact_or_zero(fa, np.r_[1.0, np.zeros(L - 1)])[0]
-        b[r, :L] = _exact_or_zero(fb, np.r_[rng.choice([1.0, 2.0, 0.5]), np.zeros(L - 1)])[0]
-        prod = float(to_float(fa, a[r, :1])[0] * to_float(fb, b[r, :1])[0])
-        c[r] = _exact_or_zero(fc, np.array([-prod * (1 + 2.0 ** -rng.integers(5, 20))]))[0][0]
+    _tiny(ins, a, b, c, rows, rng)
+    if ins.params.e_zero is not None and ins.params.F is not None:
+        _e_zero(ins, a, b, c, rows[::2], rng)
+    _chain(ins, a, b, c, np.nonzero(cases == 5)[0], rng)
     return a, b, c, sa, sb
+
+
+def _ties(ins, a, b, c, rows, rng) -> None:
+    """Case 2, ties and near-ties: c = 1.x, one product = half an ulp of the result (+- a little)."""
+    fa, fb, fc, fd = ins.formats
+    p = ins.params.out_frac_bits or fd.man_bits
+    c[rows] = _rz_bits(fc, 1 + np.floor(rng.random(len(rows)) * 2 ** min(p, fc.man_bits)) / 2 ** min(p, fc.man_bits))
+    half = 2.0 ** -(p + 1)
+    a[rows] = _one(fa, 0.0)
+    a[rows, 0] = _one(fa, 1.0)
+    # a choice a row once: consecutive 32-bit draws, the same values as one batch of them
+    b[rows, 0] = _pick(fb, half * np.array([1.0, 1.0, 1.5, 0.75]), len(rows), rng)
+
+
+def _tiny(ins, a, b, c, rows, rng) -> None:
+    """Case 4: all products zero (or all but one tiny), c tiny or zero: the e_zero rule decides alignment."""
+    fa, fb, fc, _ = ins.formats
+    half, pos, pick = _draw_rows("draw_tiny_rows", _tiny_rows_numpy, rng, len(rows), ins.k)
+    a[rows] = 0
+    a[rows[half], pos[half]] = _one(fa, 2.0 ** fa.emin)
+    b[rows[half], :] = _one(fb, 2.0 ** fb.emin)
+    c[rows] = np.array([0, 1, int(_one(fc, 2.0 ** fc.emin))], np.int64)[pick]
+
+
+def _tiny_rows_numpy(rng, m, K):
+    """:func:`golden.vector_kernels.draw_tiny_rows` with numpy's calls."""
+    half, pos, pick = np.zeros(m, bool), np.zeros(m, np.int64), np.empty(m, np.int64)
+    for r in range(m):
+        if rng.random() < 0.5:
+            half[r], pos[r] = True, rng.integers(K)
+        pick[r] = rng.choice(3)
+    return half, pos, pick
+
+
+def _e_zero(ins, a, b, c, rows, rng) -> None:
+    """Case 4b, half of case 4's rows: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates."""
+    fa, fb, _, _ = ins.formats
+    ez, F = ins.params.e_zero, ins.params.F
+    u1, e, sign, u2 = _draw_rows("draw_e_zero_rows", _e_zero_rows_numpy, rng, len(rows), ins.k)
+    target = np.ldexp(1 + u1, ez - F + e)
+    bb = _exact_or_zero(fb, np.ldexp(1.0, np.clip(np.round(np.log2(target) / 2).astype(int), fb.emin, fb.emax)))
+    b[rows] = bb[0]
+    ar = _rz_bits(fa, target / np.where(bb[1] == 0, 1, bb[1]) * np.array([-1, 1])[sign])
+    ar[u2 < 0.3] = 0
+    a[rows] = ar
+    c[rows] = 0
+
+
+def _e_zero_rows_numpy(rng, m, K):
+    """:func:`golden.vector_kernels.draw_e_zero_rows` with numpy's calls."""
+    out = [np.empty((m, K)), np.empty((m, K), np.int64), np.empty((m, K), np.int64), np.empty((m, K))]
+    for r in range(m):
+        out[0][r], out[1][r], out[2][r], out[3][r] = \
+            rng.random(K), rng.integers(-3, 12, K), rng.choice(2, K), rng.random(K)
+    return tuple(out)
+
+
+def _chain(ins, a, b, c, rows, rng) -> None:
+    """Case 5, chain boundary: the first half of the products cancels c almost exactly."""
+    fa, fb, fc, _ = ins.formats
+    L = ins.params.pass_size or ins.k
+    pick, shift = _draw_rows("draw_chain_rows", _chain_rows_numpy, rng, len(rows))
+    a[rows, :L] = _one(fa, 0.0)
+    a[rows, 0] = _one(fa, 1.0)
+    b[rows, :L] = _one(fb, 0.0)
+    b[rows, 0] = _table(fb, (1.0, 2.0, 0.5))[pick]
+    prod = to_float(fa, a[rows, 0]) * to_float(fb, b[rows, 0])
+    c[rows] = _rz_bits(fc, -prod * (1 + np.ldexp(1.0, -shift)))
+
+
+def _chain_rows_numpy(rng, m):
+    """:func:`golden.vector_kernels.draw_chain_rows` with numpy's calls."""
+    pick, shift = np.empty(m, np.int64), np.empty(m, np.int64)
+    for r in range(m):
+        pick[r], shift[r] = rng.choice(3), rng.integers(5, 20)
+    return pick, shift
+
+
+def _draw_rows(kernel: str, numpy_draws, rng, *args):
+    """A structured case's row-by-row draws: compiled where :func:`_state` allows, else with numpy's calls."""
+    st = _state(rng)
+    if st is None:
+        return numpy_draws(rng, *args)
+    out = getattr(_kernels(), kernel)(st, *args)
+    _store(rng, st)
+    return out
 
 
 def _signed(fmt: Format, bits, negative):
@@ -167,11 +336,10 @@ def _nan(fmt: Format, negative):
 def _large(fmt: Format, shape, rng):
     """Magnitudes near the top of the format (max, max/2, .., max/16): products that overflow (tf32,
     bf16) or reach e_dot >= 25 (bf8 x bf8), and some just short of it."""
-    v = fmt.max_finite * np.ldexp(1.0, -rng.integers(0, 5, shape))
-    return from_float(fmt, v, "RZ").astype(np.uint64)
+    return _table(fmt, tuple(fmt.max_finite * np.ldexp(1.0, -np.arange(5))))[rng.integers(0, 5, shape)]
 
 
-def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
+def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
     """Vectors that reach CDNA3's disputed special-value rules (``golden.Params.specials``), over
     random ``mixed`` operands; an equal share of each case:
 
@@ -185,7 +353,7 @@ def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
     fa, fb, fc, _ = ins.formats
     K = ins.k
     L = min(ins.params.pass_size or K, K)
-    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed")
+    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed", out)
     case = rng.integers(0, 4, n)
     first = rng.integers(0, L, n)                       # a product of the first pass
     last = K - L + rng.integers(0, L, n)                # one of the last pass
@@ -218,31 +386,44 @@ def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator):
     return a, b, c, sa, sb
 
 
-def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed"):
-    """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``."""
+def empty_operands(ins: Instruction, n: int):
+    """Uninitialised uint64 ``(a, b, c, scale_a, scale_b)`` for ``n`` vectors of ``ins`` (scales None if unscaled)."""
+    scales = (np.empty((n, ins.k // ins.block_size), np.uint64) for _ in "ab") if ins.scale_format else (None, None)
+    return (np.empty((n, ins.k), np.uint64), np.empty((n, ins.k), np.uint64), np.empty(n, np.uint64), *scales)
+
+
+def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed", out=None):
+    """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``, in ``out`` (arrays
+    as :func:`empty_operands` makes them, or row ranges of such) when given."""
     if kind not in KINDS:
         raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(KINDS)}")
     fa, fb, fc, _ = ins.formats
+    out = _out_operands(ins, n, out)
     if kind == "structured":
-        return structured_operands(ins, n, rng)
+        return structured_operands(ins, n, rng, out)
     if kind == "disputed":
-        return disputed_operands(ins, n, rng)
+        return disputed_operands(ins, n, rng, out)
     if kind in ("mixed", "all"):
         parts = ("bits", "normal") if kind == "mixed" else ("bits", "normal", "structured")
         sizes = [n // len(parts)] * (len(parts) - 1)
         sizes.append(n - sum(sizes))
-        chunks = [random_operands(ins, m, rng, k) for m, k in zip(sizes, parts)]
-        return tuple(None if chunks[0][i] is None else np.concatenate([ch[i] for ch in chunks]) for i in range(5))
+        start = 0
+        for m, k in zip(sizes, parts):        # each part in its rows, drawn in turn
+            random_operands(ins, m, rng, k, tuple(None if x is None else x[start:start + m] for x in out))
+            start += m
+        return out
+    a, b, c, sa, sb = out
     gen = random_bits if kind == "bits" else random_values
-    a = gen(fa, (n, ins.k), rng)
-    b = gen(fb, (n, ins.k), rng)
-    c = gen(fc, (n,), rng)
-    sa = sb = None
+    gen(fa, a.shape, rng, out=a)
+    gen(fb, b.shape, rng, out=b)
+    gen(fc, c.shape, rng, out=c)
     if ins.scale_format:
         fs = get_format(ins.scale_format)
-        shape = (n, ins.k // ins.block_size)
         if kind == "bits":
-            sa, sb = random_bits(fs, shape, rng), random_bits(fs, shape, rng)
+            random_bits(fs, sa.shape, rng, out=sa)
+            random_bits(fs, sb.shape, rng, out=sb)
         else:   # scales near 1 so the scaled products stay comparable
-            sa, sb = (from_float(fs, np.ldexp(1.0, rng.integers(-3, 4, shape))).astype(np.uint64) for _ in "ab")
-    return a, b, c, sa, sb
+            table = _table(fs, tuple(np.ldexp(1.0, np.arange(-3, 4))), "RNE")
+            sa[...] = table[rng.integers(-3, 4, sa.shape) + 3]
+            sb[...] = table[rng.integers(-3, 4, sb.shape) + 3]
+    return out

@@ -15,7 +15,7 @@ from campaign.__main__ import main
 from campaign.blocks import operands
 from campaign.report import report
 from campaign.store import CampaignExists
-from cosim.vectors import BLOCK, VectorStream
+from golden.streams import BLOCK, VectorStream
 
 pytest.importorskip("distributed")
 

@@ -16,8 +16,9 @@ import pytest
 
 import cosim
 import golden
+from golden import streams as vectors
 from cosim import build as bld
-from cosim import failures, lint, payload, run as cr, standin, table, toolchain, vectors
+from cosim import failures, lint, payload, run as cr, standin, table, toolchain
 from cosim.__main__ import main as cosim_main
 from cosim.backend import RTLBackend
 from cosim.units import StandInUnits
@@ -124,18 +125,6 @@ def test_payload_rejects_bad_operands():
     a[0, 0] = 1 << 16
     with pytest.raises(ValueError, match="wider than 16 bits"):
         lay.pack(a, b, c)
-
-
-def test_vector_stream_independent_of_batching():
-    ins = ins_of(SCALED)
-    whole = vectors.VectorStream(ins, "mixed", seed=3).take(20000)
-    s = vectors.VectorStream(ins, "mixed", seed=3)
-    parts = [s.take(k) for k in (1, 8191, 5000, 6808)]
-    for i, x in enumerate(whole):
-        assert np.array_equal(x, np.concatenate([p[i] for p in parts]))
-    with pytest.raises(ValueError, match="unknown vector generator"):
-        vectors.resolve("nonsense")
-    assert vectors.resolve("golden.vectors:random_operands") is golden.vectors.random_operands
 
 
 # ---- builds --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import cosim
 import golden
 from cosim import run as cr
 from cosim.backend import RTLBackend
-from cosim.vectors import VectorStream
+from golden.streams import VectorStream
 
 from golden.provenance import MEASURED_SETS
 from gpu_vectors import SETS, load

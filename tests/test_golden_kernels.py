@@ -12,6 +12,7 @@ import golden
 from golden import api, kernels
 from golden.algorithms import Params
 from golden.catalog import instructions, lookup
+from golden.formats import get_format
 from golden.provenance import MEASURED_SETS
 from golden.vectors import KINDS, random_operands
 from gpu_vectors import load
@@ -85,6 +86,57 @@ def test_planted_rounding_fault_is_caught(unit):
     assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) == 0
     with kernels.planted_fault():
         assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) > 0
+
+
+def _fused(ins) -> bool:
+    return ins.params.base in ("FDA", "GDFS")
+
+
+def test_fused_designs_take_the_integer_path():
+    """Every FDA/CoFDA/GDFS datapath but the compiled-path lowering runs golden.kernels.fused_int
+    (so the comparisons above check it); the lowering runs the float64 kernel."""
+    from golden.kernels import spec
+    for ins in filter(_fused, DATAPATHS):
+        dp = ins.datapath
+        fast = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)[3][spec.P_FAST]
+        assert (fast == spec.FAST_NONE) == (dp.params.operand_format is not None), f"{ins.arch} {ins.name}"
+
+
+# one fused unit per output rounding, format family and scale kind: tails of blocks, both kernels
+FUSED_UNITS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F16"), ("ampere", "HMMA.1688.F32.TF32"),
+               ("ada", "QMMA.16832.F32.E4M3.E4M3"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8"),
+               ("blackwell", "UTCOMMA.4X")]
+
+
+@pytest.mark.parametrize("unit", FUSED_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_integer_and_float_kernels_agree(unit, monkeypatch):
+    """A row count that leaves a partial block, every vector kind, operands in their own width:
+    the integer-lane kernel, and the float64 kernel it takes over from (fast path switched off),
+    both equal numpy."""
+    from golden.kernels import spec
+    ins = lookup(*unit)
+    assert mismatches(ins, 2 * 128 + 37) == 0
+    a, b, c, sa, sb = random_operands(ins, 150, np.random.default_rng(9), "mixed")
+    want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
+    fs = ins.scale_format and get_format(ins.scale_format)
+    narrow = (x if x is None else x.astype(f.dtype) for x, f in zip((a, b, c, sa, sb), (*ins.formats[:3], fs, fs)))
+    assert np.array_equal(golden.dot_add(ins, *narrow, backend="numba"), want)
+    monkeypatch.setattr(spec, "fast_kind", lambda *args: spec.FAST_NONE)
+    spec.build.cache_clear()
+    try:
+        assert mismatches(ins, 64 + 5, kinds=("bits", "normal", "structured")) == 0
+    finally:
+        spec.build.cache_clear()
+
+
+# the fused kernels' other rounding and scale paths: the lowering's float64 kernel (fused.py) and
+# block-scaled FDA in integer lanes
+FUSED_FAULT_UNITS = [("hopper", "MMA.16832.F32.E4M3.E4M3"), ("blackwell", "UTCQMMA.SF.F32.E2M1.E3M2.E8")]
+
+
+@pytest.mark.parametrize("unit", FUSED_FAULT_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_planted_fault_in_other_fused_paths_is_caught(unit):
+    test_planted_rounding_fault_is_caught(unit)
 
 
 def test_threads_split_rows_identically():

@@ -305,7 +305,7 @@ def test_waves_takes_common_yes_no_words():
 
 
 def test_a_generator_of_exact_floats_gives_their_bit_patterns():
-    from cosim.vectors import VectorStream
+    from golden.streams import VectorStream
     ins = golden.lookup(*HGMMA)
     a, b, c, sa, sb = VectorStream(ins, "tests.test_robustness:exact_floats").take(3)
     assert a.dtype == np.uint64 and set(a.ravel().tolist()) == {0x3E00}     # 1.5 in f16, not the pattern 1

@@ -27,7 +27,7 @@ from campaign import Campaign, Store
 from campaign import engine
 from campaign.__main__ import main
 from campaign.blocks import BlockResult
-from cosim.vectors import BLOCK
+from golden.streams import BLOCK
 
 pytest.importorskip("distributed")
 

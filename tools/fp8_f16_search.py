@@ -196,7 +196,7 @@ def lowering(ins, a, b, c):
 
 
 def wide():
-    from cosim.vectors import VectorStream
+    from golden.streams import VectorStream
     print("catalog entry vs the lowering, dot-adds where both are finite and differ")
     for ins in golden.select("blackwell", "MMA.16832"):
         cols = []

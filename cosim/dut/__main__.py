@@ -38,7 +38,7 @@ def _config(args) -> Config:
         raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if not 0.0 <= args.stall < 1.0:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
-    from ..vectors import resolve
+    from golden.streams import resolve
     resolve(args.vectors)                        # an unknown generator: one line, before any build
     return Config(n=args.n, budget_s=args.budget, min_n=args.min_n, seed=args.seed, stall=args.stall,
                   waves=args.waves, progress=0.0 if args.quiet else 15.0, vectors=args.vectors)

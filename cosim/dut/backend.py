@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from golden.streams import ArrayStream
+
 from ..backend import capture_all
 from ..payload import PayloadLayout
 from ..units import NoRTL
-from ..vectors import ArrayStream
 from .run import build, prepare, x_plusargs
 
 

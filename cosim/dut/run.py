@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import golden
+from golden.streams import ArrayStream, VectorStream
 
 from .. import build as bld
 from .. import failures
@@ -32,7 +33,6 @@ from ..build import Sources, UnitInterface
 from ..payload import PayloadLayout
 from ..scoring import Config, Result, simulate_and_score
 from ..session import Capture, Score, simulate
-from ..vectors import ArrayStream, VectorStream
 from . import adapter, order, ports as dports, sources as dsources, targets as dtargets
 from .description import Description, DescriptionError, Handshake, Target, load
 

@@ -16,6 +16,7 @@ from numba import njit, prange
 
 from . import _common as C
 from . import spec as S
+from . import fused_int as FI
 
 
 @njit(**C.INLINE)
@@ -249,7 +250,11 @@ def fill_block(a, b, wa, wb, isz, fmts, vtab, etab, r0, nb, K, order, j, L, Pm, 
 def fda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1`` of FDA / CoFDA / the lowered paths, :data:`BLOCK_ROWS` rows at a time:
     each step of :func:`fda_pass` runs across the block's rows (loops the compiler vectorises),
-    the final rounding row by row."""
+    the final rounding row by row.  Designs :func:`spec.fast_kind` takes run in integer lanes
+    (:mod:`fused_int`)."""
+    if prm[S.P_FAST] != S.FAST_NONE:
+        FI.fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, FI.decode_rows(fmts), prm, order, out)
+        return
     L = prm[S.P_L]
     block = prm[S.P_BLOCK]
     nblk = K // block
@@ -343,7 +348,11 @@ def gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r, nblk, cv, ce, fmts, vtab, etab, 
 
 @njit(**C.JIT)
 def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes)."""
+    """Rows ``lo .. hi - 1`` of GDFS (and chains of GDFS passes); :func:`spec.fast_kind`'s designs
+    in integer lanes (:mod:`fused_int`)."""
+    if prm[S.P_FAST] != S.FAST_NONE:
+        FI.gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, FI.decode_rows(fmts), prm, order, out)
+        return
     L = prm[S.P_L]
     nblk = K // prm[S.P_BLOCK]
     P, E, IA, IB, wa, wb, Pm, Em, cv, ce = block_scratch(L, a, b)

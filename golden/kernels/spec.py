@@ -45,8 +45,8 @@ _CHOICES = {"out_rounding": ("RZ", "RD", "RU", "RNE"), "overflow": ("inf", "ieee
 # Algorithm parameter vector (int64): indices
 (P_F, P_EZERO, P_L, P_MODE, P_FRAC, P_OVERFLOW, P_ZPOS, P_GROUP, P_DOTFB, P_CFB, P_FINFB, P_MERGEFB,
  P_FLOOR_RD, P_CDROP, P_PROD_OVER, P_LATER, P_CLAST, P_INTERLEAVED, P_FAULT, P_BLOCK, P_SCALED, P_FLUSH,
- P_BASE) = range(23)
-NPARAMS = 23
+ P_BASE, P_FAST) = range(24)
+NPARAMS = 24
 BASE_CODE = {b: i for i, b in enumerate(algorithms.BASES)}     # prm[P_BASE]
 GFDRDA_CODE = BASE_CODE["GFDRDA"]
 NO_C_DROP = -(1 << 40)
@@ -112,7 +112,9 @@ def build(params: Params, formats: tuple, scale_format: Format | None, block: in
     # the cache footprint (f16's table is then 384 KB, an L2's worth, not 768 KB)
     vtab = np.concatenate(vals).astype(np.float32) if vals else np.zeros(1, np.float32)
     etab = np.concatenate(exps).astype(np.int16) if exps else np.zeros(1, np.int16)
-    return fmts, vtab, etab, param_vector(params, k, block, scale_format is not None)
+    prm = param_vector(params, k, block, scale_format is not None)
+    prm[P_FAST] = fast_kind(fmts, prm, scale_format is not None)
+    return fmts, vtab, etab, prm
 
 
 def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarray:
@@ -214,3 +216,51 @@ def _exact(p: Params, L: int, block, scaled: bool) -> bool:
     else:
         int_bits, terms = 2, L
     return p.F + int_bits + int(terms).bit_length() <= algorithms.EXACT_BITS
+
+
+# The integer-lane fast path (golden.kernels.fused_int): prm[P_FAST] says which design takes it
+FAST_NONE, FAST_FDA, FAST_GDFS = range(3)
+
+
+def _ieee_plain(row) -> bool:
+    """A signed IEEE-style format with subnormals (emin = 1 - bias), as fused_int decodes it."""
+    return (row[SIGNED] == 1 and row[SUBNORMALS] == 1 and row[EMIN] == 1 - row[BIAS] and row[EXP_BITS] <= 11
+            and row[MAN_BITS] <= 23 and row[VALUE_BITS] <= 32)
+
+
+def _pow2_scale(row) -> bool:
+    """A scale format whose every value is ``2**(field - bias)`` (UE8M0): no zero, no infinity."""
+    return (row[SIGNED] == 0 and row[SUBNORMALS] == 0 and row[MAN_BITS] == 0 and row[IGNORED_LOW] == 0
+            and row[HAS_INF] == 0 and row[NAN_KIND] in (NAN_MAX_EXP, NAN_NONE))
+
+
+def _group_scale(row) -> bool:
+    """A GDFS scale format fused_int decodes: unsigned, no infinity (UE8M0, UE4M3)."""
+    return (row[SIGNED] == 0 and row[IGNORED_LOW] == 0 and row[HAS_INF] == 0 and row[VALUE_BITS] <= 16
+            and row[NAN_KIND] in (NAN_MAX_EXP, NAN_NONE, NAN_ALL_ONES)
+            and (row[SUBNORMALS] == 0 or row[EMIN] == 1 - row[BIAS]))
+
+
+def fast_kind(fmts: np.ndarray, prm: np.ndarray, scaled: bool) -> int:
+    """Which integer-lane kernel computes this design (``FAST_*``).  Its bounds keep every integer
+    in its lane: aligned products below 2**31, group sums and sums below 2**62; f16/f32-like c
+    and d (IEEE specials, no ignored bits); FDA's scales powers of two, GDFS's operands without
+    NaN or infinity."""
+    a, b, c, d, s = (fmts[i] for i in (A, B, CF, D, S))
+    F, mab, frac = int(prm[P_F]), int(a[MAN_BITS] + b[MAN_BITS]), int(prm[P_FRAC])
+    plain = (all(_ieee_plain(r) for r in (a, b, c, d)) and d[HAS_INF] == 1 and d[NAN_KIND] == NAN_IEEE
+             and c[IGNORED_LOW] == 0 and d[IGNORED_LOW] == 0 and frac <= d[MAN_BITS]
+             and prm[P_INTERLEAVED] == 0 and prm[P_CLAST] == 0 and prm[P_FLUSH] == 0)
+    if not plain:
+        return FAST_NONE
+    if prm[P_BASE] == BASE_CODE["FDA"]:
+        return FAST_FDA if max(F, mab) + 2 <= 30 and (not scaled or _pow2_scale(s)) else FAST_NONE
+    if prm[P_BASE] == BASE_CODE["GDFS"] and scaled and _group_scale(s):
+        if a[NAN_KIND] != NAN_NONE or b[NAN_KIND] != NAN_NONE or a[HAS_INF] or b[HAS_INF]:
+            return FAST_NONE
+        span = int(a[EMAX] - a[EMIN] + b[EMAX] - b[EMIN])
+        sigma_bits = mab + 2 + span + int(prm[P_GROUP]).bit_length()
+        term_bits = sigma_bits + 2 * int(s[MAN_BITS] + 1)
+        lift = max(0, F + int(a[EMIN] + b[EMIN]) - mab - 2 * int(s[MAN_BITS]))
+        return FAST_GDFS if term_bits + lift <= 62 else FAST_NONE
+    return FAST_NONE

@@ -1,4 +1,7 @@
-"""Vector generators for co-simulation: pluggable, reproducible streams of dot-add operands.
+"""Vector streams: pluggable, reproducible streams of dot-add operands, for every checker.
+
+The arithmetic inputs of co-simulation, campaigns, the board and the tools (which all import them
+from here, so that regenerating a campaign block needs nothing above golden).
 
 A generator is any callable ``gen(ins, n, rng) -> (a [n, K], b [n, K], c [n],
 scale_a, scale_b)`` of bit patterns (``scale_*`` None when unscaled), as
@@ -20,12 +23,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-import golden.vectors as gv
-from golden.api import as_bits
+from . import vectors as gv
+from .api import as_bits
 
 BLOCK = 8192
 _REGISTRY: dict[str, Callable] = {}
@@ -84,14 +87,49 @@ class VectorStream:
         self._buf = None          # list of arrays (a, b, c, sa, sb) not yet taken
         self.taken = 0
 
-    def _next_block(self):
+    def _next_block(self, out=None):
+        """The next generator block; drawn straight into ``out`` (row ranges of the result) when given."""
         rng = np.random.default_rng([self.seed, self._block])
         self._block += 1
-        ops = self.gen(self.ins, BLOCK, rng)
-        return _check(self.ins, ops, BLOCK)
+        if out is not None:
+            self.gen(self.ins, BLOCK, rng, out=out)
+            return _check(self.ins, out, BLOCK)
+        return _check(self.ins, self.gen(self.ins, BLOCK, rng), BLOCK)
+
+    def _fills(self) -> bool:
+        """Whether the generator is golden's, which draws into given arrays (one copy fewer a block)."""
+        return self.gen is gv.random_operands or (isinstance(self.gen, functools.partial)
+                                                  and self.gen.func is gv.random_operands)
 
     def take(self, n: int):
         """The next ``n`` vectors: ``(a, b, c, scale_a, scale_b)``."""
+        if not self._fills():
+            return self._take_parts(n)
+        out, have = gv.empty_operands(self.ins, n), 0
+        while have < n:
+            if self._buf is None and n - have >= BLOCK:      # a whole block: drawn in place
+                self._next_block(tuple(None if x is None else x[have:have + BLOCK] for x in out))
+                have += BLOCK
+                continue
+            k = self._take_buffered(n - have, have, out)
+            have += k
+        self.taken += n
+        return out
+
+    def _take_buffered(self, want: int, at: int, out) -> int:
+        """Copy up to ``want`` buffered vectors (drawing a block when none are) into ``out`` at row ``at``."""
+        if self._buf is None:
+            self._buf = self._next_block()
+        size = self._buf[2].shape[0]
+        k = min(want, size)
+        for x, y in zip(out, self._buf):
+            if x is not None:
+                x[at:at + k] = y[:k]
+        self._buf = tuple(None if x is None else x[k:] for x in self._buf) if k < size else None
+        return k
+
+    def _take_parts(self, n: int):
+        """:meth:`take` for any generator: blocks cut and joined."""
         parts, have = [], 0
         while have < n:
             if self._buf is None:

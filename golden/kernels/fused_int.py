@@ -1,0 +1,472 @@
+"""FDA and GDFS in integer lanes, a block of rows at a time: the fast path of :mod:`fused`.
+
+The numpy path computes every step in float64 on exact values: products ``va * vb``, alignment
+``trunc(p * 2**(F - e_max))``, one exact sum.  Every one of those numbers is an integer times a
+power of two, so the same steps run here on integers: each operand's fields give its significand
+and exponent, a product is ``sig_a * sig_b`` at exponent ``e_a + e_b``, alignment is a right
+shift of the magnitude (``trunc`` drops the shifted-out bits of the magnitude), the sum is an
+int64, and the rounding (:func:`round_block`) is :func:`_common.round_bits` without a branch.
+FDA decodes a block's products in one contiguous loop over its rows' elements
+(:func:`decode_flat`) and takes each row's maximum and sum in a loop over its products; GDFS
+carries a block's rows through each step together (its group sums a loop across the rows); both
+round across the rows.
+
+NaN and infinities never take a branch per product: a block with a pattern of a special class
+classifies every product (NaN, +inf, -inf, as IEEE float64 arithmetic combines them: ``inf - inf``
+and ``inf * 0`` are NaN) and a flagged row's result is the canonical NaN or that infinity, as
+``_finish`` gives it.
+
+:func:`golden.kernels.spec.fast_kind` decides which designs take this path (bounds that keep every
+integer in its lane); the others run :mod:`fused`'s float64 kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from . import _common as C
+from . import spec as S
+
+BL = 128                # rows carried through each step together (the vector loops run across them)
+FLAT = 1024             # FDA decodes a block's products in one loop: FLAT // K rows (16 .. BL)
+NEG = -(1 << 24)        # the exponent of a zero product here: below every real one, no int32 overflow
+NO_PRODUCT = NEG // 2   # an exponent below this (scales added) is a zero product
+NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
+
+# Columns of the decode row of a format slot (decode_row): what each element decode reads
+(D_IGN, D_VMASK, D_MB, D_EMASK, D_SGNSH, D_BIAS, D_NM, D_NV, D_INF) = range(9)
+D_COLUMNS = 9
+
+
+def _ctlz64():
+    def impl(typingctx, x):
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            fn = builder.module.declare_intrinsic("llvm.ctlz", [i64], ir.FunctionType(i64, [i64, ir.IntType(1)]))
+            return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+        return types.int64(types.int64), codegen
+    return intrinsic(impl)
+
+
+ctlz64 = _ctlz64()      # leading zeros of an int64 (64 for 0); vectorises (vplzcntq) where the CPU has it
+
+
+@njit(**C.INLINE)
+def decode_row(fmts, f):
+    """What the decode loops need of format row ``f``: its fields, and the (mask, value) pair
+    whose match is its NaN pattern class (with ``D_INF``: exponent all ones, an infinity when the
+    mantissa is zero)."""
+    mb, eb, kind = fmts[f, S.MAN_BITS], fmts[f, S.EXP_BITS], fmts[f, S.NAN_KIND]
+    emask, mmask = (np.int64(1) << eb) - 1, (np.int64(1) << mb) - 1
+    nm, nv, inf = np.int64(0), np.int64(1), np.int64(0)         # mask 0 never equals 1: no NaN
+    if kind == S.NAN_IEEE:
+        nm = nv = emask << mb
+        inf = np.int64(1)
+    elif kind == S.NAN_ALL_ONES:
+        nm = nv = (emask << mb) | mmask
+    elif kind == S.NAN_NEG_ZERO:
+        nm, nv = (np.int64(1) << (mb + eb + 1)) - 1, np.int64(1) << (mb + eb)
+    elif kind == S.NAN_MAX_EXP:
+        nm = nv = emask << mb
+    row = np.zeros(D_COLUMNS, np.int64)
+    row[D_IGN], row[D_VMASK] = fmts[f, S.IGNORED_LOW], (np.int64(1) << fmts[f, S.VALUE_BITS]) - 1
+    row[D_MB], row[D_EMASK], row[D_SGNSH], row[D_BIAS] = mb, emask, mb + eb, fmts[f, S.BIAS]
+    row[D_NM], row[D_NV], row[D_INF] = nm, nv, inf
+    return row
+
+
+# --------------------------------------------------------------------------- loads and decoding
+
+@njit(**C.INLINE)
+def load_pass(w, isz, r0, K, j, L, nb, X):
+    """``X[t, i]`` = the low 32 bits of element ``j + t`` of row ``r0 + i`` (a pass's products in
+    their order: spec.fast_kind takes no interleaved passes): each row read where it lies, in its
+    width, the block stored a product index per row of ``X``."""
+    if isz == 1:
+        rows_into_columns(w[0], r0 * K + j, K, L, nb, X)
+    elif isz == 2:
+        rows_into_columns(w[1], r0 * K + j, K, L, nb, X)
+    elif isz == 4:
+        rows_into_columns(w[2], r0 * K + j, K, L, nb, X)
+    else:
+        rows_into_columns(w[3], r0 * K + j, K, L, nb, X)
+
+
+@njit(**C.INLINE)
+def rows_into_columns(v, start, K, L, nb, X):
+    """``X[t, i] = v[start + i * K + t]`` (low 32 bits), one compiled copy per width of ``v``."""
+    for i in range(nb):
+        base = np.uint64(start + i * K)
+        for t in range(L):
+            X[t, i] = np.int64(np.uint64(v[base + np.uint64(t)]) & np.uint64(0xFFFFFFFF))
+
+
+@njit(**C.INLINE)
+def gather_column(w, isz, start, stride, nb, out):
+    """``out[i]`` = the low 32 bits of element ``start + i * stride`` of an operand, i < nb."""
+    if isz == 1:
+        v1 = w[0]
+        for i in range(nb):
+            out[i] = np.int64(v1[start + i * stride])
+    elif isz == 2:
+        v2 = w[1]
+        for i in range(nb):
+            out[i] = np.int64(v2[start + i * stride])
+    elif isz == 4:
+        v4 = w[2]
+        for i in range(nb):
+            out[i] = np.int64(v4[start + i * stride])
+    else:
+        v8 = w[3]
+        for i in range(nb):
+            out[i] = np.int64(v8[start + i * stride] & np.uint64(0xFFFFFFFF))
+
+
+@njit(**C.HOT)
+def classify(x, m, nm, nv, inf_ok):
+    """``(nan, inf)`` as 0/1 of a pattern ``x`` with mantissa field ``m`` (:func:`decode_row`)."""
+    sp = np.int64((x & nm) == nv)
+    inf = sp & inf_ok & np.int64(m == 0)
+    return sp ^ inf, inf
+
+
+@njit(**C.INLINE)
+def decode_c(X, dc, zero_exp, sig, ce, flags, nb):
+    """c (or the previous pass's d) across the block: signed significand, exponent (``zero_exp``
+    when zero), NaN/inf class into ``flags``."""
+    ign, vm, mb, em, ssh, bias = dc[D_IGN], dc[D_VMASK], dc[D_MB], dc[D_EMASK], dc[D_SGNSH], dc[D_BIAS]
+    nm, nv, inf_ok = dc[D_NM], dc[D_NV], dc[D_INF]
+    mm = (np.int64(1) << mb) - 1
+    for i in range(nb):
+        x = (X[i] >> ign) & vm
+        f = (x >> mb) & em
+        g = (x & mm) | (np.int64(f != 0) << mb)
+        nan, inf = classify(x, x & mm, nm, nv, inf_ok)
+        neg = (x >> ssh) & 1
+        flags[i] = nan | (inf << (1 + neg))
+        sig[i] = -g if neg != 0 else g
+        ce[i] = zero_exp if g == 0 else max(f, 1) - bias
+
+
+@njit(**C.INLINE)
+def align_c(sig, ce, emax, F, mbc, tot, nb):
+    """``tot[i] = trunc(c * 2**(F - e_max))`` as an integer (the sum starts from c)."""
+    for i in range(nb):
+        sh = np.int64(emax[i]) - ce[i] + mbc - F
+        r = min(max(sh, 0), 62)
+        lft = min(max(-sh, 0), 62)
+        g = sig[i]
+        v = (abs(g) >> r) << lft
+        tot[i] = -v if g < 0 else v
+
+
+@njit(**C.INLINE)
+def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb):
+    """``_finish`` across the block: ``tot * 2**(e_max - F)`` rounded to d (f16/f32-like, IEEE
+    specials), flagged rows NaN or that infinity.  Branch-free: the steps of
+    :func:`_common.round_bits` on every lane at once."""
+    mb, bias, emin = drow[S.MAN_BITS], drow[S.BIAS], drow[S.EMIN]
+    p = mb if frac < 0 else frac
+    infw, maxw, nanw = np.int64(drow[S.INF_BITS]), np.int64(drow[S.MAX_BITS]), np.int64(drow[S.NAN_BITS])
+    rne, ru, rd = np.int64(mode == C.RNE), np.int64(mode == C.RU), np.int64(mode == C.RD)
+    big_pos = np.int64(ovf_inf) | rne | ru              # an overflow of each sign: infinity, else max
+    big_neg = np.int64(ovf_inf) | rne | rd
+    fault_, keep_neg_zero = np.int64(fault), np.int64(zpos == 0)
+    for i in range(nb):
+        t = tot[i]
+        sign = np.int64(t < 0)
+        mag = abs(t)
+        lsb = np.int64(emax[i]) - F
+        q = max(lsb + 63 - ctlz64(mag) - p, emin - p)       # the lead bit's exponent - p
+        shift = q - lsb
+        r = min(max(shift, 0), 62)
+        kept = (mag >> r) << min(max(-shift, 0), 62)
+        rem = mag & ((np.int64(1) << r) - 1)
+        half = (np.int64(1) << r) >> 1
+        inexact = np.int64(rem != 0)
+        up = (rne & (np.int64(rem > half) | (np.int64(rem == half) & inexact & (kept & 1)))) \
+            | (ru & inexact & (sign ^ 1)) | (rd & inexact & sign)
+        up ^= fault_ & inexact & np.int64(rem >= half)     # the planted fault: the round bit misread
+        kept += up
+        word = ((q + p + bias - 1) << mb) + (kept << (mb - p))
+        word = 0 if mag == 0 else word
+        big = big_neg if sign else big_pos
+        word = (infw if big else maxw) if word >= infw else word
+        word |= (sign & (np.int64(word != 0) | keep_neg_zero)) << sgnsh
+        fl = flags[i]
+        word = (infw | (np.int64((fl & NINF_FLAG) != 0) << sgnsh)) if fl != 0 else word
+        nan = (fl & NAN_FLAG) | np.int64((fl & (PINF_FLAG | NINF_FLAG)) == (PINF_FLAG | NINF_FLAG))
+        word = nanw if nan != 0 else word
+        if i < nb:
+            out[r0 + i] = np.uint64(word)
+
+
+# --------------------------------------------------------------------------- FDA
+
+@njit(**C.INLINE)
+def widen(w, isz, start, n, out):
+    """``out[u]`` = the low 32 bits of element ``start + u`` of an operand, u < n: a contiguous
+    copy in int64 lanes, one loop per width."""
+    if isz == 1:
+        v1 = w[0]
+        for u in range(n):
+            out[u] = np.int64(v1[np.uint64(start + u)])
+    elif isz == 2:
+        v2 = w[1]
+        for u in range(n):
+            out[u] = np.int64(v2[np.uint64(start + u)])
+    elif isz == 4:
+        v4 = w[2]
+        for u in range(n):
+            out[u] = np.int64(v4[np.uint64(start + u)])
+    else:
+        v8 = w[3]
+        for u in range(n):
+            out[u] = np.int64(v8[np.uint64(start + u)] & np.uint64(0xFFFFFFFF))
+
+
+@njit(**C.INLINE)
+def decode_flat(XA, XB, n, da, db, G, bab, M, E):
+    """Products of the element pairs ``XA[u], XB[u]``, u < n (a block's rows one after another):
+    ``M`` the signed significand product shifted left by ``G``, ``E`` its exponent (``NEG`` for a
+    zero).  Returns whether a pattern of a special class (NaN, infinity) is among them."""
+    ia, va, ma, ea, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH]
+    ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
+    na, nva, nb_, nvb = da[D_NM], da[D_NV], db[D_NM], db[D_NV]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    maybe = np.int64(0)
+    for u in range(n):
+        x = (XA[u] >> ia) & va
+        y = (XB[u] >> ib) & vb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        ga = (x & mma) | (np.int64(fa != 0) << ma)
+        gb = (y & mmb) | (np.int64(fb != 0) << mb)
+        maybe |= np.int64(((x & na) == nva) | ((y & nb_) == nvb))
+        m = (ga * gb) << G
+        e = max(fa, 1) + max(fb, 1) + bab
+        E[u] = NEG if m == 0 else e
+        M[u] = -m if ((x >> sa) ^ (y >> sb)) & 1 else m
+    return maybe != 0
+
+
+@njit(**C.INLINE)
+def classes_flat(XA, XB, n, da, db, CL):
+    """``CL[u]``: the NaN/inf class of product ``u`` as IEEE float64 would make it (``inf * 0``
+    is NaN)."""
+    ia, va, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
+    ib, vb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
+    na, nva, infa, nb_, nvb, infb = da[D_NM], da[D_NV], da[D_INF], db[D_NM], db[D_NV], db[D_INF]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
+    for u in range(n):
+        x = (XA[u] >> ia) & va
+        y = (XB[u] >> ib) & vb
+        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
+        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
+        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0))
+        inf = (inf_a | inf_b) & (nan ^ 1)
+        CL[u] = nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
+
+
+@njit(**C.INLINE)
+def add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X, E, flags_blk):
+    """The block scales' exponent sums into every product exponent of the block's rows (a zero
+    product stays below NO_PRODUCT), a NaN scale's rows flagged in ``flags_blk``."""
+    bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
+    for q in range(nblk):
+        gather_column(wsa, isz[3], r0 * nblk + q, nblk, nb, X)
+        gather_column(wsb, isz[4], r0 * nblk + q, nblk, nb, X[BL:])
+        for i in range(nb):
+            x, y = X[i] & vm, X[BL + i] & vm
+            se = x + y - 2 * bias
+            flags_blk[i, q] = np.int64(((x & nm) == nv) | ((y & nm) == nv))
+            o = np.uint64(i * K + q * block)
+            for t in range(block):
+                E[o + np.uint64(t)] += se
+
+
+@njit(**C.JIT)
+def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """Rows ``lo .. hi - 1`` of FDA / CoFDA (with power-of-two block scales) in integer lanes,
+    ``FLAT // K`` rows at a time: their products decoded in one contiguous loop, each row's
+    maximum and sum a loop over its products, the rounding across the rows."""
+    L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
+    scaled = prm[S.P_SCALED] == 1
+    block, nblk = prm[S.P_BLOCK], K // prm[S.P_BLOCK]
+    da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
+    G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
+    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    BR = min(BL, max(16, FLAT // K))
+    XA, XB = np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64)
+    M, E, CL = np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64)
+    X1, X2 = np.zeros(BL, np.int64), np.zeros(2 * BL, np.int64)
+    SF = np.zeros((BL, nblk), np.int64)
+    flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
+    lift = np.int64(0)
+    for r0 in range(lo, hi, BR):
+        nb = min(BR, hi - r0)
+        n = nb * K
+        widen(wa, isz[0], r0 * K, n, XA)
+        widen(wb, isz[1], r0 * K, n, XB)
+        special = decode_flat(XA, XB, n, da, db, G, bab, M, E)
+        if special:
+            classes_flat(XA, XB, n, da, db, CL)
+        if scaled:
+            add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X2, E, SF)
+        gather_column(wc, isz[2], r0, 1, nb, X1)
+        dc, fc = dcf, S.CF
+        for j in range(0, K, L):
+            decode_c(X1, dc, ez, csig, ce, flags, nb)                  # c: a zero takes e_zero
+            lift = ez if ez > fmts[fc, S.EMIN] else NEG                # zero products take e_zero
+            for i in range(nb):
+                o = np.uint64(i * K + j)
+                em = ce[i]
+                for t in range(L):
+                    e = E[o + np.uint64(t)]
+                    em = max(em, e if e >= NO_PRODUCT else lift)
+                emax[i] = em
+            if special:
+                for i in range(nb):
+                    o = np.uint64(i * K + j)
+                    fl = flags[i]
+                    for t in range(L):
+                        fl |= CL[o + np.uint64(t)]
+                    flags[i] = fl
+            if scaled:
+                for i in range(nb):
+                    for q in range(j // block, (j + L) // block):
+                        flags[i] |= SF[i, q]
+            align_c(csig, ce, emax, F, dc[D_MB], tot, nb)
+            for i in range(nb):
+                o = np.uint64(i * K + j)
+                em = emax[i] + Dsh
+                s = tot[i]
+                for t in range(L):
+                    m = M[o + np.uint64(t)]
+                    v = abs(m) >> min(em - E[o + np.uint64(t)], 63)
+                    s += -v if m < 0 else v
+                tot[i] = s
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
+            for i in range(nb):                                         # the next pass takes d as c
+                X1[i] = np.int64(out[r0 + i])
+            dc, fc = dd, S.D
+
+
+# --------------------------------------------------------------------------- GDFS
+
+@njit(**C.INLINE)
+def group_sum(XA, XB, t, da, db, sigma, nonzero):
+    """One product index of a group across the rows, added to the exact group sums ``sigma`` in
+    units of ``2**(emin_a + emin_b - man_a - man_b)`` (formats without NaN or infinity:
+    spec.fast_kind)."""
+    ia, va, ma, ea, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_EMASK], da[D_SGNSH]
+    ib, vb, mb, eb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_EMASK], db[D_SGNSH]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    for i in range(BL):
+        x = (XA[t, i] >> ia) & va
+        y = (XB[t, i] >> ib) & vb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        m = ((x & mma) | (np.int64(fa != 0) << ma)) * ((y & mmb) | (np.int64(fb != 0) << mb))
+        m <<= max(fa, 1) - 1 + max(fb, 1) - 1
+        sigma[i] += -m if ((x >> sa) ^ (y >> sb)) & 1 else m
+        nonzero[i] |= np.int64(m != 0)
+
+
+@njit(**C.INLINE)
+def group_scales(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SS, SE, SF):
+    """Block ``blk``'s scale pair of the block's rows: significand product ``SS``, exponent sum
+    ``SE``, NaN flag ``SF``."""
+    vm, mb, em, bias, nm, nv = ds[D_VMASK], ds[D_MB], ds[D_EMASK], ds[D_BIAS], ds[D_NM], ds[D_NV]
+    mm = (np.int64(1) << mb) - 1
+    lo = np.int64(ds[D_INF])                    # D_INF holds 1 - subnormals for a scale row
+    for half in range(2):
+        gather_column(wsa if half == 0 else wsb, isz[3 + half], r0 * nblk + blk, nblk, nb, X)
+        for i in range(BL):
+            x = X[i] & vm
+            f = (x >> mb) & em
+            g = (x & mm) | (np.int64((f != 0) | (lo == 1)) << mb)
+            e = max(f, 1 - lo) - bias
+            nan = np.int64((x & nm) == nv)
+            SS[i] = g if half == 0 else SS[i] * g
+            SE[i] = e if half == 0 else SE[i] + e
+            SF[i] = nan if half == 0 else SF[i] | nan
+
+
+@njit(**C.JIT)
+def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
+    """Rows ``lo .. hi - 1`` of GDFS in integer lanes, :data:`BL` rows at a time: exact group
+    sums, times the block scales' significands, aligned to the maximum of the scale exponents
+    (a group of zero products or a zero scale takes e_zero), one sum with c, the rounding."""
+    L, F, ez, g = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP]
+    nblk, block = K // prm[S.P_BLOCK], prm[S.P_BLOCK]
+    da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
+    H = F + fmts[S.A, S.EMIN] + fmts[S.B, S.EMIN] - da[D_MB] - db[D_MB] - 2 * ds[D_MB]
+    G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    ngr = L // g
+    XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
+    T, GE = np.zeros((ngr, BL), np.int64), np.zeros((ngr, BL), np.int64)
+    X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    SS, SE, SF = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    sigma, nonzero = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        gather_column(wc, isz[2], r0, 1, nb, X1)
+        dc = dcf
+        for j in range(0, K, L):
+            load_pass(wa, isz[0], r0, K, j, L, nb, XA)
+            load_pass(wb, isz[1], r0, K, j, L, nb, XB)
+            decode_c(X1, dc, ez, csig, ce, flags, BL)                  # c: a zero takes e_zero
+            for i in range(BL):
+                emax[i] = ce[i]
+            for q in range(ngr):
+                sigma[:] = 0
+                nonzero[:] = 0
+                for t in range(q * g, q * g + g):
+                    group_sum(XA, XB, t, da, db, sigma, nonzero)
+                group_scales(wsa, wsb, isz, ds, r0, nblk, (j + q * g) // block, nb, X2, SS, SE, SF)
+                for i in range(BL):
+                    T[q, i] = sigma[i] * SS[i]
+                    GE[q, i] = ez if (nonzero[i] == 0) | (SS[i] == 0) else SE[i]
+                    emax[i] = max(emax[i], GE[q, i])
+                    flags[i] |= SF[i]
+            align_c(csig, ce, emax, F, dc[D_MB], tot, BL)
+            for q in range(ngr):
+                for i in range(BL):
+                    m = T[q, i]
+                    v = (abs(m) << G) >> min(emax[i] - GE[q, i] + Dsh, 63)
+                    tot[i] += -v if m < 0 else v
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
+            for i in range(nb):                                         # the next pass takes d as c
+                X1[i] = np.int64(out[r0 + i])
+            dc = dd
+
+
+@njit(**C.INLINE)
+def _widths(buf):
+    n = buf.shape[0]
+    return buf, buf[:n - n % 2].view(np.uint16), buf[:n - n % 4].view(np.uint32), buf[:n - n % 8].view(np.uint64)
+
+
+@njit(**C.INLINE)
+def decode_rows(fmts):
+    """:func:`decode_row` of every slot (a scale row's ``D_INF``: 1 where it has no subnormals)."""
+    drows = np.zeros((S.SLOTS, D_COLUMNS), np.int64)
+    for f in range(S.SLOTS):
+        drows[f] = decode_row(fmts, f)
+    drows[S.S, D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
+    return drows
