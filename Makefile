@@ -13,7 +13,7 @@ SEED  ?= 1
 # a variable given on the command line or in the environment (not the default above)
 given = $(filter command line environment,$(origin $(1)))
 
-.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
+.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint lint-rtl report probe findings \
         fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
         formal gemm-example gemm-bench
 
@@ -27,6 +27,7 @@ help:
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
 	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
+	@echo "make lint                         ruff on the Python tree (pyproject.toml's [tool.ruff]; tests/test_ruff.py runs it too)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
 	@echo "                                  latency, II and Yosys cell count of each unit (python -m hw report)"
@@ -131,6 +132,9 @@ cosim-all: $(STAMP)
 cosim-core: $(STAMP)
 	$(PY) -m cosim tensor-core $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(call given,N),-n $(N)) \
 	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(PIPELINE),--pipeline $(PIPELINE))
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
 
 lint-rtl: $(STAMP)
 ifdef DUT

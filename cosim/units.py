@@ -84,7 +84,8 @@ def _checked_params(changes: dict) -> dict:
     from golden.params import check_value
     for k, v in changes.items():
         if k == "base":
-            raise ValueError("unit params: 'base' (the algorithm) is the instruction's; a unit changes the other fields")
+            raise ValueError("unit params: 'base' (the algorithm) is the instruction's; "
+                             "a unit changes the other fields")
         check_value(k, v)                       # the field's type, range and words (golden.params)
     try:                # the checks across fields, on a design that reads every such field
         Params(base="GFDRDA", F=24, c_drop=25, pass_size=16).with_(**{k: v for k, v in changes.items()

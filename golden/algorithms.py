@@ -37,7 +37,7 @@ import numpy as np
 
 from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
                       round_to_format, special_bits, to_float)
-from .params import BASES, EXACT, SPECIALS, check_params
+from .params import BASES, EXACT, SPECIALS, check_params  # noqa: F401  (SPECIALS: hw.fdrda reads it here)
 
 # Params fields each base algorithm reads; the others are carried but never change a result
 # (GPS always flushes subnormals and SFMA is IEEE throughout, whatever the catalog entry says).
@@ -182,7 +182,8 @@ class Params:
             raise ValueError("GPS needs group G, a power of two up to 16")
         lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
         if lowered and self.base != "FDA":
-            raise ValueError(f"operand_format, pass_interleave and c_last describe a compiled FDA path, not {self.base}")
+            raise ValueError(f"operand_format, pass_interleave and c_last describe a compiled FDA path, "
+                             f"not {self.base}")
         if self.pass_interleave is not None and (self.pass_size is None or self.pass_interleave < 1
                                                  or self.pass_size % self.pass_interleave):
             raise ValueError(f"pass_interleave must divide the pass size L; got {self.pass_interleave} with "
@@ -498,7 +499,8 @@ def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
     if trace is not None:
         trace.append(("products (exact; exponent = e_a + e_b, unnormalised)",
                       {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, p.e_zero, E))}))
-        trace.append(("maximum exponent", {"e_max": e_max, "c": cv, "c exponent": np.where(ce <= NO_TERM, p.e_zero, ce)}))
+        trace.append(("maximum exponent", {"e_max": e_max, "c": cv,
+                                           "c exponent": np.where(ce <= NO_TERM, p.e_zero, ce)}))
     A = _truncate(P, scale[None, :])
     C = np.trunc(cv * scale)
     total = A.sum(0) + C
@@ -706,7 +708,8 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     e_n = np.maximum(lsb + bit_length(np.abs(ints)) - 1, -126)
     Tn = _floor_scaled(np.where(np.isfinite(T), T, 0.0), lsb - (e_n - p.final_floor_bits), p.floor_rounding)
     if trace is not None:
-        trace.append(("maximum exponent with c", {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": ce, "e_max": e_max}))
+        trace.append(("maximum exponent with c",
+                      {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": ce, "e_max": e_max}))
         how = "round-down" if p.floor_rounding == "RD" else "toward-zero"
         trace.append((f"{how} alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} fraction bits "
                       "(units of 2^(e_max-32))", {"dot": D, "c": np.ldexp(C, p.dot_floor_bits - p.c_floor_bits),

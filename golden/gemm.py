@@ -21,7 +21,6 @@ value (one rounding, in the mode the kernel names).
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, fields, replace
 from typing import Mapping
 
@@ -182,7 +181,8 @@ def _enum(cls, value, field: str):
 
 
 CUTLASS_PROMOTION = ("CUTLASS 3.x, cutlass/gemm/collective/fp8_accumulation.hpp and the sm90 FP8 "
-                     "collectives' mma_promotion_interval (default 4 MMAs; example 54_hopper_fp8_warp_specialized_gemm)")
+                     "collectives' mma_promotion_interval (default 4 MMAs; "
+                     "example 54_hopper_fp8_warp_specialized_gemm)")
 DEEPSEEK = ("DeepSeek-V3 Technical Report (arXiv:2412.19437), section 3.3.2: partial results promoted to "
             "FP32 on CUDA cores every N_C = 128 elements (4 WGMMAs), 1x128 activation and 128x128 weight "
             "scales multiplied in on promotion")
@@ -230,7 +230,8 @@ FAMILY_ORDER = ("UTCHMMA", "UTCQMMA", "HGMMA", "QGMMA", "HMMA", "QMMA", "MMA", "
 
 def instruction_for(arch: str, fa: str, fb: str) -> Instruction:
     """The tensor-core instruction of ``arch`` for A in ``fa`` and B in ``fb`` accumulating in fp32
-    (unscaled; first by :data:`FAMILY_ORDER`, then one block, the longest K, the largest tile); one clear ValueError if none."""
+    (unscaled; first by :data:`FAMILY_ORDER`, then one block, the longest K, the largest tile); one clear
+    ValueError if none."""
     arch = canonical_arch(arch)
     a_fmt = "tf32" if fa == "f32" else fa
     b_fmt = "tf32" if fb == "f32" else fb
@@ -309,7 +310,7 @@ class _Problem:
         self._check_scaling(scale_A, scale_B)
 
     def _check_scaling(self, scale_A, scale_B):
-        ins, kernel = self.ins, self.kernel
+        kernel = self.kernel
         if kernel.scaling is Scaling.BLOCK:
             self._block_scales(scale_A, scale_B)
         elif kernel.scaling is Scaling.GROUP:

@@ -146,7 +146,8 @@ class ScaledGroups(Stage):
             neg = tl.let(s < 0, 1, "neg")
             tl.cut(self.pipelining.groups >= 1)                 # the magnitude before the scale products
             t = self.terms[n]
-            m.d.sync += [t.sign.eq(tl(neg)), t.sig.eq(significand_product(significand_product(tl(mag), tl(sa_sig)), tl(sb_sig))),
+            m.d.sync += [t.sign.eq(tl(neg)),
+                         t.sig.eq(significand_product(significand_product(tl(mag), tl(sa_sig)), tl(sb_sig))),
                          t.exp.eq(Mux(tl(zero_term), self.e_zero, tl(exp)))]
             assert tl.cycle + 1 == self.latency, "the group stage's registers must match its declared latency"
         return m

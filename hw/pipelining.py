@@ -51,7 +51,7 @@ _LEVELS_FIELDS = ("max_levels",)
 # detector, exponent arithmetic), after its shift and sticky bit, after the magnitude (the two's
 # complement's negation, or an adder's sum) before the rounder, after the rounder's increment, after
 # the rounder's leading-one detector
-NORMALISE_CUTS = ("amount", "shift", "magnitude", "increment", "lod")          # counts of logic levels per register: at least 1
+NORMALISE_CUTS = ("amount", "shift", "magnitude", "increment", "lod")   # logic levels per register: at least 1
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ class TensorCore(Checked, wiring.Component):
         self.groups = datapath_groups(self.instructions)
         self.datapaths = [datapath_class(g.datapath)(g.datapath, self.pipelining) for g in self.groups]
         self.k_max = max(i.k for i in self.instructions)
-        fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]
+        fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]  # noqa: E731
         self.a_bits = max(f.storage_bits for f in fmt("a_format"))
         self.b_bits = max(f.storage_bits for f in fmt("b_format"))
         self.c_bits = max(f.storage_bits for f in fmt("c_format"))

@@ -15,7 +15,6 @@ from golden import Instruction
 from golden.params import EXACT
 
 from . import probes as P
-from .probes.common import T_MAX
 from .probes.specials import NAN_PATTERNS, Case
 from .rig import Rig
 from .verify import (VERIFY_ROWS, exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
@@ -133,7 +132,8 @@ class Report:
                 r = P.rounding_name(v.get("rounding")) if v.get("rounding") else None
                 L.append(f"        {nm:>4s}: {b}{nbs}" + (f"  {r}" if r else ""))
         orr = f.get("output_rounding", {})
-        L.append(f"[III-E] result rounding (Tables I, II): {P.rounding_name(orr) or '?'}  observed {orr.get('observed')}")
+        L.append(f"[III-E] result rounding (Tables I, II): {P.rounding_name(orr) or '?'}  "
+                 f"observed {orr.get('observed')}")
         L.append("[III-F] special values:")
         for k, v in f.get("special", {}).items():
             if k == NAN_PATTERNS:

@@ -88,8 +88,8 @@ def targeted_fma(fmt, n, rng):
     """``n`` rows each of ties, near-ties, subnormal boundaries, cancellation, overflow, zeros and specials."""
     f = get_format(fmt)
     pm, emin, emax = f.man_bits, f.emin, f.emax
-    one = lambda k: rng.choice([-1.0, 1.0], k)
-    sig = lambda k: 1 + np.floor(rng.random(k) * 2.0 ** pm) / 2.0 ** pm        # exact significands
+    one = lambda k: rng.choice([-1.0, 1.0], k)  # noqa: E731
+    sig = lambda k: 1 + np.floor(rng.random(k) * 2.0 ** pm) / 2.0 ** pm        # exact significands  # noqa: E731
     A, B, C = [], [], []
 
     def add(a, b, c):
@@ -173,7 +173,7 @@ def gps_targeted(ins, n, rng):
     """Flush boundaries: products and sums around 2**-126 (bf16), c subnormal, zero of either sign, or tiny."""
     fa, fb, fc, _ = ins.formats
     K = ins.k
-    sgn = lambda shape: rng.choice([-1.0, 1.0], shape)
+    sgn = lambda shape: rng.choice([-1.0, 1.0], shape)  # noqa: E731
     half = fa.emin // 2 if fa.emin < -100 else -7          # bf16: products near 2**-126
     a = _bits(fa, sgn((n, K)) * np.ldexp(1 + rng.random((n, K)), rng.integers(half - 3, half + 3, (n, K))))
     b = _bits(fb, sgn((n, K)) * np.ldexp(1 + rng.random((n, K)), rng.integers(half - 3, half + 3, (n, K))))

@@ -646,7 +646,7 @@ ONE = 0x3F800000
 
 def _hand_cases():
     cases = [
-        # TF32 ignores the low 13 bits: a NaN whose payload sits only there is +inf (ISA 3).
+        # TF32 ignores the low 13 bits: a NaN whose payload sits only there is +inf (docs/spec.md §3).
         ("tf32-nan-to-inf", _case("ampere", "HMMA.1684.F32.TF32", [0x7F800001], [_b("tf32", 1)], 0), F32_INF, []),
         # F = 23 (Volta) truncates two products of 2^-24 next to c = 1; F = 25 (Hopper) keeps them.
         ("F23-truncates", _case("volta", "HMMA.884.F32.F32", [_b("f16", P2(-12))] * 2, [_b("f16", P2(-12))] * 2,
@@ -660,7 +660,7 @@ def _hand_cases():
         # 1024 - 1 - 2^-14 is then exact in f32 (IEEE rounding would give 1023).
         ("fdrda-c-floor", _case("cdna3", "v_mfma_f32_32x32x8_f16", [_b("f16", 32)], [_b("f16", 32)],
                                 _b("f32", -(1 + P2(-23)))), _b("f32", 1023 - P2(-14)), [dict(c_floor_bits=25)]),
-        # ISA 4.4, dot floored at 32 bits: c = 1, dot = -(2^-24 + 2^-25) + 2^-32 = -383 * 2^-32; the sum
+        # docs/spec.md §4.4, dot floored at 32 bits: c = 1, dot = -(2^-24 + 2^-25) + 2^-32 = -383 * 2^-32; the sum
         # 1 - 383 * 2^-32 is just above the tie 1 - 384 * 2^-32 and rounds to 1 - 2^-24.  Flooring the dot
         # (or the normalised sum) at 31 bits would land on the tie and round to the even 1 - 2^-23.
         ("fdrda-dot-floor-32", _case("cdna3", "v_mfma_f32_32x32x8_bf16",
@@ -670,8 +670,9 @@ def _hand_cases():
         ("gfdrda-dot-floor-32", _case("cdna3", "v_mfma_f32_32x32x16_bf8_bf8",
                                       [_b("e5m2fnuz", P2(-12)), _b("e5m2fnuz", P2(-12)), _b("e5m2fnuz", P2(-16))],
                                       [_b("e5m2fnuz", -P2(-12)), _b("e5m2fnuz", -P2(-13)), _b("e5m2fnuz", P2(-16))],
-                                      ONE), _b("f32", 1 - P2(-24)), [dict(dot_floor_bits=31), dict(final_floor_bits=30)]),
-        # ISA 4.4, normalised sum floored at 31 bits: 1 + 2^-24 + 2^-32 -> 1 + 2^-24, a tie, -> 1.0.
+                                      ONE),
+         _b("f32", 1 - P2(-24)), [dict(dot_floor_bits=31), dict(final_floor_bits=30)]),
+        # docs/spec.md §4.4, normalised sum floored at 31 bits: 1 + 2^-24 + 2^-32 -> 1 + 2^-24, a tie, -> 1.0.
         ("fdrda-final-floor-31", _case("cdna3", "v_mfma_f32_32x32x8_bf16", [_b("bf16", P2(-12)), _b("bf16", P2(-16))],
                                        [_b("bf16", P2(-12)), _b("bf16", P2(-16))], ONE), ONE,
          [dict(final_floor_bits=32)]),

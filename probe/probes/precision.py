@@ -237,7 +237,8 @@ def alignment_reference(rig, F: int) -> dict:
                 rows.append(summand_row(rig, {i: X, j: -X, K: eps}))
                 ts.append(t)
         vals, _ = rig.run(rows)
-        bits, exact = first_failure([(t, None if v is None else v == math.ldexp(1.0, eX - t)) for t, v in zip(ts, vals)])
+        bits, exact = first_failure([(t, None if v is None else v == math.ldexp(1.0, eX - t))
+                                     for t, v in zip(ts, vals)])
         if not exact:
             return {"observed": False, "reason": "c precision not resolved"}
         out[label] = bits

@@ -76,7 +76,8 @@ def special_values(rig, p_out: int) -> dict:
             bits = _bits_of(fmt, v)
             raw = {("a", 0): bits if side == "a" else one_a, ("b", 0): bits if side == "b" else one_b}
             if rig.out_bits(v) is not None:
-                add(Case.SUBNORMAL_A if side == "a" else Case.SUBNORMAL_B, Row({}, 0.0, raw), lambda d, v=v: _kept(d, v))
+                add(Case.SUBNORMAL_A if side == "a" else Case.SUBNORMAL_B, Row({}, 0.0, raw),
+                    lambda d, v=v: _kept(d, v))
     # subnormal product (in the result format) from normal operands
     v = math.ldexp(1.0, fd.emin - 1)
     p = rig.prod(v)
