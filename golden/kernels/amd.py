@@ -191,20 +191,35 @@ def hw_value(x, kind):
 
 
 @njit(**C.INLINE)
-def fields_span(w, kind, mb, eb, bias, emin, vmask, n, V, X):
-    """:func:`operand_span` from the fields of ``w[:n]`` (one integer view)."""
-    if kind != 0:
+def fields_span(w, kind, mb, eb, bias, emin, vmask, n, V, X, mul):
+    """:func:`operand_span` from the fields of ``w[:n]`` (one integer view); ``mul``: multiply
+    into ``V`` and add into ``X`` (b's pass over a's values: the products in one sweep)."""
+    if kind != 0 and mul:
+        for e in range(n):
+            x = np.uint64(w[e])
+            V[e] *= hw_value(x, kind)
+            X[e] += field_exp(np.int64(x) & vmask, mb, eb, bias, emin)
+    elif kind != 0:
         for e in range(n):
             x = np.uint64(w[e])
             V[e] = hw_value(x, kind)
             X[e] = field_exp(np.int64(x) & vmask, mb, eb, bias, emin)
     else:
         for e in range(n):
-            V[e], X[e] = field_value(np.int64(w[e]) & vmask, mb, eb, bias, emin)
+            v, xe = field_value(np.int64(w[e]) & vmask, mb, eb, bias, emin)
+            V[e] = V[e] * v if mul else v
+            X[e] = X[e] + xe if mul else xe
+
+
+@njit(**C.HOT)
+def put(V, X, e, v, xe, mul):
+    """``V[e], X[e] = v, xe``, or (``mul``) the product's value and exponent."""
+    V[e] = V[e] * v if mul else v
+    X[e] = X[e] + xe if mul else xe
 
 
 @njit(**C.INLINE)
-def operand_span(x, isz, fmts, vtab, etab, f, e0, step, n, V, X):
+def operand_span(x, isz, fmts, vtab, etab, f, e0, step, n, V, X, mul):
     """``V[e], X[e]``: value and exponent of operand element ``e0 + e * step``, e < n (``step`` K:
     one product index down a block's rows), in the operand's own width: from the fields (f16, bf16: the CPU's conversions), the table (other narrow
     formats) or ``_common.value_exp`` (TF32, f32).  Loops index slices from 0: numba checks an
@@ -215,10 +230,10 @@ def operand_span(x, isz, fmts, vtab, etab, f, e0, step, n, V, X):
         kind = 1 if (eb, mb, bias) == (5, 10, 15) else 2 if (eb, mb, bias) == (8, 7, 127) else 0
         if isz == 8:
             fields_span(x[:x.shape[0] - x.shape[0] % 8].view(np.uint64)[e0:e0 + n * step:step], kind, mb, eb, bias, emin,
-                        vmask, n, V, X)
+                        vmask, n, V, X, mul)
         else:
             fields_span(x[:x.shape[0] - x.shape[0] % 2].view(np.uint16)[e0:e0 + n * step:step], kind, mb, eb, bias, emin,
-                        vmask, n, V, X)
+                        vmask, n, V, X, mul)
     elif fmts[f, C.TABLE_OFF] >= 0:
         vt = vtab[fmts[f, C.TABLE_OFF]:]
         et = etab[fmts[f, C.EXP_TAB_OFF]:]
@@ -227,14 +242,15 @@ def operand_span(x, isz, fmts, vtab, etab, f, e0, step, n, V, X):
             v8 = x[:x.shape[0] - x.shape[0] % 8].view(np.uint64)[e0:e0 + n * step:step]
             for e in range(n):
                 j = np.int64(v8[e] >> np.uint64(sh)) & mask
-                V[e], X[e] = np.float64(vt[j]), np.int64(et[j])
+                put(V, X, e, np.float64(vt[j]), np.int64(et[j]), mul)
         else:
             for e in range(n):
                 j = np.int64(C.load(x, isz, e0 + e * step) >> np.uint64(sh)) & mask
-                V[e], X[e] = np.float64(vt[j]), np.int64(et[j])
+                put(V, X, e, np.float64(vt[j]), np.int64(et[j]), mul)
     else:
         for e in range(n):
-            V[e], X[e] = C.value_exp(fmts, vtab, etab, f, C.load(x, isz, e0 + e * step))
+            v, xe = C.value_exp(fmts, vtab, etab, f, C.load(x, isz, e0 + e * step))
+            put(V, X, e, v, xe, mul)
 
 
 @njit(**C.INLINE)
@@ -390,7 +406,6 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     fast = block_path(fmts, prm)
     BL = BLOCK
     Va, Xa = np.empty(BL * K), np.empty(BL * K, np.int64)
-    Vb, Xb = np.empty(BL * K), np.empty(BL * K, np.int64)
     PT, ET = np.empty((L, BL)), np.empty((L, BL), np.int64)
     Fs, Is, Bs = np.empty((4, BL)), np.empty((2, BL), np.int64), np.empty((3, BL), np.bool_)
     cv, ce, dout, ok = np.empty(BL), np.empty(BL, np.int64), np.empty(BL, np.uint64), np.empty(BL, np.bool_)
@@ -398,11 +413,8 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
         n = nb * K
-        operand_span(a, isz[0], fmts, vtab, etab, S.A, r0 * K, 1, n, Va, Xa)     # row-major, contiguous
-        operand_span(b, isz[1], fmts, vtab, etab, S.B, r0 * K, 1, n, Vb, Xb)
-        for e in range(n):
-            Va[e] *= Vb[e]
-            Xa[e] += Xb[e]
+        operand_span(a, isz[0], fmts, vtab, etab, S.A, r0 * K, 1, n, Va, Xa, False)     # row-major, contiguous
+        operand_span(b, isz[1], fmts, vtab, etab, S.B, r0 * K, 1, n, Va, Xa, True)      # the products
         c_span(c, isz[2], fmts, vtab, etab, r0, nb, cv, ce)
         for j in range(0, K, L):
             for t in range(L):                       # the pass's products, transposed to [t, row]
