@@ -27,11 +27,10 @@ _TORCH = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16
 def available() -> bool:
     """Whether the reference model imports."""
     try:
-        import mmasim.amd  # noqa: F401
-        import mmasim.nv_ptx  # noqa: F401
-    except Exception:          # not installed, or torch/its C++ extension unusable here
+        from mmasim import amd, nv_ptx
+    except (ImportError, OSError, RuntimeError):   # not installed, or torch's C++ extension fails here
         return False
-    return True
+    return amd is not None and nv_ptx is not None
 
 
 def _amd_suffix(ins: Instruction, supported) -> str | None:
@@ -51,8 +50,8 @@ def reference_op(ins: Instruction):
     or None where it has none (wgmma, tcgen05, block scales, or mmasim not installed)."""
     if not available() or ins.scale_format is not None:
         return None
-    import mmasim.amd as amd
-    import mmasim.nv_ptx as nv
+    from mmasim import amd
+    from mmasim import nv_ptx as nv
     from mmasim.amd.isa_mfma import arch_mfma_suffix
     if ins.arch in _AMD_ARCH:
         arch = _AMD_ARCH[ins.arch]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _common as C
 from . import spec as S
@@ -454,10 +454,3 @@ def chain_c(fmts, vtab, etab, d, nb, cv, ce):
     else:
         for i in range(nb):
             cv[i], ce[i] = C.value_exp(fmts, vtab, etab, S.D, d[i])
-
-
-@njit(parallel=True, **C.JIT)
-def fdrda_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        fdrda_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)

@@ -11,9 +11,11 @@ the end.  Other 16-bit formats read the numpy path's flushed values from the val
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic
 
 from . import _common as C
@@ -80,7 +82,7 @@ def tabled_f32(fmts, vtab, etab, f, bits):
 def half_to_f32(x):
     """GPS's flushed f32 of an f16 pattern (low 16 bits of a uint64), by the CPU's conversion."""
     v = f32_from_f16(x)
-    return v if abs(v) >= np.float32(2.0 ** -14) or v != v else np.float32(0.0)
+    return v if abs(v) >= np.float32(2.0 ** -14) or math.isnan(v) else np.float32(0.0)
 
 
 @njit(**C.INLINE)
@@ -203,10 +205,3 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
             elif fault and (bits & _EXP) != _EXP:
                 bits ^= np.uint32(1)                              # the planted fault: the last rounding off by one ulp
             out[r0 + i] = np.uint64(bits)
-
-
-@njit(parallel=True, **C.JIT)
-def gps_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        gps_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)

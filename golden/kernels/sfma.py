@@ -12,8 +12,10 @@ callers' arrays, a row's products in order.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _common as C
 from . import spec as S
@@ -46,7 +48,7 @@ def sfma64_loop(va, vb, vc, lo, hi, K, order, ordered, fault, out):
             for k in range(K):
                 d = C.fma64(_f64(va, base + order[k]), _f64(vb, base + order[k]), d)
         bits = C.bits_from_f64(d)
-        if d != d:
+        if math.isnan(d):
             bits = NAN64
         elif fault:
             bits ^= np.uint64(1)                       # the planted fault: the last rounding off by one ulp
@@ -66,7 +68,7 @@ def sfma32_loop(va, vb, vc, lo, hi, K, order, ordered, fault, out):
             for k in range(K):
                 d = C.fma32(_f32(va, base + order[k]), _f32(vb, base + order[k]), d)
         bits = C.bits_from_f32(d)
-        if d != d:
+        if math.isnan(d):
             bits = NAN32
         elif fault:
             bits ^= np.uint32(1)
@@ -107,12 +109,6 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
         else:
             sfma32_loop(la, lb, lc, 0, hi - lo, K, order, ordered, fault, part)
 
-
-@njit(parallel=True, **C.JIT)
-def sfma_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        sfma_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
 
 
 @njit(**C.JIT)
