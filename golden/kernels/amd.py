@@ -128,7 +128,7 @@ def fdrda_pass(P, E, L, cv, ce, fmts, prm, overflows, grouped):
 # to infinity: round_to_format's RNE on an exact value).  A row whose special outcome is NaN or an
 # infinity takes it at the end; a row outside what the block path models (an alignment shift
 # outside float64's normal exponents) runs fdrda_pass alone.  Designs the block path does not take
-# (the later model's specials, an output other than f32, the planted fault) run fdrda_pass per row.
+# (the later model's specials, an output other than f32) run fdrda_pass per row.
 
 BLOCK = 64
 _INF_EXP = 0                  # algorithms' exponent of an infinity or NaN operand
@@ -318,9 +318,10 @@ def floor_p2(x, n, rd):
 
 
 @njit(**C.HOT)
-def merge_row(s_dot, e_dot, has, dot_frac, cv, ce, sp, dfb, cfb, ffb, rd, c_drop, nan_bits, inf_bits):
+def merge_row(s_dot, e_dot, has, dot_frac, cv, ce, sp, dfb, cfb, ffb, rd, c_drop, nan_bits, inf_bits, fault):
     """``_merge_with_c`` and ``_finish`` for one row, f32 output (paper specials): d's bits and
-    whether every shift stayed in float64's normal exponents (else the row runs fdrda_pass)."""
+    whether every shift stayed in float64's normal exponents (else the row runs fdrda_pass).
+    ``fault``: the test-only planted fault, an inexact rounding one ulp off."""
     ce = np.int64(-126) if ce <= C.NO_TERM else ce
     e_max = max(e_dot, ce) if has else ce
     n1, n2 = dfb - dot_frac - (e_max - e_dot), cfb - e_max
@@ -337,7 +338,11 @@ def merge_row(s_dot, e_dot, has, dot_frac, cv, ce, sp, dfb, cfb, ffb, rd, c_drop
     n3, n4 = lsb - (e_n - ffb), e_n - ffb
     ok = ok and in_range(n3) and in_range(n4) and abs(Tf) < 2.0 ** 53
     Tn = floor_p2(Tf, n3, rd)
-    d = np.uint64(C.bits_from_f32(np.float32(Tn * p2(n4))))
+    exact = Tn * p2(n4)
+    rounded = np.float32(exact)
+    d = np.uint64(C.bits_from_f32(rounded))
+    if fault and np.float64(rounded) != exact and math.isfinite(rounded):
+        d ^= np.uint64(1)
     if math.isnan(sp):
         d = nan_bits
     elif math.isinf(sp):
@@ -381,20 +386,20 @@ def pass_block(PT, ET, nb, L, cv, ce, fmts, prm, overflows, grouped, Fs, Is, Bs,
         set_dot_block(PT, ET, nb, 0, L, 1, F, s, e, has, ok)
     dfb, cfb, ffb, c_drop = prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
-    zpos = prm[S.P_ZPOS] == 1
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
     for i in range(nb):
         d, good = merge_row(s[i], e[i], has[i], dot_frac, cv[i], ce[i], sp[i], dfb, cfb, ffb, rd, c_drop,
-                            nan_bits, inf_bits)
+                            nan_bits, inf_bits, fault)
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
         ok[i] &= good
 
 
 @njit(**C.HOT)
 def block_path(fmts, prm):
-    """Whether a design's passes take :func:`pass_block`: f32 output at its own precision, the
-    paper's specials, no planted fault (else every row runs :func:`fdrda_pass`)."""
+    """Whether a design's passes take :func:`pass_block`: f32 output at its own precision and the
+    paper's specials (else every row runs :func:`fdrda_pass`)."""
     return (fmts[S.D, C.WORD32] == 1 and fmts[S.D, C.IGNORED_LOW] == 0 and prm[S.P_FRAC] < 0
-            and prm[S.P_LATER] == 0 and prm[S.P_FAULT] == 0)
+            and prm[S.P_LATER] == 0)
 
 
 @njit(**C.JIT)

@@ -154,15 +154,6 @@ def pair_level(src, m, dst):
         dst[e] = flush(lo + hi)
 
 
-@njit(**C.INLINE)
-def reorder(src, nb, K, order, dst):
-    """A pass_interleave design's product order, row by row (``algorithms.run``)."""
-    for i in range(nb):
-        for t in range(K):
-            dst[i * K + t] = src[i * K + order[t]]
-    src[:nb * K] = dst[:nb * K]
-
-
 @njit(**C.JIT)
 def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, :data:`BLOCK` rows at a time.
@@ -175,9 +166,7 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
     av = np.empty(BL * K, np.float32)
     bv = np.empty(BL * K, np.float32)
     d = np.empty(BL, np.float32)
-    tmp = np.empty(BL * K if prm[S.P_INTERLEAVED] == 1 else 0, np.float32)
     fault = prm[S.P_FAULT] == 1
-    interleaved = prm[S.P_INTERLEAVED] == 1
     ng = K // g
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
@@ -187,8 +176,6 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
         decode_span(b, isz[1], fmts, vtab, etab, S.B, r0 * K, n, bv)
         for e in range(n):
             av[e] = flush(av[e] * bv[e])
-        if interleaved:
-            reorder(av, nb, K, order, tmp)
         m = n
         src_, dst = av, bv
         while m > nb * ng:                                   # one level of every group's pairwise sum

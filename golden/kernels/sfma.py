@@ -36,17 +36,13 @@ def _f32(v, i):
 
 
 @njit(**C.INLINE)
-def sfma64_loop(va, vb, vc, lo, hi, K, order, ordered, fault, out):
+def sfma64_loop(va, vb, vc, lo, hi, K, fault, out):
     """Rows ``lo .. hi - 1`` of binary64 SFMA, operands ``va, vb, vc`` in any integer width."""
     for r in range(lo, hi):
         d = _f64(vc, r)
         base = r * K
-        if ordered:
-            for k in range(K):
-                d = C.fma64(_f64(va, base + k), _f64(vb, base + k), d)
-        else:
-            for k in range(K):
-                d = C.fma64(_f64(va, base + order[k]), _f64(vb, base + order[k]), d)
+        for k in range(K):
+            d = C.fma64(_f64(va, base + k), _f64(vb, base + k), d)
         bits = C.bits_from_f64(d)
         if math.isnan(d):
             bits = NAN64
@@ -56,17 +52,13 @@ def sfma64_loop(va, vb, vc, lo, hi, K, order, ordered, fault, out):
 
 
 @njit(**C.INLINE)
-def sfma32_loop(va, vb, vc, lo, hi, K, order, ordered, fault, out):
+def sfma32_loop(va, vb, vc, lo, hi, K, fault, out):
     """Rows ``lo .. hi - 1`` of binary32 SFMA."""
     for r in range(lo, hi):
         d = _f32(vc, r)
         base = r * K
-        if ordered:
-            for k in range(K):
-                d = C.fma32(_f32(va, base + k), _f32(vb, base + k), d)
-        else:
-            for k in range(K):
-                d = C.fma32(_f32(va, base + order[k]), _f32(vb, base + order[k]), d)
+        for k in range(K):
+            d = C.fma32(_f32(va, base + k), _f32(vb, base + k), d)
         bits = C.bits_from_f32(d)
         if math.isnan(d):
             bits = NAN32
@@ -82,18 +74,17 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     loop specialised to it; mixed widths read each element through ``_common.load``."""
     wide = fmts[S.D, C.EXP_BITS] == 11
     fault = prm[S.P_FAULT] == 1
-    ordered = prm[S.P_INTERLEAVED] == 0
     wa, wb, wc = widths(a), widths(b), widths(c)
     if isz[0] == isz[1] == isz[2] == 8:
         if wide:
-            sfma64_loop(wa[3], wb[3], wc[3], lo, hi, K, order, ordered, fault, out)
+            sfma64_loop(wa[3], wb[3], wc[3], lo, hi, K, fault, out)
         else:
-            sfma32_loop(wa[3], wb[3], wc[3], lo, hi, K, order, ordered, fault, out)
+            sfma32_loop(wa[3], wb[3], wc[3], lo, hi, K, fault, out)
     elif isz[0] == isz[1] == isz[2] == 4:
         if wide:
-            sfma64_loop(wa[2], wb[2], wc[2], lo, hi, K, order, ordered, fault, out)
+            sfma64_loop(wa[2], wb[2], wc[2], lo, hi, K, fault, out)
         else:
-            sfma32_loop(wa[2], wb[2], wc[2], lo, hi, K, order, ordered, fault, out)
+            sfma32_loop(wa[2], wb[2], wc[2], lo, hi, K, fault, out)
     else:
         la = np.empty(K * (hi - lo), np.uint64)
         lb = np.empty(K * (hi - lo), np.uint64)
@@ -105,9 +96,9 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
                 lb[(r - lo) * K + k] = C.load(b, isz[1], r * K + k)
         part = out[lo:hi]
         if wide:
-            sfma64_loop(la, lb, lc, 0, hi - lo, K, order, ordered, fault, part)
+            sfma64_loop(la, lb, lc, 0, hi - lo, K, fault, part)
         else:
-            sfma32_loop(la, lb, lc, 0, hi - lo, K, order, ordered, fault, part)
+            sfma32_loop(la, lb, lc, 0, hi - lo, K, fault, part)
 
 
 
