@@ -111,14 +111,15 @@ TARGET_SCALING = 1.8         # and >= 1.8x from one core to two
 TARGET_F64_REFERENCE = 10    # f64 SFMA compiled >= 10x the reference model, one core each
 
 
-def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits")) -> int:
+def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits"), reference: bool = True) -> int:
     """numpy, compiled on one core and on every core, the generator: one row per instruction and
     kind, same vectors, one run.  Returns the number of rows short of a target."""
     cores = kernels.default_threads() if kernels.available() else 1
     print(f"dot-adds/s, median of {repeat} calls (one core: CPU time; {cores} cores: wall clock, and "
           f"{cores}/1 the ratio of the wall-clock medians); "
           f"compiled kernels: {'numba' if kernels.available() else 'not installed'}")
-    print(f"reference model (mmasim): {'installed' if bench_reference.available() else 'not installed'}; "
+    reference = reference and bench_reference.available()
+    print(f"reference model (mmasim): {'timed' if reference else 'not timed (not installed, or --no-reference)'}; "
           f"nb/ref = numba 1 / reference 1")
     print(f"{'arch':10s} {'instruction':32s} {'algorithm':9s} {'kind':6s} {'numpy 1':>11s} {'numba 1':>11s} "
           f"{'numba ' + str(cores):>11s} {'generator':>11s} {'reference 1':>11s} {'nb/np':>6s} {f'{cores}/1':>5s} "
@@ -134,7 +135,7 @@ def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits")) -> int:
                 r1, rn, scale = one.cpu, many.median, many.median / one.median     # scaling: wall over wall
             else:
                 r1 = rn = scale = float("nan")
-            ref = reference_rate(ins, n, kind, repeat)
+            ref = reference_rate(ins, n, kind, repeat) if reference else None
             ref_cpu = ref.cpu if ref is not None else float("nan")
             speed, feed = r1 / npy.cpu, gen.cpu / r1
             ok = speed >= TARGET_SPEEDUP and (cores < 2 or scale >= TARGET_SCALING) and feed >= 1
@@ -204,6 +205,7 @@ def main(argv=None) -> int:
     p.add_argument("--all", action="store_true", help="every catalog instruction, not one per algorithm")
     p.add_argument("--no-fma", action="store_true", help="skip the fma_f64 before/after table")
     p.add_argument("--fma-only", action="store_true", help="only the fma_f64 before/after table")
+    p.add_argument("--no-reference", action="store_true", help="skip the reference model's column")
     p.add_argument("--only", default="", metavar="WORDS",
                    help="comma-separated words; rows whose 'arch instruction algorithm' contains one "
                         "(e.g. cdna3,GPS,SFMA); default every row")
@@ -217,7 +219,7 @@ def main(argv=None) -> int:
         print(f"error: --only {args.only!r} matches no row; words are matched in 'arch instruction algorithm' "
               f"(e.g. cdna3, GPS, SFMA)", file=sys.stderr)
         return 2
-    backends_table(rows, args.n, args.repeat)
+    backends_table(rows, args.n, args.repeat, reference=not args.no_reference)
     if not args.no_fma:
         fma_table(args.n, args.repeat)
     return 0
