@@ -40,9 +40,9 @@ def sfma64_loop(va, vb, vc, lo, hi, K, fault, out):
     """Rows ``lo .. hi - 1`` of binary64 SFMA, operands ``va, vb, vc`` in any integer width."""
     for r in range(lo, hi):
         d = _f64(vc, r)
-        base = r * K
+        ra, rb = va[r * K:r * K + K], vb[r * K:r * K + K]      # slices: no wraparound check per element
         for k in range(K):
-            d = C.fma64(_f64(va, base + k), _f64(vb, base + k), d)
+            d = C.fma64(_f64(ra, k), _f64(rb, k), d)
         bits = C.bits_from_f64(d)
         if math.isnan(d):
             bits = NAN64
@@ -56,9 +56,9 @@ def sfma32_loop(va, vb, vc, lo, hi, K, fault, out):
     """Rows ``lo .. hi - 1`` of binary32 SFMA."""
     for r in range(lo, hi):
         d = _f32(vc, r)
-        base = r * K
+        ra, rb = va[r * K:r * K + K], vb[r * K:r * K + K]      # slices: no wraparound check per element
         for k in range(K):
-            d = C.fma32(_f32(va, base + k), _f32(vb, base + k), d)
+            d = C.fma32(_f32(ra, k), _f32(rb, k), d)
         bits = C.bits_from_f32(d)
         if math.isnan(d):
             bits = NAN32
