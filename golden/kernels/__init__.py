@@ -105,12 +105,12 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
             part = tuple(None if v is None else v[lo:hi] for v in views)
         else:
             part = ops.rows(lo, hi)
-        _launch(rows, threads, part, K, fmts, vtab, etab, prm, order, part_out[:hi - lo], dp.params.base)
-        out[lo:hi] = part_out[:hi - lo]
+        _launch(rows, threads, part, K, fmts, vtab, etab, prm, order, part_out[:hi - lo], out[lo:hi], dp.params.base)
     return out
 
 
-def _launch(rows, threads, arrays, K, fmts, vtab, etab, prm, order, out, base):
+def _launch(rows, threads, arrays, K, fmts, vtab, etab, prm, order, out, final, base):
+    """Rows of one chunk into ``out`` (uint64, what the kernels write), then ``final`` (d's dtype)."""
     packed = [_operand(x) for x in arrays]
     opv = tuple(v for v, _ in packed)
     isz = np.array([s for _, s in packed], np.int64)
@@ -125,7 +125,7 @@ def _launch(rows, threads, arrays, K, fmts, vtab, etab, prm, order, out, base):
         if dt > COMPILE_NOTICE_S:
             print(f"golden: compiled the {base} kernel in {dt:.1f} s; numba caches it for later runs",
                   file=sys.stderr, flush=True)
-    _call(rows, threads, R, args)
+    _call(rows, threads, R, args, out, final)
 
 
 _POOL: dict = {"size": 0, "pool": None}
@@ -144,13 +144,15 @@ def _pool(workers: int):
         return _POOL["pool"]
 
 
-def _call(rows, threads: int, R: int, args) -> None:
+def _call(rows, threads: int, R: int, args, out, final) -> None:
     """Rows ``0 .. R - 1`` on ``threads`` threads: the calling thread and ``threads - 1`` workers
-    take row ranges in turn until none is left (the kernels release the GIL; every range writes
-    its own rows of ``out``, nothing is copied).  Plain Python threads, not numba's threading
-    layer: no parallel variant to compile, no OpenMP threads spinning on a shared machine."""
+    take row ranges in turn until none is left (the kernels release the GIL, and so does numpy's
+    copy of a range's results into ``final``, d's dtype: no serial step after the kernels).
+    Plain Python threads, not numba's threading layer: no parallel variant to compile, no OpenMP
+    threads spinning on a shared machine."""
     if threads == 1:
         rows(0, R, *args)
+        final[:] = out
         return
     step = max(PARALLEL_MIN_ROWS // 4, -(-R // (threads * BLOCKS_PER_THREAD)))
     starts = iter(range(0, R, step))
@@ -162,7 +164,9 @@ def _call(rows, threads: int, R: int, args) -> None:
                 lo = next(starts, None)
             if lo is None:
                 return
-            rows(lo, min(R, lo + step), *args)
+            hi = min(R, lo + step)
+            rows(lo, hi, *args)
+            final[lo:hi] = out[lo:hi]
 
     futures = [_pool(threads - 1).submit(work) for _ in range(threads - 1)]
     work()
