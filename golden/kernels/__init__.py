@@ -52,7 +52,8 @@ def default_threads() -> int:
 
 @contextlib.contextmanager
 def planted_fault():
-    """Test only: every kernel misreads the round bit of its final rounding while inside."""
+    """Test only: every kernel's final rounding goes wrong while inside (the round bit misread; in
+    GPS, SFMA and the FDRDA block path the result one ulp off where it was inexact or finite)."""
     global _FAULT
     _FAULT = 1
     try:
