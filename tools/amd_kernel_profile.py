@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+import timeit
 
 import numpy as np
 from numba import njit
@@ -62,14 +63,10 @@ def stopped(stop, lo, hi, a, b, c, isz, K, fmts, vtab, etab, prm, order, out):
                 A.chain_c(fmts, vtab, etab, dout, nb, cv, ce)
 
 
-def best(fn, n: int = 5) -> float:
+def best(fn) -> float:
+    """Fewest CPU seconds of five calls after a warm-up call."""
     fn()
-    times = []
-    for _ in range(n):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return min(times)
+    return min(timeit.repeat(fn, timer=time.process_time, number=1, repeat=5))
 
 
 def profile(arch: str, name: str) -> None:

@@ -35,36 +35,35 @@ def _f32(v, i):
     return C.f32_from_bits(np.uint32(v[i]))
 
 
+@njit(**C.HOT)
+def row64(ra, rb, cbits, K):
+    """d's bits after a row's K binary64 fmas, in order (a NaN canonical)."""
+    d = C.f64_from_bits(np.uint64(cbits))
+    for k in range(K):
+        d = C.fma64(_f64(ra, k), _f64(rb, k), d)
+    return NAN64 if math.isnan(d) else C.bits_from_f64(d)
+
+
+@njit(**C.HOT)
+def row32(ra, rb, cbits, K):
+    """d's bits after a row's K binary32 fmas, in order (a NaN canonical)."""
+    d = C.f32_from_bits(np.uint32(cbits))
+    for k in range(K):
+        d = C.fma32(_f32(ra, k), _f32(rb, k), d)
+    return np.uint64(NAN32 if math.isnan(d) else C.bits_from_f32(d))
+
+
 @njit(**C.INLINE)
-def sfma64_loop(va, vb, vc, lo, hi, K, fault, out):
-    """Rows ``lo .. hi - 1`` of binary64 SFMA, operands ``va, vb, vc`` in any integer width."""
+def sfma_loop(va, vb, vc, lo, hi, K, wide, fault, out):
+    """Rows ``lo .. hi - 1`` of SFMA, operands ``va, vb, vc`` in any integer width; each row's
+    operands as slices (no wraparound check per element)."""
+    nan = NAN64 if wide else np.uint64(NAN32)
     for r in range(lo, hi):
-        d = _f64(vc, r)
-        ra, rb = va[r * K:r * K + K], vb[r * K:r * K + K]      # slices: no wraparound check per element
-        for k in range(K):
-            d = C.fma64(_f64(ra, k), _f64(rb, k), d)
-        bits = C.bits_from_f64(d)
-        if math.isnan(d):
-            bits = NAN64
-        elif fault:
+        ra, rb = va[r * K:r * K + K], vb[r * K:r * K + K]
+        bits = row64(ra, rb, vc[r], K) if wide else row32(ra, rb, vc[r], K)
+        if fault and bits != nan:
             bits ^= np.uint64(1)                       # the planted fault: the last rounding off by one ulp
         out[r] = bits
-
-
-@njit(**C.INLINE)
-def sfma32_loop(va, vb, vc, lo, hi, K, fault, out):
-    """Rows ``lo .. hi - 1`` of binary32 SFMA."""
-    for r in range(lo, hi):
-        d = _f32(vc, r)
-        ra, rb = va[r * K:r * K + K], vb[r * K:r * K + K]      # slices: no wraparound check per element
-        for k in range(K):
-            d = C.fma32(_f32(ra, k), _f32(rb, k), d)
-        bits = C.bits_from_f32(d)
-        if math.isnan(d):
-            bits = NAN32
-        elif fault:
-            bits ^= np.uint32(1)
-        out[r] = np.uint64(bits)
 
 
 @njit(**C.JIT)
@@ -76,15 +75,9 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
     fault = prm[S.P_FAULT] == 1
     wa, wb, wc = widths(a), widths(b), widths(c)
     if isz[0] == isz[1] == isz[2] == 8:
-        if wide:
-            sfma64_loop(wa[3], wb[3], wc[3], lo, hi, K, fault, out)
-        else:
-            sfma32_loop(wa[3], wb[3], wc[3], lo, hi, K, fault, out)
+        sfma_loop(wa[3], wb[3], wc[3], lo, hi, K, wide, fault, out)
     elif isz[0] == isz[1] == isz[2] == 4:
-        if wide:
-            sfma64_loop(wa[2], wb[2], wc[2], lo, hi, K, fault, out)
-        else:
-            sfma32_loop(wa[2], wb[2], wc[2], lo, hi, K, fault, out)
+        sfma_loop(wa[2], wb[2], wc[2], lo, hi, K, wide, fault, out)
     else:
         la = np.empty(K * (hi - lo), np.uint64)
         lb = np.empty(K * (hi - lo), np.uint64)
@@ -94,11 +87,7 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
             for k in range(K):
                 la[(r - lo) * K + k] = C.load(a, isz[0], r * K + k)
                 lb[(r - lo) * K + k] = C.load(b, isz[1], r * K + k)
-        part = out[lo:hi]
-        if wide:
-            sfma64_loop(la, lb, lc, 0, hi - lo, K, fault, part)
-        else:
-            sfma32_loop(la, lb, lc, 0, hi - lo, K, fault, part)
+        sfma_loop(la, lb, lc, 0, hi - lo, K, wide, fault, out[lo:hi])
 
 
 
