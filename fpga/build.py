@@ -44,10 +44,11 @@ from cosim.build import BUILD_ROOT as _COSIM_ROOT
 
 from .boards import BOARDS, Board, board as find_board
 from .clocks import makes_exactly
+from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
 from .multipliers import describe as describe_multipliers, yosys_overrides
 from .uart import clocks_per_bit
 
-__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
+__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
            "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]
@@ -65,6 +66,10 @@ NEXTPNR_BELS = {"lut4": "TRELLIS_COMB", "ff": "TRELLIS_FF", "dsp": "MULT18X18D",
 
 class BuildError(RuntimeError):
     """A tool failed or is missing; the message is one line naming the log to read."""
+
+
+class RouteTimedOut(BuildError):
+    """nextpnr's router did not finish within ``route_timeout`` seconds (stopped; no bitstream)."""
 
 
 class DoesNotFit(BuildError):
@@ -259,17 +264,22 @@ def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
     return [script]
 
 
-def _run(command: list[str], cwd: Path, log: str, step: str) -> float:
-    """Run one tool in ``cwd``; its seconds, or BuildError naming the log."""
+def _run(command: list[str], cwd: Path, log: str, step: str, route_timeout: float | None = None) -> float:
+    """Run one tool in ``cwd``, its progress on stderr (:func:`fpga.progress.run_tool`, reading the
+    tool's ``log``); its seconds, or BuildError naming the log (:class:`RouteTimedOut` when routing
+    lasted longer than ``route_timeout`` seconds)."""
     started = time.perf_counter()
     output = cwd / (step.replace(" ", "_") + ".out")
-    with open(output, "w") as out:
-        done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        returncode, _ = run_tool(command, cwd, output, cwd / log, step, route_timeout=route_timeout)
+    except RouteTimeout as e:
+        (cwd / "route_timeout.txt").write_text(str(e) + "\n")
+        raise RouteTimedOut(f"{e}; log {cwd / log}") from None
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
+    if returncode != 0:
         said = _tool_error(output)
         hint = " (another Yosys release may get through: --yosys VERSION)" if step == "synthesis" else ""
-        raise BuildError(f"{step} failed (exit status {done.returncode}) after {seconds:.0f} s"
+        raise BuildError(f"{step} failed (exit status {returncode}) after {seconds:.0f} s"
                          f"{f': {said}' if said else ''}{hint}; see {cwd / log} and {output}")
     return seconds
 
@@ -488,7 +498,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
-          unit: str = "", verilog: tuple | None = None) -> BuildReport:
+          unit: str = "", verilog: tuple | None = None, route_timeout: float | None = ROUTE_TIMEOUT_S) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -526,6 +536,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         ``"ARCH INSTR[,INSTR...]"`` the top runs, for the report (what ``fpga.bench`` measures golden on).
     verilog : tuple, optional
         A design of one's own inside the top (:func:`fpga.dut.platform_files`): its files and Yosys options.
+    route_timeout : float, optional
+        Seconds routing may last before the build stops with :class:`RouteTimedOut` (None: no limit).
     """
     brd = find_board(board)
     clock_hz = clock_hz or brd.clock_hz
@@ -552,7 +564,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     steps.append(("synthesis", _run(commands["yosys"], folder, f"{NAME}.rpt", "synthesis")))
     synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()))
     check_fit(synthesised, capacity, brd.device)
-    steps.append(("place and route", _run(commands["nextpnr-ecp5"], folder, f"{NAME}.tim", "place and route")))
+    steps.append(("place and route", _run(commands["nextpnr-ecp5"], folder, f"{NAME}.tim", "place and route",
+                                                  route_timeout)))
     steps.append(("pack", _run(commands["ecppack"], folder, "pack.out", "pack")))
 
     pnr = json.loads((folder / f"{NAME}.report.json").read_text())
