@@ -40,7 +40,6 @@ import golden
 from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
-from .clocks import ecp5_pll
 from .config import BoardConfig
 from .driver import Board, BoardError
 
@@ -281,7 +280,7 @@ def _built(args, standin: bool = False, reuse: bool = True):
         if standin:
             raise ValueError(f"--clock applies to the board top; the stand-in runs at the {brd.name}'s "
                              f"{brd.clock_hz / 1e6:g} MHz clock (leave out --clock, or --standin)")
-        ecp5_pll(brd.clock_hz, cfg.clock_hz)            # a clock the PLL cannot make: one line, before minutes of work
+        brd.family.check_clock(brd.clock_hz, cfg.clock_hz)   # a clock it cannot make: one line, before minutes of work
     if standin:
         from .standin import StandInTop
         top = StandInTop(cfg.unit())
@@ -314,7 +313,7 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     cfg, dut = dut_config(args)
     cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
     if cfg.clock_hz != brd.clock_hz:
-        ecp5_pll(brd.clock_hz, cfg.clock_hz)
+        brd.family.check_clock(brd.clock_hz, cfg.clock_hz)
     design = f"dut-{dut.prep.desc.name}" + (f"_{cfg.clock_hz / 1e6:g}MHz" if cfg.clock_hz != brd.clock_hz else "")
     print(f"building {design} ({dut.prep.desc.path}) for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz): "
           "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
@@ -357,7 +356,7 @@ def _lanes_to_build(args, brd, standin: bool) -> tuple:
 def timing_advice(report, brd, baud: int) -> str:
     """What to do about a build that misses timing: a design clock that would pass, if any."""
     from .build import passing_clock_mhz
-    mhz = passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud)
+    mhz = passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud, family=brd.family)
     slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
     return f"{slower}fewer instructions or another board"
 

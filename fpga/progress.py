@@ -231,6 +231,9 @@ def run_tool(command: list[str], cwd: Path, output: Path, log: Path | None, step
                 now = time.monotonic()
                 for line in tail.lines() if tail else ():
                     parse_line(state, line, now)
+                    if state.phase != shown_phase:             # every phase shown, however short
+                        print(_status(step, state, started, now), file=out, flush=True)
+                        shown_phase, last_print = state.phase, now
                 if state.phase != shown_phase or now - last_print >= interval:
                     print(_status(step, state, started, now), file=out, flush=True)
                     shown_phase, last_print = state.phase, now
