@@ -83,10 +83,10 @@ def _router_lines(n: int, left: int) -> list[str]:
 
 
 def test_progress_lines_come_while_routing_and_the_route_finishes(tmp_path):
-    lines = ECP5_LOG.splitlines() + _router_lines(6, 900) + ["Info: Routing complete.",
-                                                             "Info: Program finished normally."]
+    lines = ECP5_LOG.splitlines() + _router_lines(10, 900) + ["Info: Routing complete.",
+                                                              "Info: Program finished normally."]
     out = io.StringIO()
-    rc, state = progress.run_tool(_fake(tmp_path, lines, 0.03), tmp_path, tmp_path / "pnr.out",
+    rc, state = progress.run_tool(_fake(tmp_path, lines, 0.06), tmp_path, tmp_path / "pnr.out",
                                   tmp_path / "top.tim", "place and route", out=out, interval=0.1, route_timeout=60)
     said = out.getvalue().splitlines()
     assert rc == 0 and state.phase is Phase.DONE
