@@ -40,7 +40,7 @@ import golden
 from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
-from .config import BoardConfig
+from .builds import _passed_through, build_board, config_from, dut_config, timing_advice
 from .driver import Board, BoardError
 
 
@@ -210,29 +210,8 @@ def plant_params(ins, text: str):
     return ins.params.with_(**{name: new})
 
 
-def config_from(args, **kw) -> BoardConfig:
-    """The board the command line names: several instructions make a tensor core of them."""
-    from .fit import board_config
-    several = len(golden.select(args.arch, args.instr)) > 1
-    if args.baud:
-        kw["baud"] = args.baud
-    if args.clock:
-        kw["clock_hz"] = args.clock
-    kw.update(_passed_through(args))
-    if args.lanes == "max":
-        raise ValueError(f"--lanes max applies to build and program (it synthesises to find how many fit), "
-                         f"not to {args.cmd}: give a number")
-    if args.core or several:
-        return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=True, **kw)
-    return board_config(args.arch, args.instr, args.lanes, **kw)     # buffers shallower where wide entries need it
 
 
-def _passed_through(args) -> dict:
-    """BoardConfig keyword arguments of options other modules add (``--pipeline``: ``pipelining``)."""
-    for name in ("pipelining", "pipeline"):
-        if getattr(args, name, None) not in (None, False):
-            return {"pipelining": getattr(args, name)}
-    return {}
 
 
 def main(argv=None) -> int:
@@ -249,16 +228,6 @@ def main(argv=None) -> int:
         return 130
 
 
-def dut_config(args):
-    """``(board config, fpga.dut.DutBoard)`` of ``--dut UNIT.TOML``: its first target, ARCH/INSTR filtering
-    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``."""
-    if not getattr(args, "dut", None):
-        return config_from(args), None
-    from .dut import dut_board
-    from .fit import board_config
-    pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
-    dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
-    return board_config(dut.ins.arch, dut.ins.name, 1, **({"baud": args.baud} if args.baud else {})), dut
 
 
 def cmd_sim(args) -> int:
@@ -267,103 +236,17 @@ def cmd_sim(args) -> int:
     return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port, dut=dut)
 
 
-def _built(args, standin: bool = False, reuse: bool = True):
-    """The bitstream of the board top (or the stand-in) the command line names: its BuildReport."""
-    from .boards import board as find_board
-    from .build import build
-    brd = find_board(args.board)
-    if getattr(args, "dut", None):
-        return _built_dut(args, brd, standin, reuse)
-    lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
-    cfg = config_from(args, clock_hz=args.clock or brd.clock_hz)
-    if cfg.clock_hz != brd.clock_hz:
-        if standin:
-            raise ValueError(f"--clock applies to the board top; the stand-in runs at the {brd.name}'s "
-                             f"{brd.clock_hz / 1e6:g} MHz clock (leave out --clock, or --standin)")
-        brd.family.check_clock(brd.clock_hz, cfg.clock_hz)   # a clock it cannot make: one line, before minutes of work
-    if standin:
-        from .standin import StandInTop
-        top = StandInTop(cfg.unit())
-        design = f"standin-{cfg.name}"
-    else:
-        from .top import BoardTop
-        top, design = BoardTop(cfg), cfg.name
-    if cfg.clock_hz != brd.clock_hz:                   # its own build folder: a 25 MHz build stays
-        design += f"_{cfg.clock_hz / 1e6:g}MHz"
-    pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
-    print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
-          f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
-    if args.multipliers != "dsp":                       # its own build folder too
-        design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
-    report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys, reuse=reuse,
-                   clock_hz=cfg.clock_hz, multipliers=args.multipliers, lanes=None if cfg.core else cfg.lanes,
-                   dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                   route_timeout=getattr(args, "route_timeout", None))
-    return report, cfg
 
 
-def _built_dut(args, brd, standin: bool, reuse: bool):
-    """The bitstream of the board top around a design of one's own (``--dut UNIT.TOML``): one lane, the
-    design's files read by Yosys beside the top (one that Yosys cannot read is refused before any work)."""
-    from .build import build
-    from .dut import platform_files
-    from .top import BoardTop
-    if standin or args.lanes not in (1, "1") or args.multipliers != "dsp" or args.pipeline not in (None, "0"):
-        raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers and --pipeline")
-    cfg, dut = dut_config(args)
-    cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
-    if cfg.clock_hz != brd.clock_hz:
-        brd.family.check_clock(brd.clock_hz, cfg.clock_hz)
-    design = f"dut-{dut.prep.desc.name}" + (f"_{cfg.clock_hz / 1e6:g}MHz" if cfg.clock_hz != brd.clock_hz else "")
-    print(f"building {design} ({dut.prep.desc.path}) for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz): "
-          "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
-    report = build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
-                   yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
-                   unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
-                   route_timeout=getattr(args, "route_timeout", None))
-    return report, cfg
 
 
-def _lanes_to_build(args, brd, standin: bool) -> tuple:
-    """(lanes that fit or None, DSP lanes of an ``auto`` build or None); ``args.lanes`` becomes a number."""
-    from .fit import board_config, dsp_lanes_for, fit_unit, lane_cost
-    from .build import device_capacity
-    many = args.core or len(golden.select(args.arch, args.instr)) > 1
-    if many and (args.lanes != 1 or args.multipliers == "auto"):
-        raise ValueError("a tensor core has one lane: --lanes and --multipliers auto apply to a dot-add unit")
-    if standin and args.lanes == "max":
-        raise ValueError("--lanes max sizes the board top; give --standin a number of lanes")
-    kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
-    if args.baud:
-        kw["baud"] = args.baud
-    lanes_fit = None
-    if args.lanes == "max":
-        print(f"fitting {args.arch} {args.instr} lanes on {brd.name} ({args.multipliers} multipliers): "
-              f"syntheses with 1 and 2 lanes (minutes; kept for next time)", file=sys.stderr, flush=True)
-        found = fit_unit(args.arch, args.instr, brd, args.multipliers, yosys_version=args.yosys, **kw)
-        print(found.text(), end="", file=sys.stderr)
-        if found.lanes == 0:
-            raise ValueError(f"no lane fits the {brd.name}: {found.answer()}")
-        args.lanes = lanes_fit = found.lanes
-        return lanes_fit, found.dsp_lanes if args.multipliers == "auto" else None
-    if args.multipliers == "auto":
-        board_config(args.arch, args.instr, args.lanes, **kw)          # bad names: one line before any synthesis
-        cost = lane_cost(args.arch, args.instr, brd, "dsp", yosys_version=args.yosys, **kw)
-        return None, dsp_lanes_for(args.lanes, device_capacity(brd).dsp, cost)
-    return None, None
 
 
-def timing_advice(report, brd, baud: int) -> str:
-    """What to do about a build that misses timing: a design clock that would pass, if any."""
-    from .build import passing_clock_mhz
-    mhz = passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud, family=brd.family)
-    slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
-    return f"{slower}fewer instructions or another board"
 
 
 def cmd_build(args) -> int:
     from .boards import board as find_board
-    report, cfg = _built(args, args.standin)
+    report, cfg = build_board(args, args.standin)
     print(report.text(), end="")
     if not report.timing_met and not args.allow_timing_fail:
         print(f"error: timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_text} "
@@ -376,7 +259,7 @@ def cmd_build(args) -> int:
 def cmd_program(args) -> int:
     from .boards import board as find_board
     from .build import program
-    report, cfg = _built(args)
+    report, cfg = build_board(args)
     if not report.timing_met:
         raise ValueError(f"the bitstream misses timing (Fmax {report.fmax_mhz:.2f} MHz < {report.clock_mhz:g} MHz): "
                          f"not loading it ({timing_advice(report, find_board(args.board), cfg.baud)}); "
@@ -484,7 +367,7 @@ def cmd_fit(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import main as bench_main
-    return bench_main(args, lambda argv, reuse: _built(_parser().parse_args(argv), reuse=reuse)[0])
+    return bench_main(args)
 
 
 COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,

@@ -1,4 +1,4 @@
-"""The boards the FPGA build supports: an amaranth-boards platform, its FPGA family and how to program it.
+"""The boards the FPGA build supports: an amaranth-boards platform, its FPGA family, how to program it.
 
 Every board here has an FPGA of a family of :mod:`fpga.families` (ECP5, or Gowin GW5A) that the
 open toolchain builds for and a UART resource ``uart 0`` wired to a USB serial bridge.  The device's capacity is not typed in:

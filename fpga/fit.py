@@ -26,7 +26,6 @@ in LUTs, which needs both costs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -306,8 +305,8 @@ def fit_unit(arch: str, instr: str, board: Board | str = "ulx3s-85f", multiplier
 
     def config(n: int) -> BoardConfig:
         return board_config(arch, instr, n, **config_kw)
-    return fit(costs, capacity or device_capacity(brd), lambda n: buffer_ebr(config(n), brd.family), multipliers, headroom,
-               depth_at=lambda n: config(n).depth)
+    return fit(costs, capacity or device_capacity(brd), lambda n: buffer_ebr(config(n), brd.family), multipliers,
+               headroom, depth_at=lambda n: config(n).depth)
 
 
 def parse_lanes(text) -> int | str:
