@@ -162,17 +162,19 @@ endif
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
 # a route that has not finished after ROUTE_TIMEOUT seconds stops with its best report (fpga/progress.py)
 FPGA_ROUTE = $(if $(ROUTE_TIMEOUT),--route-timeout $(ROUTE_TIMEOUT))
+# neither PIPELINE= nor CLOCK=: the level and design clock the board's family closes timing at (fpga/builds.py)
+FPGA_DEFAULTS = $(if $(PIPELINE)$(CLOCK),,--pipeline auto --clock auto)
 
 fpga: $(STAMP)
 ifdef DUT
 	$(PY) -m fpga build $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
 	    --board $(BOARD) $(if $(CLOCK),--clock $(CLOCK)) $(if $(BAUD),--baud $(BAUD)) $(FPGA_ROUTE)
 else
-	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT) $(FPGA_ROUTE)
+	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_DEFAULTS) $(FPGA_MULT) $(FPGA_ROUTE)
 endif
 
 fpga-program: $(STAMP)
-	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT) $(FPGA_ROUTE)
+	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_DEFAULTS) $(FPGA_MULT) $(FPGA_ROUTE)
 
 fpga-fit: $(STAMP)
 	$(PY) -m fpga fit $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) $(FPGA_MULT)

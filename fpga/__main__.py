@@ -40,10 +40,11 @@ import golden
 from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
-from .builds import _passed_through, build_board, config_from, dut_config, timing_advice
+from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, timing_advice
 from .driver import Board, BoardError
 
 
+AUTO = "auto"        # --clock and --pipeline: the board's family's default (fpga.builds.resolve_defaults)
 TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (default 5; a simulated "
                 "board wants 120: python -m fpga sim --serve prints it)")
 
@@ -56,14 +57,18 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> No
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
     ap.add_argument("--baud", type=whole_number(1), default=None, help="UART rate (default: the board's, 1,000,000)")
     ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
-                    help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock)")
+                    help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock; "
+                         "auto, for build and program: the one the family's records close, with --pipeline auto)")
     ap.add_argument("--pipeline", default="0", metavar="SPEC",
                     help="the unit's pipelining: a level 0..3 and/or FIELD=N overrides, e.g. 2 or 2,align=2 "
-                         "(hw.Pipelining; default 0)")
+                         "(hw.Pipelining; default 0; auto, for build and program: the family's default level)")
 
 
-def _mhz(text: str) -> int:
-    """``--clock MHZ`` in Hz (whole hertz: a PLL must make it exactly)."""
+def _mhz(text: str) -> int | str:
+    """``--clock MHZ`` in Hz (whole hertz: a PLL must make it exactly), or ``auto`` (build, program:
+    the family's default, :func:`fpga.builds.resolve_defaults`)."""
+    if text == AUTO:
+        return AUTO
     try:
         hz = Fraction(text) * 1_000_000
     except (ValueError, ZeroDivisionError):
@@ -347,6 +352,7 @@ def cmd_fit(args) -> int:
     headroom = LUT_HEADROOM if args.headroom is None else args.headroom
     if not 0 < headroom <= 1:
         raise ValueError(f"--headroom must be a fraction in (0, 1], not {args.headroom}")
+    resolve_defaults(args, brd)
     kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
     if args.baud:
         kw["baud"] = args.baud

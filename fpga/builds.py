@@ -23,7 +23,9 @@ from .fit import board_config
 from .progress import ROUTE_TIMEOUT_S
 from .top import BoardTop
 
-__all__ = ["BuildRequest", "build_board", "config_from", "dut_config", "timing_advice"]
+__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "config_from", "dut_config", "timing_advice"]
+
+AUTO = "auto"        # --clock / --pipeline: the board's family's default
 
 
 @dataclass
@@ -111,6 +113,7 @@ def build_board(args, standin: bool = False, reuse: bool = True):
     """The bitstream of the board top (or the stand-in) ``args`` names (a :class:`BuildRequest`, or the
     command line's namespace): ``(BuildReport, BoardConfig)``."""
     brd = find_board(args.board)
+    resolve_defaults(args, brd, standin)
     if getattr(args, "dut", None):
         return _built_dut(args, brd, standin, reuse)
     lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
@@ -193,3 +196,22 @@ def timing_advice(report, brd, baud: int) -> str:
     mhz = _build.passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud, family=brd.family)
     slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
     return f"{slower}fewer instructions or another board"
+
+
+def resolve_defaults(args, brd, standin: bool = False) -> None:
+    """Replace ``auto`` in ``args.pipeline`` and ``args.clock`` by the board's family's default
+    (:attr:`fpga.families.base.Family.default_pipeline`, ``default_clock_mhz``; the stand-in runs at
+    the board's clock) and say on stderr what was chosen."""
+    family = brd.family
+    chose = []
+    if getattr(args, "pipeline", None) == AUTO:
+        args.pipeline = family.default_pipeline
+        chose.append(f"pipelining level {args.pipeline}")
+    if getattr(args, "clock", None) == AUTO:
+        mhz = None if standin else family.default_clock_mhz
+        args.clock = mhz * 1_000_000 if mhz else None
+        chose.append(f"a {(mhz or brd.clock_hz / 1e6):g} MHz design clock"
+                     + ("" if mhz else f" (the {brd.name}'s own)"))
+    if chose:
+        print(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}, where the records in docs/fpga/ "
+              f"close timing (PIPELINE= and CLOCK= choose others)", file=sys.stderr, flush=True)

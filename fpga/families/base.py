@@ -64,6 +64,12 @@ class Family:
         The shapes Yosys cuts one block RAM into (the fit's buffer model).
     byte_lane : int
         Bits of a block RAM's byte lane (9: a byte-enabled port uses 8 of each 9).
+    default_pipeline : str
+        The pipelining level a board top is built at when the user names none (``--pipeline auto``,
+        ``make fpga`` without ``PIPELINE=`` and ``CLOCK=``): the level whose records close timing.
+    default_clock_mhz : int or None
+        The design clock that goes with it (None: the board's oscillator); the records of
+        ``docs/fpga/`` at this pair are checked to pass (``tests/test_fpga_defaults.py``).
     """
 
     name = ""
@@ -76,6 +82,8 @@ class Family:
     bels: dict = {}
     ram_shapes: tuple = ()
     byte_lane = 9
+    default_pipeline = "0"
+    default_clock_mhz: int | None = None
 
     def platform(self, platform_class: type):
         """A fresh Amaranth platform instance of ``platform_class`` with this family's toolchain."""
