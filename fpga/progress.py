@@ -186,6 +186,8 @@ class _LogTail:
     def lines(self) -> list[str]:
         try:
             with open(self.path, errors="replace") as f:
+                if f.seek(0, 2) < self.offset:        # rewritten from the start (a tool truncates its log)
+                    self.offset, self.partial = 0, ""
                 f.seek(self.offset)
                 text = f.read()
                 self.offset = f.tell()
@@ -220,6 +222,8 @@ def run_tool(command: list[str], cwd: Path, output: Path, log: Path | None, step
         raise ValueError(f"interval and route_timeout must be positive seconds, not {interval}, {route_timeout}")
     out = sys.stderr if out is None else out
     state = PnrState() if state is None else state
+    if log is not None and log != output:
+        log.unlink(missing_ok=True)                   # an earlier run's log is not this run's progress
     tail = _LogTail(log) if log is not None else None
     started = last_print = time.monotonic()
     shown_phase = None

@@ -134,3 +134,21 @@ def test_route_timeout_option_is_checked_by_the_parser(capsys):
 
 def test_elapsed_text():
     assert [progress.elapsed_text(s) for s in (5, 185, 3720)] == ["5s", "3m 05s", "1h 02m"]
+
+
+def test_an_earlier_runs_log_is_not_read_as_this_runs_progress(tmp_path):
+    (tmp_path / "top.tim").write_text(ECP5_LOG + "Info: Routing complete.\n" * 50)    # a finished run
+    out = io.StringIO()
+    lines = ["Info: Packing IOs..", "Info: Placed 6 cells based on constraints."]
+    rc, state = progress.run_tool(_fake(tmp_path, lines, 0.3), tmp_path, tmp_path / "pnr.out", tmp_path / "top.tim",
+                                  "place and route", out=out, interval=0.1)
+    assert rc == 0 and state.phase is Phase.PLACEMENT and state.last is None
+
+
+def test_a_log_rewritten_from_the_start_is_read_again(tmp_path):
+    log = tmp_path / "log"
+    log.write_text("Info: Packing IOs..\n" * 20)
+    tail = progress._LogTail(log)
+    assert len(tail.lines()) == 20
+    log.write_text("Info: Routing..\n")
+    assert tail.lines() == ["Info: Routing.."]
