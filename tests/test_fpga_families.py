@@ -86,7 +86,8 @@ def test_resources_count_each_familys_cells_and_bels():
                               "DFF": {"used": 28, "available": 138240}, "BSRAM": {"used": 0, "available": 340},
                               "MULT12X12": {"used": 0, "available": 596}}}
     assert build.resources_of_report(report, "used", gowin) == Resources(lut4=37, ff=28, dsp=0, ebr=0)
-    assert build.resources_of_report(report, "available", gowin).ebr == 340
+    assert build.resources_of_report(report, "available", gowin) == Resources(lut4=138240, ff=138240, dsp=596,
+                                                                              ebr=340)
 
 
 def test_the_buffer_model_is_the_familys():

@@ -60,6 +60,8 @@ class Family:
         Resource -> its title in reports (``DSP (MULT18X18D)``).
     bels : dict
         Resource -> the bel types nextpnr's report counts for it (summed).
+    capacity_bels : dict
+        The same for the device's capacity, where bel types share sites (empty: :attr:`bels`).
     ram_shapes : tuple of (width, depth)
         The shapes Yosys cuts one block RAM into (the fit's buffer model).
     byte_lane : int
@@ -80,6 +82,7 @@ class Family:
     bitstream = "top.bit"
     titles: dict = {}
     bels: dict = {}
+    capacity_bels: dict = {}
     ram_shapes: tuple = ()
     byte_lane = 9
     default_pipeline = "0"
@@ -125,10 +128,12 @@ class Family:
         raise ValueError(f"the {self.name} family has no PLL support here")
 
     def resources_of_report(self, report: dict, which: str) -> Resources:
-        """``used`` or ``available`` counts from nextpnr's ``--report`` JSON."""
+        """``used`` or ``available`` counts from nextpnr's ``--report`` JSON (``available``: of
+        :attr:`capacity_bels`, bel types that share sites counted once)."""
         utilisation = report["utilization"]
-        return Resources(**{key: sum(utilisation.get(bel, {}).get(which, 0) for bel in bels)
-                            for key, bels in self.bels.items()})
+        bels = self.bels if which == "used" else (self.capacity_bels or self.bels)
+        return Resources(**{key: sum(utilisation.get(bel, {}).get(which, 0) for bel in types)
+                            for key, types in bels.items()})
 
     def memory_blocks(self, depth: int, width: int, byte_enables: bool) -> int:
         """Block RAMs of one ``depth`` x ``width`` memory (one write port, one read), whichever

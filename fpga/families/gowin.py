@@ -68,6 +68,8 @@ class GW5A(Family):
     titles = {"lut4": "LUT4 (+ALU)", "ff": "FF (DFF)", "dsp": "DSP (MULT*)", "ebr": "BSRAM"}
     bels = {"lut4": ("LUT4", "ALU"), "ff": ("DFF",), "dsp": ("MULT12X12", "MULTALU27X18", "MULTADDALU12X12"),
             "ebr": ("BSRAM",)}
+    # an ALU takes a LUT's site, and the multiplier bels share the DSP blocks: capacity in LUT4s and MULT12X12s
+    capacity_bels = {"lut4": ("LUT4",), "ff": ("DFF",), "dsp": ("MULT12X12",), "ebr": ("BSRAM",)}
     ram_shapes = ((36, 512), (18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384))
 
     def platform(self, platform_class: type):
