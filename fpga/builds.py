@@ -136,10 +136,11 @@ def build_board(args, standin: bool = False, reuse: bool = True):
           f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     if args.multipliers != "dsp":                       # its own build folder too
         design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
-    report = _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys, reuse=reuse,
-                   clock_hz=cfg.clock_hz, multipliers=args.multipliers, lanes=None if cfg.core else cfg.lanes,
-                   dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                   route_timeout=getattr(args, "route_timeout", None))
+    report = _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
+                          reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
+                          lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
+                          unit=f"{cfg.arch} {','.join(cfg.instructions)}",
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
     return report, cfg
 
 
@@ -148,7 +149,8 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     design's files read by Yosys beside the top (one that Yosys cannot read is refused before any work)."""
     from .dut import platform_files
     if standin or args.lanes not in (1, "1") or args.multipliers != "dsp" or args.pipeline not in (None, "0"):
-        raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers and --pipeline")
+        raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers "
+                         "and --pipeline")
     cfg, dut = dut_config(args)
     cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
     if cfg.clock_hz != brd.clock_hz:
@@ -157,9 +159,9 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     print(f"building {design} ({dut.prep.desc.path}) for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz): "
           "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     report = _build.build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
-                   yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
-                   unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
-                   route_timeout=getattr(args, "route_timeout", None))
+                          yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
+                          unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
     return report, cfg
 
 

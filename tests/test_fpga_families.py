@@ -6,26 +6,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from amaranth import Elaboratable, Module, Signal
-from amaranth.lib import io
 
 from fpga import boards, build
 from fpga.families import FAMILIES, Resources, Step, family
 from fpga.families.gowin import chipdb
 from fpga.fit import board_config, buffer_ebr
 from fpga.top import BoardTop, platform_family
+from tests.test_fpga_build import Blinky
 
 GOWIN = "tang-mega-138k"
-
-
-class Blinky(Elaboratable):
-    def elaborate(self, platform):
-        m = Module()
-        counter = Signal(24)
-        m.d.sync += counter.eq(counter + 1)
-        m.submodules.led = led = io.Buffer("o", platform.request("led", 0, dir="-"))
-        m.d.comb += led.o.eq(counter[-1])
-        return m
 
 
 def test_every_board_names_a_family_that_has_every_piece():
