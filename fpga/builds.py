@@ -76,6 +76,9 @@ class BuildRequest:
 def config_from(args, **kw) -> BoardConfig:
     """The board ``args`` names (a :class:`BuildRequest` or the command line's namespace): several
     instructions make a tensor core of them."""
+    if AUTO in (getattr(args, "clock", None), getattr(args, "pipeline", None)):
+        raise ValueError(f"--clock auto and --pipeline auto apply to build and program (the board family's "
+                         f"defaults), not to {args.cmd}: give a number")
     several = len(golden.select(args.arch, args.instr)) > 1
     if args.baud:
         kw["baud"] = args.baud

@@ -82,3 +82,9 @@ def test_make_fpga_asks_for_the_defaults_only_when_neither_is_given(given, expec
                            "INSTR=HGMMA.64xNx16.F32", *given.split()], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0 and expected in done.stdout, done.stdout + done.stderr
     assert ("auto" in done.stdout) == (given == "")
+
+
+def test_auto_is_refused_where_there_is_no_board_family(capsys):
+    assert main(["sim", "hopper", "HGMMA.64xNx16.F32", "--clock", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "apply to build and program" in err and "not to sim" in err
