@@ -38,7 +38,7 @@ def test_gowin_plan_runs_himbaechel_and_gowin_pack_at_the_boards_clock(tmp_path)
     assert "--device GW5AST-LV138FPG676AC1/I0 --vopt family=GW5AST-138C --vopt cst=top.cst" in pnr
     assert "--seed 3" in pnr and "--freq 50" in pnr and "--report top.report.json" in pnr
     assert commands["gowin_pack"][1:5] == ["-d", "GW5AST-138C", "-o", "top.fs"]
-    assert "synth_gowin -family gw5a" in (tmp_path / "top.ys").read_text()
+    assert "synth_gowin -family gw5a -nowidelut" in (tmp_path / "top.ys").read_text()
     assert "IO_LOC" in (tmp_path / "top.cst").read_text()
 
 

@@ -9,6 +9,8 @@ with the part read by this module and the himbaechel command line.  What differs
 * no PLL here yet: the design clock is the board's oscillator (a ``--clock`` other than it is
   refused in one line);
 * the clock constraint is nextpnr's ``--freq`` (the CST file Amaranth writes has no frequencies);
+* synthesis without wide-LUT muxes (``-nowidelut``), which nextpnr's placer legalises far more
+  slowly than plain LUTs on this device;
 * Yosys 0.70 maps no multiplier to the GW5A's DSP blocks (``synth_gowin`` has no GW5A DSP
   mapping): every multiplier is in LUTs, whatever ``--multipliers`` says; ``auto`` is refused;
 * resources: LUT4 (``LUT4`` bels, plus the ``ALU`` carry cells, each in a LUT's place), FF
@@ -114,4 +116,7 @@ class GW5A(Family):
         if check_multipliers(multipliers) == "auto":
             raise ValueError("--multipliers auto needs DSP blocks Yosys maps; on GW5A every multiplier is in LUTs "
                              "(use dsp or lut: the same build)")
-        return {"synth_opts": "-family gw5a"}
+        # -nowidelut: no MUX2_LUT5..8 clusters.  With them, nextpnr's HeAP legaliser took 314 s for one
+        # iteration of the SFMA board top here (about 1,800 such clusters); without them 11-18 s, and
+        # the LUT count fell (17,477 to 16,494 LUT1-4) (docs/fpga/families.md)
+        return {"synth_opts": "-family gw5a -nowidelut"}
