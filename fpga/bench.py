@@ -245,22 +245,24 @@ def _report_at(path: str):
     return BuildReport.from_json(file.read_text())
 
 
-def _report_of(arch: str, instr: str, args, build_from_argv):
-    """The report of a named unit's build: an unchanged earlier build is reused unless ``--build``."""
-    argv = ["build", arch, instr, "--board", args.board, "--lanes", str(args.lanes), "--multipliers", args.multipliers]
-    return build_from_argv(argv, reuse=not args.build)
+def _report_of(arch: str, instr: str, args, build_unit=None):
+    """The report of a named unit's build (:func:`fpga.builds.build_board`, or ``build_unit(request,
+    reuse=)``): an unchanged earlier build is reused unless ``--build``."""
+    from .builds import BuildRequest, build_board
+    from .fit import parse_lanes
+    request = BuildRequest(arch, instr, board=args.board, lanes=parse_lanes(args.lanes), multipliers=args.multipliers)
+    return (build_unit or build_board)(request, reuse=not args.build)[0]
 
 
-def main(args, build_from_argv=None) -> int:
-    """``python -m fpga bench``; ``build_from_argv(argv, reuse=)`` builds a named unit as ``python -m
-    fpga build`` would and returns its BuildReport (the command line passes it: this module does not
-    import the command line's)."""
+def main(args, build_unit=None) -> int:
+    """``python -m fpga bench``; a named unit is built as ``python -m fpga build`` would
+    (:func:`fpga.builds.build_board`; ``build_unit`` in its place, for a test)."""
     if args.seconds <= 0 or args.jobs < 1:
         raise ValueError(f"--seconds must be positive and --jobs at least 1, not {args.seconds} and {args.jobs}")
     named = _named_units(args.units)
     if not named and not args.reports:
         raise ValueError("name units (ARCH INSTR pairs) or build folders (--reports DIR ...) to benchmark")
-    reports = [_report_at(p) for p in args.reports] + [_report_of(a, i, args, build_from_argv) for a, i in named]
+    reports = [_report_at(p) for p in args.reports] + [_report_of(a, i, args, build_unit) for a, i in named]
     rows = []
     print(f"golden on one core of {machine()}, {args.seconds:g} s per unit and kind", file=sys.stderr)
     for report in reports:
