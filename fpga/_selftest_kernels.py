@@ -52,19 +52,35 @@ def _cut(words, T, f, tab, normal, tile):
 
 
 @njit(**JIT)
-def _store(tile, T, f0, f1, out, row0, lanes):
-    """Fields ``f0 .. f1 - 1`` of the tile: columns of one operand's rows ``row0 + t * lanes``."""
+def _copy(tile, T, f0, f1, out, row0, lanes):
+    cols = f1 - f0
     for t in range(T):
-        r = row0 + t * lanes
+        at = (row0 + t * lanes) * cols - f0
         for f in range(f0, f1):
-            out[r, f - f0] = tile[f, t]
+            out[at + f] = tile[f, t]
 
 
 @njit(**JIT)
-def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb):
+def _store(tile, T, f0, f1, buf, isz, row0, lanes):
+    """Fields ``f0 .. f1 - 1`` of the tile: the columns of one operand's rows ``row0 + t * lanes``,
+    the operand given as its bytes and item size (one compiled kernel for every format's width)."""
+    if f1 == f0:
+        return
+    if isz == 1:
+        _copy(tile, T, f0, f1, buf, row0, lanes)
+    elif isz == 2:
+        _copy(tile, T, f0, f1, buf.view(np.uint16), row0, lanes)
+    elif isz == 4:
+        _copy(tile, T, f0, f1, buf.view(np.uint32), row0, lanes)
+    else:
+        _copy(tile, T, f0, f1, buf.view(np.uint64), row0, lanes)
+
+
+@njit(**JIT)
+def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb, isz):
     """Entries ``lo .. hi - 1`` of a run starting at entry ``first``: rows ``e * lanes + l`` of the
-    operand arrays (:func:`fpga.selftest_model.operands`); ``bounds``: where each operand's fields
-    start in ``tab`` (and where the last ends)."""
+    operands (:func:`fpga.selftest_model.operands`), each given as its bytes with item size
+    ``isz[operand]``; ``bounds``: where each operand's fields start in ``tab`` (and the last ends)."""
     X = np.empty(TILE, np.uint64)
     Y = np.empty(TILE, np.uint64)
     words = np.zeros((nw + 1, TILE), np.uint64)          # the last row: the model's spill word, zero
@@ -81,12 +97,11 @@ def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb)
             for f in range(tab.shape[0]):
                 _cut(words, T, f, tab, normal, tile)
             row0 = e0 * lanes + lane
-            _store(tile, T, bounds[0], bounds[1], a, row0, lanes)
-            _store(tile, T, bounds[1], bounds[2], b, row0, lanes)
-            _store(tile, T, bounds[2], bounds[3], c, row0, lanes)
-            if bounds[5] > bounds[3]:
-                _store(tile, T, bounds[3], bounds[4], sa, row0, lanes)
-                _store(tile, T, bounds[4], bounds[5], sb, row0, lanes)
+            _store(tile, T, bounds[0], bounds[1], a, isz[0], row0, lanes)
+            _store(tile, T, bounds[1], bounds[2], b, isz[1], row0, lanes)
+            _store(tile, T, bounds[2], bounds[3], c, isz[2], row0, lanes)
+            _store(tile, T, bounds[3], bounds[4], sa, isz[3], row0, lanes)
+            _store(tile, T, bounds[4], bounds[5], sb, isz[4], row0, lanes)
 
 
 @njit(inline="always", **JIT)
@@ -116,8 +131,9 @@ def _fold(crc, word, width, slices):
 
 
 @njit(**JIT)
-def crc_chains(d, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out):
-    """Signatures of chains ``lo .. hi - 1`` (chain ``block * lanes + lane``) of results ``d``."""
+def _chains(d, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out):
+    """Signatures of chains ``lo .. hi - 1`` (chain ``block * lanes + lane``) of results ``d``
+    (an unsigned array)."""
     crc = np.empty(INTERLEAVE, np.uint64)
     base = np.empty(INTERLEAVE, np.int64)
     man = (U1 << np.uint64(man_bits)) - U1
@@ -137,3 +153,17 @@ def crc_chains(d, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, na
                 crc[g] = _fold(crc[g], word, width, slices)
         for g in range(n):
             out[c0 + g] = crc[g]
+
+
+@njit(**JIT)
+def crc_chains(d, isz, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out):
+    """Signatures of chains ``lo .. hi - 1`` (chain ``block * lanes + lane``) of results given as
+    their bytes ``d`` with item size ``isz`` (one compiled kernel for every result width)."""
+    if isz == 1:
+        _chains(d, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+    elif isz == 2:
+        _chains(d.view(np.uint16), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+    elif isz == 4:
+        _chains(d.view(np.uint32), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+    else:
+        _chains(d.view(np.uint64), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)

@@ -117,9 +117,9 @@ def operands(ins, lanes: int, seed: int, kind, first: int, entries: int, threads
     if ins.scale_format:
         fmts += [get_format(ins.scale_format)] * 2
     out = [np.empty((R, layout.counts[name]), get_format(f).dtype) for name, f in zip(_DESTS, fmts)]
-    none = np.empty((0, 0), np.uint8)
-    arrays = out + [none] * (5 - len(out))
-    _in_threads(lambda lo, hi: k.generate(first, lo, hi, lanes, nw, keys, code, tab, bounds, *arrays),
+    arrays = [x.reshape(-1).view(np.uint8) for x in out] + [np.empty(0, np.uint8)] * (5 - len(out))
+    isz = np.array([x.dtype.itemsize for x in out] + [1] * (5 - len(out)), np.int64)
+    _in_threads(lambda lo, hi: k.generate(first, lo, hi, lanes, nw, keys, code, tab, bounds, *arrays, isz),
                 _split(entries, _threads(threads), max(1, MIN_SPLIT // lanes)))
     a, b, c = out[0], out[1], out[2][:, 0]
     return (a, b, c, out[3] if len(out) > 3 else None, out[4] if len(out) > 4 else None)
@@ -142,7 +142,7 @@ def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -
     """:func:`fpga.selftest_model.signatures`, compiled: uint64 ``[blocks, lanes]``."""
     k = _jit()
     d = np.ascontiguousarray(d).reshape(-1)
-    if d.dtype.kind != "u":
+    if d.dtype.kind not in "ui" or d.dtype.itemsize not in (1, 2, 4, 8):
         d = d.astype(np.uint64)
     if d.shape[0] % (block_len * lanes):
         raise ValueError(f"{d.shape[0]} results are not a whole number of blocks of {block_len} x {lanes} lanes")
@@ -154,7 +154,7 @@ def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -
     nan = special_bits(fd, "nan") if canon else 0
     out = np.empty(blocks * lanes, np.uint64)
     chains = blocks * lanes
-    _in_threads(lambda lo, hi: k.crc_chains(d, block_len, lanes, lo, hi, fd.storage_bits, canon, fd.man_bits,
+    _in_threads(lambda lo, hi: k.crc_chains(d.view(np.uint8), d.dtype.itemsize, block_len, lanes, lo, hi, fd.storage_bits, canon, fd.man_bits,
                                             fd.exp_bits, nan, CRC_INIT, _SLICES, out),
                 _split(chains, _threads(threads), max(1, MIN_SPLIT // block_len)))
     return out.reshape(blocks, lanes)
