@@ -27,7 +27,7 @@ from golden.api import resolve_backend
 from . import selftest_fast
 from .selftest_model import SelfTestSpec, block_entries
 
-__all__ = ["STEP_ROWS", "AHEAD", "host_path", "expected_signatures", "HostChecker"]
+__all__ = ["STEP_ROWS", "AHEAD", "STAGES", "host_path", "expected_signatures", "HostChecker"]
 
 STEP_ROWS = 1 << 16          # dot-adds recomputed at once (whole blocks): operands and results stay a few MB
 AHEAD = 2                    # requests whose signatures may be computed or held at once
@@ -40,19 +40,47 @@ def host_path(backend: str | None = None) -> str:
     return "numba" if name == "numba" and selftest_fast.available() else "numpy"
 
 
-def _step(spec: SelfTestSpec, lo: int, n: int, path: str, threads) -> np.ndarray:
+STAGES = ("operands", "golden", "signatures")
+
+
+class _Stages:
+    """Seconds per stage, added to ``into`` (a dict) when given: this thread's CPU time on one
+    thread (the stages then run on it alone), wall time on several."""
+
+    def __init__(self, into: dict | None, threads):
+        self.into = into
+        self.clock = time.thread_time if threads == 1 else time.perf_counter
+        self.t = self.clock() if into is not None else 0.0
+
+    def done(self, stage: str) -> None:
+        if self.into is not None:
+            now = self.clock()
+            self.into[stage] = self.into.get(stage, 0.0) + now - self.t
+            self.t = now
+
+
+def _step(spec: SelfTestSpec, lo: int, n: int, path: str, threads, stages: dict | None = None) -> np.ndarray:
     """Signatures ``[n, lanes]`` of blocks ``lo .. lo + n - 1``."""
+    timer = _Stages(stages, threads)
     if path == "numpy":
-        d = golden.dot_add(spec.ins, *spec.operands(lo, n), backend="numpy")
-        return spec.signatures(d)
-    first, entries = block_entries(lo, spec.block_len, n)
-    ops = selftest_fast.operands(spec.ins, spec.lanes, spec.seed, spec.kind, first, entries, threads)
-    d = golden.dot_add(spec.ins, *ops, backend="numba", threads=threads)
-    return selftest_fast.signatures(spec.ins, spec.lanes, d, spec.block_len, threads)
+        ops = spec.operands(lo, n)
+        timer.done("operands")
+        d = golden.dot_add(spec.ins, *ops, backend="numpy")
+        timer.done("golden")
+        sigs = spec.signatures(d)
+    else:
+        first, entries = block_entries(lo, spec.block_len, n)
+        ops = selftest_fast.operands(spec.ins, spec.lanes, spec.seed, spec.kind, first, entries, threads)
+        timer.done("operands")
+        d = golden.dot_add(spec.ins, *ops, backend="numba", threads=threads)
+        timer.done("golden")
+        sigs = selftest_fast.signatures(spec.ins, spec.lanes, d, spec.block_len, threads)
+    timer.done("signatures")
+    return sigs
 
 
 def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *, backend: str | None = None,
-                        threads: int | None = None) -> np.ndarray:
+                        threads: int | None = None, stages: dict | None = None) -> np.ndarray:
     """What the board must answer for blocks ``first_block .. first_block + blocks - 1``: uint64
     ``[blocks, lanes]``.
 
@@ -62,6 +90,8 @@ def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *
         The host path (:func:`host_path`; default ``$GOLDEN_BACKEND``, else compiled).
     threads : int, optional
         Cores the compiled path splits each step across (default: every core this process may use).
+    stages : dict, optional
+        Seconds spent per stage (:data:`STAGES`) are added here (the benchmark's breakdown).
     """
     block_entries(first_block, spec.block_len, blocks)
     if threads is not None and (not isinstance(threads, int) or threads < 1):
@@ -71,7 +101,7 @@ def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *
     out = np.empty((blocks, spec.lanes), np.uint64)
     for lo in range(first_block, first_block + blocks, step):
         n = min(step, first_block + blocks - lo)
-        out[lo - first_block:lo - first_block + n] = _step(spec, lo, n, path, threads)
+        out[lo - first_block:lo - first_block + n] = _step(spec, lo, n, path, threads, stages)
     return out
 
 
