@@ -39,7 +39,7 @@ import numpy as np
 
 import golden
 
-from .selftest_check import STAGES, expected_signatures, host_path
+from .selftest_check import STAGES, STEP_ROWS, expected_signatures, host_path
 from .selftest_model import SelfTestSpec
 
 __all__ = ["BLOCK_LEN", "BATCH", "KINDS", "PATHS", "Rate", "check_rate", "BenchRow", "row_of", "table", "markdown",
@@ -158,7 +158,9 @@ def row_of(unit: str, clock_mhz: float, seconds: float, *, lanes: int = 1, jobs:
     batch = batch or BATCH
     before = check_rate(found, "numpy", seconds, batch)
     after = check_rate(found, host_path("numba"), seconds, batch)
-    pooled = check_rate(found, host_path("numba"), seconds, batch, threads=jobs).stream if jobs != 0 else None
+    # every core: a request's worth of rows at once, as the self-test recomputes them (fewer leave threads idle)
+    pooled = check_rate(found, host_path("numba"), seconds, max(batch, STEP_ROWS), threads=jobs).stream \
+        if jobs != 0 else None
     algorithms = ",".join(dict.fromkeys(i.algorithm for i in found))
     threads = jobs or _default_threads()
     return BenchRow(unit, algorithms, lanes, clock_mhz, before, after, pooled, threads, report)

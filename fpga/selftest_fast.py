@@ -20,6 +20,7 @@ Signatures
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -82,15 +83,28 @@ def _split(n: int, threads: int, minimum: int = MIN_SPLIT) -> list[tuple[int, in
     return [(edges[p], edges[p + 1]) for p in range(parts) if edges[p + 1] > edges[p]]
 
 
+_pool: list = []                  # [ThreadPoolExecutor, its size], made on first use and kept
+_pool_lock = threading.Lock()
+
+
+def _workers(n: int) -> ThreadPoolExecutor:
+    """A kept pool of at least ``n`` threads (starting threads on every call costs more than a
+    step's work on a machine of many cores)."""
+    with _pool_lock:
+        if not _pool or _pool[1] < n:
+            if _pool:
+                _pool[0].shutdown(wait=False)
+            _pool[:] = [ThreadPoolExecutor(n, thread_name_prefix="selftest-fast"), n]
+        return _pool[0]
+
+
 def _in_threads(fn, parts: list[tuple[int, int]]) -> None:
-    """``fn(lo, hi)`` for every part: on this thread when there is one, else one thread each
-    (the kernels release the GIL, so the threads run at once)."""
-    if len(parts) == 1:
-        fn(*parts[0])
-        return
-    with ThreadPoolExecutor(len(parts)) as pool:
-        for f in [pool.submit(fn, lo, hi) for lo, hi in parts]:
-            f.result()
+    """``fn(lo, hi)`` for every part: the first on this thread, the others on the kept pool's (the
+    kernels release the GIL, so they run at once)."""
+    rest = [_workers(len(parts) - 1).submit(fn, lo, hi) for lo, hi in parts[1:]] if len(parts) > 1 else []
+    fn(*parts[0])
+    for f in rest:
+        f.result()
 
 
 def _threads(threads) -> int:
