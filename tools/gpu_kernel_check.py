@@ -67,6 +67,32 @@ def planted_fault_caught(ins, rows: int, seed: int) -> int:
     return int((gpu.dot_add(ins, *ops, fault=True) != golden.dot_add(ins, *ops, backend="numba")).sum())
 
 
+def diagnose(ins) -> None:
+    """Which of the kernel's helpers the GPU compiler refuses: a one-thread kernel each."""
+    from numba import cuda
+    from golden.kernels import spec as S
+    gpu._compile() if gpu._kernel is None else None
+    C = gpu.C
+    dp = ins.datapath
+    fmts, vtab, etab, prm = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+    buf = np.arange(64, dtype=np.uint8)
+    probes = {
+        "f64_from_bits": lambda o: o.__setitem__(0, C.f64_from_bits(np.uint64(4607182418800017408))),
+        "ftrunc": lambda o: o.__setitem__(0, C.ftrunc(2.5)),
+        "pow2": lambda o: o.__setitem__(0, C.pow2(-3)),
+        "load": lambda o: o.__setitem__(0, C.load(buf, 2, 3)),
+        "word32_value_exp": lambda o: o.__setitem__(0, C.word32_value_exp(np.uint64(0x3F800000))[0]),
+        "value_exp": lambda o: o.__setitem__(0, C.value_exp(fmts, vtab, etab, S.A, np.uint64(0x3C00))[0]),
+        "finish": lambda o: o.__setitem__(0, C.finish(fmts, S.D, 3.0, 3.0, -1, 3, -1, 0, True, False)),
+    }
+    for name, body in probes.items():
+        try:
+            cuda.jit(body)[1, 1](np.zeros(1))
+            print(f"  diagnose {name}: ok")
+        except Exception as e:                     # report and go on: the point is the list
+            print(f"  diagnose {name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -95,7 +121,12 @@ def main(argv=None) -> int:
     cases = []
     for ins in instructions:
         for kind in kinds:
-            cases.append(check_case(ins, kind, args.rows, args.seed))
+            try:
+                cases.append(check_case(ins, kind, args.rows, args.seed))
+            except Exception as e:                 # the GPU compiler's refusal: say which helper, then stop
+                print(f"error: {ins.arch} {ins.name} {kind}: {type(e).__name__}: {e}", file=sys.stderr)
+                diagnose(ins)
+                return 1
             c = cases[-1]
             print(f"{ins.arch} {ins.name} {kind}: {c['rows']:,} rows, {c['mismatches']} mismatches; CPU "
                   f"{c['cpu_rows_per_s']:,.0f}/s, GPU kernel {c['gpu_kernel_rows_per_s']:,.0f}/s "

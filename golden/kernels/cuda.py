@@ -17,6 +17,7 @@ thread keeps no array.  ``c_last`` (an IEEE add after the chain) is not modelled
 from __future__ import annotations
 
 import os
+import types
 
 import numpy as np
 
@@ -50,6 +51,7 @@ def supports(ins) -> bool:
 
 _kernel = None
 cuda = None                    # numba.cuda, imported on first use (the simulator swaps it in the kernel's globals)
+libdevice = None               # numba.cuda.libdevice, on a GPU
 _trunc = C.ftrunc              # an LLVM intrinsic: the simulator's pure Python takes numpy's trunc instead
 
 
@@ -69,6 +71,34 @@ def _fda_simulated(a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
         out[r] = _row(r, *host[:6], K, *host[6:])
 
 
+def _libdevice_casts() -> dict:
+    """The intrinsics of :mod:`golden.kernels._common` (bit casts, trunc, floor, fma) as CUDA
+    device functions: the same operations through libdevice."""
+    dev = cuda.jit(device=True)
+    return {
+        "f64_from_bits": dev(lambda x: libdevice.longlong_as_double(np.int64(x))),
+        "bits_from_f64": dev(lambda x: np.uint64(libdevice.double_as_longlong(x))),
+        "f32_from_bits": dev(lambda x: libdevice.int_as_float(np.int32(x))),
+        "bits_from_f32": dev(lambda x: np.uint32(libdevice.float_as_int(x))),
+        "ftrunc": dev(lambda x: libdevice.trunc(x)), "ffloor": dev(lambda x: libdevice.floor(x)),
+        "fma64": dev(lambda x, y, z: libdevice.fma(x, y, z)), "fma32": dev(lambda x, y, z: libdevice.fmaf(x, y, z)),
+    }
+
+
+def _retarget(module, replacements: dict):
+    """``module``'s numba functions as CUDA device functions, compiled from their Python source in a
+    copy of its namespace where ``replacements`` stand for its intrinsics (and each function for
+    its device version): the same code, no CPU-only LLVM."""
+    ns = dict(vars(module))
+    ns.update(replacements)
+    for name, obj in vars(module).items():
+        py = getattr(obj, "py_func", None)
+        if py is not None and py.__module__ == module.__name__:
+            ns[name] = cuda.jit(device=True)(types.FunctionType(py.__code__, ns, name, py.__defaults__,
+                                                                 py.__closure__))
+    return types.SimpleNamespace(**ns)
+
+
 def _compile():
     """The CUDA kernel, made on first use (importing this module needs no numba-cuda): ``_row``
     and its helpers become device functions (their calls then resolve to each other's)."""
@@ -76,10 +106,15 @@ def _compile():
     if _kernel is None:
         from numba import cuda as numba_cuda
         cuda = numba_cuda
+        g = globals()
         simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
         if simulated:
             _trunc = np.trunc
-        g = globals()
+        else:                                  # NVVM rejects the CPU path's LLVM intrinsics: libdevice's instead
+            from numba.cuda import libdevice as ld
+            g["libdevice"] = ld
+            g["C"] = _retarget(C, _libdevice_casts())
+            _trunc = g["C"].ftrunc
         for name in ("_product", "_c_value", "_row"):
             g[name] = cuda.jit(device=True)(g[name])
         _kernel = cuda.jit(_fda_simulated if simulated else _fda)
