@@ -96,7 +96,9 @@ def _retarget(module, replacements: dict):
         if py is not None and py.__module__ == module.__name__:
             ns[name] = cuda.jit(device=True)(types.FunctionType(py.__code__, ns, name, py.__defaults__,
                                                                  py.__closure__))
-    return types.SimpleNamespace(**ns)
+    shadow = types.ModuleType(module.__name__ + "_cuda")       # a module: numba resolves its attributes
+    vars(shadow).update(ns)
+    return shadow
 
 
 def _compile():
