@@ -134,3 +134,13 @@ def test_ctrl_c_keeps_the_checked_blocks():
     with contextlib.redirect_stderr(io.StringIO()):
         report = run_selftest(board, seed=1, blocks=8, block_len=8, chunk=2, out=io.StringIO())
     assert report.interrupted and sorted(report.blocks) == [0, 1, 2, 3]
+
+
+def test_the_host_kernels_release_the_gil():
+    """The checker thread runs beside the link only if its kernels drop the GIL: the self-test's
+    and every golden kernel the compiled path calls are compiled ``nogil``."""
+    from fpga import _selftest_kernels as k
+    from golden import kernels
+    rows = [r for r, _ in kernels._families().values()]
+    for fn in [k.generate, k.crc_chains] + rows:
+        assert fn.targetoptions.get("nogil") is True, fn
