@@ -42,13 +42,12 @@ import golden
 from .selftest_check import STAGES, STEP_ROWS, expected_signatures, host_path
 from .selftest_model import SelfTestSpec
 
-__all__ = ["BLOCK_LEN", "BATCH", "KINDS", "PATHS", "Rate", "check_rate", "BenchRow", "row_of", "table", "markdown",
+__all__ = ["BLOCK_LEN", "BATCH", "KINDS", "Rate", "check_rate", "BenchRow", "row_of", "table", "markdown",
            "machine", "add_arguments", "main"]
 
 BLOCK_LEN = 1024               # entries per self-test block (the self-test's default)
 BATCH = 16 * BLOCK_LEN         # dot-adds per timed call: one SELFTEST request's worth (16 blocks, one lane)
 KINDS = ("normal", "bits")
-PATHS = ("numpy", "numba")     # before, after
 
 
 def harmonic(rates) -> float:
