@@ -61,6 +61,7 @@ class SelfTestReport:
     board_seconds: float = 0.0         # wall time of the SELFTEST requests (the link included)
     golden_seconds: float = 0.0        # the host checker's thread: operands, golden and signatures
     host_waited: float = 0.0           # time the link waited for the host checker (the host behind the board)
+    host_warmup: float = 0.0           # the host checker loading (or compiling) its kernels, before the first block
     host_path: str = ""                # "numba" (compiled) or "numpy"
     host_threads: int | None = None
     clock_hz: int = 0
@@ -101,7 +102,8 @@ class SelfTestReport:
             lines.append(f"  golden: the same {self.vectors:,} dot-adds and signatures recomputed in "
                          f"{self.golden_seconds:.2f} s ({self.vectors / self.golden_seconds:,.0f} dot-adds/s; "
                          f"{self.host_path} path, {threads}, beside the link: it waited "
-                         f"{self.host_waited:.2f} s for the host)")
+                         f"{self.host_waited:.2f} s for the host; loading its kernels took "
+                         f"{self.host_warmup:.2f} s before the first block)")
         lines += [f"  error: {p}" for p in self.problems]
         return "\n".join(lines)
 
@@ -155,7 +157,7 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
                     print(f"  {shown}/{blocks} blocks, {len(report.mismatched)} mismatching", file=out, flush=True)
         except KeyboardInterrupt:
             report.interrupted = True
-        report.golden_seconds, report.host_waited = host.seconds, host.waited
+        report.golden_seconds, report.host_waited, report.host_warmup = host.seconds, host.waited, host.warmup
     if report.mismatched and not report.interrupted:
         try:
             _rerun(board, spec, report.mismatched[0], report, failures_dir, out)

@@ -15,6 +15,7 @@ waits on the link).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,7 @@ __all__ = ["STEP_ROWS", "AHEAD", "STAGES", "host_path", "expected_signatures", "
 
 STEP_ROWS = 1 << 16          # dot-adds recomputed at once (whole blocks): operands and results stay a few MB
 AHEAD = 2                    # requests whose signatures may be computed or held at once
+WARM_ROWS = 4096             # the warm-up's rows: enough for golden's parallel launch (kernels.PARALLEL_MIN_ROWS)
 
 
 def host_path(backend: str | None = None) -> str:
@@ -120,6 +122,8 @@ class HostChecker:
         self.seconds = self.waited = 0.0
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="selftest-host")
         self._pending: deque = deque()
+        self.warmup = 0.0
+        self._pool.submit(self._warm)              # first, on the thread: loading the kernels is not checking
 
     def __enter__(self):
         return self
@@ -135,6 +139,14 @@ class HostChecker:
         if self.full:
             raise RuntimeError(f"{AHEAD} requests are outstanding: take a result first")
         self._pending.append((lo, self._pool.submit(self._timed, lo, n)))
+
+    def _warm(self) -> None:
+        """One block of :data:`WARM_ROWS` rows: the compiled path's kernels loaded (or compiled)
+        and its parallel launch started, timed apart as ``warmup``."""
+        t0 = time.perf_counter()
+        spec = dataclasses.replace(self.spec, block_len=max(1, WARM_ROWS // self.spec.lanes))
+        expected_signatures(spec, 0, 1, backend=self.path, threads=self.threads)
+        self.warmup = time.perf_counter() - t0
 
     def _timed(self, lo: int, n: int) -> np.ndarray:
         t0 = time.perf_counter()
