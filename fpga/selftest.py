@@ -98,7 +98,8 @@ class SelfTestReport:
                          f"{self.clock_hz / 1e6:g} MHz); {self.vectors / max(self.board_seconds, 1e-9):,.0f} "
                          f"dot-adds/s through the link, wall time")
         if self.golden_seconds:
-            threads = "every core" if self.host_threads is None else f"{self.host_threads} thread(s)"
+            threads = ("one core" if self.host_path == "numpy" else "every core" if self.host_threads is None
+                       else f"{self.host_threads} thread(s)")
             lines.append(f"  golden: the same {self.vectors:,} dot-adds and signatures recomputed in "
                          f"{self.golden_seconds:.2f} s ({self.vectors / self.golden_seconds:,.0f} dot-adds/s; "
                          f"{self.host_path} path, {threads}, beside the link: it waited "
