@@ -16,9 +16,12 @@ M32 = np.uint64(0xFFFFFFFF)
 U0, U1, U3, U8, U24, U29, U31, U32, U64 = (np.uint64(n) for n in (0, 1, 3, 8, 24, 29, 31, 32, 64))
 POLY = np.uint64(CRC_POLY)
 JIT = dict(cache=True, nogil=True)
+# per-tile helpers inlined into their kernel: a call taking arrays costs tens of ns (the arrays'
+# reference counts), more than a tile's work for a narrow field
+HOT = dict(cache=True, nogil=True, inline="always")
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _arx(v0, T, j, keys, X, Y):
     """Words ``j`` of entries ``v0 .. v0 + T - 1`` (mod 2**32): x in ``X``, y in ``Y``."""
     for t in range(T):
@@ -32,7 +35,7 @@ def _arx(v0, T, j, keys, X, Y):
             X[t] = x
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _cut(words, T, f, tab, normal, tile):
     """Field ``f`` of the tile's entries (``words[w, t]``) into ``tile[f, t]``, shaped for the kind;
     branch-free (a field that does not spill or a kind that does not shape folds to identities),
@@ -51,7 +54,7 @@ def _cut(words, T, f, tab, normal, tile):
         tile[f, t] = (x & keep) | ((lo + ((x >> off) & low)) << off)
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _copy(tile, T, f0, f1, out, row0, lanes):
     cols = f1 - f0
     for t in range(T):
@@ -60,20 +63,27 @@ def _copy(tile, T, f0, f1, out, row0, lanes):
             out[at + f] = tile[f, t]
 
 
-@njit(**JIT)
-def _store(tile, T, f0, f1, buf, isz, row0, lanes):
+@njit(**HOT)
+def _widths(buf):
+    """An operand's bytes as u8, u16, u32 and u64 views, made once per call."""
+    n = buf.shape[0]
+    return buf, buf[:n - n % 2].view(np.uint16), buf[:n - n % 4].view(np.uint32), buf[:n - n % 8].view(np.uint64)
+
+
+@njit(**HOT)
+def _store(tile, T, f0, f1, views, isz, row0, lanes):
     """Fields ``f0 .. f1 - 1`` of the tile: the columns of one operand's rows ``row0 + t * lanes``,
-    the operand given as its bytes and item size (one compiled kernel for every format's width)."""
+    written in the operand's item size (``views``: its :func:`_widths`)."""
     if f1 == f0:
         return
     if isz == 1:
-        _copy(tile, T, f0, f1, buf, row0, lanes)
+        _copy(tile, T, f0, f1, views[0], row0, lanes)
     elif isz == 2:
-        _copy(tile, T, f0, f1, buf.view(np.uint16), row0, lanes)
+        _copy(tile, T, f0, f1, views[1], row0, lanes)
     elif isz == 4:
-        _copy(tile, T, f0, f1, buf.view(np.uint32), row0, lanes)
+        _copy(tile, T, f0, f1, views[2], row0, lanes)
     else:
-        _copy(tile, T, f0, f1, buf.view(np.uint64), row0, lanes)
+        _copy(tile, T, f0, f1, views[3], row0, lanes)
 
 
 @njit(**JIT)
@@ -85,6 +95,7 @@ def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb,
     Y = np.empty(TILE, np.uint64)
     words = np.zeros((nw + 1, TILE), np.uint64)          # the last row: the model's spill word, zero
     tile = np.empty((tab.shape[0], TILE), np.uint64)
+    va, vb, vc, vsa, vsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
     normal = kind == 1
     for e0 in range(lo, hi, TILE):
         T = min(TILE, hi - e0)
@@ -97,11 +108,11 @@ def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb,
             for f in range(tab.shape[0]):
                 _cut(words, T, f, tab, normal, tile)
             row0 = e0 * lanes + lane
-            _store(tile, T, bounds[0], bounds[1], a, isz[0], row0, lanes)
-            _store(tile, T, bounds[1], bounds[2], b, isz[1], row0, lanes)
-            _store(tile, T, bounds[2], bounds[3], c, isz[2], row0, lanes)
-            _store(tile, T, bounds[3], bounds[4], sa, isz[3], row0, lanes)
-            _store(tile, T, bounds[4], bounds[5], sb, isz[4], row0, lanes)
+            _store(tile, T, bounds[0], bounds[1], va, isz[0], row0, lanes)
+            _store(tile, T, bounds[1], bounds[2], vb, isz[1], row0, lanes)
+            _store(tile, T, bounds[2], bounds[3], vc, isz[2], row0, lanes)
+            _store(tile, T, bounds[3], bounds[4], vsa, isz[3], row0, lanes)
+            _store(tile, T, bounds[4], bounds[5], vsb, isz[4], row0, lanes)
 
 
 @njit(inline="always", **JIT)
