@@ -9,16 +9,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .selftest_fast import INTERLEAVE, TILE
 from .selftest_model import CRC_POLY, ROUNDS
 
+TILE = 64               # entries whose words are mixed together (the vectorised ARX loop)
+INTERLEAVE = 8          # CRC chains advanced together
 M32 = np.uint64(0xFFFFFFFF)
 U0, U1, U3, U8, U24, U29, U31, U32, U64 = (np.uint64(n) for n in (0, 1, 3, 8, 24, 29, 31, 32, 64))
 POLY = np.uint64(CRC_POLY)
-JIT = dict(cache=True, nogil=True)
+JIT = {"cache": True, "nogil": True}
 # per-tile helpers inlined into their kernel: a call taking arrays costs tens of ns (the arrays'
 # reference counts), more than a tile's work for a narrow field
-HOT = dict(cache=True, nogil=True, inline="always")
+HOT = {"cache": True, "nogil": True, "inline": "always"}
 
 
 @njit(**HOT)

@@ -28,7 +28,7 @@ from golden.api import resolve_backend
 from . import selftest_fast
 from .selftest_model import SelfTestSpec, block_entries
 
-__all__ = ["STEP_ROWS", "AHEAD", "STAGES", "host_path", "expected_signatures", "HostChecker"]
+__all__ = ["AHEAD", "STAGES", "STEP_ROWS", "HostChecker", "expected_signatures", "host_path"]
 
 STEP_ROWS = 1 << 16          # dot-adds recomputed at once (whole blocks): operands and results stay a few MB
 AHEAD = 2                    # requests whose signatures may be computed or held at once

@@ -6,14 +6,14 @@ across threads by rows (generator) or by signature chains (signatures).  Only us
 (:func:`available`); :mod:`fpga.selftest_check` falls back to the numpy model otherwise.
 
 Generator
-    A tile of :data:`TILE` entries at a time: each 64-bit word of the lane is its six ARX rounds
+    A tile of ``TILE`` entries at a time (:mod:`fpga._selftest_kernels`): each 64-bit word of the lane is its six ARX rounds
     over the tile (a loop LLVM vectorises), then every field of the lane layout is cut from the
     words and, for the ``normal`` kind, its exponent field forced into the window.  Operands come
     out in their formats' own widths (``Format.dtype``), so golden reads a quarter of the bytes of
     the model's uint64 arrays.
 Signatures
     CRC-32/MPEG-2 a result word at a time (``width`` bits, MSB first) with slicing tables: a 32-bit
-    word is four independent table reads instead of four dependent ones; :data:`INTERLEAVE` chains
+    word is four independent table reads instead of four dependent ones; ``INTERLEAVE`` chains
     (a block's lane each) advance together so their table reads overlap.  Widths that are not a
     whole number of bytes take the bitwise loop.
 """
@@ -30,10 +30,8 @@ from golden.formats import get_format, special_bits
 
 from .selftest_model import _TABLE, CRC_INIT, _check_kind, exponent_window, round_keys
 
-__all__ = ["available", "operands", "signatures", "field_table", "TILE", "INTERLEAVE"]
+__all__ = ["available", "field_table", "operands", "signatures"]
 
-TILE = 64               # entries whose words are mixed together (the vectorised ARX loop)
-INTERLEAVE = 8          # CRC chains advanced together
 MIN_SPLIT = 4096        # fewer rows (or chains x entries) than this run on the calling thread
 _FIELD_COLUMNS = 9      # dest, column, word, shift, width, window offset, window width, window lo, window wb
 _DESTS = ("a", "b", "c", "scale_a", "scale_b")

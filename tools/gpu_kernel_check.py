@@ -75,7 +75,7 @@ def diagnose(ins) -> None:
     gpu._compile() if gpu._kernel is None else None
     C = gpu.C
     dp = ins.datapath
-    fmts, vtab, etab, prm = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+    fmts, vtab, etab, _ = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
     buf = np.arange(64, dtype=np.uint8)
     probes = {
         "f64_from_bits": lambda o: o.__setitem__(0, C.f64_from_bits(np.uint64(4607182418800017408))),

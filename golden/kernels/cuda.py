@@ -24,7 +24,7 @@ import numpy as np
 from . import _common as C
 from . import spec as S
 
-__all__ = ["available", "supports", "prepare", "launch", "dot_add", "THREADS_PER_BLOCK"]
+__all__ = ["THREADS_PER_BLOCK", "available", "dot_add", "launch", "prepare", "supports"]
 
 THREADS_PER_BLOCK = 128
 
