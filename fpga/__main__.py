@@ -19,9 +19,9 @@
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
 ``python -m fpga identify --port URL``
     a board (or a served simulated one) scored against golden; what a board runs.
-``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL]``
+``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL] [--threads T]``
     the on-board self-test: the board generates its operands and signs its results, the host
-    checks the signatures against golden (without --port: on the simulated board; ``--plant F+1``
+    checks the signatures against golden (compiled, on every core or T, beside the link) (without --port: on the simulated board; ``--plant F+1``
     builds that board's unit with a wrong algorithm parameter, which the self-test must catch).
 
 INSTR: one instruction builds its unit; several (a comma list, a family prefix) build a tensor
@@ -196,6 +196,8 @@ def _selftest_args(sub) -> None:
                     "parameter changed (F+1, F-1, F=27) while it identifies as the catalog's")
     st.add_argument("--dut", default=None, metavar="UNIT.TOML",
                     help="the simulated board with a design of your own as the unit (docs/your-rtl.md)")
+    st.add_argument("--threads", type=whole_number(1), default=None,
+                    help="host cores recomputing the board's blocks (default: all; GOLDEN_BACKEND=numpy: one)")
 
 
 def plant_params(ins, text: str):
@@ -326,7 +328,7 @@ def cmd_selftest(args) -> int:
         raise ValueError("the on-board self-test runs on a dot-add unit's board; name one instruction")
     params = plant_params(cfg.instruction_objects[0], args.plant) if args.plant else None
     kw = dict(seed=args.seed, kind=args.kind, blocks=args.blocks, block_len=args.block_len,
-              first_block=args.first_block)
+              first_block=args.first_block, threads=args.threads)
     selftest.SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, args.seed, args.kind, args.block_len)
     selftest.block_entries(args.first_block, args.block_len, args.blocks)   # bad input: one line, before a build
     if args.port:
