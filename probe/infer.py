@@ -381,7 +381,7 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
 
 
 def _model(ins, p):
-    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+    return ins.with_params(p)
 
 
 EXACT_SCAN = 48          # a precision scan that loses no bit this far below the largest term: the exact sum

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
@@ -159,7 +158,7 @@ def verification_vectors(rig, n: int = VERIFY_ROWS, seed: int = 20):
 
 
 def _model(ins, p: Params):
-    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+    return ins.with_params(p)
 
 
 def _example(ins, a, b, c, i, got, want, label: str = "closest model") -> str:

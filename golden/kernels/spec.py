@@ -14,6 +14,7 @@ import numpy as np
 from .. import algorithms
 from ..algorithms import Params
 from ..formats import Format, get_format, special_bits
+from ..rules import FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZeroSign
 
 # Columns of a format row (spec.format_row): where each field of a Format lives
 (EXP_BITS, MAN_BITS, BIAS, SIGNED, EMIN, EMAX, MAX_MANTISSA, VALUE_BITS, IGNORED_LOW, NAN_KIND, TABLE_OFF,
@@ -39,8 +40,8 @@ _MODELLED = {
     "dot_floor_bits", "c_floor_bits", "final_floor_bits", "merge_floor_bits", "floor_rounding", "c_drop",
     "product_overflow", "flush_subnormals", "zero_sign", "specials", "operand_format", "pass_interleave", "c_last",
 }
-_CHOICES = {"out_rounding": ("RZ", "RD", "RU", "RNE"), "overflow": ("inf", "ieee"),
-            "zero_sign": ("positive", "ieee"), "floor_rounding": ("RD", "RZ"), "specials": ("paper", "later_model")}
+_CHOICES = {"out_rounding": ROUNDING_MODES, "overflow": OVERFLOWS, "zero_sign": (ZeroSign.POSITIVE, ZeroSign.IEEE),
+            "floor_rounding": FLOOR_ROUNDINGS, "specials": SPECIALS}
 
 # Algorithm parameter vector (int64): indices
 (P_F, P_EZERO, P_L, P_MODE, P_FRAC, P_OVERFLOW, P_ZPOS, P_GROUP, P_DOTFB, P_CFB, P_FINFB, P_MERGEFB,
@@ -121,7 +122,7 @@ def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarr
     prm[P_EZERO] = p.e_zero if p.e_zero is not None else 0
     L = p.pass_size if p.pass_size and p.base not in ("SFMA", "GPS") else k
     prm[P_L] = L
-    prm[P_MODE] = ("RZ", "RD", "RU", "RNE").index(p.out_rounding)
+    prm[P_MODE] = ROUNDING_MODES.index(p.out_rounding)
     prm[P_FRAC] = p.out_frac_bits if p.out_frac_bits is not None else -1
     prm[P_OVERFLOW] = ("inf", "ieee").index(p.overflow)
     prm[P_ZPOS] = int(p.zero_sign == "positive")
