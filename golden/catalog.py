@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from .algorithms import Params
 from .datapath import Datapath
+from .descriptors import ALGORITHMS
 from .formats import Format, get_format
 from .provenance import Provenance, assess
 
@@ -160,7 +161,7 @@ class Instruction:
         bits = [self.algorithm]
         if p.F is not None:
             bits.append(f"F={p.F}")
-        if p.pass_size and p.base not in ("SFMA", "GPS"):
+        if p.pass_size and ALGORITHMS[p.base].chained:
             bits.append(f"L={p.pass_size}")
         if p.group:
             bits.append(f"G={p.group}")

@@ -17,7 +17,7 @@ from golden.descriptors import Part, parts, register
 from golden.params import EXACT
 
 from . import probes as P
-from .probes.specials import Case
+from .probes.specials import Case, Outcome
 from .verify import verification_vectors, verify
 
 __all__ = ["Field", "Evidence", "ProbePart", "PROBE_PARTS", "recognise"]
@@ -183,7 +183,7 @@ def _zero_exponent(ev: Evidence, fields: dict, F) -> None:
     if F is None:
         return
     sv0 = ev.facts["special"]
-    if all(sv0.get(x) in ("kept", None) for x in (Case.SUBNORMAL_A, Case.SUBNORMAL_B)):
+    if all(sv0.get(x) in (Outcome.KEPT, None) for x in (Case.SUBNORMAL_A, Case.SUBNORMAL_B)):
         ev.rig.normal_only = False          # subnormal operands behave: use them for tiny products
     ez = P.zero_exponent(ev.rig, F, ev.mode, ev.p_out)
     ev.facts["e_zero"] = ez

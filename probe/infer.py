@@ -11,11 +11,12 @@ import golden
 import golden.descriptors
 from golden import Instruction
 from golden.descriptors import Part, part
+from golden.rules import Overflow, Rounding, ZeroSign
 
 from . import probes as P
 from .algorithms import Evidence, Field, recognise
 from .probes.common import T_MAX
-from .probes.specials import NAN_PATTERNS, Case
+from .probes.specials import NAN_PATTERNS, Case, Outcome
 from .rig import Rig
 from .verify import (VERIFY_ROWS, exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
                      special_differences, verification_vectors, verify)
@@ -212,25 +213,26 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
                                     "result fraction bits when fewer than the format's")
     sv = facts["special"]
     bound_cases = [v for k, v in sv.items() if k == Case.MAX_PLUS_1U]
-    if mode in ("RZ", "RD") and bound_cases and bound_cases[0] in ("inf", "max"):
-        fields["overflow"] = Field("inf" if bound_cases[0] == "inf" else "ieee", "measured",
-                                   "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
+    if mode in (Rounding.RZ, Rounding.RD) and bound_cases and bound_cases[0] in (Outcome.INF, Outcome.MAX):
+        word = (Overflow.INF if bound_cases[0] == Outcome.INF else Overflow.IEEE).value
+        fields["overflow"] = Field(word, "measured", "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
     else:
         fields["overflow"] = Field(None, "unobservable", "needs an RZ/RD result and a sum reaching max + 1 ulp")
     zt = sv.get(Case.TINY_NEGATIVE)
-    if zt in ("-0", "+0"):
+    if zt in (Outcome.NEG_ZERO, Outcome.POS_ZERO):
         # ieee754 also gives a sum of -0 terms -0 (where "ieee" gives +0)
-        word = "positive" if zt == "+0" else "ieee754" if sv.get(Case.NEG_ZERO_SUM) == "-0" else "ieee"
+        word = (ZeroSign.POSITIVE if zt == Outcome.POS_ZERO else ZeroSign.IEEE754
+                if sv.get(Case.NEG_ZERO_SUM) == Outcome.NEG_ZERO else ZeroSign.IEEE).value
         fields["zero_sign"] = Field(word, "measured", "sign of a negative result that rounds to zero, "
                                                       "and of a sum of -0 terms")
     else:
         fields["zero_sign"] = Field(None, "unobservable", "no negative product small enough to round to zero")
     po = sv.get(Case.PRODUCT_OVERFLOW)
-    fields["product_overflow"] = Field(po == "overflows", "measured", "") if po in ("overflows", "exact") else \
+    fields["product_overflow"] = Field(po == Outcome.OVERFLOWS, "measured", "") if po in (Outcome.OVERFLOWS, Outcome.EXACT) else \
         Field(None, "unobservable", "products cannot reach 2^(emax+1) with these formats")
     subs = [v for k, v in sv.items() if k in (Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.SUBNORMAL_C,
                                                Case.SUBNORMAL_PRODUCT, Case.SUBNORMAL_SUM)]
-    fields["flush_subnormals"] = Field(any(v == "flushed" for v in subs), "measured" if subs else "unobservable",
+    fields["flush_subnormals"] = Field(any(v == Outcome.FLUSHED for v in subs), "measured" if subs else "unobservable",
                                        "subnormal inputs, products or sums flushed")
     if base is None:                     # no algorithm: only what every design has
         for nm in ("out_rounding", "out_frac_bits", "overflow"):

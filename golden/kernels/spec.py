@@ -50,6 +50,8 @@ _CHOICES = {"out_rounding": ROUNDING_MODES, "overflow": OVERFLOWS, "zero_sign": 
 NPARAMS = 23
 BASE_CODE = {b: i for i, b in enumerate(algorithms.BASES)}     # prm[P_BASE]
 GFDRDA_CODE = BASE_CODE["GFDRDA"]
+# the algorithms with compiled kernels (golden.kernels._families); any other runs on the numpy path
+KERNEL_BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
 NO_C_DROP = -(1 << 40)
 # Formats up to this many value bits are decoded by table, wider ones (TF32, f32, f64) from their
 # fields; decoding f16/bf16 from their fields (_common.fields_value_exp) measured 2.5x slower than
@@ -120,7 +122,7 @@ def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarr
     prm = np.zeros(NPARAMS, np.int64)
     prm[P_F] = p.F if p.F is not None else 0
     prm[P_EZERO] = p.e_zero if p.e_zero is not None else 0
-    L = p.pass_size if p.pass_size and p.base not in ("SFMA", "GPS") else k
+    L = p.pass_size if p.pass_size and algorithms.ALGORITHMS[p.base].chained else k
     prm[P_L] = L
     prm[P_MODE] = ROUNDING_MODES.index(p.out_rounding)
     prm[P_FRAC] = p.out_frac_bits if p.out_frac_bits is not None else -1
@@ -169,6 +171,8 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
     does not model one of its fields.
     """
     p = params
+    if p.base not in KERNEL_BASES:
+        return False                             # an algorithm without a kernel: the numpy path
     fa, fb, fc, fd = (get_format(f) for f in formats)
     fs = get_format(scale_format) if scale_format is not None else None
     if not _defaults_kept(p) or not all(_decodable(f) for f in (fa, fb, fc)):
