@@ -15,8 +15,6 @@ import hashlib
 import json
 from pathlib import Path
 
-from golden.descriptors import Part, parts, register
-
 __all__ = ["stage_cases", "KINDS"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,12 +85,20 @@ ALGORITHM_STAGES = {
     "GPS": {"hw.gps.F32Multiply": _multiply},
     "FDA": {}, "GDFS": {}, "FDRDA": {}, "GFDRDA": {},
 }
-for _name, _stages in ALGORITHM_STAGES.items():
-    register(_name, Part.FORMAL, _stages)
+
+
+def _register() -> None:
+    from golden.descriptors import Part, register
+    for name, stages in ALGORITHM_STAGES.items():
+        register(name, Part.FORMAL, stages)
+
+
+_register()
 
 
 def _params(obj) -> tuple[str, dict] | None:
     """``(kind, parameters)`` of a stage of interest (JSON-able), else None."""
+    from golden.descriptors import Part, parts
     own = {name: fn for stages in parts(Part.FORMAL).values() for name, fn in stages.items()}
     fn = own.get(f"{type(obj).__module__}.{type(obj).__qualname__}")
     if fn is None:

@@ -476,7 +476,7 @@ def ieee_add(fd: Format, x, fc: Format, y, p: Params):
 # --------------------------------------------------------------------------- FDA
 
 def fda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
-    """One fused dot-add pass (ISA.md section 3, FDA; with block scales when given)."""
+    """One fused dot-add pass (docs/spec.md §3, FDA; with block scales when given)."""
     p, (fa, fb, fc, fd) = dp.params, dp.formats
     fs, block = dp.scale_format, dp.block_size
     P, E = _product_stage(fa, a, fb, b)
@@ -561,7 +561,7 @@ def _exact_sum(p: Params, fd: Format, P, cv, zeros, trace):
 # --------------------------------------------------------------------------- GDFS
 
 def gdfs(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
-    """Group-dot-fused-sum for block-scaled FP4 (ISA.md section 3, GDFS)."""
+    """Group-dot-fused-sum for block-scaled FP4 (docs/spec.md §3, GDFS)."""
     p, (fa, fb, fc, fd) = dp.params, dp.formats
     fs, block = dp.scale_format, dp.block_size
     if scale_a is None:
@@ -723,7 +723,7 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
 
 
 def fdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
-    """Fused dot, round-down add (CDNA3 tf32/f16/bf16; ISA.md section 3, FDRDA)."""
+    """Fused dot, round-down add (CDNA3 tf32/f16/bf16; docs/spec.md §3, FDRDA)."""
     p, (fa, fb, fc, fd) = dp.params, dp.formats
     cv, ce = _operand_values(fc, c)
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
@@ -740,7 +740,7 @@ def fdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
 
 
 def gfdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
-    """Group fused dot, round-down add (CDNA3 fp8/bf8; ISA.md section 3, GFDRDA)."""
+    """Group fused dot, round-down add (CDNA3 fp8/bf8; docs/spec.md §3, GFDRDA)."""
     p, (fa, fb, fc, fd) = dp.params, dp.formats
     cv, ce = _operand_values(fc, c)
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
@@ -793,7 +793,7 @@ def _pairwise_sum(p):
 
 
 def gps(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
-    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; ISA.md section 3, GPS).
+    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; docs/spec.md §3, GPS).
 
     numpy's float32 multiply and add are IEEE binary32 operations with RNE
     and subnormals, so each paper step is one numpy operation plus a flush.
@@ -828,7 +828,7 @@ def gps(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
 # --------------------------------------------------------------------------- SFMA
 
 def sfma(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
-    """Sequential IEEE fused multiply-adds, RNE (ISA.md section 3, SFMA), or ``p.fma_rounding``."""
+    """Sequential IEEE fused multiply-adds, RNE (docs/spec.md §3, SFMA), or ``p.fma_rounding``."""
     from .fma import fma_f32, fma_f64      # imported here: only SFMA needs it
     p, fd = dp.params, dp.d_format
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]
