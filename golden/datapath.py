@@ -7,12 +7,8 @@ argument instead of eight, and the same object the RTL builds from.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from .formats import Format
-
-if TYPE_CHECKING:
-    from .algorithms import Params
 
 __all__ = ["Datapath"]
 
@@ -36,7 +32,7 @@ class Datapath:
         Products per block scale.
     """
 
-    params: Params
+    params: object          # a golden.Params (not imported: golden.algorithms imports this module)
     a_format: Format
     b_format: Format
     c_format: Format
