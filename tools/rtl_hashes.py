@@ -22,10 +22,15 @@ import sys
 _SRC = re.compile(r'^\s*attribute \\src "[^"]*"\n', re.M)
 
 
+def rtl_hash(unit) -> str:
+    """sha256 of ``unit``'s RTLIL without its ``src`` attributes."""
+    from amaranth.back import rtlil
+    text = _SRC.sub("", rtlil.convert(unit, name="unit"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def unit_hashes(levels=(0, 1, 2, 3), only: str | None = None) -> dict:
     """``{"LEVEL arch NAME": sha256}`` of every distinct catalog unit's RTLIL (src attributes removed)."""
-    from amaranth.back import rtlil
-
     import golden
     from hw.unit import SUPPORTED, dot_add_unit
     first: dict = {}
@@ -37,8 +42,7 @@ def unit_hashes(levels=(0, 1, 2, 3), only: str | None = None) -> dict:
         for ins in first.values():
             if only and only not in ins.name:
                 continue
-            text = _SRC.sub("", rtlil.convert(dot_add_unit(ins, pipelining=level), name="unit"))
-            out[f"{level} {ins.arch} {ins.name}"] = hashlib.sha256(text.encode()).hexdigest()
+            out[f"{level} {ins.arch} {ins.name}"] = rtl_hash(dot_add_unit(ins, pipelining=level))
     return out
 
 
