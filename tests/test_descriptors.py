@@ -72,3 +72,27 @@ def test_every_stage_kind_has_a_row_and_a_reader():
 def test_the_union_bases_come_from_the_descriptors():
     from hw.tensor_core import UNION_BASES
     assert UNION_BASES == ("FDA", "FDRDA", "GFDRDA")
+
+
+def test_instruction_algorithm_is_derived_and_with_params_keeps_it_true():
+    assert "algorithm" not in {f.name for f in dataclasses.fields(golden.Instruction)}
+    ins = golden.lookup("hopper", "HMMA.16816.F32")
+    chained = ins.with_params(pass_size=4)
+    assert (ins.algorithm, chained.algorithm) == ("FDA", "CoFDA") and chained.name == ins.name
+    assert ins.with_params(golden.Params(base="SFMA")).algorithm == "SFMA"
+    with pytest.raises(ValueError, match="not both"):
+        ins.with_params(ins.params, F=3)
+
+
+def test_the_passes_take_a_datapath():
+    """The algorithms take one golden.Datapath; run() with the formats spelled out is the same call."""
+    import numpy as np
+
+    from golden.algorithms import run, run_datapath
+    ins = golden.lookup("ampere", "HMMA.16816.F32")
+    rng = np.random.default_rng(1)
+    a, b = (rng.integers(0, 1 << 16, (64, ins.k), dtype=np.uint64) for _ in range(2))
+    c = rng.integers(0, 1 << 32, 64, dtype=np.uint64)
+    d = run_datapath(ins.datapath, a, b, c)
+    assert np.array_equal(d, run(ins.params, a, b, c, *ins.formats))
+    assert np.array_equal(d, golden.dot_add(ins, a, b, c))
