@@ -862,7 +862,7 @@ _NEEDS_E_ZERO = {"e_zero": "e_zero (the exponent of zero terms)"}
 # One per algorithm, in the order of golden.kernels' codes; a new algorithm is one more (docs/extending.md)
 describe(Algorithm("SFMA", sfma, ("fma_rounding", "nan_bits"), chained=False,
                    summary="sequential IEEE fused multiply-adds"))
-describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, check=_gps_group,
+describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=True, check=_gps_group,
                    summary="group pairwise sums with subnormal flushing"))
 describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,

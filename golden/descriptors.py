@@ -65,6 +65,9 @@ class Algorithm:
         Whether its NaN results are the canonical NaN, bit for bit.
     exact_F : bool
         Whether ``F="exact"`` (no alignment window) is a design of it.
+    flushes : bool
+        Whether it flushes subnormals whatever the params say (GPS): the probe does not call a
+        flushed subnormal a behaviour outside it.
     lowering : bool
         Whether the compiled-path fields (``operand_format``, ``pass_interleave``, ``c_last``) apply.
     check : callable or None
@@ -80,6 +83,7 @@ class Algorithm:
     chained: bool = True
     exact_nan: bool = False
     exact_F: bool = False
+    flushes: bool = False
     lowering: bool = False
     check: Callable | None = None
     summary: str = ""
