@@ -29,21 +29,30 @@ def rtl_hash(unit) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def unit_hashes(levels=(0, 1, 2, 3), only: str | None = None) -> dict:
-    """``{"LEVEL arch NAME": sha256}`` of every distinct catalog unit's RTLIL (src attributes removed)."""
+def _one(task) -> tuple[str, str]:
     import golden
-    from hw.unit import SUPPORTED, dot_add_unit
+    from hw.unit import dot_add_unit
+    level, arch, name = task
+    return f"{level} {arch} {name}", rtl_hash(dot_add_unit(golden.lookup(arch, name), pipelining=level))
+
+
+def unit_hashes(levels=(0, 1, 2, 3), only: str | None = None, jobs: int = 1) -> dict:
+    """``{"LEVEL arch NAME": sha256}`` of every distinct catalog unit's RTLIL (src attributes removed),
+    on ``jobs`` processes."""
+    import golden
+    from hw.unit import SUPPORTED
     first: dict = {}
     for ins in golden.select("all", "all"):
         if ins.params.base in SUPPORTED:
             first.setdefault(ins.datapath, ins)
-    out = {}
-    for level in levels:
-        for ins in first.values():
-            if only and only not in ins.name:
-                continue
-            out[f"{level} {ins.arch} {ins.name}"] = rtl_hash(dot_add_unit(ins, pipelining=level))
-    return out
+    tasks = [(level, ins.arch, ins.name) for level in levels for ins in first.values()
+             if not only or only in ins.name]
+    if jobs == 1:
+        return dict(map(_one, tasks))
+    import concurrent.futures as cf
+    import multiprocessing
+    with cf.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return dict(pool.map(_one, tasks, chunksize=4))
 
 
 def main(argv=None) -> int:
@@ -52,13 +61,17 @@ def main(argv=None) -> int:
     ap.add_argument("--check", help="compare with the hashes of this JSON file (exit 1 on a difference)")
     ap.add_argument("--levels", default="0,1,2,3", help="pipelining levels (default 0,1,2,3)")
     ap.add_argument("--only", help="only units whose name contains this")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="processes (default 1)")
     args = ap.parse_args(argv)
     try:
         levels = tuple(int(x) for x in args.levels.split(","))
     except ValueError:
         print(f"error: --levels takes whole numbers such as 0,1,2,3, not {args.levels!r}", file=sys.stderr)
         return 2
-    got = unit_hashes(levels, args.only)
+    if args.jobs < 1:
+        print(f"error: --jobs must be 1 or more, not {args.jobs}", file=sys.stderr)
+        return 2
+    got = unit_hashes(levels, args.only, args.jobs)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(got, f, indent=1, sort_keys=True)
