@@ -42,10 +42,10 @@ help:
 	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
-	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3]"
+	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-fit ARCH= INSTR= [BOARD=] [MULT=dsp|lut|auto|all]  lanes of the unit that fit, per resource (Yosys only)"
-	@echo "make fpga-bench [BENCH_UNITS='hopper HGMMA.64xNx16.F32 ...'] [LANES=] [MULT=] [SECONDS=2]"
+	@echo "make fpga-bench [BENCH_UNITS='hopper HGMMA.64xNx16.F32 ...'] [BENCH_CLOCK=75|''] [SECONDS=2] [JOBS=]"
 	@echo "                                  board dot-adds/s (lanes x clock) against golden on this host's cores"
 	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
 	@echo "                                  CLOCK: the design clock in MHz (a PLL makes it; default the board's)"
@@ -164,27 +164,36 @@ endif
 
 # the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
+# a route that has not finished after ROUTE_TIMEOUT seconds stops with its best report (fpga/progress.py)
+FPGA_ROUTE = $(if $(ROUTE_TIMEOUT),--route-timeout $(ROUTE_TIMEOUT))
+# neither PIPELINE= nor CLOCK=: the level and design clock the board's family closes timing at (fpga/builds.py)
+FPGA_DEFAULTS = $(if $(PIPELINE)$(CLOCK),,--pipeline auto --clock auto)
 
 fpga: $(STAMP)
 ifdef DUT
 	$(PY) -m fpga build $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
-	    --board $(BOARD) $(if $(CLOCK),--clock $(CLOCK)) $(if $(BAUD),--baud $(BAUD))
+	    --board $(BOARD) $(if $(CLOCK),--clock $(CLOCK)) $(if $(BAUD),--baud $(BAUD)) $(FPGA_ROUTE)
 else
-	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT)
+	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_DEFAULTS) $(FPGA_MULT) $(FPGA_ROUTE)
 endif
 
 fpga-program: $(STAMP)
-	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_MULT)
+	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_DEFAULTS) $(FPGA_MULT) $(FPGA_ROUTE)
 
 fpga-fit: $(STAMP)
 	$(PY) -m fpga fit $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) $(FPGA_MULT)
 
-# the units of docs/fpga/benchmark.md: one per algorithm family built so far (each built when its report is missing)
-BENCH_UNITS ?= hopper HGMMA.64xNx16.F32 blackwell UTCOMMA.MXF4.E8 cdna3 v_mfma_f32_32x32x8_f16
+# the units of docs/fpga/benchmark.md: one per algorithm, at the 75 MHz design clock their builds met
+# (BENCH_CLOCK= empty: build each unit, or reuse its report, and take its own clock)
+BENCH_UNITS ?= hopper HGMMA.64xNx16.F32 ampere HMMA.16816.F32 blackwell UTCOMMA.MXF4.E8 \
+    cdna3 v_mfma_f32_32x32x8_f16 cdna3 v_mfma_f32_16x16x16_f16 cdna3 v_mfma_f32_32x32x16_fp8_fp8 \
+    cdna3 v_mfma_f32_16x16x32_fp8_fp8 cdna2 v_mfma_f32_32x32x8_f16 cdna3 v_mfma_f32_16x16x4_f32
+BENCH_CLOCK ?= 75
 SECONDS ?= 2
 fpga-bench: $(STAMP)
-	$(PY) -m fpga bench $(BENCH_UNITS) --board $(BOARD) $(if $(LANES),--lanes $(LANES)) $(FPGA_MULT) \
-	    --seconds $(SECONDS) --jobs 2 --markdown docs/fpga/benchmark.md
+	$(PY) -m fpga bench $(BENCH_UNITS) $(if $(BENCH_CLOCK),--clock $(BENCH_CLOCK)) --board $(BOARD) \
+	    $(if $(LANES),--lanes $(LANES)) $(FPGA_MULT) --seconds $(SECONDS) $(if $(JOBS),--jobs $(JOBS)) \
+	    --markdown docs/fpga/benchmark.md
 
 # campaigns: N defaults to 1,000,000 here (the 100,000 above is make cosim's)
 campaign: $(STAMP)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,7 @@ from golden.streams import VectorStream
 from probe.backends import backend_from_name
 from probe.contract import Unavailable, check_output
 
-from .spec import Campaign
+from .spec import Campaign, is_hardware
 
 OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
 MAX_SAVED = 64                     # failing vectors a block sends back for its replay file
@@ -98,6 +99,22 @@ def operands(c: Campaign, ins, block: int):
     return stream.take(c.block)
 
 
+def _golden_beside(c: Campaign, ins, ops):
+    """For hardware (one board, one worker): golden's results of the block as a future, started now
+    on a thread and every core, so it runs while the board runs the same block (the kernels release
+    the GIL; the worker waits on the link).  None for simulators and models: they run one worker per
+    core already, and golden runs on that core after them."""
+    if not is_hardware(c.device):
+        return None
+    global _checker
+    if _checker is None:
+        _checker = ThreadPoolExecutor(1, thread_name_prefix="campaign-golden")
+    return _checker.submit(golden.dot_add, ins, *ops)
+
+
+_checker = None
+
+
 def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
     """Run one block on the device and on golden, and compare them (:func:`golden.same_results`)."""
     tune_allocator()
@@ -105,6 +122,7 @@ def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
     res = BlockResult(arch, instr, block, started=time.time(), worker=f"{socket.gethostname()}:{os.getpid()}")
     t0 = time.perf_counter()
     ops = operands(c, ins, block)
+    beside = _golden_beside(c, ins, ops)
     try:
         dev = device(c)
         got = check_output(ins, dev(ins, *ops), len(ops[2]), getattr(dev, "name", c.device))
@@ -115,8 +133,7 @@ def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
     except Exception as e:                       # reported with the block, so the campaign can go on
         res.status, res.message = "error", f"{type(e).__name__}: {e}"
         return res
-    # one core: the campaign runs one worker process per core already
-    expected = golden.dot_add(ins, *ops, threads=1)
+    expected = beside.result() if beside is not None else golden.dot_add(ins, *ops, threads=1)
     same = golden.same_results(ins, got, expected)
     if skip is not None:
         same |= skip

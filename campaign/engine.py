@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .blocks import BlockResult, run_block
-from .spec import Campaign
+from .spec import Campaign, is_hardware
 from .store import Store
 
 
@@ -45,8 +45,7 @@ def plan_workers(requested: int | None, device: str) -> tuple[int, str | None]:
     (each is a single-threaded process: more only slow each other), and one per board (a board serves
     one client at a time: a second worker would find it busy)."""
     cores = default_workers()
-    # simulators and models run one copy per worker; any other device (fpga:URL, a plugin) is hardware
-    one_board = device.partition(":")[0] not in ("rtl", "core", "dut", "golden", "gpu", "torch", "cuda", "rocm", "")
+    one_board = is_hardware(device)
     cap, why = (1, f"the device {device} is one board, which serves one client at a time") if one_board \
         else (cores, f"the {cores} core(s) this machine gives the campaign")
     if requested is None:

@@ -32,6 +32,16 @@ DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's ten
                 "a planted-fault drill), golden, gpu (PyTorch on this host's GPU), fpga:URL (a board)")
 
 
+# devices made one copy per worker (simulators, models, this host's GPU); any other (fpga:URL, a plugin) is hardware
+PER_WORKER_DEVICES = ("rtl", "core", "dut", "golden", "gpu", "torch", "cuda", "rocm", "")
+
+
+def is_hardware(device: str) -> bool:
+    """Whether ``device`` is one piece of hardware (a board): one worker drives it, and that worker's
+    golden checks on every core, beside the device (:func:`campaign.blocks.run_block`)."""
+    return device.partition(":")[0] not in PER_WORKER_DEVICES
+
+
 def check_device(name: str, instructions=()) -> None:
     """Refuse a device spec that no worker could make, before any work is sent out (a device that
     needs hardware, a GPU or a board, is only tried on the workers, where it runs).  A ``golden:``

@@ -9,7 +9,6 @@ failing vectors) and ``reference`` (the function its results are scored against;
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import numpy as np
@@ -52,7 +51,7 @@ class HwUnits:
         if not self.params:
             return ins
         p = ins.params.with_(**self.params)
-        return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+        return ins.with_params(p)
 
     def _reference(self, ins, a, b, c, scale_a=None, scale_b=None):
         import golden

@@ -4,13 +4,15 @@
   core of several, lanes, buffers, clock and baud; the identify blob and the configuration hash.
 - :class:`BoardTop` (``fpga.top``): the unit behind block-RAM buffers, the host-link controller
   (``fpga.link``, the protocol of ``fpga.protocol``) and a UART PHY (``fpga.uart``).
-- :class:`Board` (``fpga.driver``): the pyserial driver, :func:`golden.dot_add`'s bit API on a board.
+- :class:`BoardLink` (``fpga.driver``; also ``Board``): the pyserial driver, :func:`golden.dot_add`'s bit
+  API on a connected board.  What a board *is* (platform, family, loader) is :class:`fpga.boards.BoardSpec`.
 - ``fpga.sim``: the board top under Verilator with its serial pins on a TCP socket (``socket://``).
-- ``fpga.build``: bitstream, utilisation and Fmax with the open toolchain; ``fpga.boards``: boards.
+- ``fpga.build``: bitstream, utilisation and Fmax with the open toolchain, its progress shown
+  (``fpga.progress``); ``fpga.boards``: boards; ``fpga.families``: ECP5 and Gowin GW5A.
 - ``python -m fpga sim|build|program|run|replay|identify`` (``fpga.__main__``).
 """
 
 from .config import BoardConfig
-from .driver import Board, BoardError, BoardMismatch, LinkTimeout
+from .driver import Board, BoardError, BoardLink, BoardMismatch, LinkTimeout
 
-__all__ = ["BoardConfig", "Board", "BoardError", "BoardMismatch", "LinkTimeout"]
+__all__ = ["BoardConfig", "BoardLink", "Board", "BoardError", "BoardMismatch", "LinkTimeout"]

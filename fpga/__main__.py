@@ -19,9 +19,9 @@
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
 ``python -m fpga identify --port URL``
     a board (or a served simulated one) scored against golden; what a board runs.
-``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL]``
+``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL] [--threads T]``
     the on-board self-test: the board generates its operands and signs its results, the host
-    checks the signatures against golden (without --port: on the simulated board; ``--plant F+1``
+    checks the signatures against golden (compiled, on every core or T, beside the link) (without --port: on the simulated board; ``--plant F+1``
     builds that board's unit with a wrong algorithm parameter, which the self-test must catch).
 
 INSTR: one instruction builds its unit; several (a comma list, a family prefix) build a tensor
@@ -40,11 +40,11 @@ import golden
 from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
-from .clocks import ecp5_pll
-from .config import BoardConfig
+from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, timing_advice
 from .driver import Board, BoardError
 
 
+AUTO = "auto"        # --clock and --pipeline: the board's family's default (fpga.builds.resolve_defaults)
 TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (default 5; a simulated "
                 "board wants 120: python -m fpga sim --serve prints it)")
 
@@ -57,14 +57,18 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> No
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
     ap.add_argument("--baud", type=whole_number(1), default=None, help="UART rate (default: the board's, 1,000,000)")
     ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
-                    help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock)")
+                    help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock; "
+                         "auto, for build and program: the one the family's records close, with --pipeline auto)")
     ap.add_argument("--pipeline", default="0", metavar="SPEC",
                     help="the unit's pipelining: a level 0..3 and/or FIELD=N overrides, e.g. 2 or 2,align=2 "
-                         "(hw.Pipelining; default 0)")
+                         "(hw.Pipelining; default 0; auto, for build and program: the family's default level)")
 
 
-def _mhz(text: str) -> int:
-    """``--clock MHZ`` in Hz (whole hertz: a PLL must make it exactly)."""
+def _mhz(text: str) -> int | str:
+    """``--clock MHZ`` in Hz (whole hertz: a PLL must make it exactly), or ``auto`` (build, program:
+    the family's default, :func:`fpga.builds.resolve_defaults`)."""
+    if text == AUTO:
+        return AUTO
     try:
         hz = Fraction(text) * 1_000_000
     except (ValueError, ZeroDivisionError):
@@ -107,6 +111,24 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"))
                     "pinned in requirements.txt (default)")
 
 
+def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
+    from .progress import ROUTE_TIMEOUT_S
+    ap.add_argument("--route-timeout", type=_seconds, default=ROUTE_TIMEOUT_S, metavar="SECONDS",
+                    help=f"stop a route that has not finished after this long, with the best report it has "
+                         f"(default {ROUTE_TIMEOUT_S:g} s)")
+
+
+def _seconds(text: str) -> float:
+    """``--route-timeout``: positive seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = Parser(prog="python -m fpga", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -125,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     _build_args(build)
     build.add_argument("--dut", default=None, metavar="UNIT.TOML",
                        help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
+    _route_timeout_arg(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
@@ -137,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     bench_arguments(bench)
     prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
     _build_args(prog)
+    _route_timeout_arg(prog)
     prog.add_argument("--flash", action="store_true", help="write the SPI flash (survives power-off)")
     run = sub.add_parser("run", help="random dot-adds on a board, scored against golden")
     run.add_argument("arch", nargs="?", help="check that the board runs these (default: whatever it runs)")
@@ -173,6 +197,8 @@ def _selftest_args(sub) -> None:
                     "parameter changed (F+1, F-1, F=27) while it identifies as the catalog's")
     st.add_argument("--dut", default=None, metavar="UNIT.TOML",
                     help="the simulated board with a design of your own as the unit (docs/your-rtl.md)")
+    st.add_argument("--threads", type=whole_number(1), default=None,
+                    help="host cores recomputing the board's blocks (default: all; GOLDEN_BACKEND=numpy: one)")
 
 
 def plant_params(ins, text: str):
@@ -192,29 +218,8 @@ def plant_params(ins, text: str):
     return ins.params.with_(**{name: new})
 
 
-def config_from(args, **kw) -> BoardConfig:
-    """The board the command line names: several instructions make a tensor core of them."""
-    from .fit import board_config
-    several = len(golden.select(args.arch, args.instr)) > 1
-    if args.baud:
-        kw["baud"] = args.baud
-    if args.clock:
-        kw["clock_hz"] = args.clock
-    kw.update(_passed_through(args))
-    if args.lanes == "max":
-        raise ValueError(f"--lanes max applies to build and program (it synthesises to find how many fit), "
-                         f"not to {args.cmd}: give a number")
-    if args.core or several:
-        return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=True, **kw)
-    return board_config(args.arch, args.instr, args.lanes, **kw)     # buffers shallower where wide entries need it
 
 
-def _passed_through(args) -> dict:
-    """BoardConfig keyword arguments of options other modules add (``--pipeline``: ``pipelining``)."""
-    for name in ("pipelining", "pipeline"):
-        if getattr(args, name, None) not in (None, False):
-            return {"pipelining": getattr(args, name)}
-    return {}
 
 
 def main(argv=None) -> int:
@@ -231,16 +236,6 @@ def main(argv=None) -> int:
         return 130
 
 
-def dut_config(args):
-    """``(board config, fpga.dut.DutBoard)`` of ``--dut UNIT.TOML``: its first target, ARCH/INSTR filtering
-    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``."""
-    if not getattr(args, "dut", None):
-        return config_from(args), None
-    from .dut import dut_board
-    from .fit import board_config
-    pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
-    dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
-    return board_config(dut.ins.arch, dut.ins.name, 1, **({"baud": args.baud} if args.baud else {})), dut
 
 
 def cmd_sim(args) -> int:
@@ -249,101 +244,17 @@ def cmd_sim(args) -> int:
     return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port, dut=dut)
 
 
-def _built(args, standin: bool = False, reuse: bool = True):
-    """The bitstream of the board top (or the stand-in) the command line names: its BuildReport."""
-    from .boards import board as find_board
-    from .build import build
-    brd = find_board(args.board)
-    if getattr(args, "dut", None):
-        return _built_dut(args, brd, standin, reuse)
-    lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
-    cfg = config_from(args, clock_hz=args.clock or brd.clock_hz)
-    if cfg.clock_hz != brd.clock_hz:
-        if standin:
-            raise ValueError(f"--clock applies to the board top; the stand-in runs at the {brd.name}'s "
-                             f"{brd.clock_hz / 1e6:g} MHz clock (leave out --clock, or --standin)")
-        ecp5_pll(brd.clock_hz, cfg.clock_hz)            # a clock the PLL cannot make: one line, before minutes of work
-    if standin:
-        from .standin import StandInTop
-        top = StandInTop(cfg.unit())
-        design = f"standin-{cfg.name}"
-    else:
-        from .top import BoardTop
-        top, design = BoardTop(cfg), cfg.name
-    if cfg.clock_hz != brd.clock_hz:                   # its own build folder: a 25 MHz build stays
-        design += f"_{cfg.clock_hz / 1e6:g}MHz"
-    pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
-    print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
-          f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
-    if args.multipliers != "dsp":                       # its own build folder too
-        design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
-    report = build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys, reuse=reuse,
-                   clock_hz=cfg.clock_hz, multipliers=args.multipliers, lanes=None if cfg.core else cfg.lanes,
-                   dsp_lanes=dsp_lanes, lanes_fit=lanes_fit, unit=f"{cfg.arch} {','.join(cfg.instructions)}")
-    return report, cfg
 
 
-def _built_dut(args, brd, standin: bool, reuse: bool):
-    """The bitstream of the board top around a design of one's own (``--dut UNIT.TOML``): one lane, the
-    design's files read by Yosys beside the top (one that Yosys cannot read is refused before any work)."""
-    from .build import build
-    from .dut import platform_files
-    from .top import BoardTop
-    if standin or args.lanes not in (1, "1") or args.multipliers != "dsp" or args.pipeline not in (None, "0"):
-        raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers and --pipeline")
-    cfg, dut = dut_config(args)
-    cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
-    if cfg.clock_hz != brd.clock_hz:
-        ecp5_pll(brd.clock_hz, cfg.clock_hz)
-    design = f"dut-{dut.prep.desc.name}" + (f"_{cfg.clock_hz / 1e6:g}MHz" if cfg.clock_hz != brd.clock_hz else "")
-    print(f"building {design} ({dut.prep.desc.path}) for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz): "
-          "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
-    report = build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
-                   yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
-                   unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut))
-    return report, cfg
 
 
-def _lanes_to_build(args, brd, standin: bool) -> tuple:
-    """(lanes that fit or None, DSP lanes of an ``auto`` build or None); ``args.lanes`` becomes a number."""
-    from .fit import board_config, dsp_lanes_for, fit_unit, lane_cost
-    from .build import device_capacity
-    many = args.core or len(golden.select(args.arch, args.instr)) > 1
-    if many and (args.lanes != 1 or args.multipliers == "auto"):
-        raise ValueError("a tensor core has one lane: --lanes and --multipliers auto apply to a dot-add unit")
-    if standin and args.lanes == "max":
-        raise ValueError("--lanes max sizes the board top; give --standin a number of lanes")
-    kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
-    if args.baud:
-        kw["baud"] = args.baud
-    lanes_fit = None
-    if args.lanes == "max":
-        print(f"fitting {args.arch} {args.instr} lanes on {brd.name} ({args.multipliers} multipliers): "
-              f"syntheses with 1 and 2 lanes (minutes; kept for next time)", file=sys.stderr, flush=True)
-        found = fit_unit(args.arch, args.instr, brd, args.multipliers, yosys_version=args.yosys, **kw)
-        print(found.text(), end="", file=sys.stderr)
-        if found.lanes == 0:
-            raise ValueError(f"no lane fits the {brd.name}: {found.answer()}")
-        args.lanes = lanes_fit = found.lanes
-        return lanes_fit, found.dsp_lanes if args.multipliers == "auto" else None
-    if args.multipliers == "auto":
-        board_config(args.arch, args.instr, args.lanes, **kw)          # bad names: one line before any synthesis
-        cost = lane_cost(args.arch, args.instr, brd, "dsp", yosys_version=args.yosys, **kw)
-        return None, dsp_lanes_for(args.lanes, device_capacity(brd).dsp, cost)
-    return None, None
 
 
-def timing_advice(report, brd, baud: int) -> str:
-    """What to do about a build that misses timing: a design clock that would pass, if any."""
-    from .build import passing_clock_mhz
-    mhz = passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud)
-    slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
-    return f"{slower}fewer instructions or another board"
 
 
 def cmd_build(args) -> int:
     from .boards import board as find_board
-    report, cfg = _built(args, args.standin)
+    report, cfg = build_board(args, args.standin)
     print(report.text(), end="")
     if not report.timing_met and not args.allow_timing_fail:
         print(f"error: timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_text} "
@@ -356,7 +267,7 @@ def cmd_build(args) -> int:
 def cmd_program(args) -> int:
     from .boards import board as find_board
     from .build import program
-    report, cfg = _built(args)
+    report, cfg = build_board(args)
     if not report.timing_met:
         raise ValueError(f"the bitstream misses timing (Fmax {report.fmax_mhz:.2f} MHz < {report.clock_mhz:g} MHz): "
                          f"not loading it ({timing_advice(report, find_board(args.board), cfg.baud)}); "
@@ -418,7 +329,7 @@ def cmd_selftest(args) -> int:
         raise ValueError("the on-board self-test runs on a dot-add unit's board; name one instruction")
     params = plant_params(cfg.instruction_objects[0], args.plant) if args.plant else None
     kw = dict(seed=args.seed, kind=args.kind, blocks=args.blocks, block_len=args.block_len,
-              first_block=args.first_block)
+              first_block=args.first_block, threads=args.threads)
     selftest.SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, args.seed, args.kind, args.block_len)
     selftest.block_entries(args.first_block, args.block_len, args.blocks)   # bad input: one line, before a build
     if args.port:
@@ -444,6 +355,7 @@ def cmd_fit(args) -> int:
     headroom = LUT_HEADROOM if args.headroom is None else args.headroom
     if not 0 < headroom <= 1:
         raise ValueError(f"--headroom must be a fraction in (0, 1], not {args.headroom}")
+    resolve_defaults(args, brd)
     kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
     if args.baud:
         kw["baud"] = args.baud
@@ -464,7 +376,7 @@ def cmd_fit(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import main as bench_main
-    return bench_main(args, lambda argv, reuse: _built(_parser().parse_args(argv), reuse=reuse)[0])
+    return bench_main(args)
 
 
 COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,

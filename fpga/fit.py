@@ -26,14 +26,16 @@ in LUTs, which needs both costs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .boards import Board, board as find_board
 from .build import RESOURCE_TITLES, RESOURCES, Resources, device_capacity, synthesise
 from .config import BoardConfig, max_depth
+from .families import Family, family as find_family
 from .multipliers import MULTIPLIERS, check_multipliers, describe
+
+ECP5 = find_family("ecp5")
 
 __all__ = ["LUT_HEADROOM", "LANE_LIMIT", "DEFAULT_DEPTH", "MULTIPLIERS", "depth_for", "board_config", "buffer_ebr",
            "LaneCost", "cost_from", "lane_cost", "Fit", "fit", "fit_unit", "dsp_lanes_for", "parse_lanes"]
@@ -59,22 +61,22 @@ def board_config(arch: str, instr: str, lanes: int, depth: int = DEFAULT_DEPTH, 
     return replace(one, lanes=lanes, depth=depth_for(in_bytes, out_bytes, depth))
 
 
-# Yosys maps a 1-write, 1-read memory onto DP16KD/PDPW16KD blocks of 16 Kbit in one of these
-# (width, depth) shapes (share/lattice/brams_16kd.txt), whichever takes fewest blocks; a write port
-# with 8-bit byte enables (the input buffer's) uses 8 bits of each 9-bit byte lane.
-_EBR_SHAPES = ((36, 512), (18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384))
+# ECP5: Yosys maps a 1-write, 1-read memory onto DP16KD/PDPW16KD blocks of 16 Kbit in one of
+# these (width, depth) shapes, whichever takes fewest blocks; a write port with 8-bit byte enables
+# (the input buffer's) uses 8 bits of each 9-bit byte lane (fpga.families.ecp5)
+_EBR_SHAPES = ECP5.ram_shapes
 
 
-def _memory_ebr(depth: int, width: int, byte_enables: bool) -> int:
-    def usable(w: int) -> int:
-        return w // 9 * 8 if byte_enables and w >= 9 else w
-    return min(math.ceil(width / usable(w)) * math.ceil(depth / d) for w, d in _EBR_SHAPES)
+def _memory_ebr(depth: int, width: int, byte_enables: bool, family: Family = ECP5) -> int:
+    return family.memory_blocks(depth, width, byte_enables)
 
 
-def buffer_ebr(cfg: BoardConfig) -> int:
-    """DP16KD blocks of the board's two buffers (``fpga.link``: input ``in_bytes`` wide with byte
-    enables, output ``out_bits`` wide, both ``depth`` deep)."""
-    return _memory_ebr(cfg.depth, cfg.in_bytes * 8, True) + _memory_ebr(cfg.depth, cfg.out_bits, False)
+def buffer_ebr(cfg: BoardConfig, family: Family | str = ECP5) -> int:
+    """Block RAMs (ECP5: DP16KD) of the board's two buffers (``fpga.link``: input ``in_bytes`` wide
+    with byte enables, output ``out_bits`` wide, both ``depth`` deep), cut as the family's Yosys
+    mapping cuts them (:meth:`fpga.families.base.Family.memory_blocks`)."""
+    family = find_family(family)
+    return _memory_ebr(cfg.depth, cfg.in_bytes * 8, True, family) + _memory_ebr(cfg.depth, cfg.out_bits, False, family)
 
 
 # --- measured costs ------------------------------------------------------------------------------
@@ -135,7 +137,7 @@ def lane_cost(arch: str, instr: str, board: Board | str = "ulx3s-85f", multiplie
         folder = None if build_dir is None else Path(build_dir) / f"{cfg.name}_{multipliers}"
         found[lanes] = synthesise(BoardTop(cfg), brd, f"{cfg.name}_{multipliers}_d{depth}", build_dir=folder,
                                   multipliers=multipliers, lanes=lanes, yosys_version=yosys_version)
-        buffers[lanes] = buffer_ebr(cfg)
+        buffers[lanes] = buffer_ebr(cfg, brd.family)
     return cost_from(multipliers, found[1], found[2], buffers[1], buffers[2])
 
 
@@ -303,8 +305,8 @@ def fit_unit(arch: str, instr: str, board: Board | str = "ulx3s-85f", multiplier
 
     def config(n: int) -> BoardConfig:
         return board_config(arch, instr, n, **config_kw)
-    return fit(costs, capacity or device_capacity(brd), lambda n: buffer_ebr(config(n)), multipliers, headroom,
-               depth_at=lambda n: config(n).depth)
+    return fit(costs, capacity or device_capacity(brd), lambda n: buffer_ebr(config(n), brd.family), multipliers,
+               headroom, depth_at=lambda n: config(n).depth)
 
 
 def parse_lanes(text) -> int | str:

@@ -3,7 +3,8 @@
 :func:`run_selftest` asks the board (SELFTEST) for the signatures of blocks of vectors its own
 generator makes and pushes through the unit at full rate, recomputes the same blocks with the
 golden model (:mod:`fpga.selftest_model` makes the operands the board made, bit for bit) and
-compares.  The first block whose signature differs is rerun with its results captured
+compares.  The host's recomputation (:class:`fpga.selftest_check.HostChecker`: compiled, every core
+by default) runs on a thread ahead of the board, so it overlaps the link.  The first block whose signature differs is rerun with its results captured
 (SELFTEST_CAPTURE, READ, window by window of the output buffer): the first failing vector is
 named (block, index in the block, lane, operands, got and golden's result) with golden's trace,
 and the block's failing vectors are saved in cosim's replay format (``python -m fpga replay``,
@@ -24,6 +25,7 @@ from cosim.failures import print_first, write_failures
 from cosim.scoring import Result
 
 from .run import FAILURES_DIR, MAX_SAVED
+from .selftest_check import HostChecker
 from .selftest_model import KINDS, SelfTestSpec, block_entries
 
 __all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK"]
@@ -57,7 +59,11 @@ class SelfTestReport:
     board_cycles: int = 0
     board_vectors: int = 0
     board_seconds: float = 0.0         # wall time of the SELFTEST requests (the link included)
-    golden_seconds: float = 0.0
+    golden_seconds: float = 0.0        # the host checker's thread: operands, golden and signatures
+    host_waited: float = 0.0           # time the link waited for the host checker (the host behind the board)
+    host_warmup: float = 0.0           # the host checker loading (or compiling) its kernels, before the first block
+    host_path: str = ""                # "numba" (compiled) or "numpy"
+    host_threads: int | None = None
     clock_hz: int = 0
     interrupted: bool = False
     problems: list = field(default_factory=list)
@@ -92,15 +98,20 @@ class SelfTestReport:
                          f"{self.clock_hz / 1e6:g} MHz); {self.vectors / max(self.board_seconds, 1e-9):,.0f} "
                          f"dot-adds/s through the link, wall time")
         if self.golden_seconds:
+            threads = ("one core" if self.host_path == "numpy" else "every core" if self.host_threads is None
+                       else f"{self.host_threads} thread(s)")
             lines.append(f"  golden: the same {self.vectors:,} dot-adds and signatures recomputed in "
-                         f"{self.golden_seconds:.2f} s ({self.vectors / self.golden_seconds:,.0f} dot-adds/s)")
+                         f"{self.golden_seconds:.2f} s ({self.vectors / self.golden_seconds:,.0f} dot-adds/s; "
+                         f"{self.host_path} path, {threads}, beside the link: it waited "
+                         f"{self.host_waited:.2f} s for the host; loading its kernels took "
+                         f"{self.host_warmup:.2f} s before the first block)")
         lines += [f"  error: {p}" for p in self.problems]
         return "\n".join(lines)
 
 
 def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks: int = 16, block_len: int = 1024, *,
                  first_block: int = 0, chunk: int = DEFAULT_CHUNK, progress_every: int | None = None,
-                 failures_dir=None, out=None) -> SelfTestReport:
+                 failures_dir=None, out=None, backend: str | None = None, threads: int | None = None) -> SelfTestReport:
     """Blocks ``first_block .. first_block + blocks - 1`` of the self-test on ``board``, checked
     against golden.
 
@@ -118,6 +129,9 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
         Blocks per request.
     progress_every : int, optional
         A progress line every this many blocks (default: about ten lines a run).
+    backend, threads
+        The host's recomputation (:func:`fpga.selftest_check.expected_signatures`): its path
+        (default ``$GOLDEN_BACKEND``, else compiled) and cores (default all).
     """
     out = out or sys.stdout
     cfg = board.config
@@ -126,18 +140,25 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     block_entries(first_block, block_len, blocks)                  # the whole range fits the counter
     if not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be a positive number of blocks, not {chunk!r}")
-    report = SelfTestReport(spec, first_block, clock_hz=cfg.clock_hz)
+    report = SelfTestReport(spec, first_block, clock_hz=cfg.clock_hz, host_threads=threads)
     every = progress_every or max(chunk, blocks // 10)
     shown = 0
-    try:
-        for lo in range(first_block, first_block + blocks, chunk):
-            n = min(chunk, first_block + blocks - lo)
-            _check_chunk(board, spec, lo, n, report)
-            if len(report.blocks) - shown >= every and len(report.blocks) < blocks:
-                shown = len(report.blocks)
-                print(f"  {shown}/{blocks} blocks, {len(report.mismatched)} mismatching", file=out, flush=True)
-    except KeyboardInterrupt:
-        report.interrupted = True
+    requests = [(lo, min(chunk, first_block + blocks - lo)) for lo in range(first_block, first_block + blocks, chunk)]
+    with HostChecker(spec, backend=backend, threads=threads) as host:
+        report.host_path = host.path
+        try:
+            queued = 0
+            for lo, n in requests:
+                while queued < len(requests) and not host.full:     # the host starts before the board
+                    host.submit(*requests[queued])
+                    queued += 1
+                _check_chunk(board, spec, lo, n, report, host)
+                if len(report.blocks) - shown >= every and len(report.blocks) < blocks:
+                    shown = len(report.blocks)
+                    print(f"  {shown}/{blocks} blocks, {len(report.mismatched)} mismatching", file=out, flush=True)
+        except KeyboardInterrupt:
+            report.interrupted = True
+        report.golden_seconds, report.host_waited, report.host_warmup = host.seconds, host.waited, host.warmup
     if report.mismatched and not report.interrupted:
         try:
             _rerun(board, spec, report.mismatched[0], report, failures_dir, out)
@@ -146,15 +167,12 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     return report
 
 
-def _check_chunk(board, spec: SelfTestSpec, lo: int, n: int, report: SelfTestReport) -> None:
+def _check_chunk(board, spec: SelfTestSpec, lo: int, n: int, report: SelfTestReport, host: HostChecker) -> None:
     first, _ = block_entries(lo, spec.block_len, n)
     t0 = time.perf_counter()
     sigs, cycles, vectors = board.selftest(spec.seed, KINDS[spec.kind], first, n, spec.block_len)
-    t1 = time.perf_counter()
-    expected = spec.signatures(golden.dot_add(spec.ins, *spec.operands(lo, n)))
-    t2 = time.perf_counter()
-    report.board_seconds += t1 - t0
-    report.golden_seconds += t2 - t1
+    report.board_seconds += time.perf_counter() - t0
+    expected = host.result(lo)
     report.board_cycles += cycles
     report.board_vectors += vectors
     if vectors != n * spec.block_len * spec.lanes:

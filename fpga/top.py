@@ -5,24 +5,23 @@ ports ``clk``, ``rst``, ``uart_rx`` and ``uart_tx`` (the Verilator board simulat
 an amaranth-boards platform it takes the platform's ``uart`` pins (``rx``, ``tx``, through
 ``amaranth.lib.io`` buffers) and shows activity and errors on LEDs 0 and 1 where the board has
 them.  Its ``sync`` clock is the board's oscillator when ``config.clock_hz`` is the oscillator's
-frequency (the platform makes the domain), and otherwise the output of an ECP5 PLL
-(:class:`fpga.clocks.ECP5PLL`) fed by the oscillator: ``sync`` is held in reset until the PLL
-locks, and nextpnr is told the new clock's frequency, so its timing report judges the design
-clock.  That lets a design that cannot meet the oscillator's frequency run slower on the same
+frequency (the platform makes the domain), and otherwise the board's FPGA family makes it
+(:meth:`fpga.families.base.Family.clock_domain`; ECP5: an EHXPLLL, :class:`fpga.clocks.ECP5PLL`, fed
+by the oscillator): ``sync`` is held in reset until the PLL locks, and nextpnr is told the new
+clock's frequency, so its timing report judges the design clock.  That lets a design that cannot meet the oscillator's frequency run slower on the same
 board.
 """
 
 from __future__ import annotations
 
-from amaranth import ClockDomain, Module, Signal
+from amaranth import Module, Signal
 from amaranth.build import ResourceError
 from amaranth.lib import io, wiring
-from amaranth.lib.cdc import ResetSynchronizer
 from amaranth.lib.wiring import In, Out
 
 import hw
 
-from .clocks import ECP5PLL
+from .families import FAMILIES
 from .link import HostLink
 from .uart import UARTRx, UARTTx
 
@@ -68,10 +67,10 @@ class BoardTop(wiring.Component):
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
     def elaborate(self, platform):
-        pll = None if platform is None else self._pll(platform)     # a clock it cannot make: refused first
+        family = None if platform is None else self._family(platform)   # a clock it cannot make: refused first
         m = Module()
-        if pll is not None:
-            self._clock(m, platform, pll)
+        if family is not None:
+            family.clock_domain(m, platform, self.config.clock_hz)
         m.submodules.uart_rx = rx = UARTRx(self.clocks_per_bit)
         m.submodules.uart_tx = tx = UARTTx(self.clocks_per_bit)
         m.submodules.link = link = HostLink(self.config, self.clocks_per_bit)
@@ -100,34 +99,18 @@ class BoardTop(wiring.Component):
         return hw.dot_add_unit(cfg.instruction_objects[0], lanes=cfg.lanes, params=self.params,
                                pipelining=cfg.pipelining)
 
-    def _pll(self, platform) -> ECP5PLL | None:
-        """The PLL making the design clock from the oscillator; None when they are the same clock."""
+    def _family(self, platform):
+        """The family that makes the design clock from the oscillator (its clock checked); None when
+        they are the same clock."""
         board_hz = int(platform.default_clk_frequency)
         if board_hz == self.config.clock_hz:
             return None
-        if getattr(platform, "family", None) != "ecp5":
+        family = platform_family(platform)
+        if family is None:
             raise ValueError(f"{type(platform).__name__} runs at {board_hz} Hz and has no PLL support here "
                              f"(ECP5 boards only); build with clock_hz={board_hz}")
-        return ECP5PLL(board_hz, self.config.clock_hz)
-
-    def _clock(self, m, platform, pll: ECP5PLL) -> None:
-        """``sync`` from the PLL, fed by the oscillator, in reset until the PLL locks."""
-        m.submodules.pll = pll
-        m.submodules.clk_pin = clk_pin = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
-        m.d.comb += pll.clk_in.eq(clk_pin.i)
-        m.domains.sync = sync = ClockDomain("sync")
-        m.d.comb += sync.clk.eq(pll.clk_out)
-        # on the domain's own clock signal: the net name that survives synthesis for nextpnr's LPF
-        platform.add_clock_constraint(sync.clk, self.config.clock_hz)
-        m.submodules.reset_sync = ResetSynchronizer(~pll.locked | self._reset_button(m, platform), domain="sync")
-
-    @staticmethod
-    def _reset_button(m, platform):
-        """The board's reset input (its ``default_rst``, as the platform's own ``sync`` takes it), or 0."""
-        if platform.default_rst is None:
-            return 0
-        m.submodules.rst_pin = rst_pin = io.Buffer("i", platform.request(platform.default_rst, dir="-"))
-        return rst_pin.i
+        family.check_clock(board_hz, self.config.clock_hz)
+        return family
 
     def _leds(self, m, platform, link):
         """LED 0 blinks on activity, LED 1 is lit while the last response was an error."""
@@ -146,3 +129,13 @@ class BoardTop(wiring.Component):
             m.d.sync += hold.eq(hold - 1)
         for led, value in zip(leds, (hold != 0, link.error)):
             m.d.comb += led.o.eq(value)
+
+
+def platform_family(platform):
+    """The family of :mod:`fpga.families` an Amaranth platform instance belongs to, or None."""
+    from amaranth.vendor import GowinPlatform, LatticeECP5Platform
+    if isinstance(platform, LatticeECP5Platform):
+        return FAMILIES["ecp5"]
+    if isinstance(platform, GowinPlatform) and str(getattr(platform, "part", "")).startswith("GW5A"):
+        return FAMILIES["gowin-gw5a"]
+    return None

@@ -102,11 +102,15 @@ def _narrow_bits(fmt: Format | str, x, what: str) -> np.ndarray:
     fmt = get_format(fmt)
     arr = np.asarray(x)
     if arr.dtype.kind in "ui":
-        if arr.size:
-            lo, hi = int(arr.min()), int(arr.max())
+        # scan only what the dtype leaves open: the sign of signed dtypes, the width of wider ones
+        # (a uint16 f16 operand is valid as it is; the scans cost as much as a compiled SFMA)
+        if arr.size and arr.dtype.kind == "i":
+            lo = int(arr.min())
             if lo < 0:
                 raise ValueError(f"{what}: negative value {lo} is not a bit pattern of {fmt.name}")
-            if fmt.storage_bits < 64 and hi >> fmt.storage_bits:
+        if arr.size and fmt.storage_bits < 8 * arr.dtype.itemsize:
+            hi = int(arr.max())
+            if hi >> fmt.storage_bits:
                 raise ValueError(f"{what}: bit pattern {hi:#x} is wider than format {fmt.name} "
                                  f"({fmt.storage_bits} bits)")
         return arr

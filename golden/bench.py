@@ -10,9 +10,12 @@ on every core this process may use, and the vector generator
 (``golden.vectors.random_operands``) that feeds them.  One-core rates are medians
 in process CPU time, which stays put when other processes take the CPU away;
 the every-core rate is the median wall-clock rate (CPU time adds the threads
-up).  The ratio columns are what issue 21's targets read: compiled/numpy >= 10,
-every core/one core >= 1.8 on two cores, generator/compiled >= 1.
-``--all`` times every catalog instruction.
+up).  Where the authors' reference model is installed (``pip install mma-rtl[reference]``:
+mmasim, on torch), its rate on the same operands, one core's CPU time, is a column too
+(``golden.bench_reference``; ``-`` where it has no model of the instruction).  The ratio
+columns are what issue 21's targets read: compiled/numpy >= 10, every core/one core >= 1.8 on
+two cores, generator/compiled >= 1, and f64 SFMA compiled/reference >= 10.
+``--all`` times every catalog instruction, ``--only cdna3,SFMA`` the rows naming one of the words.
 
 A second table runs SFMA's binary64 fused multiply-add both ways on the same
 operands in the same run: ``golden.fma.fma_f64`` (error-free transformations)
@@ -25,11 +28,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
+import sys
 import time
 
 import numpy as np
 
-from . import fma, kernels, vectors
+from . import bench_reference, fma, kernels, vectors
 from .api import dot_add
 from .catalog import CATALOG, lookup
 from .vectors import KINDS, random_operands
@@ -85,6 +89,15 @@ def measure(ins, n: int, kind: str, repeat: int, seed: int = 0, backend: str = "
     rng = np.random.default_rng(seed)
     a, b, c, sa, sb = random_operands(ins, n, rng, kind)
     return Rate(n, time_calls(lambda: dot_add(ins, a, b, c, sa, sb, backend=backend, threads=threads), repeat))
+
+
+def reference_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate | None:
+    """The authors' reference model on the same operands (one core's CPU time), or None where it is
+    not installed or has no model of ``ins`` (:mod:`golden.bench_reference`)."""
+    rng = np.random.default_rng(seed)
+    a, b, c, _, _ = random_operands(ins, n, rng, kind)
+    call = bench_reference.reference_call(ins, a, b, c)
+    return None if call is None else Rate(n, time_calls(call, repeat))
 
 
 def generator_rate(ins, n: int, kind: str, repeat: int, seed: int = 0) -> Rate:
@@ -144,17 +157,22 @@ def generators_table(rows, n: int, repeat: int) -> int:
 
 TARGET_SPEEDUP = 10          # issue 21: compiled >= 10x numpy on one core
 TARGET_SCALING = 1.8         # and >= 1.8x from one core to two
+TARGET_F64_REFERENCE = 10    # f64 SFMA compiled >= 10x the reference model, one core each
 
 
-def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits")) -> int:
+def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits"), reference: bool = True) -> int:
     """numpy, compiled on one core and on every core, the generator: one row per instruction and
     kind, same vectors, one run.  Returns the number of rows short of a target."""
     cores = kernels.default_threads() if kernels.available() else 1
     print(f"dot-adds/s, median of {repeat} calls (one core: CPU time; {cores} cores: wall clock, and "
           f"{cores}/1 the ratio of the wall-clock medians); "
           f"compiled kernels: {'numba' if kernels.available() else 'not installed'}")
+    reference = reference and bench_reference.available()
+    print(f"reference model (mmasim): {'timed' if reference else 'not timed (not installed, or --no-reference)'}; "
+          f"nb/ref = numba 1 / reference 1")
     print(f"{'arch':10s} {'instruction':32s} {'algorithm':9s} {'kind':6s} {'numpy 1':>11s} {'numba 1':>11s} "
-          f"{'numba ' + str(cores):>11s} {'generator':>11s} {'nb/np':>6s} {f'{cores}/1':>5s} {'gen/nb':>6s}")
+          f"{'numba ' + str(cores):>11s} {'generator':>11s} {'reference 1':>11s} {'nb/np':>6s} {f'{cores}/1':>5s} "
+          f"{'gen/nb':>6s} {'nb/ref':>6s}")
     short = 0
     for ins in rows:
         for kind in kinds:
@@ -166,12 +184,17 @@ def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits")) -> int:
                 r1, rn, scale = one.cpu, many.median, many.median / one.median     # scaling: wall over wall
             else:
                 r1 = rn = scale = float("nan")
+            ref = reference_rate(ins, n, kind, repeat) if reference else None
+            ref_cpu = ref.cpu if ref is not None else float("nan")
             speed, feed = r1 / npy.cpu, gen.cpu / r1
             ok = speed >= TARGET_SPEEDUP and (cores < 2 or scale >= TARGET_SCALING) and feed >= 1
+            if ref is not None and ins.algorithm == "SFMA" and ins.formats[3].name == "f64":
+                ok = ok and r1 / ref_cpu >= TARGET_F64_REFERENCE
             short += not ok
+            ref_txt = f"{ref_cpu:11,.0f}" if ref is not None else f"{'-':>11s}"
             print(f"{ins.arch:10s} {ins.name:32s} {ins.algorithm:9s} {kind:6s} {npy.cpu:11,.0f} {r1:11,.0f} "
-                  f"{rn:11,.0f} {gen.cpu:11,.0f} {speed:6.2f} {scale:5.2f} {feed:6.2f} "
-                  f"{'ok' if ok else 'short'}", flush=True)
+                  f"{rn:11,.0f} {gen.cpu:11,.0f} {ref_txt} {speed:6.2f} {scale:5.2f} {feed:6.2f} "
+                  f"{r1 / ref_cpu:6.1f} {'ok' if ok else 'short'}", flush=True)
     print(f"{short} rows short of issue 21's targets (nb/np >= {TARGET_SPEEDUP}, {cores}/1 >= {TARGET_SCALING} "
           "where there are two cores, gen/nb >= 1)" if short else "every row meets issue 21's targets")
     return short
@@ -216,6 +239,14 @@ def fma_table(n: int, repeat: int) -> None:
             print(f"{arch + ' ' + name + ' (dot-adds/s)':44s} {kind:6s} {_pair(new, old)}", flush=True)
 
 
+def select(rows, only: str) -> list:
+    """The rows whose ``arch instruction algorithm`` contains one of the comma-separated words."""
+    words = [w.strip() for w in only.split(",") if w.strip()]
+    if not words:
+        return list(rows)
+    return [i for i in rows if any(w in f"{i.arch} {i.name} {i.algorithm}" for w in words)]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m golden.bench", description=__doc__.splitlines()[0])
     p.add_argument("-n", type=int, default=200_000, help="dot-adds per batch (default 200000)")
@@ -227,16 +258,25 @@ def main(argv=None) -> int:
     p.add_argument("--no-generators", action="store_true", help="skip the vector generators' table")
     p.add_argument("--gen-n", type=int, default=None,
                    help="rows per generator call (default -n, at most 65536: a campaign block)")
+    p.add_argument("--no-reference", action="store_true", help="skip the reference model's column")
+    p.add_argument("--only", default="", metavar="WORDS",
+                   help="comma-separated words; rows whose 'arch instruction algorithm' contains one "
+                        "(e.g. cdna3,GPS,SFMA); default every row")
     args = p.parse_args(argv)
     gen_n = args.gen_n or min(args.n, 65_536)
     if args.fma_only:
         fma_table(args.n, args.repeat)
         return 0
     rows = list(CATALOG) if args.all else [lookup(a, n) for a, n, _ in REPRESENTATIVES]
+    rows = select(rows, args.only)
+    if not rows:
+        print(f"error: --only {args.only!r} matches no row; words are matched in 'arch instruction algorithm' "
+              f"(e.g. cdna3, GPS, SFMA)", file=sys.stderr)
+        return 2
     if args.generators_only:
         generators_table(rows, gen_n, args.repeat)
         return 0
-    backends_table(rows, args.n, args.repeat)
+    backends_table(rows, args.n, args.repeat, reference=not args.no_reference)
     if not args.no_generators:
         generators_table(rows, gen_n, args.repeat)
     if not args.no_fma:

@@ -1,5 +1,6 @@
-"""fpga.bench: the board-against-host table on made-up build reports, and golden's rate on a tiny
-budget (no timing is asserted: the numbers are the benchmark's, not the test's)."""
+"""fpga.bench: the host's self-test check against a board lane, numpy and compiled side by side, on
+made-up build reports or a given clock and a tiny budget (no timing is asserted: the numbers are the
+benchmark's, not the test's)."""
 
 import golden
 import pytest
@@ -7,62 +8,69 @@ import pytest
 from fpga import bench
 from fpga.__main__ import main
 from fpga.build import BuildReport, Resources
+from fpga.selftest_fast import available
 
 HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+UNIT = "hopper HGMMA.64xNx16.F32"
+needs_numba = pytest.mark.skipif(not available(), reason="numba is not installed")
 
 
-def _report(lanes=4, clock=25.0, fmax=30.0, unit="hopper HGMMA.64xNx16.F32") -> BuildReport:
+def _report(lanes=4, clock=25.0, fmax=30.0, unit=UNIT) -> BuildReport:
     return BuildReport(board="ulx3s-85f", device="LFE5U-85F", design="d", build_dir="/b", bitstream="/b/top.bit",
                        clock_mhz=clock, fmax_mhz=fmax, used=Resources(30_000, 9_000, 64, 30),
                        synthesised=Resources(28_000, 9_000, 64, 30), capacity=Resources(83640, 83640, 156, 208),
                        critical_path=None, tools={"yosys": "0.64"}, unit=unit, lanes=lanes, multipliers="dsp")
 
 
-def _rate(normal, bits) -> bench.GoldenRate:
-    return bench.GoldenRate({"normal": normal, "bits": bits}, rows=1, seconds=1.0)
+def _rate(normal, bits, stages=None) -> bench.Rate:
+    return bench.Rate({"normal": normal, "bits": bits}, rows=1, seconds=1.0, stages=stages or {})
 
 
-def test_golden_rate_on_a_tiny_budget():
-    rate = bench.golden_rate([HGMMA], seconds=0.01, batch=64)
+@pytest.mark.parametrize("path", [pytest.param("numba", marks=needs_numba), "numpy"])
+def test_check_rate_on_a_tiny_budget(path):
+    rate = bench.check_rate([HGMMA], path, seconds=0.01, batch=64)
     assert set(rate.by_kind) == {"normal", "bits"} and all(r > 0 for r in rate.by_kind.values())
     assert rate.rows >= 2 * 2 * 64                      # at least two timed calls per kind
     assert min(rate.by_kind.values()) <= rate.stream <= max(rate.by_kind.values())
+    assert set(rate.stages) == {"operands", "golden", "signatures"}
+    assert rate.stream <= min(rate.stages.values())     # the stages add up to the whole
     with pytest.raises(ValueError, match="seconds must be positive"):
-        bench.golden_rate([HGMMA], seconds=0)
-
-
-def test_a_pool_of_two_measures_too():
-    assert bench.pooled_rate([HGMMA], jobs=2, seconds=0.01, batch=64) > 0
+        bench.check_rate([HGMMA], path, seconds=0)
 
 
 def test_stream_is_the_harmonic_mean_of_the_kinds():
     assert _rate(4e6, 1e6).stream == pytest.approx(1.6e6)
 
 
-def test_board_rate_is_lanes_times_the_met_design_clock():
-    row = bench.BenchRow("hopper HGMMA.64xNx16.F32", "FDA", 4, "dsp", _report(), _rate(4e6, 1e6))
-    assert row.board_rate == 4 * 25e6                   # the design clock, not the 30 MHz Fmax
-    assert row.cores == pytest.approx(100e6 / 1.6e6)
-    failing = bench.BenchRow("u", "FDA", 4, "dsp", _report(fmax=20.0), _rate(4e6, 1e6))
-    assert failing.board_rate is None and failing.cores is None
+def test_cores_per_lane_are_the_met_design_clock_over_the_rate():
+    row = bench.BenchRow(UNIT, "FDA", 4, 25.0, _rate(4e5, 1e5), _rate(4e6, 1e6), 5e7, 2, _report())
+    assert row.lane_rate == 25e6                        # the design clock, not the 30 MHz Fmax
+    assert row.cores(row.before) == pytest.approx(25e6 / 1.6e5) and row.cores(row.after) == pytest.approx(25e6 / 1.6e6)
+    assert row.lanes_checked == pytest.approx(2.0)
+    failing = bench.BenchRow("u", "FDA", 4, 25.0, _rate(4e5, 1e5), _rate(4e6, 1e6), None, 1, _report(fmax=20.0))
+    assert failing.lane_rate is None and failing.cores(failing.after) is None
     text = bench.table([row, failing])
-    assert "100,000,000" in text and "62.5" in text and "timing FAIL" in text and "20.00 MHz (FAIL)" in text
+    assert "25,000,000" in text and "156.2" in text and "15.6" in text and "10.0x" in text and "timing FAIL" in text
 
 
-def test_markdown_names_the_machine_and_the_command():
-    row = bench.BenchRow("hopper HGMMA.64xNx16.F32", "FDA", 4, "dsp", _report(), _rate(4e6, 1e6), 3.0e6, 2)
+def test_markdown_names_the_machine_the_versions_and_the_command():
+    stages = {"operands": 1e7, "golden": 2e6, "signatures": 1e8}
+    row = bench.BenchRow(UNIT, "FDA", 4, 25.0, _rate(4e5, 1e5), _rate(4e6, 1e6, stages), 3.0e6, 2, _report())
     text = bench.markdown([row], "python -m fpga bench hopper HGMMA.64xNx16.F32", 2.0, when="2026-01-01")
     assert "`python -m fpga bench hopper HGMMA.64xNx16.F32`" in text and "2026-01-01" in text
-    assert bench.machine() in text and "cores" in bench.machine()
-    assert "| hopper HGMMA.64xNx16.F32 | FDA | 4 | dsp | 30,000 |" in text
-    assert "2 processes at once 3,000,000 dot-adds/s, 94% of 2 x one core" in text
+    assert bench.machine() in text and "cores" in bench.machine() and "numpy " in text
+    assert f"| {UNIT} | FDA | 25 MHz | 25,000,000 | 160,000 | 1,600,000 | 10.0x | 156.2 | 15.6 | 3,000,000 (2) |" in text
+    assert f"| {UNIT} | 10,000,000 | 2,000,000 | 100,000,000 | 82% |" in text
+    assert "30,000 LUT4" in text
 
 
-def test_row_of_a_report_measures_its_unit():
-    row = bench.row_of(_report(lanes=2), seconds=0.01, batch=64)
-    assert row.unit == "hopper HGMMA.64xNx16.F32" and row.algorithm == HGMMA.algorithm and row.lanes == 2
+@needs_numba
+def test_row_of_a_unit_measures_both_paths():
+    row = bench.row_of(UNIT, 75.0, seconds=0.01, batch=64, jobs=2)
+    assert row.unit == UNIT and row.algorithm == HGMMA.algorithm and row.lane_rate == 75e6
+    assert row.before.stream > 0 and row.after.stream > 0 and row.all_cores > 0 and row.jobs == 2
     with pytest.raises(ValueError, match="does not say which unit"):
-        bench.row_of(_report(unit=""), seconds=0.01)
+        bench.row_of("", 75.0, seconds=0.01, report=_report(unit=""))
 
 
 def _one_line_error(capsys, argv) -> str:
@@ -78,12 +86,18 @@ def test_bench_errors(capsys, tmp_path):
     assert "no build report" in _one_line_error(capsys, ["bench", "--reports", str(tmp_path)])
     assert "--seconds must be positive" in _one_line_error(capsys, ["bench", "--reports", str(tmp_path),
                                                                     "--seconds", "0"])
+    assert "--clock must be a positive" in _one_line_error(capsys, ["bench", "hopper", "HGMMA.64xNx16.F32",
+                                                                    "--clock", "-5"])
 
 
-def test_bench_of_a_stored_report_writes_the_markdown(capsys, tmp_path):
+@needs_numba
+def test_bench_of_a_stored_report_and_a_clock_writes_the_markdown(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "BATCH", 64)
     _report(lanes=3).write(tmp_path)
     out = tmp_path / "benchmark.md"
-    assert main(["bench", "--reports", str(tmp_path), "--seconds", "0.01", "--markdown", str(out)]) == 0
+    assert main(["bench", "cdna3", "v_mfma_f32_16x16x4_f32", "--clock", "75", "--reports", str(tmp_path),
+                 "--seconds", "0.01", "--jobs", "0", "--markdown", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "75,000,000" in printed                      # 3 lanes x 25 MHz
-    assert "| hopper HGMMA.64xNx16.F32 | FDA | 3 | dsp |" in out.read_text()
+    assert "25,000,000" in printed and "75,000,000" in printed          # the report's clock, then --clock
+    text = out.read_text()
+    assert f"| {UNIT} | FDA | 25 MHz |" in text and "| cdna3 v_mfma_f32_16x16x4_f32 | SFMA | 75 MHz |" in text

@@ -42,7 +42,10 @@ class Blinky(Elaboratable):
 def test_every_board_is_an_ecp5_with_a_uart_and_a_clock():
     for brd in boards.BOARDS.values():
         platform = brd.platform()
-        assert brd.device in platform._nextpnr_device_options, brd.name
+        if brd.family.name != "ecp5":
+            assert brd.family.device_args(platform)[:2] == ["--device", brd.device], brd.name
+        else:
+            assert brd.device in platform._nextpnr_device_options, brd.name
         assert set(brd.uart_pins) == {"rx", "tx"}, brd.name
         assert 1e6 <= brd.clock_hz <= 100e6, brd.name
     assert boards.board("ulx3s-85f").device == "LFE5U-85F"

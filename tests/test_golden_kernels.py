@@ -77,7 +77,8 @@ def test_gpu_sets_through_the_kernels(s):
 FAULT_UNITS = [("hopper", "HMMA.16816.F32"), ("hopper", "HMMA.16816.F16"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
                ("blackwell", "UTCOMMA.4X"), ("cdna3", "v_mfma_f32_32x32x8_f16"),
                ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"), ("cdna2", "v_mfma_f32_32x32x8_f16"),
-               ("hopper", "DMMA.8x8x4"), ("cdna3", "v_mfma_f32_16x16x4_f32")]
+               ("hopper", "DMMA.8x8x4"), ("cdna3", "v_mfma_f32_16x16x4_f32"),
+               ("cdna3", "v_mfma_f32_16x16x16_bf16"), ("cdna2", "v_mfma_f32_32x32x4bf16")]
 
 
 @pytest.mark.parametrize("unit", FAULT_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
@@ -242,3 +243,35 @@ def test_fast_generator_same_bits_as_from_float(spread):
             v = np.where(rng.random((3000,)) < 0.5, -v, v)
         v = np.where(rng.random((3000,)) < 0.1, 0.0, v)
         assert np.array_equal(got, from_float(fmt, v, "RZ").astype(np.uint64)), name
+
+
+# the AMD and SFMA kernels' other paths: operands in their own width (uint16 f16, uint8 fp8, uint32
+# f32: the per-width loops and the byte loader), the later model's specials (FDRDA/GFDRDA rows
+# outside the block path)
+NARROW_UNITS = [("cdna3", "v_mfma_f32_16x16x16_bf16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"),
+                ("cdna2", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x4_f32"), ("hopper", "DMMA.8x8x4")]
+
+
+@pytest.mark.parametrize("unit", NARROW_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_operands_in_their_own_width(unit):
+    ins = lookup(*unit)
+    fa, fb, fc, _ = ins.formats
+    a, b, c, _, _ = random_operands(ins, 300, np.random.default_rng(7), "mixed")
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    narrow = a.astype(fa.dtype), b.astype(fb.dtype), c.astype(fc.dtype)
+    assert np.array_equal(golden.dot_add(ins, *narrow, backend="numba"), want)
+    mixed = a.astype(fa.dtype), b, c.astype(np.uint64)
+    assert np.array_equal(golden.dot_add(ins, *mixed, backend="numba"), want)
+
+
+@pytest.mark.parametrize("unit,change", [(("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"), {"specials": "later_model"}),
+                                         (("cdna3", "v_mfma_f32_32x32x8_bf16"), {"specials": "later_model"})],
+                         ids=lambda x: str(x))
+def test_amd_designs_beside_the_catalog(unit, change):
+    ins = lookup(*unit)
+    new = dataclasses.replace(ins, params=ins.datapath.params.with_(**change))
+    assert kernels.handles(new.datapath)
+    for i, kind in enumerate(("bits", "normal", "disputed", "structured")):
+        a, b, c, _, _ = random_operands(ins, 200, np.random.default_rng([11, i]), kind)
+        want = golden.dot_add(new, a, b, c, backend="numpy")
+        assert np.array_equal(golden.dot_add(new, a, b, c, backend="numba"), want), kind

@@ -24,10 +24,9 @@ from . import spec
 from .spec import supports  # noqa: F401  (public: the predicate)
 
 _FAULT = 0                       # test-only: the planted rounding fault (planted_fault())
-_LAUNCH = threading.Lock()       # numba's default threading layer takes one parallel launch at a time
 _WARMED: set = set()
 COMPILE_NOTICE_S = 1.0           # a first call slower than this says so on stderr
-BLOCKS_PER_THREAD = 8            # row blocks per thread in a parallel launch (load balance)
+BLOCKS_PER_THREAD = 4            # row ranges per thread in a threaded call (a core taken away costs less)
 MATERIALISED_ELEMENTS = 1 << 19  # broadcast operands are widened this many elements per chunk (4 MB)
 CONTIGUOUS_ROWS = 1 << 18        # rows per launch on contiguous operands (bounds the uint64 result buffer)
 PARALLEL_MIN_ROWS = 4096         # fewer rows run on the calling thread (a launch costs more)
@@ -43,18 +42,18 @@ def available() -> bool:
 
 
 def default_threads() -> int:
-    """The cores this process may run on (its CPU affinity), at most numba's thread pool."""
+    """The cores this process may run on (its CPU affinity)."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:                       # not Linux
         n = os.cpu_count() or 1
-    import numba
-    return max(1, min(n, numba.config.NUMBA_NUM_THREADS))
+    return max(1, n)
 
 
 @contextlib.contextmanager
 def planted_fault():
-    """Test only: every kernel misreads the round bit of its final rounding while inside."""
+    """Test only: every kernel's final rounding goes wrong while inside (the round bit misread; in
+    GPS, SFMA and the FDRDA block path the result one ulp off where it was inexact or finite)."""
     global _FAULT
     _FAULT = 1
     try:
@@ -64,10 +63,11 @@ def planted_fault():
 
 
 def _families():
+    """The row kernel of each algorithm family: ``rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab,
+    etab, prm, order, out)`` computes rows ``lo .. hi - 1`` without the GIL (threads share them)."""
     from . import amd, fused, gps, sfma
-    return {"FDA": (fused.fda_rows, fused.fda_parallel), "GDFS": (fused.gdfs_rows, fused.gdfs_parallel),
-            "FDRDA": (amd.fdrda_rows, amd.fdrda_parallel), "GFDRDA": (amd.fdrda_rows, amd.fdrda_parallel),
-            "GPS": (gps.gps_rows, gps.gps_parallel), "SFMA": (sfma.sfma_rows, sfma.sfma_parallel)}
+    return {"FDA": fused.fda_rows, "GDFS": fused.gdfs_rows, "FDRDA": amd.fdrda_rows, "GFDRDA": amd.fdrda_rows,
+            "GPS": gps.gps_rows, "SFMA": sfma.sfma_rows}
 
 
 _EMPTY = np.empty(0, np.uint8)
@@ -93,7 +93,7 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
         prm[spec.P_FAULT] = 1
     K = dp.k
     order = _order(dp.params, K)
-    rows, parallel = _families()[dp.params.base]
+    rows = _families()[dp.params.base]
     threads = default_threads() if threads is None else max(1, int(threads))
     R = ops.count
     out = np.empty(R, dp.d_format.dtype)
@@ -106,41 +106,73 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
             part = tuple(None if v is None else v[lo:hi] for v in views)
         else:
             part = ops.rows(lo, hi)
-        _launch(rows, parallel, threads, part, K, fmts, vtab, etab, prm, order, part_out[:hi - lo], dp.params.base)
-        out[lo:hi] = part_out[:hi - lo]
+        _launch(rows, threads, part, K, fmts, vtab, etab, prm, order, part_out[:hi - lo], out[lo:hi], dp.params.base)
     return out
 
 
-def _launch(rows, parallel, threads, arrays, K, fmts, vtab, etab, prm, order, out, base):
+def _launch(rows, threads, arrays, K, fmts, vtab, etab, prm, order, out, final, base):
+    """Rows of one chunk into ``out`` (uint64, what the kernels write), then ``final`` (d's dtype)."""
     packed = [_operand(x) for x in arrays]
     opv = tuple(v for v, _ in packed)
     isz = np.array([s for _, s in packed], np.int64)
     R = out.shape[0]
     threads = threads if R >= PARALLEL_MIN_ROWS else 1
-    key = (base, threads > 1)
-    if key not in _WARMED:                                    # compile (or load from the cache) on one row
+    args = (*opv, isz, K, fmts, vtab, etab, prm, order, out)
+    if base not in _WARMED:                                   # compile (or load from the cache) on one row
         t0 = time.perf_counter()
-        _call(rows, parallel, threads, 1, opv, isz, K, fmts, vtab, etab, prm, order, out[:1])
+        rows(0, 1, *args)
         dt = time.perf_counter() - t0
-        _WARMED.add(key)
+        _WARMED.add(base)
         if dt > COMPILE_NOTICE_S:
-            print(f"golden: compiled the {base} kernel{' (parallel)' if threads > 1 else ''} in {dt:.1f} s; "
-                  f"numba caches it for later runs", file=sys.stderr, flush=True)
-    _call(rows, parallel, threads, R, opv, isz, K, fmts, vtab, etab, prm, order, out)
+            print(f"golden: compiled the {base} kernel in {dt:.1f} s; numba caches it for later runs",
+                  file=sys.stderr, flush=True)
+    _call(rows, threads, R, args, out, final)
 
 
-def _call(rows, parallel, threads, R, opv, isz, K, fmts, vtab, etab, prm, order, out):
+_POOL: dict = {"size": 0, "pool": None}
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(workers: int):
+    """The process's worker threads, at least ``workers`` of them (grown on demand, kept)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with _POOL_LOCK:
+        if _POOL["size"] < workers:
+            if _POOL["pool"] is not None:
+                _POOL["pool"].shutdown(wait=False)
+            _POOL["pool"] = ThreadPoolExecutor(workers, thread_name_prefix="golden-kernel")
+            _POOL["size"] = workers
+        return _POOL["pool"]
+
+
+def _call(rows, threads: int, R: int, args, out, final) -> None:
+    """Rows ``0 .. R - 1`` on ``threads`` threads: the calling thread and ``threads - 1`` workers
+    take row ranges in turn until none is left (the kernels release the GIL, and so does numpy's
+    copy of a range's results into ``final``, d's dtype: no serial step after the kernels).
+    Plain Python threads, not numba's threading layer: no parallel variant to compile, no OpenMP
+    threads spinning on a shared machine."""
     if threads == 1:
-        rows(0, R, *opv, isz, K, fmts, vtab, etab, prm, order, out)     # nogil: no threading layer
+        rows(0, R, *args)
+        final[:] = out
         return
-    import numba
-    with _LAUNCH:
-        before = numba.get_num_threads()
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        try:
-            parallel(threads * BLOCKS_PER_THREAD, R, *opv, isz, K, fmts, vtab, etab, prm, order, out)
-        finally:
-            numba.set_num_threads(before)
+    step = max(PARALLEL_MIN_ROWS // 4, -(-R // (threads * BLOCKS_PER_THREAD)))
+    starts = iter(range(0, R, step))
+    take = threading.Lock()
+
+    def work():
+        while True:
+            with take:
+                lo = next(starts, None)
+            if lo is None:
+                return
+            hi = min(R, lo + step)
+            rows(lo, hi, *args)
+            final[lo:hi] = out[lo:hi]
+
+    futures = [_pool(threads - 1).submit(work) for _ in range(threads - 1)]
+    work()
+    for f in futures:
+        f.result()
 
 
 def _order(p, K: int) -> np.ndarray:

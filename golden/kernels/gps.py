@@ -1,17 +1,40 @@
 """CDNA2's GPS compiled: f32 products and pairwise group sums with subnormals flushed, accumulated
-in order from c, as ``algorithms.gps`` computes them with numpy's IEEE binary32 arithmetic."""
+in order from c, as ``algorithms.gps`` computes them with numpy's IEEE binary32 arithmetic.
+
+A block of :data:`BLOCK` rows goes through each step together: the operands of one product index
+are read down the block's rows and turned into flushed binary32 from their fields (f16, bf16:
+a few integer operations, no table), then every multiply, flush and add runs across the block
+(loops the compiler vectorises; the CPU's binary32 arithmetic is numpy's).  NaN and infinities
+need no other path: IEEE arithmetic carries them, and a NaN result's bits are made canonical at
+the end.  Other 16-bit formats read the numpy path's flushed values from the value table.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from . import _common as C
 from . import spec as S
-from .fused import BLOCK_ROWS, gather_column, widths
 
 _SIGN = np.uint32(0x80000000)
 _EXP = np.uint32(0x7F800000)
+NAN32 = np.uint32(0x7FC00000)
+BLOCK = 256              # rows carried through each step together
+
+
+@intrinsic
+def f32_from_f16(typingctx, x):
+    """The binary32 of an f16 pattern (the low 16 bits of a uint64): LLVM's ``fpext half``, one
+    instruction where the CPU has F16C (every value, subnormals, infinities and NaN exact)."""
+    def codegen(context, builder, sig, args):
+        h = builder.bitcast(builder.trunc(args[0], ir.IntType(16)), ir.HalfType())
+        return builder.fpext(h, ir.FloatType())
+    return types.float32(types.uint64), codegen
 
 
 @njit(**C.HOT)
@@ -24,76 +47,148 @@ def flush(x):
 
 
 @njit(**C.HOT)
-def flushed(v, e, emin, tiny):
-    """f32 value of an operand, subnormals and zeros as +0 (``algorithms._flushed_f32_table``)."""
-    if e == C.ZERO_EXP or (e == emin and abs(v) < tiny):
+def fields_to_f32(x, eb, mb, bias):
+    """The binary32 of an IEEE-style pattern ``x`` (int64; ``eb`` <= 8 exponent bits, ``mb`` <= 23
+    mantissa bits, a sign bit above), zeros and subnormals as +0 (``algorithms._flushed_f32_table``):
+    int64 selects, no branch (numba widens unsigned 32-bit arithmetic; int64 keeps it integer)."""
+    top = (np.int64(1) << eb) - 1
+    m = x & ((np.int64(1) << mb) - 1)
+    e = (x >> mb) & top
+    s = (x >> (mb + eb)) & 1
+    ef = np.int64(255) if e == top else e + (127 - bias)
+    w = (s << 31) | (ef << 23) | (m << (23 - mb))
+    return C.f32_from_bits(np.uint32(np.int64(0) if e == 0 else w))
+
+
+@njit(**C.HOT)
+def decodes_fields(fmts, f):
+    """Formats :func:`fields_to_f32` reads: IEEE NaN/infinity, signed, subnormals, no ignored bits."""
+    return (fmts[f, C.NAN_KIND] == C.NAN_IEEE and fmts[f, C.SIGNED] == 1 and fmts[f, C.SUBNORMALS] == 1
+            and fmts[f, C.IGNORED_LOW] == 0 and fmts[f, C.EXP_BITS] <= 8 and fmts[f, C.MAN_BITS] <= 23)
+
+
+@njit(**C.HOT)
+def tabled_f32(fmts, vtab, etab, f, bits):
+    """A tabled operand's f32 value, subnormals and zeros as +0 (any 16-bit format)."""
+    j = C.table_index(fmts, f, bits)
+    v = np.float64(vtab[fmts[f, C.TABLE_OFF] + j])
+    e = np.int64(etab[fmts[f, C.EXP_TAB_OFF] + j])
+    if e == C.ZERO_EXP or (e == fmts[f, C.EMIN] and abs(v) < C.pow2(fmts[f, C.EMIN])):
         return np.float32(0.0)
     return np.float32(v)
 
 
+@njit(**C.HOT)
+def half_to_f32(x):
+    """GPS's flushed f32 of an f16 pattern (low 16 bits of a uint64), by the CPU's conversion."""
+    v = f32_from_f16(x)
+    return v if abs(v) >= np.float32(2.0 ** -14) or math.isnan(v) else np.float32(0.0)
+
+
 @njit(**C.INLINE)
-def flushed_column(IX, nb, off, xoff, emin, tiny, vtab, etab, out):
-    """``out[i]``: operand ``IX[i]``'s f32 value, subnormals and zeros +0, across a block's rows."""
+def decode_span(x, isz, fmts, vtab, etab, f, e0, n, out):
+    """``out[e]``: operand element ``e0 + e`` (row-major: row by row, a row's K in order) as GPS's
+    flushed f32, e < n: one pass over contiguous memory, in the operand's own width, one loop per
+    width and decoding (f16 by the CPU's conversion, IEEE-style formats from their fields, others
+    from the table).  The loops index slices from 0: an index like ``e0 + e`` may be negative to
+    numba, whose wraparound check then keeps the loop from vectorising (5x slower, measured)."""
+    eb, mb, bias = fmts[f, C.EXP_BITS], fmts[f, C.MAN_BITS], fmts[f, C.BIAS]
+    fields = decodes_fields(fmts, f)
+    half = fields and eb == 5 and mb == 10 and bias == 15
+    if fields and isz == 8:
+        v8 = x[:x.shape[0] - x.shape[0] % 8].view(np.uint64)[e0:e0 + n]
+        if half:
+            for e in range(n):
+                out[e] = half_to_f32(v8[e])
+        else:
+            for e in range(n):
+                out[e] = fields_to_f32(np.int64(v8[e] & np.uint64(0xFFFF_FFFF)), eb, mb, bias)
+    elif fields and isz == 2:
+        v2 = x[:x.shape[0] - x.shape[0] % 2].view(np.uint16)[e0:e0 + n]
+        if half:
+            for e in range(n):
+                out[e] = half_to_f32(np.uint64(v2[e]))
+        else:
+            for e in range(n):
+                out[e] = fields_to_f32(np.int64(v2[e]), eb, mb, bias)
+    elif fields:
+        for e in range(n):
+            out[e] = fields_to_f32(np.int64(C.load(x, isz, e0 + e) & np.uint64(0xFFFF_FFFF)), eb, mb, bias)
+    else:
+        for e in range(n):
+            out[e] = tabled_f32(fmts, vtab, etab, f, C.load(x, isz, e0 + e))
+
+
+@njit(**C.INLINE)
+def c_column(c, isz, fmts, vtab, etab, r0, nb, d):
+    """``d[i]``: c of row ``r0 + i`` as f32, a subnormal (or -0) as +0 (an f32 c read in place)."""
+    if fmts[S.CF, C.WORD32] == 1 and fmts[S.CF, C.IGNORED_LOW] == 0 and isz in (4, 8):
+        if isz == 8:
+            v8 = c[:c.shape[0] - c.shape[0] % 8].view(np.uint64)[r0:r0 + nb]
+            for i in range(nb):
+                d[i] = c_f32(C.f32_from_bits(np.uint32(v8[i] & np.uint64(0xFFFFFFFF))))
+        else:
+            v4 = c[:c.shape[0] - c.shape[0] % 4].view(np.uint32)[r0:r0 + nb]
+            for i in range(nb):
+                d[i] = c_f32(C.f32_from_bits(v4[i]))
+        return
     for i in range(nb):
-        x = IX[i]
-        out[i] = flushed(np.float64(vtab[off + x]), np.int64(etab[xoff + x]), emin, tiny)
+        d[i] = c_f32(np.float32(C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz, r0 + i))[0]))
+
+
+@njit(**C.HOT)
+def c_f32(x):
+    """c as GPS reads it: a subnormal (or -0) becomes +0."""
+    return np.float32(0.0) if (C.bits_from_f32(x) & _EXP) == 0 else x
+
+
+@njit(**C.INLINE)
+def pair_level(src, m, dst):
+    """``dst[e] = flush(src[2e] + src[2e+1])``, e < m: the pairs read as one 64-bit word each (a
+    contiguous loop the compiler vectorises; a stride-2 float loop measured about 3x slower)."""
+    w = src[:2 * m].view(np.uint64)
+    for e in range(m):
+        x = w[e]
+        lo = C.f32_from_bits(np.uint32(x & np.uint64(0xFFFF_FFFF)))
+        hi = C.f32_from_bits(np.uint32(x >> np.uint64(32)))
+        dst[e] = flush(lo + hi)
 
 
 @njit(**C.JIT)
 def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, a block of rows at a time (every
-    step is one IEEE binary32 operation per row, run across the block)."""
+    """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, :data:`BLOCK` rows at a time.
+
+    The block's products lie row by row (a row's K products in order): products, then each level
+    of the pairwise sums (adjacent pairs: (p0+p1)+(p2+p3)), each one IEEE binary32 operation
+    and a flush per element over contiguous memory; then d accumulates the group sums in order."""
     g = prm[S.P_GROUP]
-    BL = BLOCK_ROWS
-    buf = np.empty((g, BL), np.float32)
-    av = np.empty(BL, np.float32)
-    bv = np.empty(BL, np.float32)
+    BL = BLOCK
+    av = np.empty(BL * K, np.float32)
+    bv = np.empty(BL * K, np.float32)
     d = np.empty(BL, np.float32)
-    IA = np.empty(BL, np.int64)
-    IB = np.empty(BL, np.int64)
-    wa, wb = widths(a), widths(b)
-    oa, ob = fmts[S.A, C.TABLE_OFF], fmts[S.B, C.TABLE_OFF]          # GPS operands are tabled (spec)
-    xa, xb = fmts[S.A, C.EXP_TAB_OFF], fmts[S.B, C.EXP_TAB_OFF]
-    ma, mb = (np.int64(1) << fmts[S.A, C.VALUE_BITS]) - 1, (np.int64(1) << fmts[S.B, C.VALUE_BITS]) - 1
-    emin_a, emin_b = fmts[S.A, C.EMIN], fmts[S.B, C.EMIN]
-    tiny_a, tiny_b = C.pow2(emin_a), C.pow2(emin_b)
     fault = prm[S.P_FAULT] == 1
+    ng = K // g
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
-        for i in range(nb):
-            cv, _ = C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz[2], r0 + i))
-            x = np.float32(cv)
-            d[i] = np.float32(0.0) if (C.bits_from_f32(x) & _EXP) == 0 else x    # c: subnormal (or -0) -> +0
-        for j in range(0, K, g):
-            for t in range(g):
-                gather_column(wa, isz[0], r0, K, order[j + t], nb, fmts[S.A, C.IGNORED_LOW], ma, IA)
-                gather_column(wb, isz[1], r0, K, order[j + t], nb, fmts[S.B, C.IGNORED_LOW], mb, IB)
-                flushed_column(IA, nb, oa, xa, emin_a, tiny_a, vtab, etab, av)
-                flushed_column(IB, nb, ob, xb, emin_b, tiny_b, vtab, etab, bv)
-                row = buf[t]
-                for i in range(nb):
-                    row[i] = flush(av[i] * bv[i])
-            width = g
-            while width > 1:                                     # (p0+p1)+(p2+p3), each add flushed
-                width //= 2
-                for t in range(width):
-                    lo_, hi_, dst = buf[2 * t], buf[2 * t + 1], buf[t]
-                    for i in range(nb):
-                        dst[i] = flush(lo_[i] + hi_[i])
-            first = buf[0]
+        c_column(c, isz[2], fmts, vtab, etab, r0, nb, d)
+        n = nb * K
+        decode_span(a, isz[0], fmts, vtab, etab, S.A, r0 * K, n, av)
+        decode_span(b, isz[1], fmts, vtab, etab, S.B, r0 * K, n, bv)
+        for e in range(n):
+            av[e] = flush(av[e] * bv[e])
+        m = n
+        src_, dst = av, bv
+        while m > nb * ng:                                   # one level of every group's pairwise sum
+            m //= 2
+            pair_level(src_, m, dst)
+            src_, dst = dst, src_
+        for j in range(ng):                                  # d accumulates the group sums in order
             for i in range(nb):
-                d[i] = flush(d[i] + first[i])
+                d[i] = flush(d[i] + src_[i * ng + j])
         for i in range(nb):
             bits = C.bits_from_f32(d[i])
             if (bits & ~_SIGN) > _EXP:
-                bits = np.uint32(0x7FC00000)                      # every NaN is the canonical quiet NaN
+                bits = NAN32                                      # every NaN is the canonical quiet NaN
             elif fault and (bits & _EXP) != _EXP:
                 bits ^= np.uint32(1)                              # the planted fault: the last rounding off by one ulp
             out[r0 + i] = np.uint64(bits)
-
-
-@njit(parallel=True, **C.JIT)
-def gps_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        gps_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)

@@ -2,61 +2,93 @@
 one rounding, RNE, subnormals kept), binary64 and binary32.  The dispatcher checks once that the
 compiled fma is correctly rounded on cases a separate multiply and add get wrong
 (:func:`fma_is_exact`); where it is not, SFMA stays on the numpy path's error-free
-transformations (``golden.fma``)."""
+transformations (``golden.fma``).
+
+The hardware fma computes NaN, infinities and subnormals as IEEE 754 says, so there is no special
+path: only a NaN result's bits are made canonical (the numpy path's NaN).  Each loop reads the
+operands in their own width (one loop per item size, chosen once per call), straight from the
+callers' arrays, a row's products in order.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _common as C
 from . import spec as S
-from .fused import gather_indices, widths
+from .fused import widths
 
 NAN64 = np.uint64(0x7FF8000000000000)      # golden.fma's canonical NaNs
 NAN32 = np.uint32(0x7FC00000)
 
 
 @njit(**C.HOT)
-def sfma64_row(IA, IB, cbits, K):
-    d = C.f64_from_bits(cbits)
-    for k in range(K):
-        d = C.fma64(C.f64_from_bits(np.uint64(IA[k])), C.f64_from_bits(np.uint64(IB[k])), d)
-    bits = C.bits_from_f64(d)
-    return NAN64 if d != d else bits
+def _f64(v, i):
+    return C.f64_from_bits(np.uint64(v[i]))
 
 
 @njit(**C.HOT)
-def sfma32_row(IA, IB, cbits, K):
+def _f32(v, i):
+    return C.f32_from_bits(np.uint32(v[i]))
+
+
+@njit(**C.HOT)
+def row64(ra, rb, cbits, K):
+    """d's bits after a row's K binary64 fmas, in order (a NaN canonical)."""
+    d = C.f64_from_bits(np.uint64(cbits))
+    for k in range(K):
+        d = C.fma64(_f64(ra, k), _f64(rb, k), d)
+    return NAN64 if math.isnan(d) else C.bits_from_f64(d)
+
+
+@njit(**C.HOT)
+def row32(ra, rb, cbits, K):
+    """d's bits after a row's K binary32 fmas, in order (a NaN canonical)."""
     d = C.f32_from_bits(np.uint32(cbits))
     for k in range(K):
-        d = C.fma32(C.f32_from_bits(np.uint32(IA[k])), C.f32_from_bits(np.uint32(IB[k])), d)
-    return np.uint64(NAN32 if d != d else C.bits_from_f32(d))
+        d = C.fma32(_f32(ra, k), _f32(rb, k), d)
+    return np.uint64(NAN32 if math.isnan(d) else C.bits_from_f32(d))
+
+
+@njit(**C.INLINE)
+def sfma_loop(va, vb, vc, lo, hi, K, wide, fault, out):
+    """Rows ``lo .. hi - 1`` of SFMA, operands ``va, vb, vc`` in any integer width; each row's
+    operands as slices (no wraparound check per element)."""
+    nan = NAN64 if wide else np.uint64(NAN32)
+    for r in range(lo, hi):
+        ra, rb = va[r * K:r * K + K], vb[r * K:r * K + K]
+        bits = row64(ra, rb, vc[r], K) if wide else row32(ra, rb, vc[r], K)
+        if fault and bits != nan:
+            bits ^= np.uint64(1)                       # the planted fault: the last rounding off by one ulp
+        out[r] = bits
 
 
 @njit(**C.JIT)
 def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """Rows ``lo .. hi - 1``; d's format (f64 or f32) from the format table's d row."""
+    """Rows ``lo .. hi - 1``; d's format (f64 or f32) from the format table's d row.  Operands of
+    one item size (the common case: the generators' uint64, or each format's own width) run a
+    loop specialised to it; mixed widths read each element through ``_common.load``."""
     wide = fmts[S.D, C.EXP_BITS] == 11
     fault = prm[S.P_FAULT] == 1
-    IA = np.empty(K, np.int64)
-    IB = np.empty(K, np.int64)
-    wa, wb = widths(a), widths(b)
-    for r in range(lo, hi):
-        gather_indices(wa, isz[0], r * K, order, 0, K, 0, -1, IA)       # the raw bits, in their width
-        gather_indices(wb, isz[1], r * K, order, 0, K, 0, -1, IB)
-        cbits = C.load(c, isz[2], r)
-        d = sfma64_row(IA, IB, cbits, K) if wide else sfma32_row(IA, IB, cbits, K)
-        if fault and d != (NAN64 if wide else np.uint64(NAN32)):
-            d ^= np.uint64(1)                                     # the planted fault: the last rounding off by one ulp
-        out[r] = d
+    wa, wb, wc = widths(a), widths(b), widths(c)
+    if isz[0] == isz[1] == isz[2] == 8:
+        sfma_loop(wa[3], wb[3], wc[3], lo, hi, K, wide, fault, out)
+    elif isz[0] == isz[1] == isz[2] == 4:
+        sfma_loop(wa[2], wb[2], wc[2], lo, hi, K, wide, fault, out)
+    else:
+        la = np.empty(K * (hi - lo), np.uint64)
+        lb = np.empty(K * (hi - lo), np.uint64)
+        lc = np.empty(hi - lo, np.uint64)
+        for r in range(lo, hi):
+            lc[r - lo] = C.load(c, isz[2], r)
+            for k in range(K):
+                la[(r - lo) * K + k] = C.load(a, isz[0], r * K + k)
+                lb[(r - lo) * K + k] = C.load(b, isz[1], r * K + k)
+        sfma_loop(la, lb, lc, 0, hi - lo, K, wide, fault, out[lo:hi])
 
-
-@njit(parallel=True, **C.JIT)
-def sfma_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        sfma_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
 
 
 @njit(**C.JIT)

@@ -1,0 +1,222 @@
+"""Building a board's bitstream from what a user asks for: the functions the command line
+(``python -m fpga build|program``) and the benchmark (:mod:`fpga.bench`) both call.
+
+:class:`BuildRequest` holds what ``python -m fpga build`` takes (its attributes are the parser's
+names, so the command line's namespace serves as one too); :func:`build_board` turns it into a
+:class:`fpga.config.BoardConfig`, a top (the board top, the stand-in, or a design of one's own) and
+a build (:func:`fpga.build.build`); :func:`config_from` is the board configuration alone (also
+for ``sim`` and ``selftest``); :func:`timing_advice` says what to do about a missed clock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+
+import golden
+
+from .boards import board as find_board
+from . import build as _build      # looked up at each call: a test plants a fake build there
+from .config import BoardConfig
+from .fit import board_config
+from .progress import ROUTE_TIMEOUT_S
+from .top import BoardTop
+
+__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "config_from", "dut_config", "timing_advice"]
+
+AUTO = "auto"        # --clock / --pipeline: the board's family's default
+
+
+@dataclass
+class BuildRequest:
+    """A build as ``python -m fpga build ARCH INSTR [options]`` asks for it (the options' names).
+
+    Members
+    -------
+    arch, instr : str
+        The architecture and its instruction(s) (several make a tensor core).
+    board : str
+        A board of :data:`fpga.boards.BOARDS`.
+    lanes : int or "max"
+    core : bool
+        A tensor core even for one instruction.
+    baud, clock : int, optional
+        The UART rate and the design clock in Hz (default: the board's).
+    pipeline : str
+        ``hw.Pipelining``'s spec (``"0"`` .. ``"3"``, ``"2,align=2"``).
+    multipliers : str
+        ``dsp``, ``lut`` or ``auto`` (:mod:`fpga.multipliers`).
+    seed : int
+        nextpnr's placement seed.
+    yosys : str, optional
+        A YoWASP Yosys release, or ``env``.
+    dut : str, optional
+        A design of one's own (``UNIT.TOML``).
+    route_timeout : float, optional
+        Seconds routing may last (:mod:`fpga.progress`).
+    """
+
+    arch: str
+    instr: str
+    board: str = "ulx3s-85f"
+    lanes: int | str = 1
+    core: bool = False
+    baud: int | None = None
+    clock: int | None = None
+    pipeline: str = "0"
+    multipliers: str = "dsp"
+    seed: int = 1
+    yosys: str | None = None
+    dut: str | None = None
+    route_timeout: float | None = ROUTE_TIMEOUT_S
+    cmd: str = "build"
+
+
+def config_from(args, **kw) -> BoardConfig:
+    """The board ``args`` names (a :class:`BuildRequest` or the command line's namespace): several
+    instructions make a tensor core of them."""
+    if AUTO in (getattr(args, "clock", None), getattr(args, "pipeline", None)):
+        raise ValueError(f"--clock auto and --pipeline auto apply to build and program (the board family's "
+                         f"defaults), not to {args.cmd}: give a number")
+    several = len(golden.select(args.arch, args.instr)) > 1
+    if args.baud:
+        kw["baud"] = args.baud
+    if args.clock:
+        kw["clock_hz"] = args.clock
+    kw.update(_passed_through(args))
+    if args.lanes == "max":
+        raise ValueError(f"--lanes max applies to build and program (it synthesises to find how many fit), "
+                         f"not to {args.cmd}: give a number")
+    if args.core or several:
+        return BoardConfig.from_names(args.arch, args.instr, lanes=args.lanes, core=True, **kw)
+    return board_config(args.arch, args.instr, args.lanes, **kw)     # buffers shallower where wide entries need it
+
+
+def _passed_through(args) -> dict:
+    """BoardConfig keyword arguments of options other modules add (``--pipeline``: ``pipelining``)."""
+    for name in ("pipelining", "pipeline"):
+        if getattr(args, name, None) not in (None, False):
+            return {"pipelining": getattr(args, name)}
+    return {}
+
+
+def dut_config(args):
+    """``(board config, fpga.dut.DutBoard)`` of ``--dut UNIT.TOML``: its first target, ARCH/INSTR filtering
+    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``."""
+    if not getattr(args, "dut", None):
+        return config_from(args), None
+    from .dut import dut_board
+    pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
+    dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
+    return board_config(dut.ins.arch, dut.ins.name, 1, **({"baud": args.baud} if args.baud else {})), dut
+
+
+def build_board(args, standin: bool = False, reuse: bool = True):
+    """The bitstream of the board top (or the stand-in) ``args`` names (a :class:`BuildRequest`, or the
+    command line's namespace): ``(BuildReport, BoardConfig)``."""
+    brd = find_board(args.board)
+    resolve_defaults(args, brd, standin)
+    if getattr(args, "dut", None):
+        return _built_dut(args, brd, standin, reuse)
+    lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
+    cfg = config_from(args, clock_hz=args.clock or brd.clock_hz)
+    if cfg.clock_hz != brd.clock_hz:
+        if standin:
+            raise ValueError(f"--clock applies to the board top; the stand-in runs at the {brd.name}'s "
+                             f"{brd.clock_hz / 1e6:g} MHz clock (leave out --clock, or --standin)")
+        brd.family.check_clock(brd.clock_hz, cfg.clock_hz)   # a clock it cannot make: one line, before minutes of work
+    if standin:
+        from .standin import StandInTop
+        top = StandInTop(cfg.unit())
+        design = f"standin-{cfg.name}"
+    else:
+        top, design = BoardTop(cfg), cfg.name
+    if cfg.clock_hz != brd.clock_hz:                   # its own build folder: a 25 MHz build stays
+        design += f"_{cfg.clock_hz / 1e6:g}MHz"
+    pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
+    print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
+          f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
+    if args.multipliers != "dsp":                       # its own build folder too
+        design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
+    report = _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
+                          reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
+                          lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
+                          unit=f"{cfg.arch} {','.join(cfg.instructions)}",
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
+    return report, cfg
+
+
+def _built_dut(args, brd, standin: bool, reuse: bool):
+    """The bitstream of the board top around a design of one's own (``--dut UNIT.TOML``): one lane, the
+    design's files read by Yosys beside the top (one that Yosys cannot read is refused before any work)."""
+    from .dut import platform_files
+    if standin or args.lanes not in (1, "1") or args.multipliers != "dsp" or args.pipeline not in (None, "0"):
+        raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers "
+                         "and --pipeline")
+    cfg, dut = dut_config(args)
+    cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
+    if cfg.clock_hz != brd.clock_hz:
+        brd.family.check_clock(brd.clock_hz, cfg.clock_hz)
+    design = f"dut-{dut.prep.desc.name}" + (f"_{cfg.clock_hz / 1e6:g}MHz" if cfg.clock_hz != brd.clock_hz else "")
+    print(f"building {design} ({dut.prep.desc.path}) for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz): "
+          "synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
+    report = _build.build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
+                          yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
+                          unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
+    return report, cfg
+
+
+def _lanes_to_build(args, brd, standin: bool) -> tuple:
+    """(lanes that fit or None, DSP lanes of an ``auto`` build or None); ``args.lanes`` becomes a number."""
+    from .fit import dsp_lanes_for, fit_unit, lane_cost
+    many = args.core or len(golden.select(args.arch, args.instr)) > 1
+    if many and (args.lanes != 1 or args.multipliers == "auto"):
+        raise ValueError("a tensor core has one lane: --lanes and --multipliers auto apply to a dot-add unit")
+    if standin and args.lanes == "max":
+        raise ValueError("--lanes max sizes the board top; give --standin a number of lanes")
+    kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
+    if args.baud:
+        kw["baud"] = args.baud
+    lanes_fit = None
+    if args.lanes == "max":
+        print(f"fitting {args.arch} {args.instr} lanes on {brd.name} ({args.multipliers} multipliers): "
+              f"syntheses with 1 and 2 lanes (minutes; kept for next time)", file=sys.stderr, flush=True)
+        found = fit_unit(args.arch, args.instr, brd, args.multipliers, yosys_version=args.yosys, **kw)
+        print(found.text(), end="", file=sys.stderr)
+        if found.lanes == 0:
+            raise ValueError(f"no lane fits the {brd.name}: {found.answer()}")
+        args.lanes = lanes_fit = found.lanes
+        return lanes_fit, found.dsp_lanes if args.multipliers == "auto" else None
+    if args.multipliers == "auto":
+        board_config(args.arch, args.instr, args.lanes, **kw)          # bad names: one line before any synthesis
+        cost = lane_cost(args.arch, args.instr, brd, "dsp", yosys_version=args.yosys, **kw)
+        return None, dsp_lanes_for(args.lanes, _build.device_capacity(brd).dsp, cost)
+    return None, None
+
+
+def timing_advice(report, brd, baud: int) -> str:
+    """What to do about a build that misses timing: a design clock that would pass, if any."""
+    mhz = _build.passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud, family=brd.family)
+    slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
+    return f"{slower}fewer instructions or another board"
+
+
+def resolve_defaults(args, brd, standin: bool = False) -> None:
+    """Replace ``auto`` in ``args.pipeline`` and ``args.clock`` by the board's family's default
+    (:attr:`fpga.families.base.Family.default_pipeline`, ``default_clock_mhz``; the stand-in runs at
+    the board's clock) and say on stderr what was chosen."""
+    family = brd.family
+    chose = []
+    if getattr(args, "pipeline", None) == AUTO:
+        args.pipeline = family.default_pipeline
+        chose.append(f"pipelining level {args.pipeline}")
+    if getattr(args, "clock", None) == AUTO:
+        mhz = None if standin else family.default_clock_mhz
+        args.clock = mhz * 1_000_000 if mhz else None
+        chose.append(f"a {(mhz or brd.clock_hz / 1e6):g} MHz design clock"
+                     + ("" if mhz else f" (the {brd.name}'s own)"))
+    if chose:
+        print(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}, where the records in docs/fpga/ "
+              f"close timing (PIPELINE= and CLOCK= choose others)", file=sys.stderr, flush=True)

