@@ -83,6 +83,8 @@ def main(argv: list[str]) -> int:
         print(f"error: no rule in tools/tests_layout.py RULES for {', '.join(unknown)}; "
               f"add a prefix naming one of {', '.join(FOLDERS)}", file=sys.stderr)
         return 2
+    if not files:
+        print("tests/ is laid out: no test file sits directly in it")
     for f in files:
         dest = TESTS / folder_of(f.name) / f.name
         print(f"{f.relative_to(REPO)} -> {dest.relative_to(REPO)}")

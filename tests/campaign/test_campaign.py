@@ -165,7 +165,7 @@ def test_bad_command_lines_get_one_clear_line(argv, message, capsys, tmp_path):
 
 
 def test_an_rtl_campaign_gives_the_verdicts_of_cosim(tmp_path):
-    """The Verilator units (builds shared with tests/test_cosim_rtl.py): the same vectors, the same verdict."""
+    """The Verilator units (builds shared with tests/cosim/test_cosim_rtl.py): the same vectors, the same verdict."""
     from cosim import run as cr
     pairs = (("hopper", "HGMMA.64xNx16.F32"),)
     c = Campaign(pairs, device="rtl", block=BLOCK, target=2 * BLOCK, seed=3, stall=0.2)
@@ -182,7 +182,7 @@ def test_an_rtl_campaign_gives_the_verdicts_of_cosim(tmp_path):
 
 def test_the_tensor_core_as_the_device(tmp_path):
     """DEVICE=core: each instruction through the Volta core's opcode (the build make cosim-core and
-    tests/test_tensor_core.py share)."""
+    tests/hw/test_tensor_core.py share)."""
     pairs = (("volta", "HMMA.884.F32.F32"), ("volta", "HMMA.884.F16.F16"))
     c = Campaign(pairs, device="core", block=BLOCK, target=BLOCK, stall=0.2)
     db = tmp_path / "c.sqlite"

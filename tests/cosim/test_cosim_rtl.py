@@ -38,7 +38,7 @@ def _run(ins, **kw):
 
 
 # the E8M13 result (ada QMMA) is co-simulated under slow; make test checks it in Amaranth's simulator
-# (tests/test_hw_fused.py), which costs no Verilator build
+# (tests/hw/test_hw_fused.py), which costs no Verilator build
 @pytest.mark.parametrize("pair", [pytest.param(p, marks=pytest.mark.slow) if p[0] == "ada" else p
                                   for p in REPRESENTATIVE], ids=lambda p: f"{p[0]}-{p[1]}")
 def test_representative_instruction(pair, capsys):
@@ -88,7 +88,7 @@ def test_gpu_vectors_through_rtl(s):
 
 
 # under slow: the lowered unit is the largest Verilator build of make test (about 100 s of CPU here);
-# make test runs the same units in Amaranth's simulator (tests/test_hw_fused.py)
+# make test runs the same units in Amaranth's simulator (tests/hw/test_hw_fused.py)
 @pytest.mark.slow
 @pytest.mark.parametrize("s", [s for s in MEASURED_SETS if s.instruction.startswith("MMA.16832.")],
                          ids=lambda s: s.id)
@@ -153,7 +153,7 @@ def _run_pipelined(pair, level, n):
 
 
 # GDFS and GFDRDA at the deepest level are proved in Amaranth's simulator in make test
-# (tests/test_hw_pipelining.py); their Verilator builds, the largest of the six, run under slow
+# (tests/hw/test_hw_pipelining.py); their Verilator builds, the largest of the six, run under slow
 SLOW_DEEPEST = {("blackwell", "UTCOMMA.MXF4.E8"), ("cdna3", "v_mfma_f32_32x32x16_fp8_fp8")}
 
 

@@ -53,7 +53,7 @@ def _run(path: Path, seeds=(1,)):
     return sc.run(sc.load(path), N, seeds)
 
 
-# the designs through the real DUT path run in make test (tests/test_dut_examples.py); this independent
+# the designs through the real DUT path run in make test (tests/cosim/test_dut_examples.py); this independent
 # self-check harness (a second testbench) runs under slow
 @pytest.mark.slow
 def test_dotp_en_matches_and_wrong_latency_is_caught():

@@ -509,7 +509,7 @@ def test_board_top_takes_the_platforms_pins_and_checks_its_clock():
     rtlil = plan.files["board.il"]
     assert all(pin in rtlil for pin in ("uart_0__rx", "uart_0__tx", "led_0", "led_1", "rx_pin", "tx_pin"))
     assert "EHXPLLL" not in rtlil
-    # another design clock comes from the PLL (tests/test_fpga_clocks.py), one it cannot make is refused
+    # another design clock comes from the PLL (tests/fpga/test_fpga_clocks.py), one it cannot make is refused
     assert "EHXPLLL" in boards.ULX3S_85F_Platform().prepare(BoardTop(small_config()), name="board").files["board.il"]
     with pytest.raises(ValueError, match="the ECP5 PLL cannot make exactly 4.000001 MHz from 25 MHz; the nearest"):
         boards.ULX3S_85F_Platform().prepare(BoardTop(small_config(clock_hz=4_000_001)), name="board")

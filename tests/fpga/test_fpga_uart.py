@@ -1,5 +1,5 @@
 """The UART PHY (fpga.uart): Amaranth simulations against bit-level models, and an echo through
-Verilator checked by an independent UART model (cocotbext-uart, tests/fpga_uart_cocotb.py).
+Verilator checked by an independent UART model (cocotbext-uart, tests/support/fpga_uart_cocotb.py).
 
 The receiver is checked against a testbench sender whose bit edges fall at real times (not on
 clock edges), at the nominal rate and 2 % off either way; the transmitter's pin is compared cycle
@@ -281,7 +281,7 @@ def test_loopback_all_bytes_back_to_back(n):
 
 
 # ---------------------------------------------------------------------------------------------
-# an echo through Verilator, checked by cocotbext-uart (tests/fpga_uart_cocotb.py)
+# an echo through Verilator, checked by cocotbext-uart (tests/support/fpga_uart_cocotb.py)
 
 ECHO_CLOCK_HZ = 25_000_000      # the ULX3S's clock
 ECHO_BYTES = 300
@@ -393,7 +393,7 @@ def build_echo_bench(monkeypatch) -> Path:
 
 
 def run_echo_bench(build_dir: Path, run_dir: Path, monkeypatch) -> dict[str, str | None]:
-    """Run tests/fpga_uart_cocotb.py on the bench: ``{echo name: None if it passed, else the
+    """Run tests/support/fpga_uart_cocotb.py on the bench: ``{echo name: None if it passed, else the
     failure message}``, read from cocotb's results file."""
     from cocotb_tools.runner import get_runner
     tests_dir = str(Path(__file__).resolve().parents[1] / "support")

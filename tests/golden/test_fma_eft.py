@@ -1,6 +1,6 @@
 """``fma_f64`` by error-free transformations (golden/fma.py, "binary64: error-free transformations")
 proved like the integer datapath: against Berkeley SoftFloat's ``f64_mulAdd``, the exact rational
-oracle ``tests/fma_oracle.py`` and the integer path ``fma_f64_integer``, on random and adversarial
+oracle ``tests/support/fma_oracle.py`` and the integer path ``fma_f64_integer``, on random and adversarial
 operands built to sit on the method's edges (product ties, sums that tie before the product error
 decides them, massive cancellation, products near the underflow and split-overflow limits,
 subnormal results).  The tests also show that those edges are reached -- rows taken by the float

@@ -1,6 +1,6 @@
 """The compiled mma.sync m16n8k32 fp8 of Hopper and Blackwell (catalog ``MMA.16832.*``, ``native=False``)
 and the measured sets in tests/data/gpu_vectors_unresolved (docs/gpu/unresolved_fp8.md); the counts
-golden.provenance claims on them are recomputed in tests/test_gpu_vectors.py."""
+golden.provenance claims on them are recomputed in tests/golden/test_gpu_vectors.py."""
 
 from dataclasses import replace
 

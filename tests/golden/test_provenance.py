@@ -1,6 +1,6 @@
 """Every catalog entry says how far to trust it, and every claim it makes is checked against its data.
 
-The measured sets' reproduction counts are recomputed from the data in tests/test_gpu_vectors.py; here:
+The measured sets' reproduction counts are recomputed from the data in tests/golden/test_gpu_vectors.py; here:
 each entry has a provenance, measured ones name data files that exist, live checks match their records,
 the bases are assigned as documented, and the README's table is what the command prints.
 """

@@ -1,4 +1,4 @@
-"""N-version check: golden.dot_add (vectorised) against tests/reference_model.py (scalar).
+"""N-version check: golden.dot_add (vectorised) against tests/support/reference_model.py (scalar).
 
 The reference model is an independent implementation written from ISA.md; it
 shares no decoding or rounding code with golden/.  For every instruction of

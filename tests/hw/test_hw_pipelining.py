@@ -5,7 +5,7 @@ is caught.
 Stages are compared with their level-0 selves on random port values (every input bit pattern,
 valid or not: a register cut must not change any function of the inputs), in Amaranth's
 simulator; whole units against golden at every level; the Verilator co-simulation
-(tests/test_cosim_rtl.py) runs the deepest level at full scale.
+(tests/cosim/test_cosim_rtl.py) runs the deepest level at full scale.
 """
 
 import zlib

@@ -1,7 +1,7 @@
 """The fused multiply-add (golden ``fma_f64``/``fma_f32`` and the RTL ``hw.fma.FusedMultiplyAdd``)
 against Berkeley SoftFloat 3's ``f64_mulAdd``/``f32_mulAdd``, through the ``softfloatpy`` binding.
 
-SoftFloat is the independent IEEE 754 reference issue 4 names; ``tests/fma_oracle.py`` (exact
+SoftFloat is the independent IEEE 754 reference issue 4 names; ``tests/support/fma_oracle.py`` (exact
 rationals) is the other.  Round to nearest even, SoftFloat's default.  SoftFloat propagates NaN
 payloads (x86 rules) while the units return the canonical quiet NaN, so where SoftFloat gives a
 NaN the test asks for a NaN, any payload.  Skipped where ``softfloatpy`` does not install.

@@ -23,7 +23,7 @@ def _one_per_datapath(pool):
 
 
 # the probes infer one native datapath; a compiled path (native=False: conversions, two HMMA and an
-# add) is a composition of them, checked against its lowering in tests/test_fp8_mma_sync.py
+# add) is a composition of them, checked against its lowering in tests/golden/test_fp8_mma_sync.py
 NATIVE = [i for i in golden.CATALOG if i.native]
 GROUPS = _one_per_datapath(NATIVE)
 
@@ -251,7 +251,7 @@ def test_rtl_toolchain_and_import_errors_are_unavailable(monkeypatch):
 
 
 # the probe on a Verilator-simulated device runs in make test through the DUT path
-# (tests/test_dut_examples.py); the catalog's own units under slow
+# (tests/cosim/test_dut_examples.py); the catalog's own units under slow
 @pytest.mark.slow
 def test_rtl_report_equals_golden():
     _rtl_same("hopper", "HGMMA.64xNx16.F32")

@@ -1,7 +1,7 @@
 """The exact fma oracle of the tests: ``RNE(a*b + c)`` on Python integers, one triple at a time.
 
 Slow and obviously correct: operands become exact rationals ``m * 2**e``, the sum one integer
-times a power of two, rounded once.  It checks ``golden.fma`` (tests/test_fma.py); it is not part
+times a power of two, rounded once.  It checks ``golden.fma`` (tests/golden/test_fma.py); it is not part
 of the golden model.
 """
 

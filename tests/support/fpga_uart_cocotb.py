@@ -1,4 +1,4 @@
-"""cocotb test: UART echoes (tests/test_fpga_uart.py's ``EchoBench``) against cocotbext-uart.
+"""cocotb test: UART echoes (tests/fpga/test_fpga_uart.py's ``EchoBench``) against cocotbext-uart.
 
 An independent UART model talks to each echo of the bench: ``UartSource`` drives its ``rx_<name>``
 pin with random bytes, ``UartSink`` decodes its ``tx_<name>`` pin, and the bytes must come back
