@@ -7,6 +7,7 @@ the whole checkout, ``support/`` for helpers that are not tests.  Run it after a
 
     python tools/tests_layout.py            # list the misplaced files and where they go
     python tools/tests_layout.py --apply    # git mv them, one ``__file__`` level deeper
+    python tools/tests_layout.py --refs     # rewrite ``tests/<file>.py`` in docs and code to the folder
 
 ``--apply`` also rewrites ``Path(__file__).resolve().parents[1]`` and ``.parent.parent`` (the
 checkout's root, seen from ``tests/``) one level deeper, printing each line it changes; any other
@@ -39,6 +40,10 @@ RULES = {
     "paths": "project", "spec": "project", "layout": "project",
 }
 FOLDERS = sorted(set(RULES.values()))
+# where a reference to a moved file may be written, and how one reads (not already in a folder)
+REFERRING = ("README.md", "Makefile", "docs", "tools", "golden", "hw", "cosim", "tb", "formal", "probe", "fpga",
+             "campaign", "examples", "tests")
+REFERENCE = re.compile(r"(?<![\w/.-])tests/(\w+\.py)")
 
 # the checkout's root computed from a file directly in tests/, and the same one level deeper
 DEEPER = [(re.compile(r"Path\(__file__\)(\.resolve\(\))?\.parents\[1\]"), lambda m: m[0][:-2] + "2]"),
@@ -72,10 +77,28 @@ def deepen(path: Path) -> None:
     path.write_text("".join(lines))
 
 
+def rewrite_references() -> None:
+    """Point every ``tests/<file>.py`` named in the checkout at the folder that file now sits in."""
+    where = {p.name: p.relative_to(REPO).as_posix() for p in TESTS.glob("*/*.py") if p.parent.name != "data"}
+    listed = subprocess.run(["git", "ls-files", *REFERRING], cwd=REPO, capture_output=True, text=True, check=True)
+    for name in listed.stdout.split():
+        path = REPO / name
+        if path.suffix not in (".py", ".md", ".sv", ".toml") and path.name != "Makefile":
+            continue
+        text = path.read_text()
+        new = REFERENCE.sub(lambda m: where.get(m[1], m[0]), text)
+        if new != text:
+            print(f"references updated: {name}")
+            path.write_text(new)
+
+
 def main(argv: list[str]) -> int:
     apply = argv == ["--apply"]
+    if argv == ["--refs"]:
+        rewrite_references()
+        return 0
     if argv and not apply:
-        print("error: the only option is --apply (without it the moves are listed)", file=sys.stderr)
+        print("error: the options are --apply and --refs (without one the moves are listed)", file=sys.stderr)
         return 2
     files = misplaced()
     unknown = [f.name for f in files if folder_of(f.name) is None]
