@@ -13,7 +13,7 @@ SEED  ?= 1
 # a variable given on the command line or in the environment (not the default above)
 given = $(filter command line environment,$(origin $(1)))
 
-.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint-rtl report probe findings \
+.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint lint-rtl report probe findings \
         fpga fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
         formal gemm-example gemm-bench
 
@@ -27,6 +27,7 @@ help:
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
 	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
+	@echo "make lint                         ruff on the Python tree (pyproject.toml's [tool.ruff]; tests/project/test_ruff.py runs it too)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
 	@echo "                                  latency, II and Yosys cell count of each unit (python -m hw report)"
@@ -53,7 +54,7 @@ help:
 	@echo "                                  the on-board self-test: operands made and results signed on the board,"
 	@echo "                                  checked against golden (no PORT: on the simulated board)"
 	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL|dut:path/unit.toml] [SEED=] [VECTORS=] [BLOCK=]"
-	@echo "              [DB=build/campaign/campaign.sqlite] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
+	@echo "              [DB=build/campaign/campaign.sqlite, under MMA_BUILD_DIR when set] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
 	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
 	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
@@ -65,7 +66,7 @@ help:
 	@echo "INSTR with several instructions (a comma list, a family) builds a tensor core of them."
 	@echo "ARCH and INSTR take names, aliases, family prefixes, comma lists and all."
 	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
-	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files and lint runs go to DIR, not build/."
+	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files, lint runs, proofs, board builds and campaign databases go to DIR, not build/."
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -132,6 +133,9 @@ cosim-core: $(STAMP)
 	$(PY) -m cosim tensor-core $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(call given,N),-n $(N)) \
 	    --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
 lint-rtl: $(STAMP)
 ifdef DUT
 	$(PY) -m cosim.dut lint $(DUT)
@@ -192,10 +196,9 @@ fpga-bench: $(STAMP)
 	    --markdown docs/fpga/benchmark.md
 
 # campaigns: N defaults to 1,000,000 here (the 100,000 above is make cosim's)
-DB ?= build/campaign/campaign.sqlite
 campaign: $(STAMP)
 	$(PY) -m campaign run $(if $(call given,ARCH),$(ARCH),all) $(if $(call given,INSTR),$(INSTR),all) \
-	    $(if $(call given,N),-n $(N)) --seed $(SEED) --db $(DB) $(if $(DEVICE),--device $(DEVICE)) \
+	    $(if $(call given,N),-n $(N)) --seed $(SEED) $(if $(DB),--db $(DB)) $(if $(DEVICE),--device $(DEVICE)) \
 	    $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BLOCK),--block $(BLOCK)) $(if $(LANES),--lanes $(LANES)) \
 	    $(if $(STALL),--stall $(STALL)) $(if $(PIPELINE),--unit hw:pipeline=$(PIPELINE)) \
 	    $(if $(RESUME),--resume=$(RESUME)) $(if $(FRESH),--fresh=$(FRESH)) \

@@ -18,8 +18,9 @@ import sys
 
 import golden
 from golden.options import Parser, whole_number, yes_no_option
+from golden.paths import build_dir
 
-DEFAULT_DB = "build/campaign/campaign.sqlite"
+DEFAULT_DB = str(build_dir("campaign", "campaign.sqlite"))
 
 
 def _seconds(text: str) -> float:

@@ -211,7 +211,8 @@ class Store:
             raise CampaignExists(
                 f"{self.path} already holds {done:,} finished block(s) of campaign {c.id}: RESUME=1 (--resume) "
                 f"continues it, FRESH=1 (--fresh) discards them, or DB= names another file")
-        self.db.execute("INSERT OR IGNORE INTO campaigns VALUES (?, ?, ?, ?)", (c.id, c.to_json(), c.target, time.time()))
+        self.db.execute("INSERT OR IGNORE INTO campaigns VALUES (?, ?, ?, ?)",
+                        (c.id, c.to_json(), c.target, time.time()))
         self.db.execute("UPDATE campaigns SET target = MAX(target, ?) WHERE id = ?", (c.target, c.id))
         return done
 

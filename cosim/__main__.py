@@ -30,6 +30,7 @@ from pathlib import Path  # noqa: E402
 
 import golden  # noqa: E402
 from golden.options import yes_no  # noqa: E402,F401  (make's WAVES= words; one parser for every layer)
+from golden.paths import build_dir  # noqa: E402
 from golden.streams import check_generator, resolve as resolve_vectors  # noqa: E402
 
 from . import build as bld  # noqa: E402
@@ -292,7 +293,7 @@ def os_error_line(e: OSError) -> str:
     """One line for an OSError; one in the build folder says how to put the folder elsewhere."""
     where = e.filename or ""
     line = f"{where}: {e.strerror or e}" if where else str(e)
-    root = bld.BUILD_ROOT.parent
+    root = build_dir()
     try:
         inside = Path(where).resolve().is_relative_to(root) if where else False
     except (OSError, ValueError):

@@ -58,7 +58,8 @@ class RTLBackend:
         self.provider = unit_provider(unit)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
-        """The unit's ``d`` (uint64 bit patterns, shape ``[R]``) for each row of ``a [R, K]``, ``b [R, K]``, ``c [R]``."""
+        """The unit's ``d`` (uint64 bit patterns, shape ``[R]``) for each row of ``a [R, K]``,
+        ``b [R, K]``, ``c [R]``."""
         a = np.asarray(a, np.uint64)
         n = a.shape[0]
         if n == 0:

@@ -30,22 +30,14 @@ import dataclasses
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from golden.paths import build_dir
+
 from . import toolchain
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _build_dir() -> Path:
-    """Where builds, replay files and lint runs go: ``$MMA_BUILD_DIR``, else ``build/`` of the
-    source checkout, else (an installed package) ``build/`` in the working directory."""
-    if os.environ.get("MMA_BUILD_DIR"):
-        return Path(os.environ["MMA_BUILD_DIR"]).resolve()
-    if (REPO / "pyproject.toml").exists():
-        return REPO / "build"
-    return Path.cwd() / "build"
-
-
-BUILD_ROOT = _build_dir() / "cosim"
+BUILD_ROOT = build_dir("cosim")      # builds, replay files and lint runs (golden.paths: MMA_BUILD_DIR)
 
 
 def check_build_root(root: Path | None = None) -> None:

@@ -9,7 +9,6 @@ failing vectors) and ``reference`` (the function its results are scored against;
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import numpy as np
@@ -52,7 +51,7 @@ class HwUnits:
         if not self.params:
             return ins
         p = ins.params.with_(**self.params)
-        return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+        return ins.with_params(p)
 
     def _reference(self, ins, a, b, c, scale_a=None, scale_b=None):
         import golden
@@ -84,7 +83,8 @@ def _checked_params(changes: dict) -> dict:
     from golden.params import check_value
     for k, v in changes.items():
         if k == "base":
-            raise ValueError("unit params: 'base' (the algorithm) is the instruction's; a unit changes the other fields")
+            raise ValueError("unit params: 'base' (the algorithm) is the instruction's; "
+                             "a unit changes the other fields")
         check_value(k, v)                       # the field's type, range and words (golden.params)
     try:                # the checks across fields, on a design that reads every such field
         Params(base="GFDRDA", F=24, c_drop=25, pass_size=16).with_(**{k: v for k, v in changes.items()

@@ -87,7 +87,7 @@ def main(argv=None) -> int:
         print(f"{len(props)} properties")
         return 0
     start, verdicts = time.monotonic(), []
-    run = lambda p: p.run(args.timeout)
+    run = lambda p: p.run(args.timeout)  # noqa: E731
     if args.jobs == 1:              # in this thread: Ctrl-C reaches the runner, which stops its solver
         results = map(run, props)
     else:

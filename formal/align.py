@@ -41,7 +41,8 @@ def align_property(sig_bits, frac, F, fc=None, pipelining=None, units=(), dut_cl
         term = data.StructLayout({"sign": 1, "exp": exp_shape(), "sig": sig_bits})
         dut = dut_class(term, frac, 1, F, fc_fmt, pipelining)
         # (the port, the term in it, its fraction bits)
-        terms = [(dut.products, lambda v: v[0], frac)] + ([(dut.c_term, lambda v: v, fc_fmt.man_bits)] if fc_fmt else [])
+        terms = [(dut.products, lambda v: v[0], frac)] + \
+            ([(dut.c_term, lambda v: v, fc_fmt.man_bits)] if fc_fmt else [])
         ports = [dut.products, dut.e_max] + ([dut.c_term] if fc_fmt else [])
 
         def expect(past):

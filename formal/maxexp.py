@@ -28,7 +28,8 @@ def maxexp_property(n, levels_per_stage=3, units=(), dut_class=MaxExponentTree) 
         def expect(past):
             layer = [past(dut.exps)[i] for i in range(n)]
             while len(layer) > 1:
-                pairs = [h.let(Mux(x.as_signed() >= y.as_signed(), x, y), "max") for x, y in zip(layer[0::2], layer[1::2])]
+                pairs = [h.let(Mux(x.as_signed() >= y.as_signed(), x, y), "max")
+                         for x, y in zip(layer[0::2], layer[1::2])]
                 layer = pairs + layer[len(pairs) * 2:]
             return [(dut.e_max, layer[0])]
 

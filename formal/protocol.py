@@ -18,7 +18,8 @@ is the design's, unchanged.  Properties, with a fresh ``AnySeq`` for every input
     yet delivered), with its tag; nothing comes out that was not put in.  Bounded: BMC of
     ``latency + ORDER_MARGIN`` steps, room for inputs to be accepted, stalled for up to
     ``ORDER_MARGIN - 1`` cycles in flight, and delivered (a depth below the latency would see no
-    result at all and prove nothing; twice the latency timed out at 120 s).  Not unbounded: a stalled shell keeps any state, reachable or
+    result at all and prove nothing; twice the latency timed out at 120 s).  Not unbounded: a stalled
+    shell keeps any state, reachable or
     not, for as long as the stall lasts, so k-induction needs invariants over the shell's
     private delay line.
 """

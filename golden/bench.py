@@ -146,7 +146,8 @@ def generators_table(rows, n: int, repeat: int) -> int:
     for ins in rows:
         for kind in KINDS:
             new, old = generator_rate(ins, n, kind, repeat), numpy_draws_rate(ins, n, kind, repeat)
-            gold = measure(ins, n, kind, repeat, backend="numba", threads=1).cpu if kernels.available() else float("nan")
+            gold = (measure(ins, n, kind, repeat, backend="numba", threads=1).cpu if kernels.available()
+                    else float("nan"))
             slow += new.cpu < gold
             print(f"{ins.arch:10s} {ins.name:32s} {kind:10s} {new.cpu:11,.0f} {old.cpu:11,.0f} "
                   f"{new.cpu / old.cpu:6.1f} {gold:11,.0f} {new.cpu / gold:10.2f}", flush=True)

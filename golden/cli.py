@@ -42,7 +42,8 @@ def _parse_values(text: str | None, fmt, count: int | None, what: str, unit: str
             try:
                 b = int(t, 16)
             except ValueError:
-                raise ValueError(f"--{what}: {t!r} is not a hexadecimal bit pattern (0x followed by 0-9, a-f)") from None
+                raise ValueError(f"--{what}: {t!r} is not a hexadecimal bit pattern "
+                                 "(0x followed by 0-9, a-f)") from None
             if b >> fmt.storage_bits:
                 raise ValueError(f"--{what}: bit pattern {t} is wider than {fmt.name} ({fmt.storage_bits} bits)")
             bits.append(b)
@@ -162,7 +163,8 @@ INSTR_HELP = "instruction name(s) or family prefix(es) (HGMMA, HMMA.16816, UTCOM
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m golden", description="Bit-accurate golden model of GPU MMA instructions.")
+    p = argparse.ArgumentParser(prog="python -m golden",
+                                description="Bit-accurate golden model of GPU MMA instructions.")
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="list catalog instructions")
     ls.add_argument("arch", nargs="?", default="all", help=ARCH_HELP + " (default all)")

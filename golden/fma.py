@@ -235,7 +235,8 @@ def _fma_f32_directed(mode, a, b, c):
     r = from_float("f32", s, mode).astype(np.uint32)
     # an exact zero sum: -0 for (-0) + (-0), and for any other zero sum rounding down (IEEE 754 6.3)
     zero_sum = (s == 0) & ~np.isnan(s)
-    neg = (np.signbit(p) & np.signbit(cf)) | ((mode == "RD") & ~(~np.signbit(p) & ~np.signbit(cf) & (p == 0) & (cf == 0)))
+    neg = (np.signbit(p) & np.signbit(cf)) | \
+        ((mode == "RD") & ~(~np.signbit(p) & ~np.signbit(cf) & (p == 0) & (cf == 0)))
     r = np.where(zero_sum, np.where(neg, np.uint32(0x80000000), np.uint32(0)), r)
     return np.where((r & _ABS32) > _INF32, _QNAN32, r)
 

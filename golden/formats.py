@@ -11,7 +11,7 @@ A decoded element is ``(sign, exp, sig, cls)`` with::
 
 ``sig`` is the integer significand including the hidden bit, ``exp`` the
 exponent of the hidden-bit position.  A subnormal uses the format's minimum
-exponent and no hidden bit (ISA.md section 4, fact 7).  ``cls`` is one of
+exponent and no hidden bit (docs/spec.md §4.7).  ``cls`` is one of
 :data:`ZERO`, :data:`SUBNORMAL`, :data:`NORMAL`, :data:`INF`, :data:`NAN`.
 
 Encoding goes the other way: an exact value ``mag * 2**exp`` is rounded to the
@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .rules import ROUNDING_MODES
+
 __all__ = [
     "Format", "FORMATS", "get_format", "decode", "Decoded", "round_to_format",
     "special_bits", "ZERO", "SUBNORMAL", "NORMAL", "INF", "NAN", "ROUNDING_MODES",
@@ -32,7 +34,6 @@ __all__ = [
 ]
 
 ZERO, SUBNORMAL, NORMAL, INF, NAN = 0, 1, 2, 3, 4
-ROUNDING_MODES = ("RZ", "RD", "RU", "RNE")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ value (one rounding, in the mode the kernel names).
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, fields, replace
 from typing import Mapping
 
@@ -182,7 +181,8 @@ def _enum(cls, value, field: str):
 
 
 CUTLASS_PROMOTION = ("CUTLASS 3.x, cutlass/gemm/collective/fp8_accumulation.hpp and the sm90 FP8 "
-                     "collectives' mma_promotion_interval (default 4 MMAs; example 54_hopper_fp8_warp_specialized_gemm)")
+                     "collectives' mma_promotion_interval (default 4 MMAs; "
+                     "example 54_hopper_fp8_warp_specialized_gemm)")
 DEEPSEEK = ("DeepSeek-V3 Technical Report (arXiv:2412.19437), section 3.3.2: partial results promoted to "
             "FP32 on CUDA cores every N_C = 128 elements (4 WGMMAs), 1x128 activation and 128x128 weight "
             "scales multiplied in on promotion")
@@ -209,7 +209,8 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
            "this preset fixes one"),
     Kernel("splitk-3-unit-4", split_k=3, split_unit=4, source="split-K in 3 slices of whole 64-element tiles "
            "(4 k-steps of K=16), reduced in fp32: what torch.matmul (cuBLAS) did for bf16 and fp16 at 128x128x4096 "
-           "on an NVIDIA H200, measured bit for bit (tests/golden/test_gemm_gpu.py, docs/gemm.md); other shapes differ"),
+           "on an NVIDIA H200, measured bit for bit (tests/golden/test_gemm_gpu.py, docs/gemm.md); "
+           "other shapes differ"),
     Kernel("block-scaled", scaling="block", source="MX (OCP Microscaling v1.0: e8m0 per 32) and NVFP4 "
            "(e4m3 per 16 plus a global fp32 scale in alpha) on the instruction's own block scales: "
            "PTX ISA, tcgen05.mma kind::mxf8f6f4 / kind::mxf4nvf4"),
@@ -230,7 +231,8 @@ FAMILY_ORDER = ("UTCHMMA", "UTCQMMA", "HGMMA", "QGMMA", "HMMA", "QMMA", "MMA", "
 
 def instruction_for(arch: str, fa: str, fb: str) -> Instruction:
     """The tensor-core instruction of ``arch`` for A in ``fa`` and B in ``fb`` accumulating in fp32
-    (unscaled; first by :data:`FAMILY_ORDER`, then one block, the longest K, the largest tile); one clear ValueError if none."""
+    (unscaled; first by :data:`FAMILY_ORDER`, then one block, the longest K, the largest tile); one clear
+    ValueError if none."""
     arch = canonical_arch(arch)
     a_fmt = "tf32" if fa == "f32" else fa
     b_fmt = "tf32" if fb == "f32" else fb
@@ -309,7 +311,7 @@ class _Problem:
         self._check_scaling(scale_A, scale_B)
 
     def _check_scaling(self, scale_A, scale_B):
-        ins, kernel = self.ins, self.kernel
+        kernel = self.kernel
         if kernel.scaling is Scaling.BLOCK:
             self._block_scales(scale_A, scale_B)
         elif kernel.scaling is Scaling.GROUP:
@@ -482,13 +484,13 @@ def _resolve(instr, arch, params) -> Instruction:
     if params is None:
         return ins
     if isinstance(params, Params):
-        return replace(ins, params=params)
+        return ins.with_params(params)
     if isinstance(params, Mapping):
         known = {f.name for f in fields(Params)}
         bad = sorted(set(params) - known)
         if bad:
             raise ValueError(f"params: unknown field(s) {', '.join(bad)}; valid: {', '.join(sorted(known))}")
-        return replace(ins, params=ins.params.with_(**params))
+        return ins.with_params(**params)
     raise ValueError(f"params must be a golden.Params or a mapping of fields to change, got {type(params).__name__}")
 
 

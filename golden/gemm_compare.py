@@ -2,7 +2,8 @@
 
 Reads the products ``tools/gpu_gemm_capture.py`` saved on a GPU (one ``.npz`` per route: a JSON
 ``meta`` with the device, its compute capability and each case's shape, the results ``d_i``, and
-the operands ``a_i``, ``b_i`` or their seed and digests, from which they are rebuilt), computes each case with :func:`golden.gemm` on the architecture's
+the operands ``a_i``, ``b_i`` or their seed and digests, from which they are rebuilt), computes each
+case with :func:`golden.gemm` on the architecture's
 tensor-core instruction (:func:`golden.gemm.instruction_for`) under every candidate composition
 (:func:`candidates`), and prints the share of outputs equal bit for bit, best first.  A share of
 1 is a composition the library's result cannot tell from; several at 1 mean the outputs do not

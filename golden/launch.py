@@ -21,6 +21,7 @@ COMMANDS = {
     "mma-probe": ("probe.__main__", "main", "probe"),
     "mma-fpga": ("fpga.__main__", "main", "fpga"),
     "mma-campaign": ("campaign.__main__", "main", "campaign"),
+    "mma-formal": ("formal.__main__", "main", "formal"),
 }
 
 
@@ -58,3 +59,7 @@ def fpga() -> int:
 
 def campaign() -> int:
     return launch("mma-campaign")
+
+
+def formal() -> int:
+    return launch("mma-formal")

@@ -26,7 +26,7 @@ evidence, in this order:
     formats, hence the same bits on every input) equals that of an entry of the same architecture that
     was measured or checked live;
 ``paper``
-    read from the paper's tables and ISA.md's facts only;
+    read from the paper's tables and docs/spec.md's facts (§4) only;
 ``compiled``
     not a native instruction: the behaviour a compiler's lowering showed on a GPU (always with data).
 
@@ -216,7 +216,7 @@ class Provenance:
             ev = "the lowering measured on " + ", ".join(self.same_lowering_as[:2]) + \
                 (" ..." if len(self.same_lowering_as) > 2 else "")
         else:
-            ev = "paper and ISA.md only"
+            ev = "paper and docs/spec.md only"
         extra = f"; disputed: {', '.join(self.disputed)}" if self.disputed else ""
         return f"{self.status} ({self.basis}: {ev}{extra})"
 

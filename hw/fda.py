@@ -4,7 +4,7 @@ One :class:`FDAPass` is multiplier array -> exponent-max tree -> alignment
 shifters -> carry-save tree -> normaliser, with delay lines carrying the
 products, c, the special-value flags and e_max alongside.  :class:`FDAChain`
 runs ``K / L`` passes in series (unrolled, so the initiation interval stays
-1), each pass taking the previous result as its c, exactly as ISA.md's
+1), each pass taking the previous result as its c, exactly as docs/spec.md's
 "chain of L" rounds the intermediate to the output format.
 """
 

@@ -1,4 +1,4 @@
-"""AMD CDNA3 round-down dot-adds: FDRDA (tf32/f16/bf16) and GFDRDA (fp8/bf8), ISA.md section 3.
+"""AMD CDNA3 round-down dot-adds: FDRDA (tf32/f16/bf16) and GFDRDA (fp8/bf8), docs/spec.md §3.
 
 Stages of one pass: product array with overflow to infinity -> exponent-max
 tree over the non-zero products (two trees, even and odd, for GFDRDA) ->
@@ -100,7 +100,7 @@ class AMDProducts(ProductStage):
             special = x.nan | y.nan | x.inf | y.inf
             over = 0
             if self.product_overflow:
-                # |s| >= 2 counts one more in the exponent; e >= 128 is infinity (ISA.md fact 4)
+                # |s| >= 2 counts one more in the exponent; e >= 128 is infinity (docs/spec.md §4.4)
                 over = ~zero & ~special & ((exp + (sig >> (frac + 1) != 0)) >= 128)
             p = self.products[j]
             m.d.sync += [p.sign.eq(sign), p.sig.eq(Mux(zero, 0, sig)),
@@ -225,7 +225,7 @@ def drops_nonfinite_c(params: Params) -> bool:
 
 
 class RoundDownMerge(Stage):
-    """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (ISA.md fact 4).
+    """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (docs/spec.md §4.4).
 
     Latency ``1 + pipelining.merge``: ``merge=1`` a register between the shifts and the add,
     ``merge=2`` also one between the shift distances and the shifts.  The dot part

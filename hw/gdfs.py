@@ -1,4 +1,4 @@
-"""Group-dot-fused-sum (GDFS): block-scaled FP4 (UTCOMMA, OMMA), ISA.md section 3.
+"""Group-dot-fused-sum (GDFS): block-scaled FP4 (UTCOMMA, OMMA), docs/spec.md §3.
 
 Stages: e2m1 product array (exact integers) -> exact group-of-16 adders ->
 scale significand multiply (group term = sigma * s_a * s_b, exponent = sum of
@@ -99,7 +99,7 @@ def _tree_sum(terms):
 
 
 class ScaledGroups(Stage):
-    """Exact group sums of 16 products, times the scale significands (ISA.md fact 1 and 5).
+    """Exact group sums of 16 products, times the scale significands (docs/spec.md §4.1 and 5).
 
     Latency ``1 + pipelining.groups``: the group adders and the scale multipliers, with a register
     between them when ``groups`` is 1, and one more between the group sums and their magnitudes
@@ -146,7 +146,8 @@ class ScaledGroups(Stage):
             neg = tl.let(s < 0, 1, "neg")
             tl.cut(self.pipelining.groups >= 1)                 # the magnitude before the scale products
             t = self.terms[n]
-            m.d.sync += [t.sign.eq(tl(neg)), t.sig.eq(significand_product(significand_product(tl(mag), tl(sa_sig)), tl(sb_sig))),
+            m.d.sync += [t.sign.eq(tl(neg)),
+                         t.sig.eq(significand_product(significand_product(tl(mag), tl(sa_sig)), tl(sb_sig))),
                          t.exp.eq(Mux(tl(zero_term), self.e_zero, tl(exp)))]
             assert tl.cycle + 1 == self.latency, "the group stage's registers must match its declared latency"
         return m

@@ -1,4 +1,4 @@
-"""GPS: group pairwise sums in binary32 with subnormal flushing (CDNA2 f16/bf16 MFMA; ISA.md section 3).
+"""GPS: group pairwise sums in binary32 with subnormal flushing (CDNA2 f16/bf16 MFMA; docs/spec.md §3).
 
 Every step is one IEEE binary32 operation, RNE, followed by the flush rule:
 
@@ -17,7 +17,7 @@ Every step is one IEEE binary32 operation, RNE, followed by the flush rule:
   in place of the ones).
 
 NaN results are the canonical quiet NaN 0x7FC00000 (the hardware's payloads
-are not modelled; ISA.md fact 3).
+are not modelled; docs/spec.md §4.3).
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ class LoweredFDA(DatapathPipeline):
     def check(cls, datapath, pipelining=None) -> None:
         super().check(datapath, pipelining)
         p = datapath.params
-        if p.c_last and (datapath.c_format.name != datapath.d_format.name or datapath.d_format.name not in ("f16", "f32")):
+        if p.c_last and (datapath.c_format.name != datapath.d_format.name
+                         or datapath.d_format.name not in ("f16", "f32")):
             raise ValueError(f"c_last adds c in the result format, f16 or f32; got c {datapath.c_format.name}, "
                              f"d {datapath.d_format.name}")
         FDAChain.check(cls._inner(datapath), pipelining)

@@ -64,7 +64,7 @@ class ProductStage(Stage):
 class MultiplierArray(ProductStage):
     """Decode ``K`` operand pairs and c; form the exact products.
 
-    A zero product takes the exponent ``e_zero`` (ISA.md fact 1), and so does a
+    A zero product takes the exponent ``e_zero`` (docs/spec.md §4.1), and so does a
     zero c.  With block scales the two scale exponents join each product's
     exponent and a NaN scale makes the result NaN.  The special-value rules of
     FDA step 1 are resolved here into three row flags.

@@ -29,6 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 import golden
 from golden.catalog import Instruction, canonical_arch
+from golden.descriptors import Part, parts
 from golden.formats import get_format
 
 from .decode import UnionFormat, union_format
@@ -39,8 +40,9 @@ from .unit import datapath_class
 
 __all__ = ["TensorCore", "DatapathGroup", "datapath_groups", "UNION_BASES"]
 
-# Base algorithms whose datapath sees a and b only as decoded (sign, exponent, significand)
-UNION_BASES = ("FDA", "FDRDA", "GFDRDA")
+# Base algorithms whose datapath sees a and b only as decoded (sign, exponent, significand): the hw
+# part of their descriptors (hw.unit.HW_PARTS)
+UNION_BASES = tuple(name for name, union in parts(Part.HW_UNION).items() if union)
 
 
 @dataclass
@@ -136,7 +138,7 @@ class TensorCore(Checked, wiring.Component):
         self.groups = datapath_groups(self.instructions)
         self.datapaths = [datapath_class(g.datapath)(g.datapath, self.pipelining) for g in self.groups]
         self.k_max = max(i.k for i in self.instructions)
-        fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]
+        fmt = lambda attr: [get_format(getattr(i, attr)) for i in self.instructions]  # noqa: E731
         self.a_bits = max(f.storage_bits for f in fmt("a_format"))
         self.b_bits = max(f.storage_bits for f in fmt("b_format"))
         self.c_bits = max(f.storage_bits for f in fmt("c_format"))

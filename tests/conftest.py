@@ -22,4 +22,4 @@ SUPPORT = str(Path(__file__).resolve().parent / "support")
 if SUPPORT not in sys.path:
     sys.path.insert(0, SUPPORT)
 
-from amaranth_sim import run_stage, simulate, stream_run  # noqa: F401  (re-exported: ``from conftest import``)
+from amaranth_sim import run_stage, simulate, stream_run  # noqa: E402,F401  (re-exported)

@@ -40,6 +40,7 @@ if str(REPO) not in sys.path:
 import golden                                              # noqa: E402
 from golden.vectors import random_operands                 # noqa: E402
 from golden.params import parse_params                     # noqa: E402
+from golden.paths import build_dir                        # noqa: E402
 
 HANDSHAKES = ("valid_ready", "axi_stream", "valid_only", "enable", "fixed")
 OPERANDS = ("a", "b", "c", "d")
@@ -350,7 +351,8 @@ def testbench(u: Unit, n: int) -> str:
         en_rand = "($urandom % 100) < 70" if kind == "enable" else "1'b1"
         return text + _ENABLE.format(dport=dport, load=load, en_rand=en_rand)
     if kind == "valid_only":        # no backpressure: the monitor is always ready
-        text = text.replace("logic in_valid_q = 1'b0, out_ready_q = 1'b0", "logic in_valid_q = 1'b0, out_ready_q = 1'b1")
+        text = text.replace("logic in_valid_q = 1'b0, out_ready_q = 1'b0",
+                            "logic in_valid_q = 1'b0, out_ready_q = 1'b1")
         text += "  assign in_ready_w = 1'b1;\n"
     load = "\n".join(f"        p_{p} <= mem_{p}[next];" for p in ins_ports)
     body = _STREAM.format(load=load, dport=dport, p_out=60 if kind != "valid_only" else 100)
@@ -362,7 +364,7 @@ def testbench(u: Unit, n: int) -> str:
 # ----------------------------------------------------------------------------- build and run
 
 def build_root() -> Path:
-    return Path(os.environ.get("MMA_BUILD_DIR") or REPO / "build") / "dut_selfcheck"
+    return build_dir("dut_selfcheck")
 
 
 def verilator_env() -> dict:
@@ -388,7 +390,8 @@ def build(u: Unit, n: int) -> Path:
     """Build the testbench and DUT (cached by a hash of every input); returns the executable."""
     tb = testbench(u, n)
     flags = ["--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "unique",
-             "--x-initial", "unique", "--top-module", "selfcheck_tb", "-o", "selfcheck_tb", "-CFLAGS", "-O1 -std=c++20", "-j", "2"]
+             "--x-initial", "unique", "--top-module", "selfcheck_tb", "-o", "selfcheck_tb",
+             "-CFLAGS", "-O1 -std=c++20", "-j", "2"]
     flags += [f"-I{d}" for d in u.include_dirs]
     flags += define_flags(u)
     h = hashlib.sha256(tb.encode() + " ".join(flags).encode())

@@ -17,10 +17,12 @@ settings interleaved, ``--rounds`` rounds -- so that every setting sees the same
 * ``no_trim``: ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` 1 GiB and
   ``MALLOC_ARENA_MAX=1``: memory is never handed back to the system;
 * ``hugepage_off`` / ``hugepage_on``: ``NUMPY_MADVISE_HUGEPAGE`` 0 / 1;
-* ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 8192 by default, 16384 before this study).
+* ``chunk_4096`` / ``chunk_65536``: ``golden.api.CHUNK_ROWS`` (rows per vectorised batch; 8192 by default,
+  16384 before this study).
 
 ``--compare REF`` times this tree against the golden/ of a git commit instead (both imported
-in one process, calls alternating, CPU time).  Part B prints every call of one default worker per instruction (the raw series).  Part C
+in one process, calls alternating, CPU time).  Part B prints every call of one default worker per
+instruction (the raw series).  Part C
 (``--chunks``) sweeps ``golden.api.CHUNK_ROWS`` in one process per instruction, the values
 interleaved call by call, rated in CPU time: the working set of one batch is rows x K x 8 bytes per
 temporary, so the best row count depends on K.  The rates are
@@ -143,7 +145,8 @@ HEADER = (f"{'setting':14s} {'M dot-adds/s (wall)':>22s} {'M dot-adds/s (CPU)':>
 def _load_as(name: str, folder: Path):
     """Import the package in ``folder`` under another name (its imports are relative)."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -2,7 +2,8 @@
 
 Runs where PyTorch sees a CUDA GPU (the lent device machine); needs nothing of this project.
 For each case it makes seeded operands, runs the library's product, and saves the results as
-bit patterns (the operands as their seed and a digest) in one ``.npz`` per dtype route, with the device, the library versions
+bit patterns (the operands as their seed and a digest) in one ``.npz`` per dtype route, with the device,
+the library versions
 and the torch settings, so the comparison (``python -m golden gemm-compare FILE``) runs later
 on any CPU.  Each product runs twice (the library must be deterministic for a bit-exact
 comparison: the file records whether it was) and once with a single row of A (batch

@@ -29,20 +29,20 @@ RULES = {
     "golden": "golden", "gemm": "golden", "fma": "golden", "formats": "golden", "catalog": "golden",
     "params": "golden", "properties": "golden", "provenance": "golden", "reference_model": "golden",
     "vector_streams": "golden", "gpu_vectors": "golden", "paper_examples": "golden", "fp8": "golden",
-    "cdna": "golden", "mmasim": "golden",
-    "hw": "hw", "tensor_core": "hw", "new_fields": "hw", "softfloat": "hw",
+    "cdna": "golden", "mmasim": "golden", "descriptors": "golden",
+    "hw": "hw", "tensor_core": "hw", "new_fields": "hw", "softfloat": "hw", "rtl_hashes": "hw",
     "cosim": "cosim", "dut": "cosim", "tb": "cosim",
     "formal": "formal",
     "probe": "probe",
     "fpga": "fpga", "robustness_fpga": "fpga",
     "campaign": "campaign", "robustness_campaign": "campaign",
     "layers": "project", "readme": "project", "robustness": "project", "packaging": "project",
-    "paths": "project", "spec": "project", "layout": "project",
+    "paths": "project", "spec": "project", "layout": "project", "ruff": "project",
 }
 FOLDERS = sorted(set(RULES.values()))
 # where a reference to a moved file may be written, and how one reads (not already in a folder)
-REFERRING = ("README.md", "Makefile", "docs", "tools", "golden", "hw", "cosim", "tb", "formal", "probe", "fpga",
-             "campaign", "examples", "tests")
+REFERRING = ("README.md", "Makefile", "pyproject.toml", "docs", "tools", "golden", "hw", "cosim", "tb", "formal",
+             "probe", "fpga", "campaign", "examples", "tests")
 REFERENCE = re.compile(r"(?<![\w/.-])tests/(\w+\.py)")
 
 # the checkout's root computed from a file directly in tests/, and the same one level deeper

@@ -57,7 +57,8 @@ def cmd_run(args) -> int:
         dr = run_target(prep, target, ins, cfg)
         results.append(dr)
         print(table.row(dr.result), flush=True)
-        said = [f"params {target.params}" if target.params else "", " ".join(f"{k}={v}" for k, v in target.pins.items())]
+        said = [f"params {target.params}" if target.params else "",
+                " ".join(f"{k}={v}" for k, v in target.pins.items())]
         if any(said):
             said.insert(0, f"target {prep.desc.targets.index(target) + 1}:")
         said = " ".join(filter(None, said + dr.notes))

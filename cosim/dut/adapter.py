@@ -76,7 +76,8 @@ def _reset(desc: Description) -> list:
     w = max(n.bit_length(), 1)
     return [f"    // the design's reset: the harness's, held {n} cycles longer",
             f"    logic [{w - 1}:0] rst_hold = '0;",
-            "    always_ff @(posedge clk) rst_hold <= rst ? " + f"{w}'d{n}" + " : (rst_hold != 0 ? rst_hold - 1'b1 : rst_hold);",
+            "    always_ff @(posedge clk) rst_hold <= rst ? " + f"{w}'d{n}"
+            + " : (rst_hold != 0 ? rst_hold - 1'b1 : rst_hold);",
             "    wire dut_rst = rst || rst_hold != 0;"]
 
 
@@ -141,7 +142,8 @@ def _fifo(desc: Description, layout: PayloadLayout) -> list:
              "    assign o__valid = wr != rd;",
              f"    assign o__payload = fifo[rd[{aw - 1}:0]];"]
     if desc.handshake.kind is Handshake.VALID_ONLY:
-        lines += ["    wire hs_in_valid = in_fire;", "    wire hs_out_valid;", "    wire push = hs_out_valid && !dut_rst;"]
+        lines += ["    wire hs_in_valid = in_fire;", "    wire hs_out_valid;",
+                  "    wire push = hs_out_valid && !dut_rst;"]
     else:
         lat = desc.handshake.latency
         if lat == 0:

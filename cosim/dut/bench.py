@@ -49,7 +49,8 @@ def bench(arch: str, instr: str, n: int = 200_000, seed: int = 1, stall: float =
           f"{f', both units built with {plant} (planted)' if plant else ''}", file=out)
     print(f"{'path':8s} {'status':8s} {'mismatch':>8s} {'session s':>10s} {'us/vector':>10s} {'lat':>4s}", file=out)
     for name, r in (("native", native), ("dut", d)):
-        print(f"{name:8s} {r.status:8s} {r.mismatches:8d} {r.seconds:10.2f} {1e6 * r.seconds / max(r.vectors, 1):10.2f} "
+        print(f"{name:8s} {r.status:8s} {r.mismatches:8d} {r.seconds:10.2f} "
+              f"{1e6 * r.seconds / max(r.vectors, 1):10.2f} "
               f"{r.latency_measured!s:>4s}", file=out)
     ratio = (d.seconds / max(d.vectors, 1)) / (native.seconds / max(native.vectors, 1))
     print(f"DUT / native cost per vector: {ratio:.2f}x (target <= 1.2x); the DUT path's own checks add "

@@ -207,7 +207,8 @@ def _read_dut(path: Path, dut: _Reader) -> dict:
     params = dut.get("parameters", dict, {})
     for k, v in params.items():
         if not _is_identifier(k) or isinstance(v, (dict, list, float)):
-            dut.fail(f"parameters.{k}", "a parameter is NAME = integer, true/false or a SystemVerilog expression string")
+            dut.fail(f"parameters.{k}",
+                     "a parameter is NAME = integer, true/false or a SystemVerilog expression string")
     plusargs = dut.get("plusargs", list, [])
     if not all(isinstance(p, str) and p.startswith("+") for p in plusargs):
         dut.fail("plusargs", "expected a list of simulator plusargs, each starting with '+'")

@@ -108,7 +108,8 @@ def _by_alignment(got: np.ndarray, expected: np.ndarray, i: int, start: int) -> 
     first = start + lo + (extra[0] if extra else missing[0])
     if extra and not missing:
         repeats = sum(1 for x in extra if x > 0 and g[x] == g[x - 1])
-        return Diagnosis.DUPLICATED, (f"results duplicated: {len(extra)} result(s) in {len(g) // 2} came that no vector "
+        return Diagnosis.DUPLICATED, (f"results duplicated: {len(extra)} result(s) in {len(g) // 2} came that "
+                                      f"no vector "
                                       f"gave ({repeats} of them repeat the result before; the first at output "
                                       f"#{first}); without them every result is its vector's, in order")
     if missing and not extra:

@@ -141,7 +141,8 @@ def width_of(nodes: dict, addr, depth: int = 0) -> int | None:
         sub = width_of(nodes, n.get("refDTypep") or n.get("subDTypep"), depth + 1)
         return None if m is None or sub is None else (abs(int(m[1]) - int(m[2])) + 1) * sub
     if t in ("STRUCTDTYPE", "UNIONDTYPE") and n.get("packed", True):
-        widths = [width_of(nodes, mem.get("dtypep") or mem.get("refDTypep"), depth + 1) for mem in n.get("membersp", [])]
+        widths = [width_of(nodes, mem.get("dtypep") or mem.get("refDTypep"), depth + 1)
+                  for mem in n.get("membersp", [])]
         if not widths or None in widths:
             return None
         return sum(widths) if t == "STRUCTDTYPE" else max(widths)

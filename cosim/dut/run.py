@@ -240,7 +240,8 @@ def _x_check(prep: Prepared, dr: DutResult, b: bld.Build, first: np.ndarray, cfg
         v = int(differ[0]) if differ.size else None
         line = ("uninitialised state (X): " + (f"the result of vector #{v} differs between X seeds {cfg.seed + 1} "
                 f"and {cfg.seed + 2} (0x{int(first[v]):x} vs 0x{int(cap.d[v]):x})" if v is not None else
-                f"the run under X seed {cfg.seed + 2} failed where seed {cfg.seed + 1} did not ({s.error.splitlines()[0]})")
+                f"the run under X seed {cfg.seed + 2} failed where seed {cfg.seed + 1} did not "
+                f"({s.error.splitlines()[0]})")
                 + "; a register without reset or an X reaching the outputs")
         dr.diagnosis = "x"
         res.status = "ERROR" if res.status == "ok" else res.status

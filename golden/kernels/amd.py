@@ -1,7 +1,7 @@
 """AMD CDNA3's FDRDA and GFDRDA compiled (and their chains), step for step as
 ``algorithms.fdrda`` / ``algorithms.gfdrda``: products with AMD's overflow and the special outcome
 of IV-F (or the later model's, ``Params.specials``), products aligned to their own maximum, the
-round-down (or toward-zero) floors of ISA.md fact 4, RNE to f32.
+round-down (or toward-zero) floors of docs/spec.md §4.4, RNE to f32.
 """
 
 from __future__ import annotations

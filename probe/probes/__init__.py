@@ -25,7 +25,8 @@ from .rounding import classify_rounding, final_rounding, output_rounding, roundi
 from .specials import special_values
 from .tree import independence, pass_membership, structure, summation_tree
 
-__all__ = ["alignment_reference", "binary_precision", "c_drop", "classify_rounding", "disputed_specials", "fasi", "final_rounding",
+__all__ = ["alignment_reference", "binary_precision", "c_drop", "classify_rounding", "disputed_specials", "fasi",
+           "final_rounding",
            "fused_precision",
            "independence", "output_precision", "output_rounding", "pass_membership", "rounding_name",
            "special_values", "structure", "summation_tree", "zero_exponent"]

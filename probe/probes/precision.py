@@ -138,7 +138,7 @@ def binary_precision(rig, st) -> dict:
 
 
 def zero_exponent(rig, F: int, mode: str, p_out: int) -> dict:
-    """The exponent that zero summands take in the maximum (ISA.md fact 1, e_zero).
+    """The exponent that zero summands take in the maximum (docs/spec.md §4.1, e_zero).
 
     Every other summand is zero; a product B = 2**e and a tiny negative product
     -2**(e-F) (plus, for RNE, two products placing B + ulp + ulp/2 on a tie) are summed.
@@ -237,7 +237,8 @@ def alignment_reference(rig, F: int) -> dict:
                 rows.append(summand_row(rig, {i: X, j: -X, K: eps}))
                 ts.append(t)
         vals, _ = rig.run(rows)
-        bits, exact = first_failure([(t, None if v is None else v == math.ldexp(1.0, eX - t)) for t, v in zip(ts, vals)])
+        bits, exact = first_failure([(t, None if v is None else v == math.ldexp(1.0, eX - t))
+                                     for t, v in zip(ts, vals)])
         if not exact:
             return {"observed": False, "reason": "c precision not resolved"}
         out[label] = bits

@@ -457,14 +457,3 @@ def test_protocol_records_round_trip(tmp_path):
     assert protocol.plusargs(tmp_path) == [f"+COSIM_IN={tmp_path}/cur_in.bin", f"+COSIM_OUT={tmp_path}/cur_out.bin"]
     with pytest.raises(ValueError, match="expected 2 x 3"):
         protocol.from_words32(b"\0" * 8, 70, rows=2)
-
-
-def test_build_dir_is_the_checkout_or_the_setting(monkeypatch, tmp_path):
-    monkeypatch.delenv("MMA_BUILD_DIR", raising=False)
-    assert bld._build_dir() == bld.REPO / "build"              # a source checkout
-    monkeypatch.setenv("MMA_BUILD_DIR", str(tmp_path / "b"))
-    assert bld._build_dir() == tmp_path / "b"
-    monkeypatch.delenv("MMA_BUILD_DIR")
-    monkeypatch.setattr(bld, "REPO", tmp_path / "site-packages")  # an installed package: the working directory
-    monkeypatch.chdir(tmp_path)
-    assert bld._build_dir() == tmp_path / "build"

@@ -110,7 +110,8 @@ def test_sources_from_a_filelist_and_a_core(tmp_path):
                                      "    file_type: systemVerilogSource\ntargets:\n  default:\n"
                                      "    filesets: [rtl]\n    toplevel: top\n")
     base = '[dut]\nname = "t"\ntop = "top"\n{}\n[handshake]\nkind = "valid_ready"\n[operands]\n' \
-           'a = {{ port = "a", element_bits = 16, elements = 4 }}\nb = {{ port = "b", element_bits = 16, elements = 4 }}\n' \
+           'a = {{ port = "a", element_bits = 16, elements = 4 }}\n' \
+           'b = {{ port = "b", element_bits = 16, elements = 4 }}\n' \
            'c = {{ port = "c", element_bits = 16 }}\nd = {{ port = "d", element_bits = 16 }}\n' \
            '[[target]]\narch = "volta"\ninstr = "HMMA.884.F16.F16"\n'
     for spec in ('filelist = "files.f"', 'core = "u.core"'):
@@ -247,7 +248,8 @@ def test_every_handshake(design, tmp_path, top):
 def test_a_design_yosys_cannot_read_is_one_line(design, capsys):
     """Verilator reads a cast to a typedef'd type; Yosys (what a board's build uses) does not."""
     text = (design.folder / "mma_wrap.sv").read_text().replace(
-        "    int plant;", "    typedef logic [7:0] byte_t;\n    wire [7:0] unused_cast = byte_t'(8'd3);\n    int plant;")
+        "    int plant;",
+        "    typedef logic [7:0] byte_t;\n    wire [7:0] unused_cast = byte_t'(8'd3);\n    int plant;")
     (design.folder / "cast_wrap.sv").write_text(text)
     path = _edit(design(), '"mma_wrap.sv"', '"cast_wrap.sv"', "cast")
     from fpga import __main__ as fpga_cli
@@ -287,6 +289,7 @@ def test_campaign_runs_the_design(design, capsys, tmp_path):
 
 def test_description_defaults_and_no_reset(design):
     desc = load(design())
-    assert (desc.clock, desc.reset, desc.reset_active, desc.handshake.kind.value) == ("clk", "rst", "high", "valid_ready")
+    assert (desc.clock, desc.reset, desc.reset_active, desc.handshake.kind.value) == \
+        ("clk", "rst", "high", "valid_ready")
     assert desc.operands["b"].element_port(2) == ("i__payload", 64 + 32)
     assert load(_edit(design(), 'name = "rst"', 'name = ""', "noreset")).reset is None

@@ -181,7 +181,7 @@ def test_unit_without_stall_loses_results(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_normalise_proves_and_fails_on_the_tie_bug(tmp_path, monkeypatch):
-    prop = lambda: normalise_property(21, 13, "f16", 10, "RNE", "ieee", True)
+    prop = lambda: normalise_property(21, 13, "f16", 10, "RNE", "ieee", True)  # noqa: E731
     proves(prop(), tmp_path)
     monkeypatch.setattr(hw.normalise, "Rounder", TiesToOdd)
     fails(prop(), tmp_path)

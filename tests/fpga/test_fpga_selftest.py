@@ -114,8 +114,8 @@ def test_engine_signatures_equal_the_model_under_stalls(arch, name, lanes):
             if ready and ctx.get(dut.unit_i.valid):
                 word = ctx.get(dut.unit_i.payload.as_value())
                 issued.append(word)
-                lanes_d = [_fake_result(ins, word >> (l * lane_bits) & ((1 << lane_bits) - 1)) for l in range(lanes)]
-                queue.append(sum(d << (l * ins.formats[3].storage_bits) for l, d in enumerate(lanes_d)))
+                lanes_d = [_fake_result(ins, word >> (j * lane_bits) & ((1 << lane_bits) - 1)) for j in range(lanes)]
+                queue.append(sum(d << (j * ins.formats[3].storage_bits) for j, d in enumerate(lanes_d)))
             if take_sig and ctx.get(dut.sigs.valid):
                 sigs.append(ctx.get(dut.sigs.payload))
             await ctx.tick()
@@ -132,7 +132,7 @@ def test_engine_signatures_equal_the_model_under_stalls(arch, name, lanes):
     d = np.array([_fake_result(ins, w) for w in PayloadLayout(ins, 1).pack(*ops).astype(object)
                   .dot([1 << (64 * i) for i in range(PayloadLayout(ins, 1).in_words)])], np.uint64)
     expected = model.signatures(ins, lanes, d, block_len)
-    assert [[s >> (32 * l) & 0xFFFFFFFF for l in range(lanes)] for s in sigs] == expected.tolist()
+    assert [[s >> (32 * j) & 0xFFFFFFFF for j in range(lanes)] for s in sigs] == expected.tolist()
     assert state["vectors"] == n * lanes and state["cycles"] >= n
     if not ins.params.exact_nan:               # the NaN rule was exercised
         assert (model.canonical_results(ins, d) != d).any()

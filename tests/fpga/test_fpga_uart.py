@@ -360,7 +360,8 @@ def echo_build_dir(text: str, tc) -> Path:
     for part in (cosim_build.normalise_verilog(text), json.dumps(VERILATOR_FLAGS), tc.fingerprint(),
                  json.dumps(toolchain.make_overrides(tc))):
         h.update(part.encode() + b"\0")
-    return cosim_build.BUILD_ROOT.parent / "fpga" / "uart" / h.hexdigest()[:16]
+    from golden.paths import build_dir
+    return build_dir("fpga", "uart", h.hexdigest()[:16])
 
 
 def build_echo_bench(monkeypatch) -> Path:

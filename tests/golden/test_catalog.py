@@ -77,7 +77,7 @@ def test_algorithm_parameters_follow_the_tables(arch, name, algorithm, F, L):
 
 
 def test_e_zero_per_architecture():
-    e = lambda arch, name: golden.lookup(arch, name).params.e_zero
+    e = lambda arch, name: golden.lookup(arch, name).params.e_zero  # noqa: E731
     assert e("volta", "HMMA.884.F32.F32") == -131 and e("volta", "HMMA.884.F16.F16") == -19
     assert e("ada", "HMMA.1688.F32") == -132 and e("ampere", "HMMA.1688.F16") == -20
     assert e("hopper", "HGMMA.64xNx16.F32") == -133 and e("blackwell", "UTCHMMA.F16.F16") == -21

@@ -208,7 +208,8 @@ def test_oracle_against_correctly_rounded_division():
 @by_name
 def test_oracle_is_nearest_even(fmt):
     rng = random.Random(11)
-    cases = rng.sample(hard_cases(fmt), 3000) + [tuple(rng.getrandbits(fmt.width) for _ in range(3)) for _ in range(2000)]
+    cases = rng.sample(hard_cases(fmt), 3000) + \
+        [tuple(rng.getrandbits(fmt.width) for _ in range(3)) for _ in range(2000)]
     for a, b, c in cases:
         x = exact_value(fmt, a, b, c)
         if x is not None:
@@ -393,7 +394,7 @@ def _overflow(fmt):
 
 
 def _cancellation(fmt, rng):
-    f, p = fmt.enc, fmt.p
+    f = fmt.enc
     out = [(f(3, k), f(5, -k), f(-15)) for k in (0, 10, -10)]
     n = 1 << fmt.fbits
     for k in (0, 3, fmt.emax // 2 - 5, -(fmt.emax // 2) + 5):
@@ -406,7 +407,8 @@ def _cancellation(fmt, rng):
         ]
     # c = -RN(a*b) (+- a few ulps): the result is the product's rounding error
     fd = fmt.fdtype
-    for lo, hi in ((1, 2 * fmt.bias), (fmt.bias - 40, fmt.bias + 40), (1, fmt.bias // 2), (fmt.bias * 3 // 2, 2 * fmt.bias)):
+    for lo, hi in ((1, 2 * fmt.bias), (fmt.bias - 40, fmt.bias + 40), (1, fmt.bias // 2),
+                   (fmt.bias * 3 // 2, 2 * fmt.bias)):
         ea, eb = rng.integers(lo, hi + 1, (2, 400)).astype(np.uint64) << np.uint64(fmt.fbits)
         ma, mb = rng.integers(0, 1 << fmt.fbits, (2, 400), dtype=np.uint64)
         a, b = (ea | ma).astype(fmt.dtype), (eb | mb).astype(fmt.dtype)

@@ -24,7 +24,7 @@ def operands(ins, M, N, K, seed=0, spread=4.0):
     """Random bit patterns of A [M, K] and B [K, N], values spread over several binades."""
     rng = np.random.default_rng(seed)
     fa, fb = ins.formats[:2]
-    vals = lambda shape: rng.standard_normal(shape) * np.exp2(rng.integers(-spread, spread + 1, shape))
+    vals = lambda shape: rng.standard_normal(shape) * np.exp2(rng.integers(-spread, spread + 1, shape))  # noqa: E731
     return from_float(fa, vals((M, K))), from_float(fb, vals((K, N)))
 
 

@@ -171,7 +171,7 @@ def test_e_zero_takes_part_in_the_maximum():
     assert to_float("f32", d)[0] == 2.0 ** -130     # -130 > -133: kept on Hopper too
 
 
-# --------------------------------------------------------------------------- ISA.md section 4 rules at their edges
+# --------------------------------------------------------------------------- docs/spec.md §4 rules at their edges
 
 def test_nvidia_zero_result_is_positive_even_from_a_negative_sum():
     """Fact 3: a negative sum that truncates (f32 RZ) or rounds (f16 RNE) to zero gives +0."""

@@ -192,6 +192,7 @@ def test_sfma_is_a_chain_of_correctly_rounded_fmas():
                 want = fma_exact(int(a[i, k]), int(b[i, k]), want, fmt)
             got = int(d[i])
             width = 64 if fmt == "f64" else 32
-            is_nan = lambda x: (x >> (52 if width == 64 else 23)) & (0x7FF if width == 64 else 0xFF) == \
-                (0x7FF if width == 64 else 0xFF) and x & ((1 << (52 if width == 64 else 23)) - 1)
+            def is_nan(x):
+                return (x >> (52 if width == 64 else 23)) & (0x7FF if width == 64 else 0xFF) == \
+                    (0x7FF if width == 64 else 0xFF) and x & ((1 << (52 if width == 64 else 23)) - 1)
             assert got == want or (is_nan(got) and is_nan(want)), (name, i)

@@ -1,6 +1,6 @@
 """N-version check: golden.dot_add (vectorised) against tests/support/reference_model.py (scalar).
 
-The reference model is an independent implementation written from ISA.md; it
+The reference model is an independent implementation written from docs/spec.md; it
 shares no decoding or rounding code with golden/.  For every instruction of
 golden.CATALOG random inputs are drawn in six categories:
 
@@ -22,7 +22,7 @@ scales) form one group: its first member gets the full budget, the others a
 few vectors each, so every instruction goes through golden.dot_add.
 
 NaN results: exact bits for NVIDIA FDA/CoFDA/GDFS (canonical NaN); NaN-ness
-only for SFMA, GPS, FDRDA and GFDRDA (ISA.md 4.3).  Everything else, signed
+only for SFMA, GPS, FDRDA and GFDRDA (docs/spec.md §4.3).  Everything else, signed
 zeros included, must match bit for bit.
 
 Some parameters (e_zero, the FDRDA 32/31-bit floors, c_drop) only show on
@@ -71,7 +71,7 @@ def _gid(group):
     return f"{ins.params.algorithm_name(ins.k)}-{ins.arch}-{ins.name}{more}"
 
 
-# Points where ISA.md admits two readings and golden once took the other one (see
+# Points where docs/spec.md admits two readings and golden once took the other one (see
 # reference_model.py, A2/A3/A5).  golden now follows the reference's reading on
 # all three, so nothing is tolerated: a mismatch always fails, and the report
 # names the rule when the alternative reading reproduces golden's bits.
@@ -79,14 +79,14 @@ ALTERNATIVE_READINGS: dict[str, tuple[dict, str]] = {
     "A2-negative-zero": (
         {"underflow_zero_sign": "keep"},
         "a nonzero negative NVIDIA FDA/CoFDA/GDFS sum that rounds (f16 RNE) or truncates (f32 RZ) to "
-        "zero must give +0 (ISA.md 4.3: never -0, a zero result is +0), not -0"),
+        "zero must give +0 (docs/spec.md §4.3: never -0, a zero result is +0), not -0"),
     "A5-inf-before-overflow": (
         {"inf_rule": "combined"},
         "FDRDA with one kind of infinity among the inputs and c, and a product that overflows to the "
         "other sign: the paper's step order (IV-F steps 1-3) returns the input infinity, not NaN"),
     "A3-gdfs-cancelled-group": (
         {"gdfs_zero_group": "sum"},
-        "GDFS group whose nonzero products cancel exactly: ISA.md 4.1 gives e_zero = -139 only to a group "
+        "GDFS group whose nonzero products cancel exactly: docs/spec.md §4.1 gives e_zero = -139 only to a group "
         "whose 16 products are all zero (or whose scale product is zero); otherwise its exponent is "
         "e_sa + e_sb, which can dominate e_max"),
 }
@@ -638,7 +638,7 @@ def _golden_one(ins, a, b, c, sa, sb):
                               None if sa is None else arr([sa]), None if sb is None else arr([sb]))[0])
 
 
-# Values computed by hand from ISA.md; both models must produce them.  Each entry:
+# Values computed by hand from docs/spec.md; both models must produce them.  Each entry:
 # (id, case, expected d, parameter changes that must change the reference's result): the last
 # field proves the case pins that parameter (random vectors almost never sit on these boundaries).
 ONE = 0x3F800000
@@ -646,7 +646,7 @@ ONE = 0x3F800000
 
 def _hand_cases():
     cases = [
-        # TF32 ignores the low 13 bits: a NaN whose payload sits only there is +inf (ISA 3).
+        # TF32 ignores the low 13 bits: a NaN whose payload sits only there is +inf (docs/spec.md §3).
         ("tf32-nan-to-inf", _case("ampere", "HMMA.1684.F32.TF32", [0x7F800001], [_b("tf32", 1)], 0), F32_INF, []),
         # F = 23 (Volta) truncates two products of 2^-24 next to c = 1; F = 25 (Hopper) keeps them.
         ("F23-truncates", _case("volta", "HMMA.884.F32.F32", [_b("f16", P2(-12))] * 2, [_b("f16", P2(-12))] * 2,
@@ -660,7 +660,7 @@ def _hand_cases():
         # 1024 - 1 - 2^-14 is then exact in f32 (IEEE rounding would give 1023).
         ("fdrda-c-floor", _case("cdna3", "v_mfma_f32_32x32x8_f16", [_b("f16", 32)], [_b("f16", 32)],
                                 _b("f32", -(1 + P2(-23)))), _b("f32", 1023 - P2(-14)), [dict(c_floor_bits=25)]),
-        # ISA 4.4, dot floored at 32 bits: c = 1, dot = -(2^-24 + 2^-25) + 2^-32 = -383 * 2^-32; the sum
+        # docs/spec.md §4.4, dot floored at 32 bits: c = 1, dot = -(2^-24 + 2^-25) + 2^-32 = -383 * 2^-32; the sum
         # 1 - 383 * 2^-32 is just above the tie 1 - 384 * 2^-32 and rounds to 1 - 2^-24.  Flooring the dot
         # (or the normalised sum) at 31 bits would land on the tie and round to the even 1 - 2^-23.
         ("fdrda-dot-floor-32", _case("cdna3", "v_mfma_f32_32x32x8_bf16",
@@ -670,8 +670,9 @@ def _hand_cases():
         ("gfdrda-dot-floor-32", _case("cdna3", "v_mfma_f32_32x32x16_bf8_bf8",
                                       [_b("e5m2fnuz", P2(-12)), _b("e5m2fnuz", P2(-12)), _b("e5m2fnuz", P2(-16))],
                                       [_b("e5m2fnuz", -P2(-12)), _b("e5m2fnuz", -P2(-13)), _b("e5m2fnuz", P2(-16))],
-                                      ONE), _b("f32", 1 - P2(-24)), [dict(dot_floor_bits=31), dict(final_floor_bits=30)]),
-        # ISA 4.4, normalised sum floored at 31 bits: 1 + 2^-24 + 2^-32 -> 1 + 2^-24, a tie, -> 1.0.
+                                      ONE),
+         _b("f32", 1 - P2(-24)), [dict(dot_floor_bits=31), dict(final_floor_bits=30)]),
+        # docs/spec.md §4.4, normalised sum floored at 31 bits: 1 + 2^-24 + 2^-32 -> 1 + 2^-24, a tie, -> 1.0.
         ("fdrda-final-floor-31", _case("cdna3", "v_mfma_f32_32x32x8_bf16", [_b("bf16", P2(-12)), _b("bf16", P2(-16))],
                                        [_b("bf16", P2(-12)), _b("bf16", P2(-16))], ONE), ONE,
          [dict(final_floor_bits=32)]),
@@ -680,7 +681,7 @@ def _hand_cases():
                                 _b("f32", -P2(-25))), _b("f32", 1 - P2(-24)), [dict(c_drop=24)]),
         ("gfdrda-c-dropped", _case("cdna3", "v_mfma_f32_32x32x16_fp8_fp8", [_b("e4m3fnuz", 1)], [_b("e4m3fnuz", 1)],
                                    _b("f32", -P2(-26))), ONE, [dict(c_drop=26)]),
-        # Signed zero on AMD is not fixed by ISA.md; these pin the reading both models share (A7):
+        # Signed zero on AMD is not fixed by docs/spec.md; these pin the reading both models share (A7):
         # FDRDA floors -2^-200 to -2^-158 (relative to e_max = e_c = -126), then to -2^-157: RNE gives -0 ...
         ("fdrda-tiny-negative", _case("cdna3", "v_mfma_f32_32x32x4_2b_bf16", [_b("bf16", -P2(-100))],
                                       [_b("bf16", P2(-100))], 0), 0x80000000, []),
@@ -729,7 +730,7 @@ def test_hand_computed(case):
 
 
 # One crafted case per alternative reading: the two readings give different bits here, and
-# golden must follow the reference's (ISA.md) reading.
+# golden must follow the reference's (docs/spec.md) reading.
 RULE_CASES = [
     ("A2-negative-zero", "f32-rz", _case("hopper", "HGMMA.64xNx16.F32.BF16", [_b("bf16", -P2(-75))],
                                          [_b("bf16", P2(-75))], 0)),
@@ -769,7 +770,7 @@ def test_alternative_reading_not_taken(rule, case):
 def _design(arch, name, **changes):
     ins = golden.lookup(arch, name)
     p = ins.params.with_(**changes)
-    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+    return ins.with_params(p)
 
 
 NEW_FIELD_DESIGNS = [

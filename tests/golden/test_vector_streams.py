@@ -354,7 +354,8 @@ def test_rng_draws_are_numpys():
         g.integers(0, 3)
         st = R.load(g)
         assert np.array_equal(R.raw(st, 999), g.bit_generator.random_raw(999))
-        for lo, hi in ((0, 3), (-5, 300), (0, 3_000_000_000), (0, 1 << 40), (7, 8), (0, 1 << 32), (-(1 << 62), 1 << 62)):
+        for lo, hi in ((0, 3), (-5, 300), (0, 3_000_000_000), (0, 1 << 40), (7, 8), (0, 1 << 32),
+                       (-(1 << 62), 1 << 62)):
             a, b, c = draws(st, 200, lo, hi)
             want = [(g.integers(lo, hi), g.random(), g.integers(0, 1 << 32, dtype=np.uint64)) for _ in range(200)]
             assert np.array_equal(a, [w[0] for w in want]) and np.array_equal(b, [w[1] for w in want])

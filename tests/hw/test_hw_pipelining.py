@@ -126,7 +126,8 @@ def test_levels_parse_and_print_back():
 
 
 @pytest.mark.parametrize("spec,words", [("9", "level must be 0..3"), ("2,bogus=1", "FIELD one of operands, multiply"),
-                                        ("align=7", "align must be 0..3"), ("normalise=6", "normalise must be 0..5"), ("max_levels=0", "1 or more"),
+                                        ("align=7", "align must be 0..3"), ("normalise=6", "normalise must be 0..5"),
+                                        ("max_levels=0", "1 or more"),
                                         ("2,x", "FIELD=N"), ("normalise=a", "whole number")])
 def test_bad_specs_are_one_line_errors(spec, words):
     with pytest.raises(ValueError, match=words) as e:

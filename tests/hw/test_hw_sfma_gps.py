@@ -5,7 +5,7 @@ valid/ready stalls against ``golden.dot_add``; the IEEE fused multiply-add
 unit on its own against ``golden.fma.fma_exact`` on targeted vectors (ties,
 subnormal boundaries, cancellation, overflow, zero signs, special values);
 the GPS binary32 multiplier and adder against numpy's binary32 arithmetic.
-A NaN may differ from golden's only in its payload (ISA.md fact 3); every
+A NaN may differ from golden's only in its payload (docs/spec.md §4.3); every
 other result, signed zeros included, is bit exact.
 """
 
@@ -44,7 +44,7 @@ def is_nan(fmt, bits):
     return decode(fmt, np.asarray(bits, np.uint64)).cls == NAN
 
 
-# the GPS units' NaN rule (any NaN matches, ISA.md fact 3) for their binary32 stages on their own
+# the GPS units' NaN rule (any NaN matches, docs/spec.md §4.3) for their binary32 stages on their own
 GPS_DATAPATH = golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16").datapath
 
 
@@ -88,8 +88,8 @@ def targeted_fma(fmt, n, rng):
     """``n`` rows each of ties, near-ties, subnormal boundaries, cancellation, overflow, zeros and specials."""
     f = get_format(fmt)
     pm, emin, emax = f.man_bits, f.emin, f.emax
-    one = lambda k: rng.choice([-1.0, 1.0], k)
-    sig = lambda k: 1 + np.floor(rng.random(k) * 2.0 ** pm) / 2.0 ** pm        # exact significands
+    one = lambda k: rng.choice([-1.0, 1.0], k)  # noqa: E731
+    sig = lambda k: 1 + np.floor(rng.random(k) * 2.0 ** pm) / 2.0 ** pm        # exact significands  # noqa: E731
     A, B, C = [], [], []
 
     def add(a, b, c):
@@ -173,7 +173,7 @@ def gps_targeted(ins, n, rng):
     """Flush boundaries: products and sums around 2**-126 (bf16), c subnormal, zero of either sign, or tiny."""
     fa, fb, fc, _ = ins.formats
     K = ins.k
-    sgn = lambda shape: rng.choice([-1.0, 1.0], shape)
+    sgn = lambda shape: rng.choice([-1.0, 1.0], shape)  # noqa: E731
     half = fa.emin // 2 if fa.emin < -100 else -7          # bf16: products near 2**-126
     a = _bits(fa, sgn((n, K)) * np.ldexp(1 + rng.random((n, K)), rng.integers(half - 3, half + 3, (n, K))))
     b = _bits(fb, sgn((n, K)) * np.ldexp(1 + rng.random((n, K)), rng.integers(half - 3, half + 3, (n, K))))

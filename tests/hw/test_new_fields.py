@@ -9,7 +9,6 @@ the field scored against golden with it) caught.  ``slow``: the same through Ver
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest

@@ -26,7 +26,7 @@ def run_core(core: TensorCore, jobs, stall=0.2, seed=0):
     """``jobs``: list of (opcode, a, b, c, sa, sb) rows; returns the d words in order."""
     def word(row):
         op, a, b, c, sa, sb = row
-        pad = lambda xs, n: [int(x) for x in xs] + [0] * (n - len(xs))
+        pad = lambda xs, n: [int(x) for x in xs] + [0] * (n - len(xs))  # noqa: E731
         w = {"opcode": op, "a": pad(a, core.k_max), "b": pad(b, core.k_max), "c": int(c)}
         if core.s_max:
             w["scale_a"] = pad([] if sa is None else sa, core.s_max)

@@ -387,6 +387,7 @@ def test_a_formal_filter_that_selects_nothing_is_an_error(monkeypatch, capsys):
     ("mma-hw", "amaranth", ["volta"]),
     ("mma-cosim", "amaranth", ["run", *SMALL, "-n", "10"]),
     ("mma-fpga", "serial", ["identify", "--port", "socket://127.0.0.1:1"]),
+    ("mma-formal", "amaranth", ["--list"]),
 ])
 def test_a_console_script_without_its_extra_names_the_extra(script, module, argv):
     from golden.launch import COMMANDS

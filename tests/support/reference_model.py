@@ -1,6 +1,6 @@
 """A slow, scalar, independent reference model of the dot-add (N-version testing).
 
-Written from the project's ISA.md (shared/spec/ISA.md beside a checkout; sections 3 and 4) and the paper's
+Written from the project's specification (docs/spec.md, sections 3 and 4) and the paper's
 section IV step lists, *not* from ``golden/algorithms.py``.  Nothing from
 ``golden.formats`` is used either: the bit decoding, the rounding and the
 encoding below are this file's own, on Python ints and
@@ -16,7 +16,7 @@ Entry point::
 in the low bits), ``c`` one bit pattern, ``scale_a``/``scale_b`` lists of
 K // block_size scale bytes.  The result is D's bit pattern.
 
-Readings of ISA.md that the text leaves open (each is marked ``AMBIGUITY`` at
+Readings of docs/spec.md that the text leaves open (each is marked ``AMBIGUITY`` at
 the place it is used).  For A2, A3 and A5 golden/ (commit 00508ed) took the
 other reading; 576d823 changed it to this one.  ``ref_dot_add`` keeps a
 keyword option for each other reading, so a test report can say when golden
@@ -28,10 +28,10 @@ A1  FDA f32 output with out_frac_bits = 13 ("E8M13"): the quantum of the
     alignment in the catalog this case cannot produce a different value from
     the other obvious reading, so it is moot.)
 A2  NVIDIA FDA/CoFDA/GDFS: a nonzero sum that truncates (f32, RZ) or rounds
-    (f16, RNE) to zero gives +0 (ISA 4.3: "never return -0; a zero result is
+    (f16, RNE) to zero gives +0 (docs/spec.md §4.3: "never return -0; a zero result is
     +0").  Option underflow_zero_sign="keep" gives the sum's sign instead.
 A3  GDFS: a group term takes e_zero = -139 when all 16 of its products are
-    zero or its scale product is zero (ISA 4.1 wording).  A group whose
+    zero or its scale product is zero (docs/spec.md §4.1 wording).  A group whose
     products are nonzero but cancel to a zero sum keeps the exponent
     e_sa + e_sb ("its exponent is just the sum of the two scale exponents").
     Option gdfs_zero_group="sum" gives every zero group sum e_zero.
@@ -48,15 +48,15 @@ A6  FDRDA/GFDRDA: when every product of a pass is zero there is no e_dot
     (zero products are left out of the maximum), so e_max = e_c and the dot
     part is 0.  In GFDRDA an all-zero parity set is likewise left out of
     e_dot = max(e_even, e_odd).
-A7  FDRDA/GFDRDA signed zero (not fixed by ISA.md): a fixed-point sum that is
+A7  FDRDA/GFDRDA signed zero (not fixed by docs/spec.md): a fixed-point sum that is
     exactly zero gives +0; a nonzero value that the final RNE step rounds to
     zero keeps its sign (IEEE), e.g. -2^-157 -> -0.
-A8  FDRDA/GFDRDA: the dot part is floored at dot_floor_bits = 32 (ISA 4.4,
+A8  FDRDA/GFDRDA: the dot part is floored at dot_floor_bits = 32 (docs/spec.md §4.4,
     which overrides the paper's "31st fractional bit"); the product exponent
     is the unnormalised e_a + e_b, as in FDA (paper: "basically the same as
     Step 2 of the FDA algorithm"); product overflow is |p| >= 2^128.
 A9  GPS: subnormal inputs are those of the input's own format (f16: below
-    2^-14), per ISA 3 / the paper's step 1 text, not the |x| < 2^-126 test of
+    2^-14), per docs/spec.md §3 / the paper's step 1 text, not the |x| < 2^-126 test of
     the paper's Algorithm 3.  Zero inputs (+0 and -0) become +0.  The flush
     of products/sums is applied after RNE rounding to f32 (with gradual
     underflow), to |x| < 2^-126, keeping the sign.  c below 2^-126 (including
@@ -117,7 +117,7 @@ _DEFAULT_NAN = {"f64": 0x7FF8000000000000, "f32": 0x7FC00000, "f16": 0x7E00}
 #   ("inf", neg)
 #   ("num", neg, sig, exp, mbits)   value = (-1)^neg * sig / 2^mbits * 2^exp
 # where sig includes the hidden bit for normal numbers and exp is the
-# unbiased exponent; subnormals and zero have exp = 1 - bias (ISA 4.7) and no
+# unbiased exponent; subnormals and zero have exp = 1 - bias (docs/spec.md §4.7) and no
 # hidden bit.  sig / 2^mbits is the significand "s" of the paper.
 
 
@@ -371,9 +371,9 @@ def _fda_normalise(p, fd, v: Fraction, opts, zero_signs=None) -> int:
     if p.F == "exact" or p.zero_sign != "positive" or p.out_rounding in ("RD", "RU"):
         return _custom_normalise(p, fd, v, zero_signs)
     if v == 0:
-        return 0                                           # +0 (ISA 4.3)
+        return 0                                           # +0 (docs/spec.md §4.3)
     if fd == "f32":
-        # ISA 4.3: RZ.  RNE only for the measured compiled paths that are no native instruction
+        # docs/spec.md §4.3: RZ.  RNE only for the measured compiled paths that are no native instruction
         # (catalog MMA.16832.F32.*, docs/gpu/unresolved_fp8.md); |v| >= 2^128 is infinite in both.
         assert p.out_rounding in ("RZ", "RNE") and p.overflow == "inf"
         if abs(v) >= _p2(128):
@@ -484,7 +484,7 @@ def _gdfs(instr, a, b, c, sa, sb, opts):
     G, F, blk = p.group, p.F, instr.block_size
     terms = []                      # (signed exact significand, exponent)
     for g in range(0, len(a), G):
-        # Steps 2-3: exact products, exact group sum sigma (ISA 4.5).
+        # Steps 2-3: exact products, exact group sum sigma (docs/spec.md §4.5).
         sigma = Fraction(0)
         all_zero = True
         for x, y in zip(a[g:g + G], b[g:g + G]):
@@ -493,7 +493,7 @@ def _gdfs(instr, a, b, c, sa, sb, opts):
             if dx[2] and dy[2]:
                 all_zero = False
             sigma += value_of(dx) * value_of(dy)
-        # Step 4: s = sigma * s_sa * s_sb (unnormalised), e = e_sa + e_sb (ISA 4.1).
+        # Step 4: s = sigma * s_sa * s_sb (unnormalised), e = e_sa + e_sb (docs/spec.md §4.1).
         x, y = ds_a[g // blk], ds_b[g // blk]
         if opts["gdfs_zero_group"] == "sum":
             all_zero = sigma == 0
@@ -664,7 +664,7 @@ def _fdrda_pass(p, da, db, dc, grouped: bool, opts):
         if x[0] == "inf" or y[0] == "inf":
             continue               # only with inf_rule="combined": already in infs
         if _is_zero(x) or _is_zero(y):
-            continue               # zero products are left out of every maximum (ISA 4.1)
+            continue               # zero products are left out of every maximum (docs/spec.md §4.1)
         neg, num, den, exp = x[1] != y[1], x[2] * y[2], x[4] + y[4], x[3] + y[3]
         if Fraction(num) * _p2(exp - den) >= _p2(128):
             infs.add(neg)
@@ -765,9 +765,9 @@ def ref_dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, underflow_zero_si
     """d = c + sum_k a_k b_k as ``instr`` computes it; returns D's bit pattern.
 
     The keyword options select the alternative readings of two open points
-    (the defaults are this model's reading of ISA.md):
+    (the defaults are this model's reading of docs/spec.md):
 
-    underflow_zero_sign : "plus" (default, ISA 4.3 "a zero result is +0")
+    underflow_zero_sign : "plus" (default, docs/spec.md §4.3 "a zero result is +0")
         or "keep": an NVIDIA FDA/GDFS sum that is nonzero but rounds to zero
         keeps its sign (-0 for a negative sum).  An exact zero sum is +0 in
         both readings.
@@ -798,18 +798,29 @@ def ref_dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, underflow_zero_si
     return d
 
 
+# The reference model's part of each algorithm descriptor (golden.descriptors: registering is the only
+# thing this file takes from golden): (instr, a, b, c, scale_a, scale_b, opts) -> d bits
+REFERENCE = {
+    "SFMA": lambda instr, a, b, c, sa, sb, opts: _sfma(instr, a, b, c),
+    "GPS": lambda instr, a, b, c, sa, sb, opts: _gps(instr, a, b, c),
+    "FDA": _fda,
+    "GDFS": _gdfs,
+    "FDRDA": lambda instr, a, b, c, sa, sb, opts: _fdrda(instr, a, b, c, False, opts),
+    "GFDRDA": lambda instr, a, b, c, sa, sb, opts: _fdrda(instr, a, b, c, True, opts),
+}
+
+
+def _register() -> None:
+    from golden.descriptors import Part, register
+    for name, fn in REFERENCE.items():
+        register(name, Part.REFERENCE, fn)
+
+
+_register()
+
+
 def _dispatch(instr, a, b, c, scale_a, scale_b, opts) -> int:
     base = instr.params.base
-    if base == "SFMA":
-        return _sfma(instr, a, b, c)
-    if base == "GPS":
-        return _gps(instr, a, b, c)
-    if base == "FDA":
-        return _fda(instr, a, b, c, scale_a, scale_b, opts)
-    if base == "GDFS":
-        return _gdfs(instr, a, b, c, scale_a, scale_b, opts)
-    if base == "FDRDA":
-        return _fdrda(instr, a, b, c, False, opts)
-    if base == "GFDRDA":
-        return _fdrda(instr, a, b, c, True, opts)
-    raise ValueError(f"unknown algorithm {base!r}")
+    if base not in REFERENCE:
+        raise ValueError(f"unknown algorithm {base!r}")
+    return REFERENCE[base](instr, a, b, c, scale_a, scale_b, opts)
