@@ -116,7 +116,11 @@ def main(argv: list[str]) -> int:
                 print(f"error: {dest.relative_to(REPO)} exists already", file=sys.stderr)
                 return 2
             dest.parent.mkdir(exist_ok=True)
-            subprocess.run(["git", "mv", str(f), str(dest)], cwd=REPO, check=True)
+            tracked = subprocess.run(["git", "ls-files", "--error-unmatch", str(f)], cwd=REPO, capture_output=True)
+            if tracked.returncode == 0:
+                subprocess.run(["git", "mv", str(f), str(dest)], cwd=REPO, check=True)
+            else:
+                f.rename(dest)                  # not in git yet: moved as it is
             deepen(dest)
     return 0
 

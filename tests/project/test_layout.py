@@ -24,6 +24,7 @@ def test_a_planted_top_level_file_is_caught(tmp_path):
     (tmp_path / "conftest.py").write_text("")
     assert [p.name for p in layout.misplaced(tmp_path)] == ["test_golden_planted.py"]
     assert layout.folder_of("test_golden_planted.py") == "golden"
+    assert layout.folder_of("test_nosuch_prefix.py") is None          # the script exits 2 naming it
 
 
 def test_every_test_file_is_in_its_folder():
