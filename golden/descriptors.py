@@ -17,10 +17,10 @@ part (:class:`Part`)      who registers it, and what it is
 ``FORMAL``                formal/catalog.py: ``{stage class: (kind, parameters function)}`` for the
                           stages of its own that the formal proofs take (may be empty)
 ``PROBE``                 probe/algorithms.py: how the probe recognises it and infers its fields
-``REFERENCE``             tests/reference_model.py: the independent reference model's function
+``REFERENCE``             tests/support/reference_model.py: the independent reference model's function
 ========================  ===================================================================
 
-``tests/test_descriptors.py`` checks that every algorithm has every part; docs/extending.md is the
+``tests/golden/test_descriptors.py`` checks that every algorithm has every part; docs/extending.md is the
 recipe for a new algorithm.
 """
 
@@ -41,7 +41,7 @@ class Part(StrEnum):
     PIPELINING = "hw.pipelining"
     FORMAL = "formal.stages"
     PROBE = "probe.infer"
-    REFERENCE = "tests.reference_model"
+    REFERENCE = "tests.support.reference_model"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ rounding, round-to-nearest-even, gradual underflow (subnormals kept, never
 flushed), overflow to +-inf -- for numpy arrays of ``uint64`` / ``uint32`` bit
 patterns.  Nothing relies on a platform fma (Python 3.11's ``math`` has none,
 numpy has none).  NaN results are the canonical quiet NaN; payloads are not
-modelled.  The tests check them against an exact scalar oracle (``tests/fma_oracle.py``)
+modelled.  The tests check them against an exact scalar oracle (``tests/support/fma_oracle.py``)
 and against Berkeley SoftFloat.
 
 binary32: exact product, round-to-odd sum, one final rounding

@@ -194,7 +194,7 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
            "CUTLASS sm90 FP8 kernels with the 'FastAccum' schedules (KernelTmaWarpSpecialized*FP8FastAccum)"),
     Kernel("fp8-promote-4", promotion=4, source=CUTLASS_PROMOTION + "; also what torch._scaled_mm (cuBLASLt, "
            "use_fast_accum=False) did at all seven shapes tried on an NVIDIA H200, measured bit for bit "
-           "(docs/gemm.md, tests/test_gemm_gpu.py; with use_fast_accum=True: fp8-no-promotion or split-K)"),
+           "(docs/gemm.md, tests/golden/test_gemm_gpu.py; with use_fast_accum=True: fp8-no-promotion or split-K)"),
     Kernel("fp8-promote-128-elements-groupscaled", promotion=4, scaling="group", group_k=128, group_n=128,
            source=DEEPSEEK),
     Kernel("fp8-promote-128-elements-groupscaled-1x128", promotion=4, scaling="group", group_k=128, group_n=1,
@@ -209,7 +209,8 @@ PRESETS: dict[str, Kernel] = {k.name: k for k in [
            "this preset fixes one"),
     Kernel("splitk-3-unit-4", split_k=3, split_unit=4, source="split-K in 3 slices of whole 64-element tiles "
            "(4 k-steps of K=16), reduced in fp32: what torch.matmul (cuBLAS) did for bf16 and fp16 at 128x128x4096 "
-           "on an NVIDIA H200, measured bit for bit (tests/test_gemm_gpu.py, docs/gemm.md); other shapes differ"),
+           "on an NVIDIA H200, measured bit for bit (tests/golden/test_gemm_gpu.py, docs/gemm.md); "
+           "other shapes differ"),
     Kernel("block-scaled", scaling="block", source="MX (OCP Microscaling v1.0: e8m0 per 32) and NVFP4 "
            "(e4m3 per 16 plus a global fp32 scale in alpha) on the instruction's own block scales: "
            "PTX ISA, tcgen05.mma kind::mxf8f6f4 / kind::mxf4nvf4"),

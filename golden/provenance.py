@@ -5,7 +5,7 @@ This module answers with data, one record per kind of evidence:
 
 - :data:`MEASURED_SETS`: dot-adds measured on real GPUs and kept in the repository
   (``tests/data/<folder>/<gpu>_<format>.npz``), each mapped to the catalog entry that ran, with how
-  many of its rows that entry reproduces bit for bit (``tests/test_provenance.py`` recomputes every
+  many of its rows that entry reproduces bit for bit (``tests/golden/test_provenance.py`` recomputes every
   count from the data, so a claim here cannot go stale);
 - :data:`LIVE_CHECKS`: comparisons run live on a GPU through PyTorch (``python -m probe compare
   ... --backend torch``), with the record of the run under ``docs/``;

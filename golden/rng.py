@@ -20,7 +20,7 @@ A state travels as an array of six uint64 (the LCG state and increment, high and
 the kept 32-bit half): :func:`load` reads a generator's, :func:`store` writes it back.  Inside a kernel
 it is a tuple (:func:`unpack`, :func:`pack`), and every draw returns its value and the new tuple, so
 the state stays in registers.  Any other bit generator is not loaded (None): the
-caller falls back to numpy's own calls.  tests/test_vector_streams.py pins the equivalence.
+caller falls back to numpy's own calls.  tests/golden/test_vector_streams.py pins the equivalence.
 """
 
 from __future__ import annotations

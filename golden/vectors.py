@@ -148,7 +148,7 @@ def _truncate_normal(fmt: Format, v, neg, zero) -> np.ndarray:
     """``from_float(fmt, where(zero, 0, where(neg, -v, v)), "RZ")`` for positive normal float64 ``v``
     of exponents ``emin .. emax + 1`` (``random_values``' draws), from v's fields: RZ keeps the
     top mantissa bits; above the largest finite it saturates, as RZ does.  The same bits, about 10x
-    sooner (tests/test_golden_kernels.py compares the two)."""
+    sooner (tests/golden/test_golden_kernels.py compares the two)."""
     vb = np.asarray(v, np.float64).view(np.uint64)
     ev = ((vb >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023
     man = (vb & np.uint64((1 << 52) - 1)) >> np.uint64(52 - fmt.man_bits)

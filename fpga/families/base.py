@@ -71,7 +71,7 @@ class Family:
         ``make fpga`` without ``PIPELINE=`` and ``CLOCK=``): the level whose records close timing.
     default_clock_mhz : int or None
         The design clock that goes with it (None: the board's oscillator); the records of
-        ``docs/fpga/`` at this pair are checked to pass (``tests/test_fpga_defaults.py``).
+        ``docs/fpga/`` at this pair are checked to pass (``tests/fpga/test_fpga_defaults.py``).
     """
 
     name = ""

@@ -2,7 +2,7 @@
 
 ``golden.dot_add(..., backend="numba")`` (the default when numba imports) runs here; the numpy
 path in :mod:`golden.algorithms` stays the readable reference the kernels are checked against
-(tests/test_golden_kernels.py).  One compiled kernel per algorithm family, formats and parameters
+(tests/golden/test_golden_kernels.py).  One compiled kernel per algorithm family, formats and parameters
 as runtime arguments (:mod:`golden.kernels.spec`), so the compiled code is cached on disk once
 (numba ``cache=True``) and serves every instruction.
 

@@ -209,7 +209,7 @@ def round_bits(fmts, f, sign, mag, exp, mode, frac_bits, overflow, fault):
     """``round_to_format`` for one value ``(-1)**sign * mag * 2**exp`` in format row ``f``.
 
     ``frac_bits < 0``: the format's own mantissa width.  ``fault``: a test-only switch that
-    flips the round bit's effect (tests/test_golden_kernels.py shows the comparison catches it).
+    flips the round bit's effect (tests/golden/test_golden_kernels.py shows the comparison catches it).
     """
     man_bits = fmts[f, MAN_BITS]
     p = man_bits if frac_bits < 0 else frac_bits

@@ -1,5 +1,5 @@
 // The exported unit (module mma_unit, Amaranth's stream ports) behind each handshake the DUT path
-// drives, as other teams' units present them (tests/test_dut.py::test_every_handshake).
+// drives, as other teams' units present them (tests/cosim/test_dut.py::test_every_handshake).
 `default_nettype none
 
 // AXI-Stream: operands are fields of s_axis_tdata, the result is m_axis_tdata

@@ -1,6 +1,6 @@
 // A valid/ready wrapper around an exported unit (module mma_unit, ports as Amaranth names them) with
 // faults planted at run time by the plusarg +PLANT=N, so that one Verilator build serves every
-// fault test (tests/test_dut.py):
+// fault test (tests/cosim/test_dut.py):
 //   0  none: the wrapper is a wire
 //   1  a result dropped under backpressure (every 8th cycle the output waits, the unit's result is taken)
 //   2  a result duplicated (every 97th result is presented twice)
