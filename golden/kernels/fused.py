@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..nbcache import njit
 from . import _common as C
-from . import spec as S
 from . import fused_int as FI
+from . import spec as S
 
 
 @njit(**C.INLINE)
