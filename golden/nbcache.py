@@ -120,7 +120,10 @@ def njit(*args, cache: bool = False, **options):
     def wrap(func):
         disp = numba.njit(**options)(func)
         if cache and isinstance(disp, numba.core.dispatcher.Dispatcher):   # not so under NUMBA_DISABLE_JIT
-            disp._cache = ClosureCache(disp.py_func)
+            try:
+                disp._cache = ClosureCache(disp.py_func)
+            except (RuntimeError, OSError):    # no writable place, sources in a zip: compile, never stale
+                pass
         return disp
     if args and callable(args[0]):
         return wrap(args[0])

@@ -80,3 +80,23 @@ def test_closure_follows_the_kernels_imports():
     assert {"golden/kernels/fused_int.py", "golden/kernels/_common.py", "golden/kernels/spec.py",
             "golden/formats.py", "golden/params.py", "golden/nbcache.py"} <= names
     assert "golden/kernels/amd.py" not in names
+
+
+def test_unwritable_tree_falls_back_to_the_user_cache(tmp_path, monkeypatch):
+    """numba's fallbacks kept: no $NUMBA_CACHE_DIR and no writable __pycache__ -> the user's cache dir."""
+    from numba.core import caching, config
+
+    from golden import nbcache
+    (tmp_path / "m.py").write_text("def f(x):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import m
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user"))
+
+    def unwritable(self):
+        raise OSError("read-only")
+    monkeypatch.setattr(caching.InTreeCacheLocator, "ensure_cache_path", unwritable)
+    locator = nbcache.ClosureCache(m.f)._impl.locator
+    assert isinstance(locator, nbcache._UserWide)
+    assert locator.get_cache_path().startswith(str(tmp_path / "user"))
+    assert locator.get_source_stamp() == nbcache.source_key(str(tmp_path / "m.py"))
