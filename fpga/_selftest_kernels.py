@@ -7,7 +7,8 @@ int64 to float64.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from golden.nbcache import njit
 
 from .selftest_model import CRC_POLY, ROUNDS
 

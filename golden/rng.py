@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+
+from .nbcache import njit
 
 _M64 = (1 << 64) - 1
 _MULT = 0x2360ED051FC65DA44385DF649FCCF645          # PCG_DEFAULT_MULTIPLIER_128

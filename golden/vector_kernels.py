@@ -9,9 +9,9 @@ so one compiled signature serves every format and the code is cached on disk onc
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import rng as R
+from .nbcache import njit
 
 JIT = {"cache": True, "nogil": True}
 

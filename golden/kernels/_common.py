@@ -14,9 +14,10 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from ..nbcache import njit
 from .spec import (BIAS, EMAX, EMIN, EXP_BITS, EXP_TAB_OFF, FNUZ, HAS_INF, IGNORED_LOW,  # noqa: F401
                    INF_BITS, MAN_BITS, MAX_BITS, MAX_MANTISSA, NAN_BITS, NAN_KIND, NAN_NONE, NO_TERM,
                    OVERFLOW_IEEE, OVERFLOW_INF, PARKED, RD, RNE, RU, RZ, SIGNED, TABLE_OFF, VALUE_BITS,

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
+from ..nbcache import njit
 from . import _common as C
-from . import spec as S
 from . import fused_int as FI
+from . import spec as S
 
 
 @njit(**C.INLINE)
@@ -367,17 +367,3 @@ def gdfs_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
                 column(Pm, Em, i, L, P, E)
                 d = gdfs_pass(P, j, L, a, b, c, sa, sb, isz, r0 + i, nblk, cv[i], ce[i], fmts, vtab, etab, prm, T, G)
                 chain(out, r0, i, d, fmts, vtab, etab, cv, ce)
-
-
-@njit(parallel=True, **C.JIT)
-def fda_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        fda_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
-
-
-@njit(parallel=True, **C.JIT)
-def gdfs_parallel(nblocks, R, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    step = (R + nblocks - 1) // nblocks
-    for i in prange(nblocks):
-        gdfs_rows(i * step, min(R, i * step + step), a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)

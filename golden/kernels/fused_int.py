@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 from .fused import widths
