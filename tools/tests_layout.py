@@ -29,7 +29,7 @@ RULES = {
     "golden": "golden", "gemm": "golden", "fma": "golden", "formats": "golden", "catalog": "golden",
     "params": "golden", "properties": "golden", "provenance": "golden", "reference_model": "golden",
     "vector_streams": "golden", "gpu_vectors": "golden", "paper_examples": "golden", "fp8": "golden",
-    "cdna": "golden", "mmasim": "golden", "descriptors": "golden",
+    "cdna": "golden", "mmasim": "golden", "descriptors": "golden", "nbcache": "golden",
     "hw": "hw", "tensor_core": "hw", "new_fields": "hw", "softfloat": "hw", "rtl_hashes": "hw",
     "cosim": "cosim", "dut": "cosim", "tb": "cosim",
     "formal": "formal",
