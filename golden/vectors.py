@@ -29,6 +29,7 @@ import numpy as np
 
 from .catalog import Instruction
 from .formats import Format, from_float, get_format, special_bits, to_float
+from .params import EXACT
 
 KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
 
@@ -120,12 +121,14 @@ def structured_operands(ins: Instruction, n: int, rng: np.random.Generator):
             a[r, rng.integers(K)] = _exact_or_zero(fa, np.array([2.0 ** fa.emin]))[0][0]
             b[r, :] = _exact_or_zero(fb, np.array([2.0 ** fb.emin]))[0][0]
         c[r] = rng.choice([0, 1, int(_exact_or_zero(fc, np.array([2.0 ** fc.emin]))[0][0])])
-    # 4b: half of those: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates
+    # 4b: half of those: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates;
+    # with F="exact" nothing truncates, and they straddle the output's smallest subnormal instead
     ez, F = ins.params.e_zero, ins.params.F
     if ez is not None and F is not None:
+        edge = fd.emin - fd.man_bits if F == EXACT else ez - F
         tiny_rows = rows[::2]
         for r in tiny_rows:
-            target = np.ldexp(1 + rng.random(K), ez - F + rng.integers(-3, 12, K))
+            target = np.ldexp(1 + rng.random(K), edge + rng.integers(-3, 12, K))
             bb = _exact_or_zero(fb, np.ldexp(1.0, np.clip(np.round(np.log2(target) / 2).astype(int),
                                                           fb.emin, fb.emax)))
             b[r] = bb[0]
