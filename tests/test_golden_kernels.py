@@ -49,7 +49,9 @@ def mismatches(ins, n: int, kinds=KINDS, seed: int = 0, threads: int = 1) -> int
 
 
 def test_every_instruction_has_a_kernel():
-    assert all(kernels.handles(i.datapath) for i in instructions())
+    # but the exact passes (F="exact", CDNA1's f16 and bf16): no alignment window for a kernel to model,
+    # numpy only (golden/kernels/spec.py)
+    assert all(kernels.handles(i.datapath) for i in instructions() if i.params.F != "exact")
 
 
 @pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")

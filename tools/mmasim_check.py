@@ -78,8 +78,10 @@ def compare(ins: golden.Instruction, a, b, c) -> tuple[int, int, np.ndarray]:
     return len(bad), int((nan_w & nan_g).sum()), bad
 
 
-def check(instr: str = "all", kinds=KINDS, n: int = 100_000, seed: int = 1, out=sys.stdout) -> int:
-    """Compare every selected CDNA1 instruction on every kind; print a row each; return the mismatches."""
+def check(instr: str = "all", kinds=KINDS, n: int = 100_000, seed: int = 1, out=None) -> int:
+    """Compare every selected CDNA1 instruction on every kind; print a row each (to ``out``, default
+    stdout); return the mismatches."""
+    out = out or sys.stdout
     total = 0
     print(f"{'instruction':26s} {'algorithm':9s} {'kind':10s} {'vectors':>8s} {'nan':>7s} {'mismatch':>8s} "
           f"{'time s':>6s}", file=out)
