@@ -203,7 +203,7 @@ class ReferenceModel:
 
 REFERENCE_MODELS: dict[str, ReferenceModel] = {
     "cdna1": ReferenceModel("cdna1", "mmasim==2.1.1", "docs/cdna1/mmasim_check.txt",
-                            "python tools/mmasim_check.py -n 100000 (every CDNA1 instruction, every vector kind)"),
+                            "python tools/mmasim_check.py -n 20000 (every CDNA1 instruction, every vector kind)"),
 }
 
 

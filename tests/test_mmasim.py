@@ -1,8 +1,8 @@
 """The CDNA1 entries against the authors' later reference model, mmasim 2.1.1, bit for bit.
 
 Skipped without the extra (``pip install 'mma-rtl[reference]'``: mmasim and a CPU torch).  In ``make
-test``: every CDNA1 instruction on every vector kind, ``ROWS`` dot-adds each (tools/mmasim_check.py
-draws them as its full run does, docs/cdna1/mmasim_check.txt has 100,000 each); planted faults that the
+test``: every CDNA1 instruction on every vector kind, ``ROWS`` dot-adds each, drawn by the generator
+tools/mmasim_check.py uses (its full run, docs/cdna1/mmasim_check.txt, has 20,000 each); planted faults that the
 comparison must see; the one documented place where the two differ; and the tool's bad input.
 """
 
