@@ -9,7 +9,6 @@ comparison must see; the one documented place where the two differ; and the tool
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -27,15 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 ROWS = 256
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("mmasim_check", REPO / "tools" / "mmasim_check.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("mmasim_check", mod)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-mc = _tool()
+sys.path.insert(0, str(REPO / "tools"))
+import mmasim_check as mc  # noqa: E402  (the tool, tools/mmasim_check.py)
 CDNA1 = golden.instructions("cdna1")
 
 
