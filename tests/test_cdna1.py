@@ -110,8 +110,8 @@ def test_provenance_names_the_reference_model_and_its_record():
 def test_the_record_shows_every_instruction_and_kind_without_a_mismatch():
     ref = REFERENCE_MODELS["cdna1"]
     text = (REPO / ref.record).read_text()
-    rows = re.findall(r"^(v_mfma_\S+)\s+\S+\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s", text, re.M)
+    rows = re.findall(r"^(v_mfma_\S+)\s+\S+\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s", text, re.MULTILINE)
     seen = {(name, kind) for name, kind, *_ in rows}
     assert seen == {(i.name, k) for i in CDNA1 for k in KINDS}
     assert all(int(n) == 20_000 and int(bad) == 0 for _, _, n, _, bad in rows)
-    assert re.search(rf"^0 mismatches against {re.escape(ref.model)}$", text, re.M)
+    assert re.search(rf"^0 mismatches against {re.escape(ref.model)}$", text, re.MULTILINE)

@@ -25,9 +25,9 @@ pytest.importorskip("mmasim", reason="the reference model is not installed (pip 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 256
 
-
 sys.path.insert(0, str(REPO / "tools"))
 import mmasim_check as mc  # noqa: E402  (the tool, tools/mmasim_check.py)
+
 CDNA1 = golden.instructions("cdna1")
 
 
