@@ -52,7 +52,7 @@ class HwUnits:
         if not self.params:
             return ins
         p = ins.params.with_(**self.params)
-        return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+        return ins.with_params(p)
 
     def _reference(self, ins, a, b, c, scale_a=None, scale_b=None):
         import golden

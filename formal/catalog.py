@@ -10,6 +10,7 @@ sources of golden/ and hw/.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -30,8 +31,39 @@ def _sources_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def _params(obj) -> tuple[str, dict] | None:
-    """``(kind, parameters)`` of a stage of interest (JSON-able), else None."""
+def _round(obj) -> tuple[str, dict]:
+    return "round", {"fmt": obj.fmt.name, "mag_bits": obj.mag_bits, "mode": obj.mode, "frac_bits": obj.frac_bits,
+                     "overflow": obj.overflow, "flush": obj.flush, "positive_zero": obj.positive_zero,
+                     "sticky": obj.sticky, "lod": obj.lod, "cuts": sorted(obj.cuts)}
+
+
+def _normalise(obj) -> tuple[str, dict]:
+    return "normalise", {"sum_bits": obj.sum_bits, "F": obj.F, "fd": obj.fd.name, "frac_bits": obj.p,
+                         "rounding": obj.rounding, "overflow": obj.overflow, "positive_zero": obj.positive_zero}
+
+
+def _align(obj) -> tuple[str, dict]:
+    from amaranth import Shape
+    return "align", {"sig_bits": Shape.cast(obj.term["sig"].shape).width, "frac": obj.frac, "F": obj.F,
+                     "fc": obj.fc.name if obj.fc is not None else None}
+
+
+def _multiply(obj) -> tuple[str, dict]:
+    fa, fb = (obj.fmt, obj.fmt) if hasattr(obj, "fmt") else (obj.fa, obj.fb)
+    return "multiply", {"a_bits": fa.man_bits + 1, "b_bits": fb.man_bits + 1}
+
+
+def _decode(obj) -> tuple[str, dict]:
+    from hw.decode import UnionFormat
+    if isinstance(obj.fmt, UnionFormat):
+        return "decode", {"members": [f.name for f in obj.fmt.members]}
+    return "decode", {"members": [obj.fmt.name]}
+
+
+@functools.cache
+def _shared_stages() -> dict:
+    """``{stage class: parameters function}`` of the stages every algorithm builds from (hw imported
+    here: formal's command line starts without it)."""
     from hw.align import AlignShifters
     from hw.compress import CompressorTree
     from hw.decode import OperandDecode
@@ -39,30 +71,39 @@ def _params(obj) -> tuple[str, dict] | None:
     from hw.multiply import MultiplierArray
     from hw.normalise import NormaliseRound
     from hw.round import Rounder
-    from amaranth import Shape
-    if isinstance(obj, Rounder):
-        return "round", {"fmt": obj.fmt.name, "mag_bits": obj.mag_bits, "mode": obj.mode, "frac_bits": obj.frac_bits,
-                         "overflow": obj.overflow, "flush": obj.flush, "positive_zero": obj.positive_zero,
-                         "sticky": obj.sticky, "lod": obj.lod, "cuts": sorted(obj.cuts)}
-    if isinstance(obj, NormaliseRound):
-        return "normalise", {"sum_bits": obj.sum_bits, "F": obj.F, "fd": obj.fd.name, "frac_bits": obj.p,
-                             "rounding": obj.rounding, "overflow": obj.overflow, "positive_zero": obj.positive_zero}
-    if isinstance(obj, AlignShifters):
-        return "align", {"sig_bits": Shape.cast(obj.term["sig"].shape).width, "frac": obj.frac, "F": obj.F,
-                         "fc": obj.fc.name if obj.fc is not None else None}
-    if isinstance(obj, CompressorTree):
-        return "compress", {"term_bits": obj.term_bits, "n": obj.n}
-    if isinstance(obj, MaxExponentTree):
-        return "maxexp", {"n": obj.n, "levels_per_stage": obj.levels_per_stage}
-    if isinstance(obj, MultiplierArray) or type(obj).__name__ in ("FMAMultiply", "F32Multiply"):
-        fa, fb = (obj.fmt, obj.fmt) if hasattr(obj, "fmt") else (obj.fa, obj.fb)
-        return "multiply", {"a_bits": fa.man_bits + 1, "b_bits": fb.man_bits + 1}
-    if isinstance(obj, OperandDecode):
-        from hw.decode import UnionFormat
-        if isinstance(obj.fmt, UnionFormat):
-            return "decode", {"members": [f.name for f in obj.fmt.members]}
-        return "decode", {"members": [obj.fmt.name]}
-    return None
+    return {Rounder: _round, NormaliseRound: _normalise, AlignShifters: _align,
+            CompressorTree: lambda o: ("compress", {"term_bits": o.term_bits, "n": o.n}),
+            MaxExponentTree: lambda o: ("maxexp", {"n": o.n, "levels_per_stage": o.levels_per_stage}),
+            MultiplierArray: _multiply, OperandDecode: _decode}
+
+
+# formal's part of each algorithm descriptor (golden.descriptors): the stages of its own datapath,
+# beyond the shared ones, that the proofs take ({"module.Class": parameters function}; by name, so
+# that importing formal does not import hw)
+ALGORITHM_STAGES = {
+    "SFMA": {"hw.fma.FMAMultiply": _multiply},
+    "GPS": {"hw.gps.F32Multiply": _multiply},
+    "FDA": {}, "GDFS": {}, "FDRDA": {}, "GFDRDA": {},
+}
+
+
+def _register() -> None:
+    from golden.descriptors import Part, register
+    for name, stages in ALGORITHM_STAGES.items():
+        register(name, Part.FORMAL, stages)
+
+
+_register()
+
+
+def _params(obj) -> tuple[str, dict] | None:
+    """``(kind, parameters)`` of a stage of interest (JSON-able), else None."""
+    from golden.descriptors import Part, parts
+    own = {name: fn for stages in parts(Part.FORMAL).values() for name, fn in stages.items()}
+    fn = own.get(f"{type(obj).__module__}.{type(obj).__qualname__}")
+    if fn is None:
+        fn = next((f for cls, f in _shared_stages().items() if isinstance(obj, cls)), None)
+    return None if fn is None else fn(obj)
 
 
 def _collect() -> dict:

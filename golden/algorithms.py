@@ -37,24 +37,14 @@ import numpy as np
 
 from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
                       round_to_format, special_bits, to_float)
-from .params import BASES, EXACT, SPECIALS, check_params
+from .datapath import Datapath
+from .descriptors import ALGORITHMS, Algorithm, describe
+from .params import EXACT, SPECIALS, check_params  # noqa: F401  (SPECIALS: re-exported)
 
-# Params fields each base algorithm reads; the others are carried but never change a result
-# (GPS always flushes subnormals and SFMA is IEEE throughout, whatever the catalog entry says).
+# Params fields each base algorithm reads (the descriptors at the end of this module say which); the
+# others are carried but never change a result (GPS always flushes subnormals and SFMA is IEEE
+# throughout, whatever the catalog entry says).
 _FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign", "nan_bits")       # read by _finish
-FIELDS_READ = {
-    "SFMA": ("fma_rounding", "nan_bits"),
-    "GPS": ("group", "nan_bits"),
-    "FDA": ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
-    "GDFS": ("pass_size", "F", "e_zero", "group") + _FINISH,
-    "FDRDA": ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits", "final_floor_bits",
-              "floor_rounding", "c_drop", "specials") + _FINISH,
-    "GFDRDA": ("pass_size", "F", "product_overflow", "merge_floor_bits", "dot_floor_bits", "c_floor_bits",
-               "final_floor_bits", "floor_rounding", "c_drop", "specials") + _FINISH,
-}
-
-# Bases whose NaN results are the canonical NaN, bit for bit (NVIDIA, ISA.md fact 3)
-EXACT_NAN_BASES = ("FDA", "GDFS")
 
 
 @dataclass(frozen=True)
@@ -168,20 +158,17 @@ class Params:
     fma_rounding: str = "RNE"
 
     def __post_init__(self):
-        if self.base not in BASES:
-            raise ValueError(f"unknown algorithm {self.base!r}; valid: {', '.join(BASES)}")
+        if self.base not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.base!r}; valid: {', '.join(ALGORITHMS)}")
         check_params(self)                   # every field on its own: type, range, word (golden.params)
-        needs_f = self.base in ("FDA", "GDFS", "FDRDA", "GFDRDA")
-        if needs_f and self.F is None:
-            raise ValueError(f"{self.base} needs F >= 0 (fraction bits kept after alignment) or F='exact'")
-        if self.F == EXACT and self.base != "FDA":
+        alg = ALGORITHMS[self.base]
+        for name, what in alg.requires.items():      # what the algorithm needs, in its descriptor's words
+            if getattr(self, name) is None:
+                raise ValueError(f"{self.base} needs {what}")
+        if self.F == EXACT and not alg.exact_F:
             raise ValueError(f"F='exact' (the exact sum, rounded once) is an FDA design, not {self.base}")
-        if self.base in ("FDA", "GDFS") and self.e_zero is None:
-            raise ValueError(f"{self.base} needs e_zero (the exponent of zero terms)")
-        if self.base == "GPS" and self.group not in (1, 2, 4, 8, 16):
-            raise ValueError("GPS needs group G, a power of two up to 16")
         lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
-        if lowered and self.base != "FDA":
+        if lowered and not alg.lowering:
             raise ValueError(f"operand_format, pass_interleave and c_last describe a compiled FDA path, not {self.base}")
         if self.pass_interleave is not None and (self.pass_size is None or self.pass_interleave < 1
                                                  or self.pass_size % self.pass_interleave):
@@ -189,18 +176,20 @@ class Params:
                              f"L={self.pass_size}")
         if self.operand_format is not None:
             get_format(self.operand_format)          # an unknown format is named here
+        if alg.check is not None:
+            alg.check(self)
 
     @property
     def fields_read(self) -> tuple[str, ...]:
         """The fields this design's algorithm reads (the others cannot change a result)."""
-        return FIELDS_READ[self.base]
+        return ALGORITHMS[self.base].fields_read
 
     @property
     def exact_nan(self) -> bool:
         """Whether a NaN result's bits are specified: the canonical NaN of NVIDIA's fused
         algorithms (FDA, CoFDA, GDFS), or every NaN result's ``nan_bits``; elsewhere the payload is not
         modelled and any NaN is right."""
-        return self.base in EXACT_NAN_BASES or self.nan_bits is not None
+        return ALGORITHMS[self.base].exact_nan or self.nan_bits is not None
 
     def algorithm_name(self, k: int) -> str:
         """``"CoFDA"`` for a chain, else the base name."""
@@ -382,11 +371,21 @@ def _T(x):
 # --------------------------------------------------------------------------- chains
 
 def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Run an algorithm (and its chain of passes) on ``[R, K]`` operands; returns d bits ``[R]``."""
+    """Run an algorithm (and its chain of passes) on ``[R, K]`` operands; returns d bits ``[R]``.
+    The formats may be names; :func:`run_datapath` takes them as one :class:`golden.Datapath`."""
     fa, fb, fc, fd = (get_format(f) for f in (fa, fb, fc, fd))
     fs = get_format(fs) if fs is not None else None
+    return run_datapath(Datapath(params, fa, fb, fc, fd, a.shape[-1], fs, block), a, b, c, scale_a, scale_b, trace)
+
+
+def run_datapath(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """Run ``dp``'s algorithm (and its chain of passes) on ``[R, K]`` operands; returns d bits ``[R]``."""
+    params = dp.params
+    fa, fb, fc, fd = dp.formats
+    block = dp.block_size
     k = a.shape[-1]
-    L = params.pass_size if params.pass_size and params.base not in ("SFMA", "GPS") else k
+    alg = ALGORITHMS[params.base]
+    L = params.pass_size if params.pass_size and alg.chained else k
     if k % L:
         raise ValueError(f"K={k} is not a multiple of the pass size L={L}")
     c_in, fc_in = c, fc
@@ -400,7 +399,6 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
         a, b = a[:, order], b[:, order]
     if params.c_last:                             # the chain starts from +0; c is added at the end
         c, fc = np.zeros(c.shape, fd.dtype), fd
-    step = _PASSES[params.base]
     for j in range(0, k, L):
         sa = sb = None
         if scale_a is not None:
@@ -408,8 +406,9 @@ def run(params: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=
             sb = scale_b[:, j // block:(j + L + block - 1) // block]
         if trace is not None and k > L:
             trace.append((f"pass {j // L} (products {j}..{j + L - 1})", {}))
+        step = dp.with_(a_format=fa, b_format=fb, c_format=fc, k=L)
         with np.errstate(all="ignore"):      # NaN and infinities are data here, not accidents
-            c = step(params, a[:, j:j + L], b[:, j:j + L], c, fa, fb, fc, fd, sa, sb, fs, block, trace)
+            c = alg.passes(step, a[:, j:j + L], b[:, j:j + L], c, sa, sb, trace)
         fc = fd                              # the next pass takes this result as c
     if params.c_last:
         if trace is not None:
@@ -476,8 +475,10 @@ def ieee_add(fd: Format, x, fc: Format, y, p: Params):
 
 # --------------------------------------------------------------------------- FDA
 
-def fda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """One fused dot-add pass (ISA.md section 3, FDA; with block scales when given)."""
+def fda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """One fused dot-add pass (docs/spec.md §3, FDA; with block scales when given)."""
+    p, (fa, fb, fc, fd) = dp.params, dp.formats
+    fs, block = dp.scale_format, dp.block_size
     P, E = _product_stage(fa, a, fb, b)
     K, R = P.shape
     if scale_a is not None:
@@ -559,8 +560,10 @@ def _exact_sum(p: Params, fd: Format, P, cv, zeros, trace):
 
 # --------------------------------------------------------------------------- GDFS
 
-def gdfs(p: Params, a, b, c, fa, fb, fc, fd, scale_a, scale_b, fs, block, trace=None):
-    """Group-dot-fused-sum for block-scaled FP4 (ISA.md section 3, GDFS)."""
+def gdfs(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """Group-dot-fused-sum for block-scaled FP4 (docs/spec.md §3, GDFS)."""
+    p, (fa, fb, fc, fd) = dp.params, dp.formats
+    fs, block = dp.scale_format, dp.block_size
     if scale_a is None:
         raise ValueError("GDFS needs block scales (scale_a and scale_b)")
     g = p.group or 16
@@ -719,8 +722,9 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     return d
 
 
-def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Fused dot, round-down add (CDNA3 tf32/f16/bf16; ISA.md section 3, FDRDA)."""
+def fdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """Fused dot, round-down add (CDNA3 tf32/f16/bf16; docs/spec.md §3, FDRDA)."""
+    p, (fa, fb, fc, fd) = dp.params, dp.formats
     cv, ce = _operand_values(fc, c)
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
@@ -735,8 +739,9 @@ def fdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=Non
                          _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
 
 
-def gfdrda(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Group fused dot, round-down add (CDNA3 fp8/bf8; ISA.md section 3, GFDRDA)."""
+def gfdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """Group fused dot, round-down add (CDNA3 fp8/bf8; docs/spec.md §3, GFDRDA)."""
+    p, (fa, fb, fc, fd) = dp.params, dp.formats
     cv, ce = _operand_values(fc, c)
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
@@ -787,12 +792,13 @@ def _pairwise_sum(p):
     return _flush_signed(_pairwise_sum(p[: n // 2]) + _pairwise_sum(p[n // 2:]))
 
 
-def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; ISA.md section 3, GPS).
+def gps(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """Group pairwise sum with subnormal flushing (CDNA2 f16/bf16; docs/spec.md §3, GPS).
 
     numpy's float32 multiply and add are IEEE binary32 operations with RNE
     and subnormals, so each paper step is one numpy operation plus a flush.
     """
+    p, (fa, fb, fc, fd) = dp.params, dp.formats
     av = _gather(_flushed_f32_table(fa), _index(fa, a.T), np.float32)
     bv = _gather(_flushed_f32_table(fb), _index(fb, b.T), np.float32)
     prods = _flush_signed(av * bv)
@@ -821,10 +827,10 @@ def gps(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None,
 
 # --------------------------------------------------------------------------- SFMA
 
-def sfma(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None, block=None, trace=None):
-    """Sequential IEEE fused multiply-adds, RNE (ISA.md section 3, SFMA), or ``p.fma_rounding``."""
+def sfma(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
+    """Sequential IEEE fused multiply-adds, RNE (docs/spec.md §3, SFMA), or ``p.fma_rounding``."""
     from .fma import fma_f32, fma_f64      # imported here: only SFMA needs it
-    fd = get_format(fd)
+    p, fd = dp.params, dp.d_format
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]
     if p.fma_rounding != "RNE":
         if fd.name != "f32":
@@ -843,4 +849,33 @@ def sfma(p: Params, a, b, c, fa, fb, fc, fd, scale_a=None, scale_b=None, fs=None
     return d
 
 
-_PASSES = {"FDA": fda, "GDFS": gdfs, "FDRDA": fdrda, "GFDRDA": gfdrda, "GPS": gps, "SFMA": sfma}
+# --------------------------------------------------------------------------- the descriptors
+
+def _gps_group(p: Params) -> None:
+    if p.group not in (1, 2, 4, 8, 16):
+        raise ValueError("GPS needs group G, a power of two up to 16")
+
+
+_NEEDS_F = {"F": "F >= 0 (fraction bits kept after alignment) or F='exact'"}
+_NEEDS_E_ZERO = {"e_zero": "e_zero (the exponent of zero terms)"}
+
+# One per algorithm, in the order of golden.kernels' codes; a new algorithm is one more (docs/extending.md)
+describe(Algorithm("SFMA", sfma, ("fma_rounding", "nan_bits"), chained=False,
+                   summary="sequential IEEE fused multiply-adds"))
+describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=True, check=_gps_group,
+                   summary="group pairwise sums with subnormal flushing"))
+describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
+                   requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,
+                   summary="fused dot-add: products aligned to the largest exponent, truncated, summed"))
+describe(Algorithm("GDFS", gdfs, ("pass_size", "F", "e_zero", "group") + _FINISH,
+                   requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True,
+                   summary="group dot, fused sum: exact group sums times their block scales, fused"))
+describe(Algorithm("FDRDA", fdrda, ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits",
+                                    "final_floor_bits", "floor_rounding", "c_drop", "specials") + _FINISH,
+                   requires=_NEEDS_F, summary="fused dot, round-down add"))
+describe(Algorithm("GFDRDA", gfdrda, ("pass_size", "F", "product_overflow", "merge_floor_bits", "dot_floor_bits",
+                                      "c_floor_bits", "final_floor_bits", "floor_rounding", "c_drop", "specials")
+                   + _FINISH, requires=_NEEDS_F, summary="group fused dot, round-down add (even and odd sets)"))
+
+BASES = tuple(ALGORITHMS)                                    # the algorithm names, in descriptor order
+FIELDS_READ = {n: a.fields_read for n, a in ALGORITHMS.items()}   # kept for callers of the old table

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, replace
 
 from .algorithms import Params
+from .datapath import Datapath
+from .descriptors import ALGORITHMS
 from .formats import Format, get_format
 from .params import EXACT
 from .provenance import Provenance, assess
@@ -50,57 +52,6 @@ def canonical_arch(arch: str) -> str:
 
 
 @dataclass(frozen=True)
-class Datapath:
-    """What a dot-add computes, without names or shapes: two instructions with equal datapaths
-    give the same bits on every input (HGMMA's N variants, aliases, AMD block counts).
-
-    The one description every consumer takes: the RTL builds a datapath from it, reports and
-    test suites group instructions by it.
-
-    Members
-    -------
-    params : Params
-    a_format, b_format, c_format, d_format : Format
-    k : int
-        Products per dot-add.
-    scale_format : Format or None
-    block_size : int or None
-        Products per block scale.
-    """
-
-    params: Params
-    a_format: Format
-    b_format: Format
-    c_format: Format
-    d_format: Format
-    k: int
-    scale_format: Format | None = None
-    block_size: int | None = None
-
-    @property
-    def formats(self) -> tuple[Format, Format, Format, Format]:
-        return (self.a_format, self.b_format, self.c_format, self.d_format)
-
-    @property
-    def algorithm(self) -> str:
-        return self.params.algorithm_name(self.k)
-
-    @property
-    def scale_blocks(self) -> int:
-        """Block scales per operand row (0 when unscaled)."""
-        return self.k // self.block_size if self.scale_format else 0
-
-    def with_(self, **changes) -> "Datapath":
-        """A copy with some fields changed (other formats, other params)."""
-        return replace(self, **changes)
-
-    def __str__(self) -> str:
-        scale = f" {self.scale_format.name}/{self.block_size}" if self.scale_format else ""
-        return (f"{self.algorithm} K={self.k} {self.a_format.name} x {self.b_format.name} + "
-                f"{self.c_format.name} -> {self.d_format.name}{scale}")
-
-
-@dataclass(frozen=True)
 class Instruction:
     """One matrix instruction on one architecture.
 
@@ -121,10 +72,8 @@ class Instruction:
         Block-scale format, None if unscaled.
     block_size : int or None
         Products per scale factor.
-    algorithm : str
-        Algorithm name as in the paper (``FDA``, ``CoFDA``, ``GDFS``, ...).
     params : Params
-        The algorithm parameters.
+        The algorithm parameters (:attr:`algorithm` follows from them and K).
     aliases : tuple of str
         Other accepted names (CDNA1/CDNA2-style AMD names).
     shapes : tuple of (m, n)
@@ -150,13 +99,24 @@ class Instruction:
     d_format: str
     scale_format: str | None
     block_size: int | None
-    algorithm: str
     params: Params
     aliases: tuple = ()
     shapes: tuple = ()
     blocks: int = 1
     note: str = ""
     native: bool = True
+
+    @property
+    def algorithm(self) -> str:
+        """Algorithm name as in the paper (``FDA``, ``CoFDA``, ``GDFS``, ...), from the params and K."""
+        return self.params.algorithm_name(self.k)
+
+    def with_params(self, params: Params | None = None, **changes) -> "Instruction":
+        """This instruction computing another design: ``params``, or its own with ``changes``
+        (``ins.with_params(F=27)``); the name, shape and formats stay."""
+        if params is not None and changes:
+            raise ValueError("with_params takes a Params or field changes, not both")
+        return replace(self, params=params if params is not None else self.params.with_(**changes))
 
     @property
     def family(self) -> str:
@@ -204,7 +164,7 @@ class Instruction:
         bits = [self.algorithm]
         if p.F is not None:
             bits.append(f"F={p.F}")
-        if p.pass_size and p.base not in ("SFMA", "GPS"):
+        if p.pass_size and ALGORITHMS[p.base].chained:
             bits.append(f"L={p.pass_size}")
         if p.group:
             bits.append(f"G={p.group}")
@@ -293,8 +253,7 @@ def _nvidia() -> list[Instruction]:
                 params = _nvidia_params(arch, a, d, k, arch in fp8_narrow, scale is not None,
                                         datapath.get(arch) if datapath else None)
             nm = name(arch) if callable(name) else name
-            out.append(Instruction(arch, nm, ptx, m, n, k, a, b, c, d, scale, block,
-                                   params.algorithm_name(k), params, aliases=aliases,
+            out.append(Instruction(arch, nm, ptx, m, n, k, a, b, c, d, scale, block, params, aliases=aliases,
                                    shapes=shapes or _mma_shapes(m, n), note=note, native=native))
 
     V, T, A, AD, H, B, R = NVIDIA
@@ -471,8 +430,7 @@ def _amd() -> list[Instruction]:
             params = _amd_params(alg, fa, k)
             aliases = tuple(f"v_mfma_{a}" for a in aliases if a and a != cdna3_name)
             name = f"v_mfma_{cdna3_name}"
-            out.append(Instruction(arch, name, name, int(m), int(n), k, fa, fb, cd, cd, None, None,
-                                   params.algorithm_name(k), params, aliases=aliases,
+            out.append(Instruction(arch, name, name, int(m), int(n), k, fa, fb, cd, cd, None, None, params, aliases=aliases,
                                    shapes=((int(m), int(n)),), blocks=int(blocks or 1)))
     return out
 

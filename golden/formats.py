@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .rules import ROUNDING_MODES
+
 __all__ = [
     "Format", "FORMATS", "get_format", "decode", "Decoded", "round_to_format",
     "special_bits", "ZERO", "SUBNORMAL", "NORMAL", "INF", "NAN", "ROUNDING_MODES",
@@ -32,7 +34,6 @@ __all__ = [
 ]
 
 ZERO, SUBNORMAL, NORMAL, INF, NAN = 0, 1, 2, 3, 4
-ROUNDING_MODES = ("RZ", "RD", "RU", "RNE")
 
 
 @dataclass(frozen=True)

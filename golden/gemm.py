@@ -482,13 +482,13 @@ def _resolve(instr, arch, params) -> Instruction:
     if params is None:
         return ins
     if isinstance(params, Params):
-        return replace(ins, params=params)
+        return ins.with_params(params)
     if isinstance(params, Mapping):
         known = {f.name for f in fields(Params)}
         bad = sorted(set(params) - known)
         if bad:
             raise ValueError(f"params: unknown field(s) {', '.join(bad)}; valid: {', '.join(sorted(known))}")
-        return replace(ins, params=ins.params.with_(**params))
+        return ins.with_params(**params)
     raise ValueError(f"params must be a golden.Params or a mapping of fields to change, got {type(params).__name__}")
 
 

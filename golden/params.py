@@ -13,21 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .formats import FORMATS, ROUNDING_MODES
+from .formats import FORMATS
+from .rules import EXACT, FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZERO_SIGNS
 
-__all__ = ["BASES", "ROUNDING_MODES", "OVERFLOWS", "ZERO_SIGNS", "FLOOR_ROUNDINGS", "SPECIALS", "EXACT",
+__all__ = ["ROUNDING_MODES", "OVERFLOWS", "ZERO_SIGNS", "FLOOR_ROUNDINGS", "SPECIALS", "EXACT",
            "FIELDS", "check_params", "parse_params", "format_params", "ParamsSpecError"]
-
-BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
-OVERFLOWS = ("inf", "ieee")
-# "positive": every zero result is +0 (NVIDIA); "ieee": a negative value that rounds to zero keeps its
-# sign, an exact zero sum is +0 (CDNA3 as the catalog has it); "ieee754": IEEE 754's rules in full: a
-# sum of zeros is -0 when every term is -0, an exact cancellation is +0 (-0 rounding down)
-ZERO_SIGNS = ("positive", "ieee", "ieee754")
-FLOOR_ROUNDINGS = ("RD", "RZ")
-# CDNA3's disputed special-value rules (Params.specials): the paper's step order, or the authors' later model
-SPECIALS = ("paper", "later_model")
-EXACT = "exact"          # F="exact": no alignment window; the exact sum, rounded once
 
 
 class ParamsSpecError(ValueError):
@@ -36,8 +26,8 @@ class ParamsSpecError(ValueError):
 
 @dataclass(frozen=True)
 class Field:
-    """What one field holds: ``kind`` is ``int``, ``bool``, ``word`` or ``format``; ``words`` for a word
-    field; ``low`` the smallest int; ``none`` whether None is allowed; ``extra`` a word an int field takes."""
+    """What one field holds: ``kind`` is ``int``, ``bool``, ``word``, ``format`` or ``algorithm`` (a name of
+    :data:`golden.descriptors.ALGORITHMS`); ``words`` for a word field; ``low`` the smallest int; ``none`` whether None is allowed; ``extra`` a word an int field takes."""
 
     kind: str
     words: tuple = ()
@@ -47,8 +37,8 @@ class Field:
 
     def valid(self) -> str:
         """What is valid, in words."""
-        if self.kind == "word":
-            text = "one of " + ", ".join(self.words)
+        if self.kind in ("word", "algorithm"):
+            text = "one of " + ", ".join(_words(self))
         elif self.kind == "bool":
             text = "true or false"
         elif self.kind == "format":
@@ -59,8 +49,16 @@ class Field:
         return text + (" or None" if self.none else "")
 
 
+def _words(spec: Field) -> tuple:
+    """The words a word field takes (an algorithm field: every described algorithm)."""
+    if spec.kind == "algorithm":
+        from .descriptors import ALGORITHMS
+        return tuple(ALGORITHMS)
+    return spec.words
+
+
 FIELDS = {
-    "base": Field("word", BASES),
+    "base": Field("algorithm"),
     "pass_size": Field("int", low=1, none=True),
     "F": Field("int", low=0, none=True, extra=EXACT),
     "e_zero": Field("int", none=True),
@@ -106,8 +104,8 @@ def check_value(name: str, value) -> None:
     elif spec.kind == "int":
         # bool is an int to Python, and 2.5 would act as 2 in a shift: both are refused
         ok = isinstance(value, int) and not isinstance(value, bool) and (spec.low is None or value >= spec.low)
-    elif spec.kind == "word":
-        ok = isinstance(value, str) and value in spec.words
+    elif spec.kind in ("word", "algorithm"):
+        ok = isinstance(value, str) and value in _words(spec)
     else:
         ok = isinstance(value, str) and value in FORMATS
     if not ok:

@@ -1,13 +1,17 @@
-"""The pipelining knob: how many register stages the long arithmetic stages get.
+"""The pipelining knob: how many registers each kind of arithmetic stage gets.
 
-Every datapath takes a :class:`Pipelining` (``None``: level 0, the original depth).  Each field
-names one kind of circuit and is read by every stage of that kind, whichever algorithm holds
-it; each stage computes its ``latency`` from it and asserts at elaboration that it built that
-many registers.  Deeper settings compute exactly the same bits: the registers cut combinational
-paths, nothing else changes (the initiation interval stays 1).
+Every datapath takes a :class:`Pipelining` (``None``: level 0, the original depth): one register
+placement per stage kind, read by every stage of that kind whichever algorithm holds it.  The kinds
+are one typed table, :data:`STAGE_KINDS` (as cvfpu's ``fpnew_pkg`` pipeline configuration is a
+table of registers per operation group): each row names the kind, the range its placement takes
+and the placement of each preset level.  Each stage computes its ``latency`` from its placement and
+asserts at elaboration that it built that many registers.  Deeper settings compute exactly the same
+bits: the registers cut combinational paths, nothing else changes (the initiation interval stays 1).
+An algorithm's descriptor names the kinds its datapath reads (``golden.descriptors.Part.PIPELINING``,
+registered by :mod:`hw.unit`); a new kind of circuit is one more row.
 
 =============  =============================================================================
-field          meaning (level 0 value)
+kind           meaning (level 0 placement)
 =============  =============================================================================
 operands       a register on a unit's (or tensor core's) operands before anything else (0): what
                feeds the unit (the FPGA's block RAM) ends at a register
@@ -36,17 +40,58 @@ f32            registers in each GPS binary32 adder (0..2: 1 between the alignme
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 
 from amaranth import Signal, Value
 
-__all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "as_pipelining", "Timeline"]
+__all__ = ["Pipelining", "MAX_LEVEL", "NORMALISE_CUTS", "StageKind", "Placement", "STAGE_KINDS", "as_pipelining",
+           "Timeline"]
 
-# the largest value each field takes (None: no limit); the smallest is 1 for the *levels* fields, 0 otherwise
-_LIMITS = {"operands": 1, "multiply": 1, "max_levels": None, "align": 3, "compress": None, "final_add": 1,
-           "normalise": 5, "merge": 2, "groups": 2, "fma": 2, "f32": 2}
-_LEVELS_FIELDS = ("max_levels",)
+
+class StageKind(StrEnum):
+    """A kind of arithmetic stage with register placements of its own (the module docstring says each)."""
+
+    OPERANDS = "operands"
+    MULTIPLY = "multiply"
+    MAX_LEVELS = "max_levels"
+    ALIGN = "align"
+    COMPRESS = "compress"
+    FINAL_ADD = "final_add"
+    NORMALISE = "normalise"
+    MERGE = "merge"
+    GROUPS = "groups"
+    FMA = "fma"
+    F32 = "f32"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One row of :data:`STAGE_KINDS`: the placements a stage kind takes (``low`` .. ``high``, None: no
+    limit; a *levels* kind counts logic levels per register, so its smallest is 1) and its placement at
+    each preset level 0 .. :data:`MAX_LEVEL`."""
+
+    kind: StageKind
+    low: int
+    high: int | None
+    levels: tuple
+
+
+# the typed table: one row per stage kind, its range and its four presets (levels 0, 1, 2, 3)
+STAGE_KINDS = {row.kind: row for row in (
+    Placement(StageKind.OPERANDS, 0, 1, (0, 1, 1, 1)),
+    Placement(StageKind.MULTIPLY, 0, 1, (0, 1, 1, 1)),
+    Placement(StageKind.MAX_LEVELS, 1, None, (3, 2, 2, 1)),
+    Placement(StageKind.ALIGN, 0, 3, (0, 1, 1, 3)),
+    Placement(StageKind.COMPRESS, 0, None, (0, 0, 3, 2)),
+    Placement(StageKind.FINAL_ADD, 0, 1, (0, 1, 1, 1)),
+    Placement(StageKind.NORMALISE, 0, 5, (0, 2, 3, 5)),
+    Placement(StageKind.MERGE, 0, 2, (0, 1, 1, 2)),
+    Placement(StageKind.GROUPS, 0, 2, (0, 1, 1, 2)),
+    Placement(StageKind.FMA, 0, 2, (0, 1, 1, 2)),
+    Placement(StageKind.F32, 0, 2, (0, 1, 1, 2)),
+)}
+MAX_LEVEL = 3
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one
 # detector, exponent arithmetic), after its shift and sticky bit, after the magnitude (the two's
 # complement's negation, or an adder's sum) before the rounder, after the rounder's increment, after
@@ -54,37 +99,67 @@ _LEVELS_FIELDS = ("max_levels",)
 NORMALISE_CUTS = ("amount", "shift", "magnitude", "increment", "lod")          # counts of logic levels per register: at least 1
 
 
-@dataclass(frozen=True)
-class Pipelining:
-    """Register stages of the long arithmetic stages (see the module docstring for each field).
+def _check(name: str, value) -> int:
+    row = STAGE_KINDS[StageKind(name)]
+    if not isinstance(value, int) or isinstance(value, bool) or value < row.low or \
+            (row.high is not None and value > row.high):
+        valid = f"{row.low}..{row.high}" if row.high is not None else f"{row.low} or more"
+        raise ValueError(f"pipelining field {name} must be {valid}, not {value!r}")
+    return value
 
-    Parameters
-    ----------
-    operands, multiply, max_levels, align, compress, final_add, normalise, merge, groups, fma, f32 : int
-        One field per kind of circuit; the defaults are level 0.
+
+def _kind_names() -> str:
+    return ", ".join(STAGE_KINDS)
+
+
+class Pipelining:
+    """Register placements of the arithmetic stages, one per :class:`StageKind`.
+
+    ``Pipelining(align=2, normalise=3)``: the kinds not named take their level-0 placement.  Each
+    placement reads as an attribute (``p.align``) or by kind (``p[StageKind.ALIGN]``).
     """
 
-    operands: int = 0
-    multiply: int = 0
-    max_levels: int = 3
-    align: int = 0
-    compress: int = 0
-    final_add: int = 0
-    normalise: int = 0
-    merge: int = 0
-    groups: int = 0
-    fma: int = 0
-    f32: int = 0
+    __slots__ = ("_regs",)
 
-    def __post_init__(self):
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            low = 1 if f.name in _LEVELS_FIELDS else 0
-            high = _LIMITS[f.name]
-            if not isinstance(value, int) or isinstance(value, bool) or value < low or \
-                    (high is not None and value > high):
-                valid = f"{low}..{high}" if high is not None else f"{low} or more"
-                raise ValueError(f"pipelining field {f.name} must be {valid}, not {value!r}")
+    def __init__(self, **placements):
+        regs = {kind: row.levels[0] for kind, row in STAGE_KINDS.items()}
+        for name, value in placements.items():
+            if name not in STAGE_KINDS:
+                raise ValueError(f"pipelining has no stage kind {name!r}; valid: {_kind_names()}")
+            regs[StageKind(name)] = _check(name, value)
+        object.__setattr__(self, "_regs", tuple(regs.values()))
+
+    def __getattr__(self, name):
+        if name in STAGE_KINDS:
+            return self[name]
+        raise AttributeError(f"Pipelining has no attribute {name!r} (stage kinds: {_kind_names()})")
+
+    def __getitem__(self, kind) -> int:
+        return self._regs[list(STAGE_KINDS).index(StageKind(kind))]
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a Pipelining is immutable: use replace()")
+
+    @property
+    def placements(self) -> dict:
+        """``{StageKind: registers}``, in table order."""
+        return dict(zip(STAGE_KINDS, self._regs))
+
+    def replace(self, **changes) -> "Pipelining":
+        """A copy with some placements changed."""
+        return Pipelining(**{**{k.value: v for k, v in self.placements.items()}, **changes})
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Pipelining) and self._regs == other._regs
+
+    def __hash__(self) -> int:
+        return hash(self._regs)
+
+    def __reduce__(self):
+        return _restore, (tuple((k.value, v) for k, v in self.placements.items()),)
+
+    def __repr__(self) -> str:
+        return "Pipelining(" + ", ".join(f"{k.value}={v}" for k, v in self.placements.items()) + ")"
 
     @classmethod
     def level(cls, n: int) -> "Pipelining":
@@ -95,7 +170,7 @@ class Pipelining:
 
     @classmethod
     def parse(cls, spec) -> "Pipelining":
-        """``"2"``, ``"2,align=2"``, ``"normalise=3"`` (a level, then fields that override it), or an
+        """``"2"``, ``"2,align=2"``, ``"normalise=3"`` (a level, then placements that override it), or an
         int; a :class:`Pipelining` is returned as it is.  ``ValueError`` names what is valid."""
         if isinstance(spec, Pipelining):
             return spec
@@ -111,11 +186,11 @@ class Pipelining:
             if not eq and n == 0:
                 base = cls.level(_int(name, "level", spec))
                 continue
-            if name not in _LIMITS or not eq:
+            if name not in STAGE_KINDS or not eq:
                 raise ValueError(f"pipelining spec {spec!r}: {item!r} is not LEVEL (0..{MAX_LEVEL}, first) or "
-                                 f"FIELD=N with FIELD one of {', '.join(_LIMITS)}")
+                                 f"FIELD=N with FIELD one of {_kind_names()}")
             fields[name] = _int(value, name, spec)
-        return dataclasses.replace(base, **fields)
+        return base.replace(**fields)
 
     @property
     def normalise_cuts(self) -> tuple:
@@ -128,11 +203,10 @@ class Pipelining:
         return tuple(c for c in self.normalise_cuts if c != "magnitude")
 
     def __str__(self) -> str:
-        """The shortest spec that parses back: the nearest level, then the fields that differ."""
+        """The shortest spec that parses back: the nearest level, then the placements that differ."""
         best = None
         for n, preset in enumerate(_LEVELS):
-            diff = [f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self)
-                    if getattr(self, f.name) != getattr(preset, f.name)]
+            diff = [f"{k.value}={v}" for (k, v), w in zip(self.placements.items(), preset._regs) if v != w]
             if best is None or len(diff) < len(best):
                 best = [str(n), *diff]
         return ",".join(best)
@@ -145,16 +219,12 @@ def _int(text: str, what: str, spec: str) -> int:
         raise ValueError(f"pipelining spec {spec!r}: {what} must be a whole number, not {text!r}") from None
 
 
-_LEVELS = (
-    Pipelining(),
-    Pipelining(operands=1, multiply=1, max_levels=2, align=1, final_add=1, normalise=2, merge=1, groups=1, fma=1,
-               f32=1),
-    Pipelining(operands=1, multiply=1, max_levels=2, align=1, compress=3, final_add=1, normalise=3, merge=1,
-               groups=1, fma=1, f32=1),
-    Pipelining(operands=1, multiply=1, max_levels=1, align=3, compress=2, final_add=1, normalise=5, merge=2,
-               groups=2, fma=2, f32=2),
-)
-MAX_LEVEL = len(_LEVELS) - 1
+def _restore(items) -> "Pipelining":
+    """Unpickling (a Pipelining crosses to worker processes)."""
+    return Pipelining(**{StageKind(k).value: v for k, v in items})
+
+
+_LEVELS = tuple(Pipelining(**{k.value: row.levels[n] for k, row in STAGE_KINDS.items()}) for n in range(MAX_LEVEL + 1))
 
 
 def as_pipelining(p) -> Pipelining:

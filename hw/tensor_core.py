@@ -29,6 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 import golden
 from golden.catalog import Instruction, canonical_arch
+from golden.descriptors import Part, parts
 from golden.formats import get_format
 
 from .decode import UnionFormat, union_format
@@ -39,8 +40,9 @@ from .unit import datapath_class
 
 __all__ = ["TensorCore", "DatapathGroup", "datapath_groups", "UNION_BASES"]
 
-# Base algorithms whose datapath sees a and b only as decoded (sign, exponent, significand)
-UNION_BASES = ("FDA", "FDRDA", "GFDRDA")
+# Base algorithms whose datapath sees a and b only as decoded (sign, exponent, significand): the hw
+# part of their descriptors (hw.unit.HW_PARTS)
+UNION_BASES = tuple(name for name, union in parts(Part.HW_UNION).items() if union)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from amaranth.lib.wiring import In, Out
 import golden
 from golden.algorithms import Params, check_nan_bits
 from golden.catalog import Instruction
+from golden.descriptors import Part, parts, register
 from golden.formats import get_format
 from golden.options import is_whole
 
@@ -24,16 +25,32 @@ from .gdfs import GDFS
 from .gps import GPS
 from .lowered import LoweredFDA, is_lowered
 from .pipeline import Checked, Delay
-from .pipelining import Pipelining, as_pipelining
+from .pipelining import Pipelining, StageKind, as_pipelining
 from .specials import is_nan_word
 from .sfma import SFMAChain
 
 __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS", "datapath_class"]
 
-# Datapath classes by base algorithm: each takes a golden.Datapath and is a DatapathPipeline
-# (ports a, b, c, [scale_a, scale_b], d; `latency`, `stage_latencies`)
-DATAPATHS = {"FDA": FDAChain, "GDFS": GDFS, "FDRDA": FDRDAChain, "GFDRDA": FDRDAChain, "SFMA": SFMAChain,
-             "GPS": GPS}
+# hw's part of each algorithm descriptor (golden.descriptors): the datapath class (it takes a
+# golden.Datapath and is a DatapathPipeline: ports a, b, c, [scale_a, scale_b], d; `latency`,
+# `stage_latencies`), whether it sees a and b only decoded (sign, exponent, significand) so that a
+# tensor core shares it between format pairs through a union decoder, and the stage kinds
+# (hw.pipelining.STAGE_KINDS) whose register placements it reads
+_SHARED = (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.MAX_LEVELS, StageKind.ALIGN, StageKind.COMPRESS,
+           StageKind.FINAL_ADD, StageKind.NORMALISE)
+HW_PARTS = {
+    "FDA": (FDAChain, True, _SHARED + (StageKind.FMA,)),      # FMA: a compiled path's c_last add
+    "GDFS": (GDFS, False, _SHARED + (StageKind.GROUPS,)),
+    "FDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE,)),
+    "GFDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE,)),
+    "SFMA": (SFMAChain, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.FMA)),
+    "GPS": (GPS, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.F32)),
+}
+for _name, (_cls, _union, _kinds) in HW_PARTS.items():
+    register(_name, Part.HW_DATAPATH, _cls)
+    register(_name, Part.HW_UNION, _union)
+    register(_name, Part.PIPELINING, _kinds)
+DATAPATHS = parts(Part.HW_DATAPATH)     # base algorithm -> datapath class
 SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 

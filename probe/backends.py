@@ -62,7 +62,7 @@ class ParamsBackend:
     def instruction(self, ins: Instruction) -> Instruction:
         p = self.params or ins.params
         p = dataclasses.replace(p, **self.changes)
-        return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+        return ins.with_params(p)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         return golden.dot_add(self.instruction(ins), a, b, c, scale_a, scale_b)

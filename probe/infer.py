@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import time
 from dataclasses import dataclass
 
 import golden
-import golden.algorithms
+import golden.descriptors
 from golden import Instruction
-
-from golden.params import EXACT
+from golden.descriptors import Part, part
+from golden.rules import Overflow, Rounding, ZeroSign
 
 from . import probes as P
+from .algorithms import Evidence, Field, recognise
 from .probes.common import T_MAX
-from .probes.specials import NAN_PATTERNS, Case
+from .probes.specials import NAN_PATTERNS, Case, Outcome
 from .rig import Rig
 from .verify import (VERIFY_ROWS, exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
                      special_differences, verification_vectors, verify)
-
-@dataclass
-class Field:
-    value: object = None
-    status: str = "unobservable"          # measured | bound | unobservable
-    note: str = ""
-    upper: object = None                  # for status "bound": the largest value consistent with what was seen
-
-    def to_json(self):
-        d = {"value": self.value, "status": self.status}
-        if self.note:
-            d["note"] = self.note
-        if self.upper is not None:
-            d["at_most"] = self.upper
-        return d
-
 
 @dataclass
 class Report:
@@ -219,122 +203,45 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
     mode = P.rounding_name(orr)
     facts["special"] = P.special_values(rig, p_out)
     fields: dict = {}
-    base = None
-    per = facts.get("precision", {}).get("per_summand", {})
-
-    def rnd(k):
-        v = per.get(k)
-        return P.rounding_name(v.get("rounding")) if v and v.get("rounding") else None
-
-    if st["kind"] == "sequential" or _chain_of_fmas(rig, st, p_out):
-        base = "SFMA"
-    elif st["kind"] == "pairwise-groups":
-        base = "GPS"
-        fields["group"] = Field(st["group"], "measured", "pairwise group size (III-C tree)")
-    elif st["kind"] == "fused":
-        if rnd(K) == "RD":
-            base = "GFDRDA" if (K >= 2 and rnd(1) == "RD" and rnd(0) == "RZ") else "FDRDA"
-        else:
-            base = "FDA"
-        fields["pass_size"] = Field(st["pass_size"], "measured" if st["pass_size"] else "unobservable",
-                                    f"products per fused pass ({st['source']})")
-        F = None
-        p0 = per.get(0, {})
-        pc = per.get(K, {})
-        if p0.get("exact"):
-            F = p0["bits"]
-            fields["F"] = Field(F, "measured", "bits kept after alignment, product #0")
-        elif base == "FDA" and pc.get("exact"):
-            F = pc["bits"]
-            fields["F"] = Field(F, "measured", "bits kept after alignment, measured on c (products too narrow)")
-        elif base == "FDA" and _never_lost(p0) and _never_lost(pc):
-            fields["F"] = Field(EXACT, "measured", f"no bit lost as far as the scans reach ({p0['bits']} places "
-                                                   f"below product #0, {pc['bits']} below c): the exact sum "
-                                                   "(checked by the verification)")
-        else:
-            fields["F"] = Field(None, "unobservable", "no summand's precision resolved")
-        if base == "FDA" and ins.scale_format and F is not None:
-            ar = P.alignment_reference(rig, F)
-            facts["alignment_reference"] = ar
-            if ar.get("observed") and ar["reference"].startswith("block"):
-                base = "GDFS"
-                F = ar["bits"]["1x1"]
-                fields["F"] = Field(F, "measured", "bits kept after alignment to the block-scale exponent (c)")
-        if base in ("FDA", "GDFS") and F is not None:
-            sv0 = facts["special"]
-            if all(sv0.get(x) in ("kept", None) for x in (Case.SUBNORMAL_A, Case.SUBNORMAL_B)):
-                rig.normal_only = False          # subnormal operands behave: use them for tiny products
-            ez = P.zero_exponent(rig, F, mode, p_out)
-            facts["e_zero"] = ez
-            if ez.get("observed"):
-                fields["e_zero"] = Field(ez["e_zero"], "measured", "exponent of zero summands in the maximum")
-            elif ez.get("bound") is not None:
-                fields["e_zero"] = Field(None, "bound", ez.get("reason", ""), upper=ez["bound"])
-            else:
-                fields["e_zero"] = Field(None, "unobservable", ez.get("reason", ""))
-        if base in ("FDRDA", "GFDRDA"):
-            if pc.get("exact"):
-                fields["c_floor_bits"] = Field(pc["bits"], "measured", "c rounded down at this many bits")
-            if base == "GFDRDA" and per.get(1, {}).get("exact"):
-                fields["merge_floor_bits"] = Field(per[1]["bits"], "measured",
-                                                   "odd set merged (RD) at this many bits")
-            fields["floor_rounding"] = Field(rnd(K), "measured",
-                                             "how the alignments drop bits: c's alignment rounding (III-E)")
-            cd = P.c_drop(rig)
-            facts["c_drop"] = cd
-            fields["c_drop"] = Field(cd.get("c_drop"), "measured", "c dropped when e_c < e_max - c_drop")
-            ds = P.disputed_specials(rig, cd.get("c_drop"))
-            facts["disputed"] = ds
-            fields["specials"] = Field(ds["specials"], "measured", "CDNA3's disputed special values: " + "; ".join(
-                f"{k} {v}" for k, v in ds["rules"].items())) if ds["specials"] else \
-                Field(None, "unobservable", "neither disputed rule is reachable with these formats "
-                                            "(f16/fp8 products never overflow; only bf8 x bf8 reaches the c drop)")
-            for nm in ("dot_floor_bits", "final_floor_bits"):
-                fields[nm] = Field(None, "unobservable", "not probed: the floors below the result's precision")
-        if base == "GDFS":
-            fields["group"] = Field(None, "unobservable",
-                                    "exact group sums are indistinguishable from alignment for e2m1 products")
+    ev = Evidence(rig, facts, st, p_out, mode)
+    base = recognise(ev)                 # the first algorithm whose probe part (probe.algorithms) says yes
+    if base is not None:
+        part(base, Part.PROBE).infer(ev, fields)
     fields["out_rounding"] = Field(mode, "measured" if mode else "unobservable", "result rounding (Tables I, II)")
     fd = ins.formats[3]
     fields["out_frac_bits"] = Field(p_out if p_out < fd.man_bits else None, "measured" if op["exact"] else "bound",
                                     "result fraction bits when fewer than the format's")
     sv = facts["special"]
     bound_cases = [v for k, v in sv.items() if k == Case.MAX_PLUS_1U]
-    if mode in ("RZ", "RD") and bound_cases and bound_cases[0] in ("inf", "max"):
-        fields["overflow"] = Field("inf" if bound_cases[0] == "inf" else "ieee", "measured",
-                                   "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
+    if mode in (Rounding.RZ, Rounding.RD) and bound_cases and bound_cases[0] in (Outcome.INF, Outcome.MAX):
+        word = (Overflow.INF if bound_cases[0] == Outcome.INF else Overflow.IEEE).value
+        fields["overflow"] = Field(word, "measured", "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
     else:
         fields["overflow"] = Field(None, "unobservable", "needs an RZ/RD result and a sum reaching max + 1 ulp")
     zt = sv.get(Case.TINY_NEGATIVE)
-    if zt in ("-0", "+0"):
+    if zt in (Outcome.NEG_ZERO, Outcome.POS_ZERO):
         # ieee754 also gives a sum of -0 terms -0 (where "ieee" gives +0)
-        word = "positive" if zt == "+0" else "ieee754" if sv.get(Case.NEG_ZERO_SUM) == "-0" else "ieee"
+        word = (ZeroSign.POSITIVE if zt == Outcome.POS_ZERO else ZeroSign.IEEE754
+                if sv.get(Case.NEG_ZERO_SUM) == Outcome.NEG_ZERO else ZeroSign.IEEE).value
         fields["zero_sign"] = Field(word, "measured", "sign of a negative result that rounds to zero, "
                                                       "and of a sum of -0 terms")
     else:
         fields["zero_sign"] = Field(None, "unobservable", "no negative product small enough to round to zero")
     po = sv.get(Case.PRODUCT_OVERFLOW)
-    fields["product_overflow"] = Field(po == "overflows", "measured", "") if po in ("overflows", "exact") else \
+    fields["product_overflow"] = Field(po == Outcome.OVERFLOWS, "measured", "") if po in (Outcome.OVERFLOWS, Outcome.EXACT) else \
         Field(None, "unobservable", "products cannot reach 2^(emax+1) with these formats")
     subs = [v for k, v in sv.items() if k in (Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.SUBNORMAL_C,
                                                Case.SUBNORMAL_PRODUCT, Case.SUBNORMAL_SUM)]
-    fields["flush_subnormals"] = Field(any(v == "flushed" for v in subs), "measured" if subs else "unobservable",
+    fields["flush_subnormals"] = Field(any(v == Outcome.FLUSHED for v in subs), "measured" if subs else "unobservable",
                                        "subnormal inputs, products or sums flushed")
-    if base == "SFMA":
-        fm = P.rounding_name(P.final_rounding(rig, p_out)) if op["exact"] else None
-        fields["fma_rounding"] = Field(fm, "measured" if fm else "unobservable",
-                                       "the rounding of the last fma, c = 4 plus one product (Tables I, II)"
-                                       if fm else "the result's precision is not resolved (binary64)")
-    if base in ("SFMA", "GPS", None):
+    if base is None:                     # no algorithm: only what every design has
         for nm in ("out_rounding", "out_frac_bits", "overflow"):
             fields.pop(nm, None)
     entry_sv = P.special_values(Rig(ins, golden.dot_add, "catalog"), p_out)     # the same rows on the entry
     nb, nb_note = nan_field(ins, sv, entry_sv)
     fields["nan_bits"] = Field(nb, "measured" if sv.get(NAN_PATTERNS) else "unobservable", nb_note)
-    if base == "GPS":
-        fields.pop("zero_sign", None)
-    if base is not None:                 # only what the algorithm reads: golden's table is the truth
-        keep = set(golden.algorithms.FIELDS_READ[base])
+    if base is not None:                 # only what the algorithm reads: golden's descriptor is the truth
+        keep = set(golden.descriptors.ALGORITHMS[base].fields_read)
         fields = {k: v for k, v in fields.items() if k in keep}
     # the Fasi et al. tests
     facts["fasi"] = P.fasi(rig, p_out, mode)
@@ -381,32 +288,7 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
 
 
 def _model(ins, p):
-    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
-
-
-EXACT_SCAN = 48          # a precision scan that loses no bit this far below the largest term: the exact sum
-
-
-def _never_lost(summand: dict) -> bool:
-    """The precision scan of a summand ran out before any bit was lost, far below the largest term."""
-    return bool(summand) and not summand.get("exact") and summand.get("bits", 0) >= EXACT_SCAN
-
-
-def _chain_of_fmas(rig, st: dict, p_out: int) -> bool:
-    """Fused passes of one product each that a chain of fused multiply-adds (SFMA) with the last
-    operation's rounding reproduces: the tree probe takes such a chain for passes of one product when
-    its fma does not round to nearest.  Decided by running the candidate (a check, not a guess)."""
-    if st["kind"] != "fused" or rig.K < 2 or st.get("pass_size") != 1:
-        return False
-    mode = P.rounding_name(P.final_rounding(rig, p_out))
-    try:
-        candidate = golden.Params(base="SFMA", fma_rounding=mode)
-        return verify(rig, candidate, verification_vectors(rig, CANDIDATE_ROWS))["mismatches"] == 0
-    except ValueError:                  # not a rounding mode, or not a binary32 design
-        return False
-
-
-CANDIDATE_ROWS = 512
+    return ins.with_params(p)
 
 
 def _shown(name: str, value) -> str:

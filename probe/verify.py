@@ -14,17 +14,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 import golden
 import golden.vectors
 from golden.algorithms import Params
+from golden.descriptors import ALGORITHMS
 from golden.formats import NAN, ROUNDING_MODES, decode, get_format
 from golden.params import EXACT, FIELDS
 
-from .probes.specials import NAN_PATTERNS, Case
+from .probes.specials import NAN_PATTERNS, Case, Outcome
 from .rig import Row
 
 __all__ = ["VERIFY_ROWS", "EXACT_ROWS", "special_differences", "outside_the_nine", "inferred_params",
@@ -80,18 +80,18 @@ def outside_the_nine(base, facts: dict, rounding: str | None, model: dict | None
         out.append(f"the result rounding is {rounding} (Tables I and II), not one of "
                    f"{', '.join(ROUNDING_MODES)}: e.g. ties rounded up through a sticky bit")
     flushed = [c.value for c in (Case.SUBNORMAL_SUM, Case.SUBNORMAL_PRODUCT, Case.SUBNORMAL_C)
-               if sv.get(c) == "flushed"]
-    if flushed and base not in ("GPS", None):
+               if sv.get(c) == Outcome.FLUSHED]
+    if flushed and base is not None and not ALGORITHMS[base].flushes:
         out.append(f"subnormal values flushed to zero ({', '.join(flushed)}: a subnormal result, or a "
                    f"subnormal input), which {base} keeps")
     for c in (Case.MAX_PLUS_1U, Case.MIN_MINUS_1U):
         v = sv.get(c)
-        if v not in (None, "inf", "max"):
+        if v not in (None, Outcome.INF, Outcome.MAX):
             out.append(f"{c.value} gives {v}, neither infinity nor the largest finite value "
                        "(an accumulator that wraps on overflow)")
     for c in (Case.INTERMEDIATE_OVERFLOW, Case.INTERMEDIATE_OVERFLOW_C_FIRST):
         v = sv.get(c)
-        if v not in (None, "overflows", "exact"):
+        if v not in (None, Outcome.OVERFLOWS, Outcome.EXACT):
             out.append(f"{c.value} gives {v}, neither infinity nor the exact result "
                        "(an accumulator that wraps or saturates)")
     nans = sv.get(NAN_PATTERNS, [])
@@ -159,7 +159,7 @@ def verification_vectors(rig, n: int = VERIFY_ROWS, seed: int = 20):
 
 
 def _model(ins, p: Params):
-    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+    return ins.with_params(p)
 
 
 def _example(ins, a, b, c, i, got, want, label: str = "closest model") -> str:

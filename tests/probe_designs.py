@@ -8,7 +8,6 @@ that rounds ties up), an accumulator that wraps on overflow, subnormal results f
 
 from __future__ import annotations
 
-import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -21,7 +20,7 @@ def with_params(**changes):
     """golden with the entry's Params changed (a design one field away)."""
     def backend(ins, a, b, c, sa=None, sb=None):
         p = ins.params.with_(**changes)
-        return golden.dot_add(dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k)), a, b, c, sa, sb)
+        return golden.dot_add(ins.with_params(p), a, b, c, sa, sb)
     backend.name = "design " + ",".join(f"{k}={v}" for k, v in changes.items())
     return backend
 

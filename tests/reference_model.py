@@ -798,18 +798,29 @@ def ref_dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, underflow_zero_si
     return d
 
 
+# The reference model's part of each algorithm descriptor (golden.descriptors: registering is the only
+# thing this file takes from golden): (instr, a, b, c, scale_a, scale_b, opts) -> d bits
+REFERENCE = {
+    "SFMA": lambda instr, a, b, c, sa, sb, opts: _sfma(instr, a, b, c),
+    "GPS": lambda instr, a, b, c, sa, sb, opts: _gps(instr, a, b, c),
+    "FDA": _fda,
+    "GDFS": _gdfs,
+    "FDRDA": lambda instr, a, b, c, sa, sb, opts: _fdrda(instr, a, b, c, False, opts),
+    "GFDRDA": lambda instr, a, b, c, sa, sb, opts: _fdrda(instr, a, b, c, True, opts),
+}
+
+
+def _register() -> None:
+    from golden.descriptors import Part, register
+    for name, fn in REFERENCE.items():
+        register(name, Part.REFERENCE, fn)
+
+
+_register()
+
+
 def _dispatch(instr, a, b, c, scale_a, scale_b, opts) -> int:
     base = instr.params.base
-    if base == "SFMA":
-        return _sfma(instr, a, b, c)
-    if base == "GPS":
-        return _gps(instr, a, b, c)
-    if base == "FDA":
-        return _fda(instr, a, b, c, scale_a, scale_b, opts)
-    if base == "GDFS":
-        return _gdfs(instr, a, b, c, scale_a, scale_b, opts)
-    if base == "FDRDA":
-        return _fdrda(instr, a, b, c, False, opts)
-    if base == "GFDRDA":
-        return _fdrda(instr, a, b, c, True, opts)
-    raise ValueError(f"unknown algorithm {base!r}")
+    if base not in REFERENCE:
+        raise ValueError(f"unknown algorithm {base!r}")
+    return REFERENCE[base](instr, a, b, c, scale_a, scale_b, opts)

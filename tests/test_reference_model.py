@@ -769,7 +769,7 @@ def test_alternative_reading_not_taken(rule, case):
 def _design(arch, name, **changes):
     ins = golden.lookup(arch, name)
     p = ins.params.with_(**changes)
-    return dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+    return ins.with_params(p)
 
 
 NEW_FIELD_DESIGNS = [

@@ -7,7 +7,6 @@ place the DUT path reads a golden.Params spec, with the project's one grammar
 
 from __future__ import annotations
 
-import dataclasses
 
 import golden
 from golden import get_format
@@ -38,7 +37,7 @@ def instruction(desc: Description, t: Target):
         except ValueError as e:
             raise DescriptionError(f"{where}: params: {e}") from None
         p = ins.params.with_(**changes)
-        ins = dataclasses.replace(ins, params=p, algorithm=p.algorithm_name(ins.k))
+        ins = ins.with_params(p)
     check_operands(desc, ins, where)
     return ins
 

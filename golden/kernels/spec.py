@@ -14,6 +14,7 @@ import numpy as np
 from .. import algorithms
 from ..algorithms import Params
 from ..formats import Format, get_format, special_bits
+from ..rules import FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZeroSign
 
 # Columns of a format row (spec.format_row): where each field of a Format lives
 (EXP_BITS, MAN_BITS, BIAS, SIGNED, EMIN, EMAX, MAX_MANTISSA, VALUE_BITS, IGNORED_LOW, NAN_KIND, TABLE_OFF,
@@ -39,8 +40,8 @@ _MODELLED = {
     "dot_floor_bits", "c_floor_bits", "final_floor_bits", "merge_floor_bits", "floor_rounding", "c_drop",
     "product_overflow", "flush_subnormals", "zero_sign", "specials", "operand_format", "pass_interleave", "c_last",
 }
-_CHOICES = {"out_rounding": ("RZ", "RD", "RU", "RNE"), "overflow": ("inf", "ieee"),
-            "zero_sign": ("positive", "ieee"), "floor_rounding": ("RD", "RZ"), "specials": ("paper", "later_model")}
+_CHOICES = {"out_rounding": ROUNDING_MODES, "overflow": OVERFLOWS, "zero_sign": (ZeroSign.POSITIVE, ZeroSign.IEEE),
+            "floor_rounding": FLOOR_ROUNDINGS, "specials": SPECIALS}
 
 # Algorithm parameter vector (int64): indices
 (P_F, P_EZERO, P_L, P_MODE, P_FRAC, P_OVERFLOW, P_ZPOS, P_GROUP, P_DOTFB, P_CFB, P_FINFB, P_MERGEFB,
@@ -49,6 +50,8 @@ _CHOICES = {"out_rounding": ("RZ", "RD", "RU", "RNE"), "overflow": ("inf", "ieee
 NPARAMS = 23
 BASE_CODE = {b: i for i, b in enumerate(algorithms.BASES)}     # prm[P_BASE]
 GFDRDA_CODE = BASE_CODE["GFDRDA"]
+# the algorithms with compiled kernels (golden.kernels._families); any other runs on the numpy path
+KERNEL_BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
 NO_C_DROP = -(1 << 40)
 # Formats up to this many value bits are decoded by table, wider ones (TF32, f32, f64) from their
 # fields; decoding f16/bf16 from their fields (_common.fields_value_exp) measured 2.5x slower than
@@ -119,9 +122,9 @@ def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarr
     prm = np.zeros(NPARAMS, np.int64)
     prm[P_F] = p.F if p.F is not None else 0
     prm[P_EZERO] = p.e_zero if p.e_zero is not None else 0
-    L = p.pass_size if p.pass_size and p.base not in ("SFMA", "GPS") else k
+    L = p.pass_size if p.pass_size and algorithms.ALGORITHMS[p.base].chained else k
     prm[P_L] = L
-    prm[P_MODE] = ("RZ", "RD", "RU", "RNE").index(p.out_rounding)
+    prm[P_MODE] = ROUNDING_MODES.index(p.out_rounding)
     prm[P_FRAC] = p.out_frac_bits if p.out_frac_bits is not None else -1
     prm[P_OVERFLOW] = ("inf", "ieee").index(p.overflow)
     prm[P_ZPOS] = int(p.zero_sign == "positive")
@@ -168,6 +171,8 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
     does not model one of its fields.
     """
     p = params
+    if p.base not in KERNEL_BASES:
+        return False                             # an algorithm without a kernel: the numpy path
     fa, fb, fc, fd = (get_format(f) for f in formats)
     fs = get_format(scale_format) if scale_format is not None else None
     if not _defaults_kept(p) or not all(_decodable(f) for f in (fa, fb, fc)):

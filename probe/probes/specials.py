@@ -46,6 +46,24 @@ class Case(StrEnum):
     TF32_LOW_NAN = "tf32 NaN with payload only in the low bits"
 
 
+class Outcome(StrEnum):
+    """What a special-value case gave, where it is one of a few words (else the value's repr, or a
+    note): what the inference reads.  The values are also what the reports show."""
+
+    KEPT = "kept"                    # a subnormal input, product or sum kept
+    FLUSHED = "flushed"              # ... flushed to zero
+    NEG_ZERO = "-0"
+    POS_ZERO = "+0"
+    OVERFLOWS = "overflows"          # an overflowing product or sum became infinity
+    EXACT = "exact"                  # ... or stayed exact
+    INF = "inf"                      # max + u: infinity
+    MAX = "max"                      # ... or the largest finite value
+    NAN = "NaN"
+    IGNORED = "ignored"              # tf32's low bits
+    USED = "used"
+    BECOMES_INF = "becomes infinity"
+
+
 _BOUNDARY = {(1, 1.0): Case.MAX_PLUS_1U, (1, 0.75): Case.MAX_PLUS_075U, (1, 0.5): Case.MAX_PLUS_05U,
              (1, 0.25): Case.MAX_PLUS_025U, (-1, 1.0): Case.MIN_MINUS_1U, (-1, 0.75): Case.MIN_MINUS_075U,
              (-1, 0.5): Case.MIN_MINUS_05U, (-1, 0.25): Case.MIN_MINUS_025U}
@@ -108,16 +126,16 @@ def special_values(rig, p_out: int) -> dict:
     big = math.ldexp(1.0, E + 1) if E < 1023 else math.inf
     if math.isfinite(big) and rig.has_prod(big) and rig.c_ok(-math.ldexp(1.0, E)):
         add(Case.PRODUCT_OVERFLOW, Row({0: big}, c=-math.ldexp(1.0, E)),
-            lambda d, E=E: "overflows" if d is not None and math.isinf(d) else
-            ("exact" if d == math.ldexp(1.0, E) else _fmt(d)))
+            lambda d, E=E: Outcome.OVERFLOWS if d is not None and math.isinf(d) else
+            (Outcome.EXACT if d == math.ldexp(1.0, E) else _fmt(d)))
     top = math.ldexp(1.0, E)
     if K >= 2 and rig.has_prod(top) and rig.c_ok(-top) and rig.c_ok(top) and rig.has_prod(-top):
         add(Case.INTERMEDIATE_OVERFLOW, Row({0: top, 1: top}, c=-top),
-            lambda d, top=top: "overflows" if d is not None and math.isinf(d) else
-            ("exact" if d == top else _fmt(d)))
+            lambda d, top=top: Outcome.OVERFLOWS if d is not None and math.isinf(d) else
+            (Outcome.EXACT if d == top else _fmt(d)))
         add(Case.INTERMEDIATE_OVERFLOW_C_FIRST, Row({0: top, 1: -top}, c=top),
-            lambda d, top=top: "overflows" if d is not None and math.isinf(d) else
-            ("exact" if d == top else _fmt(d)))
+            lambda d, top=top: Outcome.OVERFLOWS if d is not None and math.isinf(d) else
+            (Outcome.EXACT if d == top else _fmt(d)))
     mx = fd.max_finite
     u = math.ldexp(1.0, E - p_out)
     if rig.c_ok(mx):
@@ -125,8 +143,8 @@ def special_values(rig, p_out: int) -> dict:
             for s in (1, -1):
                 if rig.has_prod(s * f * u) and rig.c_ok(s * mx):
                     add(_BOUNDARY[(s, f)], Row({0: s * f * u}, c=s * mx),
-                        lambda d: "inf" if d is not None and math.isinf(d) else
-                        ("max" if d is not None and abs(d) == fd.max_finite else _fmt(d)))
+                        lambda d: Outcome.INF if d is not None and math.isinf(d) else
+                        (Outcome.MAX if d is not None and abs(d) == fd.max_finite else _fmt(d)))
     # NaN
     if fa.inf and one_b is not None:
         inf_a = _bits_of(fa, math.inf)
@@ -147,10 +165,10 @@ def special_values(rig, p_out: int) -> dict:
     # TF32: low 13 bits
     if fa.name == "tf32" and one_b is not None:
         add(Case.TF32_LOW_BIT, Row({}, 0.0, {("a", 0): 0x3F800001, ("b", 0): one_b}),
-            lambda d: "ignored" if d == 1.0 else ("used" if d is not None else None))
+            lambda d: Outcome.IGNORED if d == 1.0 else (Outcome.USED if d is not None else None))
         add(Case.TF32_LOW_NAN, Row({}, 0.0, {("a", 0): 0x7F800001, ("b", 0): one_b}),
-            lambda d: "becomes infinity" if d is not None and math.isinf(d) else
-            ("NaN" if d is not None and math.isnan(d) else _fmt(d)))
+            lambda d: Outcome.BECOMES_INF if d is not None and math.isinf(d) else
+            (Outcome.NAN if d is not None and math.isnan(d) else _fmt(d)))
     names = list(cases)
     vals, bits = rig.run([cases[n][0] for n in names])
     out = {}
@@ -188,9 +206,9 @@ def _kept(d, v):
     if d is None:
         return None
     if d == v:
-        return "kept"
+        return Outcome.KEPT
     if d == 0:
-        return "flushed"
+        return Outcome.FLUSHED
     return f"other ({d!r})"
 
 
@@ -198,11 +216,11 @@ def _zero_sign(d):
     if d is None:
         return None
     if d == 0:
-        return "-0" if math.copysign(1.0, d) < 0 else "+0"
+        return Outcome.NEG_ZERO if math.copysign(1.0, d) < 0 else Outcome.POS_ZERO
     return f"non-zero ({d!r})"
 
 
 def _nan(d):
     if d is None:
         return None
-    return "NaN" if math.isnan(d) else _fmt(d)
+    return Outcome.NAN if math.isnan(d) else _fmt(d)

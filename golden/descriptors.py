@@ -1,0 +1,139 @@
+"""One descriptor per dot-add algorithm, and the registry where every layer adds its part.
+
+An algorithm is described once, in golden (:data:`ALGORITHMS`, filled by :mod:`golden.algorithms`):
+its golden pass function, the :class:`golden.Params` fields it reads, the fields it needs, whether
+``pass_size`` makes a chain of passes, and its own checks.  The layers above golden cannot be
+imported here (golden is the bottom layer), so each registers its part of every algorithm with
+:func:`register` when it is imported:
+
+========================  ===================================================================
+part (:class:`Part`)      who registers it, and what it is
+========================  ===================================================================
+``HW_DATAPATH``           hw/unit.py: the datapath class that builds it (a ``DatapathPipeline``)
+``HW_UNION``              hw/unit.py: True when the datapath sees a and b only decoded, so a
+                          tensor core shares it between format pairs through a union decoder
+``PIPELINING``            hw/unit.py: the stage kinds (:class:`hw.pipelining.StageKind`) whose
+                          register placements its datapath reads
+``FORMAL``                formal/catalog.py: ``{stage class: (kind, parameters function)}`` for the
+                          stages of its own that the formal proofs take (may be empty)
+``PROBE``                 probe/algorithms.py: how the probe recognises it and infers its fields
+``REFERENCE``             tests/reference_model.py: the independent reference model's function
+========================  ===================================================================
+
+``tests/test_descriptors.py`` checks that every algorithm has every part; docs/extending.md is the
+recipe for a new algorithm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Callable
+
+__all__ = ["Algorithm", "ALGORITHMS", "Part", "describe", "register", "part", "parts", "missing_parts"]
+
+
+class Part(StrEnum):
+    """A layer's part of an algorithm descriptor (the value names the module that registers it)."""
+
+    HW_DATAPATH = "hw.datapath"
+    HW_UNION = "hw.union"
+    PIPELINING = "hw.pipelining"
+    FORMAL = "formal.stages"
+    PROBE = "probe.infer"
+    REFERENCE = "tests.reference_model"
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """What golden knows of one base algorithm.
+
+    Members
+    -------
+    name : str
+        The paper's name (``FDA``); a chain of passes is ``"Co" + name``.
+    passes : callable
+        One pass: ``passes(params, datapath, a, b, c, scale_a, scale_b, trace)`` -> d bits (see
+        :func:`golden.algorithms.run`, which runs the chain).
+    fields_read : tuple of str
+        The Params fields that can change a result; the others are carried, never read.
+    requires : dict
+        ``{field: what it is}``: fields that must not be None.
+    chained : bool
+        Whether ``pass_size < K`` makes a chain of passes (SFMA and GPS ignore ``pass_size``).
+    exact_nan : bool
+        Whether its NaN results are the canonical NaN, bit for bit.
+    exact_F : bool
+        Whether ``F="exact"`` (no alignment window) is a design of it.
+    flushes : bool
+        Whether it flushes subnormals whatever the params say (GPS): the probe does not call a
+        flushed subnormal a behaviour outside it.
+    lowering : bool
+        Whether the compiled-path fields (``operand_format``, ``pass_interleave``, ``c_last``) apply.
+    check : callable or None
+        ``check(params)`` raises ValueError for a design it cannot run (after the fields' own checks).
+    summary : str
+        One line for the docs and error messages.
+    """
+
+    name: str
+    passes: Callable
+    fields_read: tuple
+    requires: dict = field(default_factory=dict)
+    chained: bool = True
+    exact_nan: bool = False
+    exact_F: bool = False
+    flushes: bool = False
+    lowering: bool = False
+    check: Callable | None = None
+    summary: str = ""
+
+
+ALGORITHMS: dict[str, Algorithm] = {}
+_PARTS: dict[str, dict[Part, object]] = {}
+
+
+def describe(algorithm: Algorithm) -> Algorithm:
+    """Add ``algorithm`` to :data:`ALGORITHMS` (golden.algorithms does, once per algorithm)."""
+    if algorithm.name in ALGORITHMS:
+        raise ValueError(f"algorithm {algorithm.name} is described twice")
+    ALGORITHMS[algorithm.name] = algorithm
+    _PARTS.setdefault(algorithm.name, {})
+    return algorithm
+
+
+def _known(name: str) -> None:
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; valid: {', '.join(ALGORITHMS)}")
+
+
+def register(name: str, what: Part, value) -> None:
+    """A layer's part ``what`` of algorithm ``name`` (registered again: the same value, or an error)."""
+    _known(name)
+    what = Part(what)
+    have = _PARTS[name].get(what, value)
+    if have is not value and have != value:
+        raise ValueError(f"{what} of {name} is registered twice with different values")
+    _PARTS[name][what] = value
+
+
+def part(name: str, what: Part):
+    """The part ``what`` of algorithm ``name``; ``LookupError`` naming the algorithms that have it."""
+    _known(name)
+    try:
+        return _PARTS[name][Part(what)]
+    except KeyError:
+        have = [n for n, p in _PARTS.items() if what in p]
+        raise LookupError(f"{name} has no {what} part yet (registered for: {', '.join(have) or 'none'}); "
+                          "docs/extending.md, 'A new algorithm'") from None
+
+
+def parts(what: Part) -> dict:
+    """``{algorithm: value}`` of every algorithm that registered ``what``, in :data:`ALGORITHMS` order."""
+    what = Part(what)
+    return {n: _PARTS[n][what] for n in ALGORITHMS if what in _PARTS[n]}
+
+
+def missing_parts() -> list[tuple[str, Part]]:
+    """``(algorithm, part)`` for every part not registered (import the layers first)."""
+    return [(n, p) for n in ALGORITHMS for p in Part if p not in _PARTS[n]]
