@@ -17,8 +17,8 @@ from .algorithms import Params
 from .datapath import Datapath
 from .descriptors import ALGORITHMS
 from .formats import Format, get_format
-from .params import EXACT
 from .provenance import Provenance, assess
+from .rules import EXACT, Overflow, Rounding, ZeroSign
 
 ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx_blackwell", "cdna1", "cdna2",
                  "cdna3")
@@ -454,11 +454,11 @@ CDNA1_NOTE = "reference model (not measured, not in the paper): mmasim 2.1.1, MF
 
 def _cdna1_params(a: str, k: int) -> Params:
     if a == "f32":
-        return Params(base="SFMA", zero_sign="ieee")
+        return Params(base="SFMA", zero_sign=ZeroSign.IEEE)
     # e_zero moves nothing in an exact window; fp32's smallest normal exponent keeps the RTL's window at
     # the formats' own span (golden.algorithms.exact_window)
-    return Params(base="FDA", F=EXACT, pass_size=min(_CDNA1_PASS[a], k), e_zero=-126, out_rounding="RNE",
-                  overflow="ieee", zero_sign="ieee")
+    return Params(base="FDA", F=EXACT, pass_size=min(_CDNA1_PASS[a], k), e_zero=-126, out_rounding=Rounding.RNE,
+                  overflow=Overflow.IEEE, zero_sign=ZeroSign.IEEE)
 
 
 def _cdna1() -> list[Instruction]:
@@ -470,8 +470,8 @@ def _cdna1() -> list[Instruction]:
         params = _cdna1_params(ab, k)
         aliases = (f"v_mfma_{cdna3_name}",) if cdna3_name != name else ()
         out.append(Instruction("cdna1", f"v_mfma_{name}", f"v_mfma_{name}", int(m), int(n), k, ab, ab, cd, cd,
-                               None, None, params.algorithm_name(k), params, aliases=aliases,
-                               shapes=((int(m), int(n)),), blocks=int(blocks or 1), note=CDNA1_NOTE))
+                               None, None, params, aliases=aliases, shapes=((int(m), int(n)),),
+                               blocks=int(blocks or 1), note=CDNA1_NOTE))
     return out
 
 

@@ -9,7 +9,6 @@ instruction and vector kind.  The comparison with the model itself is tests/test
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -75,7 +74,7 @@ def test_the_chain_rounds_between_passes():
     b = [2.0 ** -24, 0, 0, 0, 2.0 ** -24, 0, 0, 0]
     assert _dot("f32_32x32x8f16", a, b, 1.0, "f16") == 0x3F800000
     ins = golden.lookup("cdna1", "f32_32x32x8f16")
-    one_pass = dataclasses.replace(ins, params=ins.params.with_(pass_size=8))
+    one_pass = ins.with_params(pass_size=8)
     A = from_float("f16", np.asarray([a])).astype(np.uint64)
     B = from_float("f16", np.asarray([b])).astype(np.uint64)
     assert int(golden.dot_add(one_pass, A, B, from_float("f32", np.asarray([1.0])).astype(np.uint64))[0]) \

@@ -13,6 +13,7 @@ from golden import api, kernels
 from golden.algorithms import Params
 from golden.catalog import instructions, lookup
 from golden.provenance import MEASURED_SETS
+from golden.rules import EXACT
 from golden.vectors import KINDS, random_operands
 from gpu_vectors import load
 
@@ -51,7 +52,7 @@ def mismatches(ins, n: int, kinds=KINDS, seed: int = 0, threads: int = 1) -> int
 def test_every_instruction_has_a_kernel():
     # but the exact passes (F="exact", CDNA1's f16 and bf16): no alignment window for a kernel to model,
     # numpy only (golden/kernels/spec.py)
-    assert all(kernels.handles(i.datapath) for i in instructions() if i.params.F != "exact")
+    assert all(kernels.handles(i.datapath) for i in instructions() if i.params.F != EXACT)
 
 
 @pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
