@@ -99,8 +99,9 @@ list: $(STAMP)
 report: $(STAMP)
 	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
+# ARCH given without INSTR: every instruction of ARCH (make probe ARCH=cdna1); neither: hopper HGMMA
 probe: $(STAMP)
-	$(PY) -m probe $(ARCH) $(INSTR) $(if $(DUT),--backend dut:$(DUT),$(if $(BACKEND),--backend $(BACKEND)))
+	$(PY) -m probe $(ARCH) $(if $(call given,INSTR),$(INSTR),$(if $(call given,ARCH),,$(INSTR))) $(if $(DUT),--backend dut:$(DUT),$(if $(BACKEND),--backend $(BACKEND)))
 
 findings: $(STAMP)
 	$(PY) -m probe findings --out docs/findings

@@ -10,7 +10,7 @@ from hw.bitscan import leading_one, trailing_zeros
 from .harness import Equivalence
 from .property import Property
 
-__all__ = ["ScanUnderTest", "bitscan_property"]
+__all__ = ["ScanUnderTest", "bitscan_property", "highest"]
 
 
 class ScanUnderTest(Elaboratable):
@@ -26,10 +26,19 @@ class ScanUnderTest(Elaboratable):
         return m
 
 
-def _highest(v):
+CHUNK = 64     # bits per plain scan: one Mux per bit nests too deep for Amaranth past ~480 bits
+
+
+def highest(v):
+    """Index of the highest set bit of ``v`` (0 for 0): a plain scan from the bottom (the last set bit
+    wins) over chunks of :data:`CHUNK` bits, then over the chunks (the exact windows reach 525 bits)."""
     top = Const(0, range(max(len(v), 2)))
-    for i in range(len(v)):                 # the last set bit from the bottom wins
-        top = Mux(v[i], i, top)
+    for lo in range(0, len(v), CHUNK):
+        chunk = v[lo:lo + CHUNK]
+        inner = Const(0, range(max(len(v), 2)))
+        for i in range(len(chunk)):
+            inner = Mux(chunk[i], lo + i, inner)
+        top = Mux(chunk.any(), inner, top)
     return top
 
 
@@ -46,7 +55,7 @@ def bitscan_property(width: int, kind: str, units=(), scan=None) -> Property:
     if kind.startswith("lod."):
         tree = kind.split(".", 1)[1]
         scan = scan or (lambda v: leading_one(v, tree))
-        reference, nonzero = _highest, False
+        reference, nonzero = highest, False
     elif kind == "tz":
         scan, reference, nonzero = scan or trailing_zeros, _lowest, True
     else:

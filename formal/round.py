@@ -1,7 +1,8 @@
 """The rounder (:class:`hw.round.Rounder`) against a plain reference rounder.
 
 The reference rounds ``(-1)**sign * mag * 2**e0`` the textbook way: the result's last place
-``q = max(e0 + top, emin) - p`` (``top`` the highest set bit, found by a scan), the kept integer
+``q = max(e0 + top, emin) - p`` (``top`` the highest set bit, found by a plain scan,
+:func:`formal.bitscan.highest`), the kept integer
 ``floor(mag / 2**(q - e0))`` and the remainder ``mag - kept * 2**(q - e0)`` compared with half a
 place, the mode's increment, one renormalisation, then the word: overflow (infinity, or the
 largest finite value where the mode rounds toward zero under the IEEE rule), normal, subnormal
@@ -18,6 +19,7 @@ from amaranth import Const, Mux, signed
 
 from hw.round import Rounder
 
+from .bitscan import highest
 from .harness import Equivalence
 from .property import Property
 
@@ -27,14 +29,6 @@ E0_BITS = 14                       # e0 in -2**13 .. 2**13 - 1
 WIDE = signed(24)                  # the reference's exponent arithmetic: no overflow possible
 
 
-def _top(mag):
-    """Index of the highest set bit (0 for 0): a scan from the bottom, the last set bit wins."""
-    top = Const(0, range(max(len(mag), 2)))
-    for i in range(len(mag)):
-        top = Mux(mag[i], i, top)
-    return top
-
-
 def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero, let=lambda value, name: value):
     """The rounded word of ``(-1)**sign * mag * 2**e0`` (an Amaranth expression); ``let`` names a
     value used more than once (:meth:`formal.harness.Equivalence.let`)."""
@@ -42,7 +36,7 @@ def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero,
         raise ValueError(f"the reference rounder packs IEEE-style formats, not {fmt.name} ({fmt.nan} NaN)")
     W = len(mag)
     e0 = e0.as_signed()
-    e_top = let(e0 + _top(mag), "e_top")
+    e_top = let(e0 + highest(mag), "e_top")
     lead = let(Mux(e_top > fmt.emin, e_top, fmt.emin), "lead")           # the result's leading place
     d = let((lead - p - e0).as_signed(), "d")                             # last place relative to mag's bit 0
     # d <= 0: the value is exact at p fraction bits; the kept integer is mag * 2**-d (-d <= p + 1)

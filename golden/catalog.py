@@ -18,8 +18,10 @@ from .datapath import Datapath
 from .descriptors import ALGORITHMS
 from .formats import Format, get_format
 from .provenance import Provenance, assess
+from .rules import EXACT, Overflow, Rounding, ZeroSign
 
-ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx_blackwell", "cdna2", "cdna3")
+ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx_blackwell", "cdna1", "cdna2",
+                 "cdna3")
 NVIDIA = ARCHITECTURES[:7]
 AMD = ARCHITECTURES[7:]
 
@@ -32,6 +34,7 @@ _ARCH_ALIASES = {
     "sm_100": "blackwell", "sm100": "blackwell", "sm_100a": "blackwell", "b200": "blackwell",
     "sm_120": "rtx_blackwell", "sm120": "rtx_blackwell", "rtx-blackwell": "rtx_blackwell",
     "rtxblackwell": "rtx_blackwell", "sm_120a": "rtx_blackwell",
+    "mi100": "cdna1", "gfx908": "cdna1", "arcturus": "cdna1",
     "mi200": "cdna2", "mi250": "cdna2", "mi250x": "cdna2", "gfx90a": "cdna2",
     "mi300": "cdna3", "mi300x": "cdna3", "gfx942": "cdna3",
 }
@@ -432,7 +435,47 @@ def _amd() -> list[Instruction]:
     return out
 
 
-CATALOG: tuple[Instruction, ...] = tuple(_nvidia() + _amd())
+# --------------------------------------------------------------------------- CDNA1
+
+# CDNA1 (MI100, gfx908): not in the paper and never measured here; its entries follow the authors' later
+# reference model (mmasim 2.1.1, amd/sim.py: MFMA("CDNA1", ...)).  Its MFMA list by the names the CDNA1
+# ISA writes (the CDNA2 names of the rows above).  f32: one fma per product, in order; f16 and bf16: a
+# chain of passes of 4 (f16) or 2 (bf16) products, each the exact sum of its products and c rounded once
+# to f32 (RNE, IEEE overflow), its NaN and infinities those of the plain sum.  The CDNA1 ISA's integer
+# MFMAs (i8 -> i32) are not here: the project has no integer formats and the model has no integer MFMA.
+CDNA1_NAMES = (
+    "f32_32x32x1f32", "f32_16x16x1f32", "f32_4x4x1f32", "f32_32x32x2f32", "f32_16x16x4f32",
+    "f32_32x32x4f16", "f32_16x16x4f16", "f32_4x4x4f16", "f32_32x32x8f16", "f32_16x16x16f16",
+    "f32_32x32x2bf16", "f32_16x16x2bf16", "f32_4x4x2bf16", "f32_32x32x4bf16", "f32_16x16x8bf16",
+)
+_CDNA1_PASS = {"f16": 4, "bf16": 2}
+CDNA1_NOTE = "reference model (not measured, not in the paper): mmasim 2.1.1, MFMA('CDNA1', ...)"
+
+
+def _cdna1_params(a: str, k: int) -> Params:
+    if a == "f32":
+        return Params(base="SFMA", zero_sign=ZeroSign.IEEE)
+    # e_zero moves nothing in an exact window; fp32's smallest normal exponent keeps the RTL's window at
+    # the formats' own span (golden.algorithms.exact_window)
+    return Params(base="FDA", F=EXACT, pass_size=min(_CDNA1_PASS[a], k), e_zero=-126, out_rounding=Rounding.RNE,
+                  overflow=Overflow.IEEE, zero_sign=ZeroSign.IEEE)
+
+
+def _cdna1() -> list[Instruction]:
+    rows = {cdna2: (cdna3, k, ab, cd) for cdna3, cdna2, k, ab, cd, _, _ in _AMD_ROWS if cdna2}
+    out = []
+    for name in CDNA1_NAMES:
+        cdna3_name, k, ab, cd = rows[name]
+        m, n, _, blocks = _SHAPE.match(cdna3_name).groups()
+        params = _cdna1_params(ab, k)
+        aliases = (f"v_mfma_{cdna3_name}",) if cdna3_name != name else ()
+        out.append(Instruction("cdna1", f"v_mfma_{name}", f"v_mfma_{name}", int(m), int(n), k, ab, ab, cd, cd,
+                               None, None, params, aliases=aliases, shapes=((int(m), int(n)),),
+                               blocks=int(blocks or 1), note=CDNA1_NOTE))
+    return out
+
+
+CATALOG: tuple[Instruction, ...] = tuple(_nvidia() + _amd() + _cdna1())
 
 
 # --------------------------------------------------------------------------- lookup

@@ -49,7 +49,7 @@ def _imports(path: str) -> set[str]:
     with open(path, "rb") as f:
         tree = ast.parse(f.read(), path)
     root = _root(path)
-    package = os.path.relpath(path, root).split(os.sep)[:-1]                              # golden/kernels/fused.py -> golden, kernels
+    package = os.path.relpath(path, root).split(os.sep)[:-1]      # golden/kernels/fused.py -> golden, kernels
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

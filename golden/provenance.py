@@ -28,7 +28,10 @@ evidence, in this order:
 ``paper``
     read from the paper's tables and docs/spec.md's facts (§4) only;
 ``compiled``
-    not a native instruction: the behaviour a compiler's lowering showed on a GPU (always with data).
+    not a native instruction: the behaviour a compiler's lowering showed on a GPU (always with data);
+``reference``
+    an architecture the paper left out, whose entries follow a reference model (not measured, not in
+    the paper) and were compared with it bit for bit (:data:`REFERENCE_MODELS`: which model, the record).
 
 and its ``status`` says how the evidence came out: ``verified`` (every check bit for bit),
 ``inferred`` (no check of its own) or ``approximate`` (some measured data are not reproduced; the sets
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BASES = ("measured", "live", "datapath", "paper", "compiled")
+BASES = ("measured", "live", "datapath", "paper", "compiled", "reference")
 STATUSES = ("verified", "inferred", "approximate")
 
 SOURCE = "Khattak and Mikaitis, MATLAB-tensor-core project (BSD 2-clause)"
@@ -175,6 +178,36 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
 
 
 @dataclass(frozen=True)
+class ReferenceModel:
+    """The reference model an architecture's entries follow, where the paper has none of them.
+
+    Members
+    -------
+    arch : str
+    model : str
+        The model and its pinned version (``pip install`` spelling).
+    record : str
+        The comparison's output, relative to the repository (one row per instruction and vector kind).
+    how : str
+        The command that wrote it.
+    """
+
+    arch: str
+    model: str
+    record: str
+    how: str
+
+    def __str__(self) -> str:
+        return f"reference model (not measured, not in the paper): {self.model}, compared bit for bit ({self.record})"
+
+
+REFERENCE_MODELS: dict[str, ReferenceModel] = {
+    "cdna1": ReferenceModel("cdna1", "mmasim==2.1.1", "docs/cdna1/mmasim_check.txt",
+                            "python tools/mmasim_check.py -n 20000 (every CDNA1 instruction, every vector kind)"),
+}
+
+
+@dataclass(frozen=True)
 class Provenance:
     """The evidence behind one catalog entry.
 
@@ -194,6 +227,8 @@ class Provenance:
     same_lowering_as : tuple of str
         For a compiled path without data of its own: the measured entries (``arch name``) whose
         lowering (parameters) it shares.
+    reference : ReferenceModel or None
+        The reference model the entry follows (basis ``reference``).
     """
 
     basis: str
@@ -203,6 +238,7 @@ class Provenance:
     same_datapath_as: tuple = ()
     disputed: tuple = ()
     same_lowering_as: tuple = ()
+    reference: ReferenceModel | None = None
 
     def summary(self) -> str:
         """One short line, as ``python -m golden list`` shows it."""
@@ -215,6 +251,8 @@ class Provenance:
         elif self.same_lowering_as:
             ev = "the lowering measured on " + ", ".join(self.same_lowering_as[:2]) + \
                 (" ..." if len(self.same_lowering_as) > 2 else "")
+        elif self.reference:
+            ev = f"reference model (not measured, not in the paper): {self.reference.model}"
         else:
             ev = "paper and docs/spec.md only"
         extra = f"; disputed: {', '.join(self.disputed)}" if self.disputed else ""
@@ -229,6 +267,8 @@ class Provenance:
             lines.append("same datapath as: " + ", ".join(self.same_datapath_as))
         if self.same_lowering_as:
             lines.append("same lowering as: " + ", ".join(self.same_lowering_as))
+        if self.reference:
+            lines.append(f"reference: {self.reference}; {self.reference.how}")
         lines += [f"disputed: {r}" for r in self.disputed]
         return "\n".join(lines)
 
@@ -271,6 +311,8 @@ def assess(ins, catalog, lookup) -> Provenance:
         basis = "live"
     elif same:
         basis = "datapath"
+    elif ins.arch in REFERENCE_MODELS:
+        basis = "reference"
     else:
         basis = "paper"
     if not all(s.exact for s in sets) or any(c.mismatches for c in checks):
@@ -284,7 +326,8 @@ def assess(ins, catalog, lookup) -> Provenance:
         lowering = tuple(f"{x.arch} {x.name}" for x in catalog if not x.native and x.params == ins.params
                          and (x.arch, x.name) in measured)
     return Provenance(basis, status, sets, checks, same if basis == "datapath" else (),
-                      tuple(disputed_rules(ins)), lowering)
+                      tuple(disputed_rules(ins)), lowering,
+                      REFERENCE_MODELS[ins.arch] if basis == "reference" else None)
 
 
 def counts(entries) -> dict[tuple[str, str], int]:

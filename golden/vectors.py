@@ -33,6 +33,7 @@ import numpy as np
 from .api import BACKEND_ENV
 from .catalog import Instruction
 from .formats import Format, from_float, get_format, special_bits, to_float
+from .params import EXACT
 
 KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
 
@@ -259,11 +260,13 @@ def _tiny_rows_numpy(rng, m, K):
 
 
 def _e_zero(ins, a, b, c, rows, rng) -> None:
-    """Case 4b, half of case 4's rows: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates."""
-    fa, fb, _, _ = ins.formats
+    """Case 4b, half of case 4's rows: tiny products straddling 2**(e_zero - F), where the e_zero rule truncates;
+    with F="exact" nothing truncates, and they straddle the output's smallest subnormal instead."""
+    fa, fb, _, fd = ins.formats
     ez, F = ins.params.e_zero, ins.params.F
+    edge = fd.emin - fd.man_bits if F == EXACT else ez - F
     u1, e, sign, u2 = _draw_rows("draw_e_zero_rows", _e_zero_rows_numpy, rng, len(rows), ins.k)
-    target = np.ldexp(1 + u1, ez - F + e)
+    target = np.ldexp(1 + u1, edge + e)
     bb = _exact_or_zero(fb, np.ldexp(1.0, np.clip(np.round(np.log2(target) / 2).astype(int), fb.emin, fb.emax)))
     b[rows] = bb[0]
     ar = _rz_bits(fa, target / np.where(bb[1] == 0, 1, bb[1]) * np.array([-1, 1])[sign])

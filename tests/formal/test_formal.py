@@ -28,7 +28,7 @@ from formal.multiply import multiply_property
 from formal.normalise import normalise_property
 from formal.protocol import core_property, unit_property
 from formal.round import rounder_property
-from hw.bitscan import trailing_zeros
+from hw.bitscan import leading_one, trailing_zeros
 from hw.compress import CompressorTree
 from hw.decode import OperandDecode
 from hw.multiply import significand_product
@@ -131,6 +131,14 @@ def test_rounder_proves(tmp_path):
 
 def test_bitscan_proves(tmp_path):
     proves(bitscan_property(34, "lod.halves"), tmp_path)
+
+
+def test_bitscan_at_the_exact_windows_width(tmp_path):
+    """525 bits (CDNA1's bf16 exact window): the reference scan builds (chunked), proves, and sees a
+    leading one off by one in the top chunk."""
+    proves(bitscan_property(525, "lod.halves"), tmp_path)
+    off = lambda v: Mux(v[524], 523, leading_one(v, "halves"))      # noqa: E731
+    fails(bitscan_property(525, "lod.halves", scan=off), tmp_path)
 
 
 def test_align_proves(tmp_path):

@@ -47,6 +47,7 @@ def test_catalog_covers_every_cell_of_the_tables():
     assert counts["blackwell"] == 8 + 1 + 4 + 75 + 4 + 8  # HMMA, DMMA, UTCHMMA, UTCQMMA (50 + 25 scaled), UTCOMMA,
     #                                                      compiled fp8 mma.sync (MMA.16832)
     assert counts["rtx_blackwell"] == 8 + 1 + 16 + 50 + 25 + 4
+    assert counts["cdna1"] == 5 + 5 + 5               # SFMA, f16 and bf16 exact passes (tests/golden/test_cdna1.py)
     assert counts["cdna2"] == 7 + 5 + 5 + 5           # SFMA, f16 GPS, bf16 G=2, bf16_1k G=4
     assert counts["cdna3"] == 7 + 2 + 5 + 5 + 8       # SFMA, xf32, f16, bf16, fp8/bf8
     names = {(i.arch, i.name) for i in golden.CATALOG}

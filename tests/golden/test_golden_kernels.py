@@ -14,6 +14,7 @@ from golden.algorithms import Params
 from golden.catalog import instructions, lookup
 from golden.formats import get_format
 from golden.provenance import MEASURED_SETS
+from golden.rules import EXACT
 from golden.vectors import KINDS, random_operands
 from gpu_vectors import load
 
@@ -50,7 +51,9 @@ def mismatches(ins, n: int, kinds=KINDS, seed: int = 0, threads: int = 1) -> int
 
 
 def test_every_instruction_has_a_kernel():
-    assert all(kernels.handles(i.datapath) for i in instructions())
+    # but the exact passes (F="exact", CDNA1's f16 and bf16): no alignment window for a kernel to model,
+    # numpy only (golden/kernels/spec.py)
+    assert all(kernels.handles(i.datapath) for i in instructions() if i.params.F != EXACT)
 
 
 @pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
@@ -95,10 +98,14 @@ def _fused(ins) -> bool:
 
 def test_fused_designs_take_the_integer_path():
     """Every FDA/CoFDA/GDFS datapath but the compiled-path lowering runs golden.kernels.fused_int
-    (so the comparisons above check it); the lowering runs the float64 kernel."""
-    from golden.kernels import spec
+    (so the comparisons above check it); the lowering runs the float64 kernel.  Designs no kernel
+    models (F="exact": CDNA1) stay on numpy and are left out."""
+    from golden.kernels import spec, supports
     for ins in filter(_fused, DATAPATHS):
         dp = ins.datapath
+        if not supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size):
+            assert dp.params.F == "exact", f"{ins.arch} {ins.name}: a fused design no kernel models"
+            continue
         fast = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)[3][spec.P_FAST]
         assert (fast == spec.FAST_NONE) == (dp.params.operand_format is not None), f"{ins.arch} {ins.name}"
 
