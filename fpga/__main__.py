@@ -4,7 +4,8 @@
     the board top under Verilator, its serial pins bridged to TCP, driven by the real driver
     through ``socket://``: identify, random and structured dot-adds scored against golden, and
     planted link faults; ``--serve`` keeps the simulated board up for other programs instead.
-``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L|max] [--multipliers dsp|lut|auto] [--clock MHZ] [--pipeline SPEC]``
+``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L|max] [--multipliers dsp|lut|auto]
+[--clock MHZ] [--pipeline SPEC]``
     the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack);
     ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator (default: the
     oscillator's frequency, no PLL).  A build that misses timing names a clock that would pass.
@@ -19,10 +20,12 @@
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
 ``python -m fpga identify --port URL``
     a board (or a served simulated one) scored against golden; what a board runs.
-``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL] [--threads T]``
+``python -m fpga selftest ARCH INSTR [--blocks N] [--block-len L] [--seed S] [--kind normal|bits] [--port URL]
+[--threads T]``
     the on-board self-test: the board generates its operands and signs its results, the host
-    checks the signatures against golden (compiled, on every core or T, beside the link) (without --port: on the simulated board; ``--plant F+1``
-    builds that board's unit with a wrong algorithm parameter, which the self-test must catch).
+    checks the signatures against golden (compiled, on every core or T, beside the link) (without
+    --port: on the simulated board; ``--plant F+1`` builds that board's unit with a wrong algorithm
+    parameter, which the self-test must catch).
 
 INSTR: one instruction builds its unit; several (a comma list, a family prefix) build a tensor
 core restricted to them (``--core`` forces a core for one).  Exit status: 0 when everything
@@ -142,11 +145,13 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--port", type=whole_number(0, 65535), default=0,
                      help="TCP port for --serve, 0..65535 (default 0: any free one)")
     sim.add_argument("--dut", default=None, metavar="UNIT.TOML",
-                     help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
+                     help="a design of your own as the unit (docs/your-rtl.md); "
+                          "ARCH/INSTR (or all all) pick its target")
     build = sub.add_parser("build", help="bitstream and utilisation/Fmax report")
     _build_args(build)
     build.add_argument("--dut", default=None, metavar="UNIT.TOML",
-                       help="a design of your own as the unit (docs/your-rtl.md); ARCH/INSTR (or all all) pick its target")
+                       help="a design of your own as the unit (docs/your-rtl.md); "
+                            "ARCH/INSTR (or all all) pick its target")
     _route_timeout_arg(build)
     build.add_argument("--allow-timing-fail", action="store_true", help="exit 0 even when Fmax < the design clock")
     build.add_argument("--standin", action="store_true",
@@ -391,7 +396,8 @@ def cmd_bench(args) -> int:
     return bench_main(args)
 
 
-COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench, "tools": cmd_tools, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
+COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench,
+            "tools": cmd_tools, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
             "identify": cmd_identify}
 
 if __name__ == "__main__":

@@ -222,7 +222,8 @@ def machine() -> str:
 
 
 def _md_table(header, rows) -> list[str]:
-    return (["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    return (["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
             + ["| " + " | ".join(c) + " |" for c in rows])
 
 

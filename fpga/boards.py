@@ -1,8 +1,9 @@
 """The boards the FPGA build supports: an amaranth-boards platform, its FPGA family, how to program it.
 
 Every board here has an FPGA of a family of :mod:`fpga.families` (ECP5, or Gowin GW5A) that the
-open toolchain builds for and a UART resource ``uart 0`` wired to a USB serial bridge.  The device's capacity is not typed in:
-:func:`fpga.build.device_capacity` reads it from nextpnr's own utilisation report.
+open toolchain builds for and a UART resource ``uart 0`` wired to a USB serial bridge.  The device's
+capacity is not typed in: :func:`fpga.build.device_capacity` reads it from nextpnr's own utilisation
+report.
 
 ``ulx3s-*``: Radiona ULX3S, the LFE5U of each size, 25 MHz oscillator, FT231X USB UART.
 ``ecp5-5g-evn``: Lattice ECP5-5G Evaluation Board, an LFE5UM5G-85F (the 85k device of the

@@ -25,8 +25,9 @@ fit is a one-line :class:`DoesNotFit` error at once.  nextpnr's ``--report`` giv
 utilisation after packing, the Fmax of each clock and the critical path; :class:`BuildReport`
 holds those of the design clock (the ``sync`` domain's: the board's oscillator, or the PLL output
 of a slower design clock, :mod:`fpga.clocks`; :func:`design_clock` picks it) with each step's
-wall time and is written as ``report.txt`` and ``report.json`` next to the bitstream.  A design that misses the board's clock still gets its bitstream and report;
-the report says FAIL and :func:`main` exits non-zero unless ``--allow-timing-fail``, naming a
+wall time and is written as ``report.txt`` and ``report.json`` next to the bitstream.  A design that
+misses the board's clock still gets its bitstream and report; the report says FAIL and :func:`main`
+exits non-zero unless ``--allow-timing-fail``, naming a
 design clock that would pass (:func:`passing_clock_mhz`).
 """
 
@@ -51,7 +52,8 @@ from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
 from .multipliers import describe as describe_multipliers
 from .uart import clocks_per_bit
 
-__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources", "CriticalPath", "BuildReport",
+__all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources",
+           "CriticalPath", "BuildReport",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
            "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]

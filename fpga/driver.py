@@ -24,8 +24,8 @@ from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC
                        Command, FrameParser, ProtocolError, Status, capture_request, encode_request, parse_counters,
                        parse_selftest, selftest_max_blocks, selftest_request)
 
-__all__ = ["BoardLink", "Board", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost", "FRAME_PAYLOAD_BYTES",
-           "MAX_RETRIES"]
+__all__ = ["BoardLink", "Board", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost",
+           "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]
 
 FRAME_PAYLOAD_BYTES = 4096      # a LOAD or READ frame carries at most this much (41 ms at 1 Mbaud)
 MAX_RETRIES = 3                 # resends of a request the board saw damaged

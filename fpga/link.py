@@ -168,7 +168,8 @@ class HostLink(wiring.Component):
         out_write, out_read = outbuf.write_port(), outbuf.read_port()
         rom_read = rom.read_port()
         # the read ports' data registered (see SEND_PAYLOAD)
-        out_data, rom_data = Signal.like(out_read.data, name="out_data_q"), Signal.like(rom_read.data, name="rom_data_q")
+        out_data, rom_data = (Signal.like(out_read.data, name="out_data_q"),
+                              Signal.like(rom_read.data, name="rom_data_q"))
         m.d.sync += [out_data.eq(out_read.data), rom_data.eq(rom_read.data)]
 
         # ---- frame state ----

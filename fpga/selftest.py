@@ -4,8 +4,9 @@
 generator makes and pushes through the unit at full rate, recomputes the same blocks with the
 golden model (:mod:`fpga.selftest_model` makes the operands the board made, bit for bit) and
 compares.  The host's recomputation (:class:`fpga.selftest_check.HostChecker`: compiled, every core
-by default) runs on a thread ahead of the board, so it overlaps the link.  The first block whose signature differs is rerun with its results captured
-(SELFTEST_CAPTURE, READ, window by window of the output buffer): the first failing vector is
+by default) runs on a thread ahead of the board, so it overlaps the link.  The first block whose
+signature differs is rerun with its results captured (SELFTEST_CAPTURE, READ, window by window of
+the output buffer): the first failing vector is
 named (block, index in the block, lane, operands, got and golden's result) with golden's trace,
 and the block's failing vectors are saved in cosim's replay format (``python -m fpga replay``,
 ``python -m cosim replay``).  Ctrl-C stops between requests and keeps what is done.

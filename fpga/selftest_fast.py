@@ -6,8 +6,9 @@ across threads by rows (generator) or by signature chains (signatures).  Only us
 (:func:`available`); :mod:`fpga.selftest_check` falls back to the numpy model otherwise.
 
 Generator
-    A tile of ``TILE`` entries at a time (:mod:`fpga._selftest_kernels`): each 64-bit word of the lane is its six ARX rounds
-    over the tile (a loop LLVM vectorises), then every field of the lane layout is cut from the
+    A tile of ``TILE`` entries at a time (:mod:`fpga._selftest_kernels`): each 64-bit word of the
+    lane is its six ARX rounds over the tile (a loop LLVM vectorises), then every field of the lane
+    layout is cut from the
     words and, for the ``normal`` kind, its exponent field forced into the window.  Operands come
     out in their formats' own widths (``Format.dtype``), so golden reads a quarter of the bytes of
     the model's uint64 arrays.
@@ -166,8 +167,9 @@ def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -
     nan = special_bits(fd, "nan") if canon else 0
     out = np.empty(blocks * lanes, np.uint64)
     chains = blocks * lanes
-    _in_threads(lambda lo, hi: k.crc_chains(d.view(np.uint8), d.dtype.itemsize, block_len, lanes, lo, hi, fd.storage_bits, canon, fd.man_bits,
-                                            fd.exp_bits, nan, CRC_INIT, _SLICES, out),
+    _in_threads(lambda lo, hi: k.crc_chains(d.view(np.uint8), d.dtype.itemsize, block_len, lanes, lo, hi,
+                                            fd.storage_bits, canon, fd.man_bits, fd.exp_bits, nan, CRC_INIT,
+                                            _SLICES, out),
                 _split(chains, _threads(threads), max(1, MIN_SPLIT // block_len)))
     return out.reshape(blocks, lanes)
 

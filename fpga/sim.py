@@ -98,7 +98,8 @@ def check_board_ports(text: str) -> None:
     if not m:
         raise BuildError(f"the generated Verilog has no module {MODULE}")
     decls = {name: (kind, width) for kind, width, name in
-             re.findall(r"^\s*(input|output|inout)\s+(?:wire\s+|reg\s+)?(\[[^\]]*\]\s*)?(\\?\S+)\s*;", m.group(2), re.M)}
+             re.findall(r"^\s*(input|output|inout)\s+(?:wire\s+|reg\s+)?(\[[^\]]*\]\s*)?(\\?\S+)\s*;",
+                        m.group(2), re.M)}
     problems = []
     for port, kind in PORTS.items():
         if port not in decls:
@@ -249,7 +250,8 @@ def _compile(d: Path, flags: list[str], tc, runtime: Path, extra=()) -> None:
                          f"{log_tail(d / 'build.log')}")
 
 
-_STATS = re.compile(r"board_sim: (?P<cycles>\d+) cycles in (?P<seconds>[\d.]+) s \((?P<cycles_per_s>[\d.]+) cycles/s\); "
+_STATS = re.compile(r"board_sim: (?P<cycles>\d+) cycles in (?P<seconds>[\d.]+) s "
+                    r"\((?P<cycles_per_s>[\d.]+) cycles/s\); "
                     r"bytes to board (?P<to_board>\d+), from board (?P<from_board>\d+), dropped (?P<dropped>\d+), "
                     r"framing errors (?P<framing_errors>\d+), glitches (?P<glitches>\d+)")
 
@@ -307,7 +309,8 @@ class BoardSim:
         if max_cycles is not None and (not isinstance(max_cycles, int) or max_cycles < 1):
             raise ValueError(f"max_cycles must be a positive int or None, got {max_cycles!r}")
         if idle_sleep_after is not None and (not isinstance(idle_sleep_after, int) or idle_sleep_after < 0):
-            raise ValueError(f"idle_sleep_after must be an int >= 0 (cycles; 0: never) or None, got {idle_sleep_after!r}")
+            raise ValueError(f"idle_sleep_after must be an int >= 0 (cycles; 0: never) or None, "
+                             f"got {idle_sleep_after!r}")
         self.exe = self._executable(top_or_exe, waves is not None)
         self.clocks_per_bit = clocks_per_bit
         self.waves = Path(waves) if waves is not None else None

@@ -8,8 +8,8 @@ them.  Its ``sync`` clock is the board's oscillator when ``config.clock_hz`` is 
 frequency (the platform makes the domain), and otherwise the board's FPGA family makes it
 (:meth:`fpga.families.base.Family.clock_domain`; ECP5: an EHXPLLL, :class:`fpga.clocks.ECP5PLL`, fed
 by the oscillator): ``sync`` is held in reset until the PLL locks, and nextpnr is told the new
-clock's frequency, so its timing report judges the design clock.  That lets a design that cannot meet the oscillator's frequency run slower on the same
-board.
+clock's frequency, so its timing report judges the design clock.  That lets a design that cannot
+meet the oscillator's frequency run slower on the same board.
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ def test_markdown_names_the_machine_the_versions_and_the_command():
     text = bench.markdown([row], "python -m fpga bench hopper HGMMA.64xNx16.F32", 2.0, when="2026-01-01")
     assert "`python -m fpga bench hopper HGMMA.64xNx16.F32`" in text and "2026-01-01" in text
     assert bench.machine() in text and "cores" in bench.machine() and "numpy " in text
-    assert f"| {UNIT} | FDA | 25 MHz | 25,000,000 | 160,000 | 1,600,000 | 10.0x | 156.2 | 15.6 | 3,000,000 (2) |" in text
+    assert (f"| {UNIT} | FDA | 25 MHz | 25,000,000 | 160,000 | 1,600,000 | 10.0x | 156.2 | 15.6 | 3,000,000 (2) |"
+            in text)
     assert f"| {UNIT} | 10,000,000 | 2,000,000 | 100,000,000 | 82% |" in text
     assert "30,000 LUT4" in text
 

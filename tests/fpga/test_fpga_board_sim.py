@@ -125,7 +125,8 @@ def test_driver_refuses_a_board_running_something_else(built):
         with pytest.raises(BoardMismatch, match=r"runs cdna3 v_mfma_f32_32x32x8_f16 .*expected cdna3 "
                                                 r"v_mfma_f32_32x32x8_bf16"):
             Board(sim.url, expect=other, timeout=SIM_TIMEOUT_S)
-        with Board(sim.url, timeout=SIM_TIMEOUT_S) as board:                      # without expect: rebuilt from the blob, checked
+        # without expect: rebuilt from the blob, checked
+        with Board(sim.url, timeout=SIM_TIMEOUT_S) as board:
             assert board.config == cfg
             rng = np.random.default_rng(0)
             a, b, c, _, _ = golden.vectors.random_operands(board.config.instruction_objects[0], 300, rng)
@@ -143,7 +144,8 @@ def test_probe_backend_runs_on_the_simulated_board(built):
             rng = np.random.default_rng(1)
             a, b, c, _, _ = golden.vectors.random_operands(ins, 40, rng)
             assert (backend(ins, a, b, c) == golden.dot_add(ins, a, b, c)).all()
-            with pytest.raises(Unavailable, match=r"runs cdna3 v_mfma_f32_32x32x8_f16, not cdna3 v_mfma_f32_32x32x8_bf16"):
+            with pytest.raises(Unavailable,
+                               match=r"runs cdna3 v_mfma_f32_32x32x8_f16, not cdna3 v_mfma_f32_32x32x8_bf16"):
                 backend(golden.lookup("cdna3", "v_mfma_f32_32x32x8_bf16"), a, b, c)
         finally:
             backend.close()

@@ -76,7 +76,8 @@ def test_fit_check_names_every_exceeded_resource():
         build.check_fit(Resources(lut4=96000, ff=10, dsp=157, ebr=0), capacity, "LFE5U-85F")
     message = str(error.value)
     assert "\n" not in message
-    assert "96,000 LUT4 of the LFE5U-85F's 83,640" in message and "157 DSP (MULT18X18D) of the LFE5U-85F's 156" in message
+    assert "96,000 LUT4 of the LFE5U-85F's 83,640" in message
+    assert "157 DSP (MULT18X18D) of the LFE5U-85F's 156" in message
     assert "FF" not in message.split(";")[0] and "EBR" not in message
 
 
@@ -102,7 +103,8 @@ def test_report_text_says_pass_or_fail_and_round_trips_through_json():
 
 
 def test_nextpnr_report_parsing():
-    report = {"utilization": {"TRELLIS_COMB": {"used": 40, "available": 24288}, "TRELLIS_FF": {"used": 30, "available": 24288},
+    report = {"utilization": {"TRELLIS_COMB": {"used": 40, "available": 24288},
+                              "TRELLIS_FF": {"used": 30, "available": 24288},
                               "MULT18X18D": {"used": 0, "available": 28}, "DP16KD": {"used": 1, "available": 56}},
               "fmax": {"$glbnet$clk": {"achieved": 180.5, "constraint": 25.0}},
               "critical_paths": [{"from": "posedge $glbnet$clk", "to": "posedge $glbnet$clk", "path": [
@@ -179,7 +181,8 @@ def test_program_errors_are_one_line(monkeypatch, tmp_path):
                   "file: No such file or directory", 127))
     with pytest.raises(BuildError, match=r"lacks libusb-1.0.so.0 \(Debian/Ubuntu: apt install libusb-1.0-0"):
         build.program(bit, "ulx3s-85f")
-    monkeypatch.setenv("OPENFPGALOADER", _fake_loader(tmp_path, "Error: unable to open ftdi device: -3 (device not found)", 1))
+    monkeypatch.setenv("OPENFPGALOADER",
+                       _fake_loader(tmp_path, "Error: unable to open ftdi device: -3 (device not found)", 1))
     with pytest.raises(BuildError, match=r"could not program the ulx3s-85f .*: Error: unable to open ftdi device"):
         build.program(bit, "ulx3s-85f")
     monkeypatch.setattr(build, "_loader", lambda: None)
@@ -228,7 +231,8 @@ def test_a_failing_tool_is_one_line_with_its_error(tmp_path, monkeypatch):
     fake.write_text(f"#!{sys.executable}\nimport sys\n"
                     "if '-V' in sys.argv: print('Yosys 0.70 (git sha1 fake)'); sys.exit(0)\n"
                     "print('2.46.16.7. Executing ABC_OPS_REINTEGRATE pass')\n"
-                    "print(\"ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' failed in kernel/rtlil.cc:3091.\")\n"
+                    "print(\"ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' failed in "
+                    "kernel/rtlil.cc:3091.\")\n"
                     "sys.exit(1)\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("YOSYS", str(fake))

@@ -50,7 +50,8 @@ def test_nothing_listening(capsys):
 
 def test_make_fpga_run_needs_a_port():
     # -o: take the venv stamp as it is (never (re)create the venv from a test)
-    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "fpga-run"], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "fpga-run"], cwd=REPO,
+                          capture_output=True, text=True)
     assert done.returncode != 0 and "make fpga-run needs PORT=" in done.stderr
 
 

@@ -21,8 +21,8 @@ import golden
 from cosim.payload import PayloadLayout
 from fpga.config import BoardConfig
 from fpga.driver import Board, BoardError, BoardMismatch, LinkTimeout
-from fpga.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser, ProtocolError, Status,
-                           decode_frame, encode_request, encode_response)
+from fpga.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser,
+                           ProtocolError, Status, decode_frame, encode_request, encode_response)
 from golden.vectors import random_operands
 
 TF32 = ("hopper", "HMMA.1684.F32.TF32")
@@ -279,7 +279,8 @@ def test_persistent_damage_gives_up_with_the_status():
 
 def test_silence_is_a_link_timeout_naming_what_and_where():
     board = Board(FakeBoard(config(), faults=[None, "silence"]), timeout=0.2)
-    with pytest.raises(LinkTimeout, match=r"^no response to COUNTERS from fake://board within 0.2 s \(received nothing\)"):
+    with pytest.raises(LinkTimeout,
+                       match=r"^no response to COUNTERS from fake://board within 0.2 s \(received nothing\)"):
         board.counters()
 
 

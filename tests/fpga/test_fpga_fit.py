@@ -198,7 +198,8 @@ def _one_line_error(capsys, argv) -> str:
 def test_fit_errors(capsys):
     assert "unknown board 'nope'" in _one_line_error(capsys, ["fit", "hopper", "HGMMA.64xNx16.F32", "--board", "nope"])
     assert "leave out --lanes" in _one_line_error(capsys, ["fit", "hopper", "HGMMA.64xNx16.F32", "--lanes", "3"])
-    assert "a tensor core has one lane" in _one_line_error(capsys, ["fit", "hopper", "HGMMA.64xNx16.F32,HGMMA.64xNx16.F16"])
+    assert "a tensor core has one lane" in _one_line_error(capsys,
+                                                           ["fit", "hopper", "HGMMA.64xNx16.F32,HGMMA.64xNx16.F16"])
     assert "--headroom" in _one_line_error(capsys, ["fit", "hopper", "HGMMA.64xNx16.F32", "--headroom", "0"])
     assert "HGMMA.64xNx99" in _one_line_error(capsys, ["fit", "hopper", "HGMMA.64xNx99"])
 

@@ -140,7 +140,8 @@ async def run_and_read(host, config, ins, ops, frame_entries=8):
     data = config.pack(ins, *ops)
     for first in range(0, entries, frame_entries):
         n = min(frame_entries, entries - first)
-        body = await host.ok(Command.LOAD, load_payload(first, data[first * config.in_bytes:(first + n) * config.in_bytes]))
+        body = await host.ok(Command.LOAD,
+                             load_payload(first, data[first * config.in_bytes:(first + n) * config.in_bytes]))
         assert struct.unpack("<H", body) == (n,)
     (cycles,) = struct.unpack("<I", await host.ok(Command.RUN, struct.pack("<H", entries)))
     out = b""
