@@ -269,3 +269,22 @@ def test_the_subnormal_exponents_are_golden_s():
             fmt = formats.get_format(name.strip())
             smallest = np.array([0 if fmt.name == "ue8m0" else 1 << fmt.ignored_low_bits])
             assert formats.decode(fmt, smallest).exp[0] == int(value), (name, value)
+
+
+def test_the_cdna1_table_is_the_catalog():
+    """§2's CDNA1 table row by row: every name is a CDNA1 entry of that K, formats and algorithm
+    (pass size in "(passes x products)"), and every CDNA1 entry is in some row."""
+    import golden
+    rows = table_after((REPO / SPEC).read_text(), "In the project's terms these are FDA")
+    covered = set()
+    for names, k, ab, cd, algorithm in rows:
+        for name in re.findall(r"f32_\w+", names):
+            ins = golden.lookup("cdna1", "v_mfma_" + name)
+            covered.add(ins.name)
+            assert (ins.k, ins.a_format, ins.c_format) == (int(k), ab, cd), name
+            assert ins.algorithm == algorithm.split()[0], f"{name}: {ins.algorithm}, not {algorithm}"
+            shape = re.search(r"\((\d+)x(\d+)\)", algorithm)
+            if shape:
+                assert (ins.params.F, ins.params.pass_size, ins.k // ins.params.pass_size) == \
+                    ("exact", int(shape[2]), int(shape[1])), name
+    assert covered == {i.name for i in golden.instructions("cdna1")}
