@@ -386,7 +386,7 @@ KEEP_BUILDS = 6                  # build directories kept per instruction (most 
 
 
 def _runtime_cache(meta: dict, tc) -> Path:
-    tag = json.dumps([tc.fingerprint(), meta["wave_format"], toolchain.make_overrides(tc), SIM_FLAGS])
+    tag = json.dumps([tc.runtime_fingerprint(), meta["wave_format"], toolchain.make_overrides(tc), SIM_FLAGS])
     return BUILD_ROOT / ".runtime" / hashlib.sha256(tag.encode()).hexdigest()[:16]   # shared by all roots
 
 

@@ -56,6 +56,12 @@ class Toolchain:
         """What a build depends on besides its sources (part of the build hash)."""
         return ";".join(f"{t.name}={t.version_str}" for t in (self.verilator, self.yosys, self.cocotb, self.cxx))
 
+    def runtime_fingerprint(self) -> str:
+        """What Verilator's compiled run-time objects depend on: the toolchain and where Verilator's
+        headers are (their .d files name them by absolute path, so objects made with a venv at
+        another path -- another checkout, a venv made anew -- would send make after missing files)."""
+        return f"{self.fingerprint()};VERILATOR_ROOT={self.verilator_root}"
+
     def __str__(self) -> str:
         return "\n".join(str(t) for t in (self.verilator, self.yosys, self.cocotb, self.cxx, self.make)) + \
             f"\nVERILATOR_ROOT={self.verilator_root}"

@@ -216,7 +216,7 @@ def _cached(d: Path, key: str) -> bool:
 def _runtime_cache(flags: list[str], tc) -> Path:
     """Where Verilator's run-time objects for these flags and this toolchain are kept (compiling
     them is most of a small build)."""
-    tag = json.dumps([tc.fingerprint(), flags, toolchain.make_overrides(tc)])
+    tag = json.dumps([tc.runtime_fingerprint(), flags, toolchain.make_overrides(tc)])
     return SIM_ROOT / ".runtime" / hashlib.sha256(tag.encode()).hexdigest()[:16]
 
 

