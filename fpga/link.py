@@ -18,6 +18,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .crossing import FAST, PLANTS, ComputeBridge
 from .protocol import (COUNTER_NAMES, REQUEST_SYNC, RESPONSE_SYNC, SELFTEST_TRAILER_BYTES, Command, Status,
                        selftest_max_blocks)
 from .selftest_engine import SelfTestEngine
@@ -79,6 +80,11 @@ class HostLink(wiring.Component):
         clocks_per_bit`` cycles.
     fifo_depth : int
         Request bytes held while the board is busy; more are dropped and counted (rx_overflows).
+    two_domains : bool
+        The link on ``sync`` and the compute (RUN, the self-test engine, the unit's streams, the
+        buffers' compute-side ports) on ``fast``, through :class:`fpga.crossing.ComputeBridge`.
+    plant : str, optional
+        Two domains only: a crossing without its synchroniser (:data:`fpga.crossing.PLANTS`).
 
     Members
     -------
@@ -96,7 +102,8 @@ class HostLink(wiring.Component):
         The last response was an error.
     """
 
-    def __init__(self, config, clocks_per_bit: int, *, fifo_depth: int = 16):
+    def __init__(self, config, clocks_per_bit: int, *, fifo_depth: int = 16, two_domains: bool = False,
+                 plant: str | None = None):
         if clocks_per_bit < 1:
             raise ValueError(f"clocks_per_bit must be at least 1, not {clocks_per_bit}")
         if fifo_depth < 2:
@@ -104,6 +111,11 @@ class HostLink(wiring.Component):
         self.config = config
         self.timeout_cycles = config.timeout_bytes * 10 * clocks_per_bit
         self.fifo_depth = fifo_depth
+        if plant is not None and not two_domains:
+            raise ValueError("a planted clock-domain fault needs two_domains=True")
+        if plant is not None and plant not in PLANTS:
+            raise ValueError(f"plant must be one of {', '.join(PLANTS)}, not {plant!r}")
+        self.two_domains, self.plant = two_domains, plant
         self.selftest = not config.core           # the self-test engine drives dot-add units only
         super().__init__({
             "rx": In(stream.Signature(8, always_ready=True)),
@@ -164,8 +176,9 @@ class HostLink(wiring.Component):
         m.submodules.outbuf = outbuf = Memory(shape=unsigned(out_bits), depth=cfg.depth, init=[])
         blob = cfg.identify_blob
         m.submodules.identify = rom = Memory(shape=unsigned(8), depth=len(blob), init=list(blob))
-        in_write, in_read = inbuf.write_port(granularity=8), inbuf.read_port()
-        out_write, out_read = outbuf.write_port(), outbuf.read_port()
+        compute = FAST if self.two_domains else "sync"     # the buffers' compute-side ports
+        in_write, in_read = inbuf.write_port(granularity=8), inbuf.read_port(domain=compute)
+        out_write, out_read = outbuf.write_port(domain=compute), outbuf.read_port()
         rom_read = rom.read_port()
         # the read ports' data registered (see SEND_PAYLOAD)
         out_data, rom_data = (Signal.like(out_read.data, name="out_data_q"),
@@ -201,7 +214,14 @@ class HostLink(wiring.Component):
         range_ok = {"run": Signal(), "read": Signal()}
         m.d.sync += [range_ok["run"].eq((index != 0) & (index <= cfg.depth)),
                      range_ok["read"].eq(index + count16 <= cfg.depth)]
-        engine = self._engine(m)
+        bridge = self._bridge(m, in_read, out_write) if self.two_domains else None
+        engine = self._engine(m, bridge)
+
+        def start_run():
+            if bridge is not None:
+                m.d.comb += [bridge.run.eq(1), bridge.run_count.eq(index)]
+            else:
+                m.d.sync += [r.eq(0) for r in (issue, done, holding, counting, cycles)] + [done_inc.eq(1)]
         # where SELFTEST's answer turns from signatures to its trailer, and whether p is before it,
         # from registers: resp_len and p are set thousands of cycles before the first payload byte
         # and p moves only when a byte goes out, three cycles apart (the subtract and compare in
@@ -297,38 +317,45 @@ class HostLink(wiring.Component):
                     respond(bad)
                 with m.Else():
                     self._execute(m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small,
-                                  [issue, done, holding, counting, cycles], len(blob), range_ok, done_inc)
+                                  start_run, len(blob), range_ok)
                     if engine is not None:
                         self._start_selftest(m, respond, inc, cmd, param, engine, done, done_inc)
 
             with m.State("RUN"):
-                run_count = index
-                advance = ~holding | self.unit_i.ready
-                m.d.comb += [in_read.addr.eq(issue), in_read.en.eq(advance),
-                             self.unit_i.valid.eq(holding), self.unit_i.payload.eq(in_read.data[:cfg.in_bits])]
-                with m.If(advance):
-                    m.d.sync += holding.eq(issue < run_count)
-                    with m.If(issue < run_count):
-                        m.d.sync += issue.eq(issue + 1)
-                issued = holding & self.unit_i.ready
-                m.d.sync += counting.eq(counting | issued)
-                with m.If(counting | issued):
-                    m.d.sync += cycles.eq(cycles + 1)
-                m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
-                             out_write.en.eq(self.unit_o.valid)]
-                with m.If(self.unit_o.valid):
-                    m.d.sync += [done.eq(done_inc), done_inc.eq(done_inc + 1)]
-                    with m.If(done_inc == run_count):
-                        m.d.sync += small.eq(cycles + 1)
+                if bridge is not None:                  # the fast side runs it; its cycles when done
+                    with m.If(~bridge.busy):
+                        m.d.sync += small.eq(bridge.cycles)
                         m.d.comb += inc["frames_ok"].eq(1)
                         respond(Status.OK, 4)
-
-            if engine is not None:
-                with m.State("CAPTURE"):              # the engine's results into the output buffer
+                else:
+                    run_count = index
+                    advance = ~holding | self.unit_i.ready
+                    m.d.comb += [in_read.addr.eq(issue), in_read.en.eq(advance),
+                                 self.unit_i.valid.eq(holding), self.unit_i.payload.eq(in_read.data[:cfg.in_bits])]
+                    with m.If(advance):
+                        m.d.sync += holding.eq(issue < run_count)
+                        with m.If(issue < run_count):
+                            m.d.sync += issue.eq(issue + 1)
+                    issued = holding & self.unit_i.ready
+                    m.d.sync += counting.eq(counting | issued)
+                    with m.If(counting | issued):
+                        m.d.sync += cycles.eq(cycles + 1)
                     m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
                                  out_write.en.eq(self.unit_o.valid)]
                     with m.If(self.unit_o.valid):
                         m.d.sync += [done.eq(done_inc), done_inc.eq(done_inc + 1)]
+                        with m.If(done_inc == run_count):
+                            m.d.sync += small.eq(cycles + 1)
+                            m.d.comb += inc["frames_ok"].eq(1)
+                            respond(Status.OK, 4)
+
+            if engine is not None:
+                with m.State("CAPTURE"):              # the engine's results into the output buffer
+                    if bridge is None:                # (with two domains the fast side writes them)
+                        m.d.comb += [out_write.addr.eq(done), out_write.data.eq(self.unit_o.payload),
+                                     out_write.en.eq(self.unit_o.valid)]
+                        with m.If(self.unit_o.valid):
+                            m.d.sync += [done.eq(done_inc), done_inc.eq(done_inc + 1)]
                     with m.If(~engine.busy):
                         m.d.sync += small.eq(engine.cycles)
                         m.d.comb += inc["frames_ok"].eq(1)
@@ -394,17 +421,32 @@ class HostLink(wiring.Component):
         last_byte = tx_step & (ebyte == cfg.out_bytes - 1)
         m.d.comb += [rom_read.addr.eq(Mux(tx_step, p_inc, p)),
                      out_read.addr.eq(Mux(last_byte, ptr + 1, ptr)),
-                     self.unit_o.ready.eq(1),
                      self.busy.eq(~fsm.ongoing("HUNT") | (engine.busy if engine is not None else 0))]
+        if bridge is None:
+            m.d.comb += self.unit_o.ready.eq(1)
         return m
 
     # ---- the self-test --------------------------------------------------------------------------
 
-    def _engine(self, m):
-        """The self-test engine, fed the unit's results and driving its input while it runs; None
-        on a tensor core's board."""
+    def _bridge(self, m, in_read, out_write):
+        """Two domains: the compute side behind :class:`fpga.crossing.ComputeBridge`, driving the unit
+        and the buffers' fast ports."""
+        m.submodules.bridge = bridge = ComputeBridge(self.config, plant=self.plant)
+        m.d.comb += [in_read.addr.eq(bridge.in_addr), in_read.en.eq(bridge.in_en), bridge.in_data.eq(in_read.data),
+                     out_write.addr.eq(bridge.out_addr), out_write.data.eq(bridge.out_data),
+                     out_write.en.eq(bridge.out_en)]
+        wiring.connect(m, bridge.unit_i, wiring.flipped(self.unit_i))
+        wiring.connect(m, wiring.flipped(self.unit_o), bridge.unit_o)
+        return bridge
+
+    def _engine(self, m, bridge):
+        """The self-test engine, fed the unit's results and driving its input while it runs (with two
+        domains the bridge, which shows the link the engine's members); None on a tensor core's
+        board."""
         if not self.selftest:
             return None
+        if bridge is not None:
+            return bridge
         m.submodules.selftest = engine = SelfTestEngine(self.config)
         m.d.comb += [engine.results.valid.eq(self.unit_o.valid), engine.results.payload.eq(self.unit_o.payload),
                      engine.unit_i.ready.eq(self.unit_i.ready)]
@@ -477,8 +519,8 @@ class HostLink(wiring.Component):
         with m.Else():
             m.d.sync += ebyte.eq(ebyte + 1)
 
-    def _execute(self, m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small, run_regs,
-                 blob_len, range_ok, done_inc):
+    def _execute(self, m, respond, inc, clear_counters, cmd, index, count16, ebyte, ptr, loaded, small, start_run,
+                 blob_len, range_ok):
         """An intact, well-formed request: answer it, or start the run."""
         out_bytes = self.config.out_bytes
         ok = inc["frames_ok"]
@@ -499,7 +541,7 @@ class HostLink(wiring.Component):
                     m.d.comb += inc["bad_frames"].eq(1)
                     respond(Status.BAD_RANGE)
                 with m.Else():
-                    m.d.sync += [r.eq(0) for r in run_regs] + [done_inc.eq(1)]
+                    start_run()
                     m.next = "RUN"
             with m.Case(Command.READ):
                 with m.If(~range_ok["read"]):

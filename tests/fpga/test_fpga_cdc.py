@@ -1,0 +1,117 @@
+"""The link on a slow clock, the compute on an unrelated fast one (fpga.crossing), in Amaranth's simulator.
+
+The same requests go to a one-clock link and to a two-clock link (fast clock 0.37 or 2.3 times the
+slow clock's period): the results, RUN's cycles (counted on the compute clock), the self-test's
+signatures and its capture are the same bytes.  A crossing without its synchroniser (a planted
+fault) hangs the board, and the test sees it.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from amaranth import Module
+from amaranth.hdl import DomainRenamer
+from amaranth.lib import wiring
+from amaranth.sim import Simulator
+
+import golden
+from fpga.config import BoardConfig
+from fpga.crossing import FAST
+from fpga.link import HostLink
+from fpga.protocol import Command, capture_request, parse_selftest, selftest_request
+from tests.fpga.test_fpga_link import CLOCKS_PER_BIT, Host, operands, run_and_read, small_config
+
+SLOW_PERIOD = 1e-6
+FAST_PERIODS = {"fast-unrelated": 0.37e-6, "fast-slower": 2.3e-6}
+
+
+class TwoClocks(wiring.Component):
+    """The link on ``sync``, the unit on ``fast`` (or both on ``sync`` when ``fast_period`` is None)."""
+
+    def __init__(self, config, two_domains, plant=None):
+        self.link = HostLink(config, CLOCKS_PER_BIT, two_domains=two_domains, plant=plant)
+        unit = config.unit()
+        self.unit = DomainRenamer(FAST)(unit) if two_domains else unit
+        super().__init__({})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.link, m.submodules.unit = self.link, self.unit
+        wiring.connect(m, self.link.unit_i, self.unit.i)
+        wiring.connect(m, self.unit.o, self.link.unit_o)
+        return m
+
+
+def simulate(config, scenario, fast_period=None, plant=None):
+    dut = TwoClocks(config, fast_period is not None, plant)
+
+    async def bench(ctx):
+        await scenario(Host(ctx, dut.link))
+
+    sim = Simulator(dut)
+    sim.add_clock(SLOW_PERIOD)
+    if fast_period is not None:
+        sim.add_clock(fast_period, domain=FAST)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def _selftest_config():
+    return BoardConfig.from_names("hopper", "HMMA.1684.F32.TF32", lanes=2, depth=16, timeout_bytes=3,
+                                  clock_hz=4_000_000)
+
+
+def _session(cfg, seen):
+    ins = cfg.instruction_objects[0]
+    ops = operands(ins, 13, seed=7)
+
+    async def scenario(host):
+        seen["d"], seen["cycles"] = await run_and_read(host, cfg, ins, ops)
+        seen["d2"], seen["cycles2"] = await run_and_read(host, cfg, ins, ops)     # a second run: done re-arms
+        if not cfg.core:
+            body = await host.ok(Command.SELFTEST, selftest_request(5, 1, 0, 0xFFFFFFFE, 3, 4))
+            seen["sigs"], _, seen["vectors"] = parse_selftest(body, 3, cfg.lanes)
+            await host.ok(Command.SELFTEST_CAPTURE, capture_request(5, 1, 0, 0xFFFFFFFE, 6))
+            seen["captured"] = await host.ok(Command.READ, struct.pack("<HH", 0, 6))
+    return ins, ops, scenario
+
+
+@pytest.mark.parametrize("fast", sorted(FAST_PERIODS))
+def test_two_clocks_answer_the_bytes_one_clock_answers(fast):
+    cfg = _selftest_config()
+    one, two = {}, {}
+    ins, ops, scenario = _session(cfg, one)
+    simulate(cfg, scenario)
+    _, _, scenario2 = _session(cfg, two)
+    simulate(cfg, scenario2, fast_period=FAST_PERIODS[fast])
+    want = golden.dot_add(ins, *ops[:3])
+    assert np.array_equal(two["d"], want) and np.array_equal(two["d2"], want)
+    assert two["cycles"] == one["cycles"] == two["cycles2"] == 13 // cfg.lanes + 1 + cfg.latency
+    assert two["sigs"] == one["sigs"] and two["vectors"] == one["vectors"] == 12 * cfg.lanes
+    assert two["captured"] == one["captured"] and len(set(two["captured"])) > 1
+
+
+def test_a_done_flag_crossing_without_its_synchroniser_is_caught():
+    """Planted fault: the fast side's one-cycle done pulse read by the slow clock directly; some RUN's
+    answer never comes."""
+    cfg = _selftest_config()
+    ins = cfg.instruction_objects[0]
+    ops = operands(ins, 13, seed=7)
+
+    async def scenario(host):
+        for _ in range(6):
+            await run_and_read(host, cfg, ins, ops)
+
+    with pytest.raises(AssertionError, match="the board hung"):
+        simulate(cfg, scenario, fast_period=FAST_PERIODS["fast-unrelated"], plant="done")
+    simulate(cfg, scenario, fast_period=FAST_PERIODS["fast-unrelated"])            # the same without the plant
+
+
+def test_a_plant_needs_two_domains():
+    with pytest.raises(ValueError, match="two_domains"):
+        HostLink(small_config(), CLOCKS_PER_BIT, plant="done")
+    with pytest.raises(ValueError, match="plant must be one of"):
+        HostLink(small_config(), CLOCKS_PER_BIT, two_domains=True, plant="start")
