@@ -10,20 +10,29 @@ frequency (the platform makes the domain), and otherwise the board's FPGA family
 by the oscillator): ``sync`` is held in reset until the PLL locks, and nextpnr is told the new
 clock's frequency, so its timing report judges the design clock.  That lets a design that cannot
 meet the oscillator's frequency run slower on the same board.
+
+Two clock domains (the default where the family makes the design clock with a PLL): the UART, the
+host link and the buffers' host-facing ports stay on ``sync``, the board's oscillator (so the
+link's timing is the oscillator's, whatever the design clock), and the unit, RUN's sequencer, the
+self-test engine and the buffers' compute-side ports run on ``fast``, the PLL's ``config.clock_hz``,
+joined by :mod:`fpga.crossing`.  Without a platform, ``two_domains=True`` gives the ports
+``fast_clk`` and ``fast_rst`` besides ``clk`` and ``rst``.
 """
 
 from __future__ import annotations
 
 from amaranth import Module, Signal
 from amaranth.build import ResourceError
+from amaranth.hdl import DomainRenamer
 from amaranth.lib import io, wiring
 from amaranth.lib.wiring import In, Out
 
 import hw
 
 from .families import FAMILIES
+from .crossing import FAST
 from .link import HostLink
-from .uart import UARTRx, UARTTx
+from .uart import UARTRx, UARTTx, clocks_per_bit
 
 __all__ = ["BoardTop"]
 
@@ -46,6 +55,11 @@ class BoardTop(wiring.Component):
 
     unit : amaranth.lib.wiring.Component, optional
         The unit instead of the config's (a design of one's own: :class:`fpga.dut.DutUnit`).
+    two_domains : bool, optional
+        The link on ``sync`` and the compute on ``fast`` (:mod:`fpga.crossing`).  None (the
+        default): two domains exactly when a platform's family makes the design clock with a PLL.
+    plant : str, optional
+        Two domains only: a crossing without its synchroniser (:data:`fpga.crossing.PLANTS`).
 
     Members
     -------
@@ -57,24 +71,30 @@ class BoardTop(wiring.Component):
         Clock cycles per UART bit (``config.clock_hz / config.baud``, checked).
     """
 
-    def __init__(self, config, params=None, unit=None):
+    def __init__(self, config, params=None, unit=None, *, two_domains=None, plant=None):
         if params is not None and config.core:
             raise ValueError("a planted fault (params) needs a dot-add unit's board, not a tensor core")
         self.config = config
         self.params = params
         self.custom_unit = unit          # a unit of the caller's (fpga.dut.DutUnit: a design of one's own)
         self.clocks_per_bit = config.clocks_per_bit
+        self.two_domains, self.plant = two_domains, plant
         super().__init__({"uart_rx": In(1), "uart_tx": Out(1, init=1)})
 
     def elaborate(self, platform):
         family = None if platform is None else self._family(platform)   # a clock it cannot make: refused first
         m = Module()
-        if family is not None:
+        two = self.two_domains if self.two_domains is not None else family is not None
+        bit = self.clocks_per_bit
+        if family is not None and two:
+            family.clock_domain(m, platform, self.config.clock_hz, domain=FAST, link_domain="sync")
+            bit = clocks_per_bit(int(platform.default_clk_frequency), self.config.baud)   # the link's clock
+        elif family is not None:
             family.clock_domain(m, platform, self.config.clock_hz)
-        m.submodules.uart_rx = rx = UARTRx(self.clocks_per_bit)
-        m.submodules.uart_tx = tx = UARTTx(self.clocks_per_bit)
-        m.submodules.link = link = HostLink(self.config, self.clocks_per_bit)
-        m.submodules.unit = unit = self._unit()
+        m.submodules.uart_rx = rx = UARTRx(bit)
+        m.submodules.uart_tx = tx = UARTTx(bit)
+        m.submodules.link = link = HostLink(self.config, bit, two_domains=two, plant=self.plant)
+        m.submodules.unit = unit = DomainRenamer(FAST)(self._unit()) if two else self._unit()
         wiring.connect(m, rx.o, link.rx)
         wiring.connect(m, link.tx, tx.i)
         wiring.connect(m, link.unit_i, unit.i)

@@ -122,9 +122,11 @@ class Family:
             return False
         return True
 
-    def clock_domain(self, m, platform, clock_hz: int) -> None:
-        """Make the top's ``sync`` domain at ``clock_hz`` (called only when it is not the
-        oscillator's: the platform makes that one); :meth:`check_clock` has passed."""
+    def clock_domain(self, m, platform, clock_hz: int, *, domain: str = "sync",
+                     link_domain: str | None = None) -> None:
+        """Make the top's ``domain`` at ``clock_hz`` (called only when it is not the oscillator's:
+        the platform makes that one), and with ``link_domain`` that domain on the oscillator;
+        :meth:`check_clock` has passed."""
         raise ValueError(f"the {self.name} family has no PLL support here")
 
     def resources_of_report(self, report: dict, which: str) -> Resources:

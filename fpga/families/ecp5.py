@@ -64,17 +64,29 @@ class ECP5(Family):
     def makes_exactly(self, board_hz: int, clock_hz: int) -> bool:
         return clock_hz == board_hz or makes_exactly(board_hz, clock_hz)
 
-    def clock_domain(self, m, platform, clock_hz: int) -> None:
-        """``sync`` from an EHXPLLL fed by the oscillator, in reset until the PLL locks (or while the
-        board's reset button is pressed)."""
-        m.submodules.pll = pll = ECP5PLL(int(platform.default_clk_frequency), clock_hz)
+    def clock_domain(self, m, platform, clock_hz: int, *, domain: str = "sync",
+                     link_domain: str | None = None) -> None:
+        """``domain`` from an EHXPLLL fed by the oscillator, in reset until the PLL locks (or while the
+        board's reset button is pressed); with ``link_domain``, that domain too, on the oscillator
+        itself (the pin is requested once, here, so the platform makes no ``sync`` of its own)."""
+        board_hz = int(platform.default_clk_frequency)
+        m.submodules.pll = pll = ECP5PLL(board_hz, clock_hz)
         m.submodules.clk_pin = clk_pin = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
         m.d.comb += pll.clk_in.eq(clk_pin.i)
-        m.domains.sync = sync = ClockDomain("sync")
-        m.d.comb += sync.clk.eq(pll.clk_out)
+        cd = ClockDomain(domain)
+        m.domains += cd
+        m.d.comb += cd.clk.eq(pll.clk_out)
         # on the domain's own clock signal: the net name that survives synthesis for nextpnr's LPF
-        platform.add_clock_constraint(sync.clk, clock_hz)
-        m.submodules.reset_sync = ResetSynchronizer(~pll.locked | _reset_button(m, platform), domain="sync")
+        platform.add_clock_constraint(cd.clk, clock_hz)
+        button = _reset_button(m, platform)
+        m.submodules.reset_sync = ResetSynchronizer(~pll.locked | button, domain=domain)
+        if link_domain is not None:
+            link = ClockDomain(link_domain)
+            m.domains += link
+            m.d.comb += link.clk.eq(clk_pin.i)
+            platform.add_clock_constraint(link.clk, board_hz)
+            if not isinstance(button, int):            # no button: the domain's reset stays low
+                m.submodules.link_reset_sync = ResetSynchronizer(button, domain=link_domain)
 
 
 def _reset_button(m, platform):

@@ -21,7 +21,7 @@ import golden
 from fpga.config import BoardConfig
 from fpga.crossing import FAST
 from fpga.link import HostLink
-from fpga.protocol import Command, capture_request, parse_selftest, selftest_request
+from fpga.protocol import Command, Status, capture_request, encode_request, parse_selftest, selftest_request
 from tests.fpga.test_fpga_link import CLOCKS_PER_BIT, Host, operands, run_and_read, small_config
 
 SLOW_PERIOD = 1e-6
@@ -102,8 +102,11 @@ def test_a_done_flag_crossing_without_its_synchroniser_is_caught():
     ops = operands(ins, 13, seed=7)
 
     async def scenario(host):
-        for _ in range(6):
-            await run_and_read(host, cfg, ins, ops)
+        await host.ok(Command.LOAD, struct.pack("<H", 0) + cfg.pack(ins, *ops)[:7 * cfg.in_bytes])
+        for _ in range(8):                               # RUN alone: its answer waits on the done pulse
+            host.send(encode_request(Command.RUN, struct.pack("<H", 7)))
+            status, _ = await host.response(limit=3000)
+            assert status == Status.OK
 
     with pytest.raises(AssertionError, match="the board hung"):
         simulate(cfg, scenario, fast_period=FAST_PERIODS["fast-unrelated"], plant="done")
@@ -115,3 +118,27 @@ def test_a_plant_needs_two_domains():
         HostLink(small_config(), CLOCKS_PER_BIT, plant="done")
     with pytest.raises(ValueError, match="plant must be one of"):
         HostLink(small_config(), CLOCKS_PER_BIT, two_domains=True, plant="start")
+
+
+# ---- the board top ---------------------------------------------------------------------------------
+
+def test_board_top_without_a_platform_takes_a_fast_clock_port_when_asked():
+    from amaranth.back import verilog
+
+    from fpga.top import BoardTop
+    from tests.fpga.test_fpga_link import _ports
+    two = verilog.convert(BoardTop(small_config(), two_domains=True), name="board")
+    assert _ports(two) == {"clk", "rst", "fast_clk", "fast_rst", "uart_rx", "uart_tx"}
+    assert _ports(verilog.convert(BoardTop(small_config()), name="board")) == {"clk", "rst", "uart_rx", "uart_tx"}
+
+
+def test_a_pll_board_defaults_to_two_domains_with_the_link_on_the_oscillator():
+    boards = pytest.importorskip("amaranth_boards.ulx3s")
+    from fpga.top import BoardTop
+    cfg = _selftest_config()                         # 4 MHz design clock from the 25 MHz oscillator
+    two = boards.ULX3S_85F_Platform().prepare(BoardTop(cfg), name="board").files
+    one = boards.ULX3S_85F_Platform().prepare(BoardTop(cfg, two_domains=False), name="board").files
+    assert "EHXPLLL" in two["board.il"] and "EHXPLLL" in one["board.il"]
+    assert "bridge" in two["board.il"] and "bridge" not in one["board.il"]
+    # nextpnr is told both clocks: the oscillator's (the link) and the PLL's (the compute)
+    assert "fast_clk\" 4000000.0 HZ" in two["board.lpf"] and "\" 25000000.0 HZ" in two["board.lpf"]
