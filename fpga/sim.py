@@ -43,6 +43,10 @@ PREFIX = "Vboard"
 EXE = "board_sim"
 VERILOG_FILE = "board.v"
 PORTS = {"clk": "input", "rst": "input", "uart_rx": "input", "uart_tx": "output"}
+# a two-domain top's (fpga.top.BoardTop(two_domains=True)): the main then drives a second clock,
+# unrelated to clk (period 0.37 of clk's), and its reset with rst
+FAST_PORTS = {"fast_clk": "input", "fast_rst": "input"}
+FAST_DEFINE = "#define BOARD_FAST_CLOCK 1\n"
 
 # Lint warnings are not the simulation's business (cosim.lint).  The C++ of the design, the main
 # and the run-time library is compiled with -O2 (Verilator's makefile says -Os).
@@ -91,23 +95,35 @@ class SimBuild:
         return self.dir / "build.log"
 
 
-def check_board_ports(text: str) -> None:
-    """Raise :class:`BuildError` unless module ``board`` has 1-bit ``clk``, ``rst``, ``uart_rx`` inputs and a
-    1-bit ``uart_tx`` output (extra outputs are allowed: nothing reads them)."""
+def _declarations(text: str) -> dict:
+    """Module ``board``'s ports: ``{name: (direction, width text)}``."""
     m = re.search(rf"\bmodule\s+{MODULE}\s*\(([^)]*)\);(.*?)\bendmodule", text, re.S)
     if not m:
         raise BuildError(f"the generated Verilog has no module {MODULE}")
-    decls = {name: (kind, width) for kind, width, name in
-             re.findall(r"^\s*(input|output|inout)\s+(?:wire\s+|reg\s+)?(\[[^\]]*\]\s*)?(\\?\S+)\s*;",
-                        m.group(2), re.M)}
+    return {name: (kind, width) for kind, width, name in
+            re.findall(r"^\s*(input|output|inout)\s+(?:wire\s+|reg\s+)?(\[[^\]]*\]\s*)?(\\?\S+)\s*;",
+                       m.group(2), re.M)}
+
+
+def has_fast_clock(text: str) -> bool:
+    """Whether module ``board`` takes the second clock (``fast_clk``, ``fast_rst``)."""
+    return "fast_clk" in _declarations(text)
+
+
+def check_board_ports(text: str) -> None:
+    """Raise :class:`BuildError` unless module ``board`` has 1-bit ``clk``, ``rst``, ``uart_rx`` inputs and a
+    1-bit ``uart_tx`` output (extra outputs are allowed: nothing reads them), and ``fast_clk`` and
+    ``fast_rst`` both or neither."""
+    decls = _declarations(text)
     problems = []
-    for port, kind in PORTS.items():
+    ports = {**PORTS, **(FAST_PORTS if any(p in decls for p in FAST_PORTS) else {})}
+    for port, kind in ports.items():
         if port not in decls:
             problems.append(f"no {kind} {port}")
         elif decls[port][0] != kind or decls[port][1]:
             problems.append(f"{port} must be a 1-bit {kind}")
     problems += [f"extra input {p} (the simulation drives only clk, rst, uart_rx)"
-                 for p, (kind, _) in sorted(decls.items()) if p not in PORTS and kind != "output"]
+                 for p, (kind, _) in sorted(decls.items()) if p not in ports and kind != "output"]
     if problems:
         hint = " (a top with no registers has no clk/rst)" if any(p in ("no input clk", "no input rst")
                                                                    for p in problems) else ""
@@ -174,7 +190,7 @@ def build_board_sim(top, *, name: str = "board", waves: bool = False, root: Path
     """
     tc = toolchain.setup()
     text = board_verilog(top)
-    main = MAIN_SOURCE.read_text()
+    main = (FAST_DEFINE if has_fast_clock(text) else "") + MAIN_SOURCE.read_text()
     wave_format = toolchain.waves_format() if waves else None
     flags = _flags(wave_format)
     key = sim_key(text if sources is None else text + "\n" + sources.digest(), main, flags, tc)

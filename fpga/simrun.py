@@ -28,18 +28,19 @@ DEFAULT_N = 300                       # dot-adds per instruction: about a minute
 SIM_TIMEOUT_S = 120.0
 
 
-def build(cfg: BoardConfig, waves: bool = False, out=None, params=None, dut=None):
+def build(cfg: BoardConfig, waves: bool = False, out=None, params=None, dut=None, two_domains=False):
     """The simulator executable of ``cfg``'s board top (cached by its Verilog); ``params``: a
     planted fault, the unit built with these algorithm parameters (:class:`fpga.top.BoardTop`);
-    ``dut``: a design of one's own as the unit (:class:`fpga.dut.DutBoard`)."""
+    ``dut``: a design of one's own as the unit (:class:`fpga.dut.DutBoard`); ``two_domains``: the
+    compute on a second clock the simulation drives unrelated to the link's (:mod:`fpga.crossing`)."""
     out = out or sys.stdout
     t0 = time.perf_counter()
-    name = cfg.name if params is None else f"{cfg.name}_planted"
+    name = (cfg.name if params is None else f"{cfg.name}_planted") + ("_2clk" if two_domains else "")
     if dut is not None:
         b = build_board_sim(BoardTop(cfg, unit=dut.unit), name=f"dut-{dut.prep.desc.name}", waves=waves,
                             sources=dut.sources)
     else:
-        b = build_board_sim(BoardTop(cfg, params=params), name=name, waves=waves)
+        b = build_board_sim(BoardTop(cfg, params=params, two_domains=two_domains), name=name, waves=waves)
     print(f"board simulator: {b.exe} ({b.source}, {time.perf_counter() - t0:.1f} s)", file=out)
     return b
 

@@ -311,6 +311,24 @@ int main(int argc, char** argv) {
     top->clk = 0;
     top->rst = 1;
     top->uart_rx = 1;
+#ifdef BOARD_FAST_CLOCK
+    // A two-domain board (fpga.top): fast_clk, unrelated to clk, a period of 370 time units to clk's
+    // 1000; its edges between clk's are evaluated on their own; fast_rst follows rst.
+    constexpr uint64_t SLOW_HALF = 500, FAST_HALF = 185;
+    uint64_t next_fast = FAST_HALF;
+    top->fast_clk = 0;
+    top->fast_rst = 1;
+    auto fast_until = [&](uint64_t t) {
+        top->fast_rst = top->rst;
+        for (; next_fast < t; next_fast += FAST_HALF) {
+            top->fast_clk = !top->fast_clk;
+            top->eval();
+        }
+    };
+#define FAST_UNTIL(t) fast_until(t)
+#else
+#define FAST_UNTIL(t) do {} while (0)
+#endif
     top->eval();
     for (;;) {
         if (opt.max_cycles && cycle >= opt.max_cycles) break;
@@ -322,9 +340,11 @@ int main(int argc, char** argv) {
         }
         top->rst = cycle < RESET_CYCLES;
         top->uart_rx = cycle < RESET_CYCLES ? 1 : host_tx.step();
+        FAST_UNTIL(2 * cycle * SLOW_HALF);
         top->clk = 1;
         top->eval();
         DUMP(2 * cycle + 1);
+        FAST_UNTIL((2 * cycle + 1) * SLOW_HALF);
         top->clk = 0;
         top->eval();
         DUMP(2 * cycle + 2);

@@ -12,7 +12,6 @@ import struct
 
 import numpy as np
 import pytest
-from amaranth import Module
 from amaranth.hdl import DomainRenamer
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
@@ -22,27 +21,20 @@ from fpga.config import BoardConfig
 from fpga.crossing import FAST
 from fpga.link import HostLink
 from fpga.protocol import Command, Status, capture_request, encode_request, parse_selftest, selftest_request
-from tests.fpga.test_fpga_link import CLOCKS_PER_BIT, Host, operands, run_and_read, small_config
+from tests.fpga.test_fpga_link import CLOCKS_PER_BIT, Host, Linked, operands, run_and_read, small_config
 
 SLOW_PERIOD = 1e-6
 FAST_PERIODS = {"fast-unrelated": 0.37e-6, "fast-slower": 2.3e-6}
 
 
-class TwoClocks(wiring.Component):
-    """The link on ``sync``, the unit on ``fast`` (or both on ``sync`` when ``fast_period`` is None)."""
+class TwoClocks(Linked):
+    """The link on ``sync``, the unit on ``fast`` (or both on ``sync`` without ``two_domains``)."""
 
     def __init__(self, config, two_domains, plant=None):
         self.link = HostLink(config, CLOCKS_PER_BIT, two_domains=two_domains, plant=plant)
         unit = config.unit()
         self.unit = DomainRenamer(FAST)(unit) if two_domains else unit
-        super().__init__({})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.link, m.submodules.unit = self.link, self.unit
-        wiring.connect(m, self.link.unit_i, self.unit.i)
-        wiring.connect(m, self.unit.o, self.link.unit_o)
-        return m
+        wiring.Component.__init__(self, {})
 
 
 def simulate(config, scenario, fast_period=None, plant=None):
@@ -142,3 +134,33 @@ def test_a_pll_board_defaults_to_two_domains_with_the_link_on_the_oscillator():
     assert "bridge" in two["board.il"] and "bridge" not in one["board.il"]
     # nextpnr is told both clocks: the oscillator's (the link) and the PLL's (the compute)
     assert "fast_clk\" 4000000.0 HZ" in two["board.lpf"] and "\" 25000000.0 HZ" in two["board.lpf"]
+
+
+# ---- the whole board under Verilator, the compute clock unrelated to the link's ---------------------
+
+@pytest.mark.slow
+def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
+    """``fpga.sim``'s main drives ``fast_clk`` (period 0.37 of ``clk``'s): the driver's dot-adds equal
+    golden and the self-test passes, as on the one-clock board."""
+    import io
+
+    from cosim import toolchain
+    from fpga import Board
+    from fpga import run as board_run
+    from fpga.selftest import run_selftest
+    from fpga.sim import BoardSim, has_fast_clock
+    from fpga.simrun import SIM_TIMEOUT_S, build
+    try:
+        toolchain.setup()
+    except toolchain.ToolchainError as e:
+        pytest.skip(f"no Verilator toolchain: {e}")
+    cfg = BoardConfig("hopper", "HMMA.1684.F32.TF32", lanes=2)
+    b = build(cfg, out=io.StringIO(), two_domains=True)
+    assert has_fast_clock((b.dir / "board.v").read_text())
+    out = io.StringIO()
+    with BoardSim(b, cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+        results = board_run.run_board(board, n=40, seed=3, failures_dir=tmp_path, out=out)
+        assert all(r.ok for r in results), out.getvalue()
+        report = run_selftest(board, seed=6, kind="bits", blocks=4, block_len=16, chunk=2, failures_dir=tmp_path,
+                              out=out)
+        assert report.ok, report.summary()
