@@ -159,6 +159,8 @@ class ComputeBridge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.executor = ex = _fast(Executor(self.config))
+        # the values that cross under the start/done handshake (fpga.cdc_check approves them)
+        self.handshaked = [ex.run, *(getattr(ex, name) for name, _ in _PARAMS), ex.cycles, ex.vectors]
         # ---- slow -> fast: parameters held in slow registers, the start pulse synchronised ----
         begin = self.start | self.run
         with m.If(begin):

@@ -164,3 +164,33 @@ def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
         report = run_selftest(board, seed=6, kind="bits", blocks=4, block_len=16, chunk=2, failures_dir=tmp_path,
                               out=out)
         assert report.ok, report.summary()
+
+
+# ---- the structural check (fpga.cdc_check) -----------------------------------------------------------
+
+def test_every_crossing_of_the_two_domain_top_is_approved_and_a_bare_flag_is_found():
+    from fpga.cdc_check import crossings
+    from fpga.top import BoardTop
+    cfg = _selftest_config()
+    assert crossings(BoardTop(cfg, two_domains=True)) == []
+    assert crossings(BoardTop(cfg, two_domains=False)) == []
+    # planted: the done pulse without its synchroniser
+    assert crossings(BoardTop(cfg, two_domains=True, plant="done")) == ["ComputeBridge: done (fast) -> sync"]
+
+
+def test_the_check_sees_handshaked_values_that_are_not_declared(monkeypatch):
+    """Planted: the bridge forgets to declare its handshaked registers; the check lists every one of
+    them that a register of the other domain reads."""
+    from fpga import cdc_check
+    from fpga.top import BoardTop
+    monkeypatch.setattr(cdc_check._Walk, "fragment", _forgetting(cdc_check._Walk.fragment))
+    found = cdc_check.crossings(BoardTop(_selftest_config(), two_domains=True))
+    assert any("cycles (fast) -> sync" in f for f in found) and any("run_count (sync) -> fast" in f for f in found)
+    assert any("seed (sync) -> fast" in f for f in found)
+
+
+def _forgetting(fragment):
+    def walk(self, frag, renames, approved):
+        fragment(self, frag, renames, approved)
+        self.handshaked.clear()
+    return walk
