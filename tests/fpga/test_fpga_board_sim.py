@@ -118,6 +118,7 @@ def test_a_planted_wrong_result_is_caught_saved_and_traced(built, tmp_path, monk
         assert again.ok and again.vectors == 1            # the board itself was right
 
 
+@pytest.mark.slow   # make test's 8-minute budget (docs/verification.md)
 def test_driver_refuses_a_board_running_something_else(built):
     cfg = config("FDRDA")
     other = BoardConfig.from_names("cdna3", "v_mfma_f32_32x32x8_bf16")

@@ -164,6 +164,7 @@ class _ToyTop(wiring.Component):
         return m
 
 
+@pytest.mark.slow   # make test's 8-minute budget (docs/verification.md)
 @pytest.mark.xdist_group("yosys")
 def test_multiplier_choices_synthesise_where_they_say(tmp_path):
     found = {(kind, k): synthesise(_ToyTop(), "ulx3s-12f", "toy", build_dir=tmp_path / f"{kind}{k}",

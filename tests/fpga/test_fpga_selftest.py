@@ -173,6 +173,7 @@ def sim_board():
     return open_board
 
 
+@pytest.mark.slow   # make test's 8-minute budget (docs/verification.md)
 def test_selftest_on_the_simulated_board_matches_golden(sim_board, tmp_path):
     import io
 

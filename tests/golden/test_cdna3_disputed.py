@@ -227,6 +227,7 @@ def _check_both_ways(pair, setting):
     assert wrong.status == "MISMATCH" and wrong.mismatches > 100, wrong.message
 
 
+@pytest.mark.slow   # make test's 8-minute budget (docs/verification.md)
 def test_cosim_chained_fdrda_later_model():
     _check_both_ways(BF16_CHAIN, "later_model")
 
