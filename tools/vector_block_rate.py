@@ -2,7 +2,7 @@
 kind, in whichever tree is first on PYTHONPATH: the before/after of the compiled draws.
 
     python tools/vector_block_rate.py bits normal mixed structured all disputed
-    git archive 2d44f85 | tar -x -C /tmp/old && PYTHONPATH=/tmp/old python tools/vector_block_rate.py ...
+    mkdir -p ../old && git archive 2d44f85 | tar -x -C ../old && PYTHONPATH=../old python tools/vector_block_rate.py ...
 
 Each kind is timed once after a warm-up block (compiles on a first run); the tree before the compiled
 draws takes seconds a block for structured and all, so it is timed without a warm-up there.

@@ -4,9 +4,9 @@ exactly what numpy's calls gave, for every kind, and golden.streams serves them 
 ``PINNED`` holds SHA-256 digests (first 16 hex digits) of :func:`digests`' cases computed by the
 generators as they were before the compiled draws (commit 2d44f85: numpy's ``Generator`` calls and
 per-row Python loops; ``VectorStream`` then lived in ``cosim/vectors.py``).  To recompute them:
-``git worktree add /tmp/old 2d44f85 && mkdir /tmp/old/tests/golden &&
-cp tests/golden/test_vector_streams.py /tmp/old/tests/golden/ && cd /tmp/old &&
-PYTHONPATH=$PWD python tests/golden/test_vector_streams.py``, which prints the table.  Each case calls
+``git worktree add ../old 2d44f85 && mkdir -p ../old/tests/golden &&
+cp tests/golden/test_vector_streams.py ../old/tests/golden/ && cd ../old &&
+PYTHONPATH=$PWD python tests/golden/test_vector_streams.py`` (from the checkout's root), which prints the table.  Each case calls
 ``random_operands`` twice on one generator and digests both results and the generator's final state,
 so a draw consumed differently (even one that leaves the values alike) changes it.
 """
