@@ -6,7 +6,8 @@ generators as they were before the compiled draws (commit 2d44f85: numpy's ``Gen
 per-row Python loops; ``VectorStream`` then lived in ``cosim/vectors.py``).  To recompute them:
 ``git worktree add ../old 2d44f85 && mkdir -p ../old/tests/golden &&
 cp tests/golden/test_vector_streams.py ../old/tests/golden/ && cd ../old &&
-PYTHONPATH=$PWD python tests/golden/test_vector_streams.py`` (from the checkout's root), which prints the table.  Each case calls
+PYTHONPATH=$PWD python tests/golden/test_vector_streams.py`` (from the checkout's root), which prints
+the table.  Each case calls
 ``random_operands`` twice on one generator and digests both results and the generator's final state,
 so a draw consumed differently (even one that leaves the values alike) changes it.
 """
