@@ -168,13 +168,13 @@ def test_an_rtl_campaign_gives_the_verdicts_of_cosim(tmp_path):
     """The Verilator units (builds shared with tests/cosim/test_cosim_rtl.py): the same vectors, the same verdict."""
     from cosim import run as cr
     pairs = (("hopper", "HGMMA.64xNx16.F32"),)
-    c = Campaign(pairs, device="rtl", block=BLOCK, target=2 * BLOCK, seed=3, stall=0.2)
+    c = Campaign(pairs, device="rtl", block=BLOCK, target=BLOCK, seed=3, stall=0.2)
     db = tmp_path / "c.sqlite"
     run(c, db, workers=1, progress_s=0)
     rows = Store(db).per_instruction(c.id)
     for pair in pairs:
         ins = golden.lookup(*pair)
-        r = cr.run_instruction(ins, cr.Config(n=2 * BLOCK, seed=3, stall=0.2, progress=0, rerun_with_waves=False))
+        r = cr.run_instruction(ins, cr.Config(n=BLOCK, seed=3, stall=0.2, progress=0, rerun_with_waves=False))
         if r.status == "no RTL":
             pytest.skip(r.message)
         assert (r.status, r.vectors, r.mismatches) == ("ok", rows[pair]["vectors"], rows[pair]["mismatches"])

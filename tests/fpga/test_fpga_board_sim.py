@@ -135,6 +135,7 @@ def test_driver_refuses_a_board_running_something_else(built):
             assert (d == golden.dot_add(board.config.instruction_objects[0], a, b, c)).all()
 
 
+@pytest.mark.slow                      # a board build of its own (FDRDA), about 22 s
 def test_probe_backend_runs_on_the_simulated_board(built):
     from probe import Unavailable, backend_from_name
     cfg = config("FDRDA")

@@ -109,6 +109,7 @@ def test_tensor_core_errors():
         del core
 
 
+@pytest.mark.slow                      # a Verilator lint of the Hopper QGMMA core, about 11 s
 def test_tensor_core_verilog_lints_clean(tmp_path):
     from cosim import toolchain
     from cosim.lint import lint_unit
@@ -140,6 +141,8 @@ def test_tensor_core_under_verilator():
     assert {f[0] for f in bad.failing} == {core.instructions[1].name}
 
 
+@pytest.mark.slow                      # a core build of its own at MAX_LEVEL, about 12 s; every unit's deepest
+                                       # pipelining stays in tests/cosim/test_cosim_rtl.py
 def test_tensor_core_at_the_deepest_pipelining_under_verilator():
     """Every datapath group of a core at the deepest pipelining: the same bits, one fixed latency
     (the longest group's), II 1; the shorter groups wait in their delay lines."""
