@@ -144,6 +144,8 @@ class BuildReport:
     def lanes_text(self) -> str:
         """``4 lanes, multipliers in DSP blocks; 9 lanes fit`` (the lanes part only for a lane design)."""
         said = describe_multipliers(self.multipliers, self.lanes, self.dsp_lanes)
+        if not find_family(self.family).dsp_multipliers:
+            said = "multipliers in LUTs (this family's synthesis maps none to DSP blocks)"
         if self.lanes is not None:
             said = f"{self.lanes} lane{'s' if self.lanes != 1 else ''}, {said}"
         if self.lanes_fit is not None:

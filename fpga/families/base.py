@@ -66,6 +66,9 @@ class Family:
         The shapes Yosys cuts one block RAM into (the fit's buffer model).
     byte_lane : int
         Bits of a block RAM's byte lane (9: a byte-enabled port uses 8 of each 9).
+    dsp_multipliers : bool
+        Whether synthesis maps multipliers to the family's DSP blocks at all (GW5A: not with Yosys
+        0.70), so that a report does not say "in DSP blocks" of multipliers that are in LUTs.
     default_pipeline : str
         The pipelining level a board top is built at when the user names none (``--pipeline auto``,
         ``make fpga`` without ``PIPELINE=`` and ``CLOCK=``): the level whose records close timing.
@@ -85,6 +88,7 @@ class Family:
     capacity_bels: dict = {}
     ram_shapes: tuple = ()
     byte_lane = 9
+    dsp_multipliers = True
     default_pipeline = "0"
     default_clock_mhz: int | None = None
 

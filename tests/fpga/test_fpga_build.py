@@ -102,6 +102,15 @@ def test_report_text_says_pass_or_fail_and_round_trips_through_json():
     assert build._timing_verdict(failing, allow_timing_fail=True) is failing
 
 
+def test_report_says_where_the_multipliers_are_on_each_family():
+    """GW5A: Yosys maps no multiplier to its DSPs, so its report must not say "in DSP blocks"."""
+    from dataclasses import replace
+    ecp5 = _report(31.2)
+    gw5a = replace(ecp5, board="tang-mega-138k", family="gowin-gw5a")
+    assert "multipliers in DSP blocks" in ecp5.text()
+    assert "multipliers in LUTs" in gw5a.text() and "DSP blocks" not in gw5a.text().split("\n")[1].split("(")[0]
+
+
 def test_nextpnr_report_parsing():
     report = {"utilization": {"TRELLIS_COMB": {"used": 40, "available": 24288},
                               "TRELLIS_FF": {"used": 30, "available": 24288},
