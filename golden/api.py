@@ -127,6 +127,13 @@ def _narrow_bits(fmt: Format | str, x, what: str) -> np.ndarray:
     return out.reshape(arr.shape)
 
 
+def own_width_bits(fmt: Format | str, x, what: str) -> np.ndarray:
+    """``x`` checked as :func:`as_bits` checks it, as bit patterns in the format's own width
+    (``Format.dtype``: uint8 for fp8/fp6/fp4, uint16 f16/bf16, uint32 f32/tf32, uint64 f64).  An
+    unsigned array of that width or narrower is not scanned: it cannot hold a wider pattern."""
+    return _narrow_bits(fmt, x, what).astype(get_format(fmt).dtype, copy=False)
+
+
 def _memory_bytes() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
