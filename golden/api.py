@@ -278,6 +278,10 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=No
     a, b : array [..., K]
         Bit patterns (unsigned integers, one element each, narrow formats in
         the low bits), or exactly representable floats / ml_dtypes arrays.
+        An unsigned dtype no wider than the format's storage (uint16 for f16,
+        uint8 for fp8: ``golden.vectors.random_operands(..., narrow=True)``)
+        is read as it lies with no width scan; a wider one is scanned first
+        (a stray high bit is a ValueError naming it).
     c : array [...]
         Bit patterns of the accumulator in the instruction's C format.
     scale_a, scale_b : array [..., K // block_size], optional
