@@ -102,8 +102,8 @@ def operands(c: Campaign, ins, block: int, narrow: bool = False):
 
 def device_operands(dev, ops):
     """What the device receives: ``ops`` as they are where it declares ``narrow_operands`` (golden),
-    else uint64 as it always has (RTL drivers, the board's link and plug-ins shift and pack the words,
-    where a narrow dtype would overflow silently)."""
+    else uint64 as it always has (a device may shift or pack the words, where a narrow dtype would
+    overflow silently; the drivers in this tree widen first, a plug-in need not)."""
     if getattr(dev, "narrow_operands", False):
         return ops
     return tuple(None if x is None else np.asarray(x, np.uint64) for x in ops)
