@@ -7,7 +7,9 @@ a third or more of them NaN/inf, which take the special-value path),
 ``--repeat`` calls on the same vectors after a warm-up call, in one run: the
 numpy path (one core), the compiled kernels (golden/kernels/) on one core and
 on every core this process may use, and the vector generator
-(``golden.vectors.random_operands``) that feeds them.  One-core rates are medians
+(``golden.vectors.random_operands``) that feeds them; the one-core columns twice, on uint64
+operands (``u64``) and on the same values in their own width (``nrw``, ``narrow=True``), and the
+targets read on the faster of the two.  One-core rates are medians
 in process CPU time, which stays put when other processes take the CPU away;
 the every-core rate is the median wall-clock rate (CPU time adds the threads
 up).  Where the authors' reference model is installed (``pip install mma-rtl[reference]``:
