@@ -21,7 +21,7 @@ import numpy as np
 import golden
 from golden.bench import measure
 
-from .blocks import device, operands
+from .blocks import device, device_operands, operands
 from .engine import default_workers, run
 from .spec import Campaign
 
@@ -68,19 +68,19 @@ def main(args) -> int:
 
 def _generation_rate(c: Campaign, ins) -> float:
     """Vectors a second generating blocks 1 and 2 (CPU time), after block 0 (compiles on a first run)."""
-    operands(c, ins, 0)
+    operands(c, ins, 0, narrow=True)
     t0 = time.process_time()
-    n = sum(len(operands(c, ins, j)[2]) for j in range(1, 3))
+    n = sum(len(operands(c, ins, j, narrow=True)[2]) for j in range(1, 3))
     return n / (time.process_time() - t0)
 
 
 def _block_steps(c: Campaign, ins, repeat: int = 3) -> str:
     """One block as a worker runs it, step by step (the fastest of ``repeat``, CPU time of this process,
     after a warm-up): which of generating, the device and golden bounds a worker."""
-    steps = {"generating the vectors": lambda: operands(c, ins, 1),
-             f"the device ({c.device})": lambda: device(c)(ins, *ops),
+    steps = {"generating the vectors": lambda: operands(c, ins, 1, narrow=True),
+             f"the device ({c.device})": lambda: device(c)(ins, *device_operands(device(c), ops)),
              "golden, one core": lambda: golden.dot_add(ins, *ops, threads=1)}
-    ops = operands(c, ins, 0)
+    ops = operands(c, ins, 0, narrow=True)                # as run_block: golden's in their own width
     took = {}
     for name, fn in steps.items():
         fn()

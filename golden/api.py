@@ -127,6 +127,13 @@ def _narrow_bits(fmt: Format | str, x, what: str) -> np.ndarray:
     return out.reshape(arr.shape)
 
 
+def own_width_bits(fmt: Format | str, x, what: str) -> np.ndarray:
+    """``x`` checked as :func:`as_bits` checks it, as bit patterns in the format's own width
+    (``Format.dtype``: uint8 for fp8/fp6/fp4, uint16 f16/bf16, uint32 f32/tf32, uint64 f64).  An
+    unsigned array of that width or narrower is not scanned: it cannot hold a wider pattern."""
+    return _narrow_bits(fmt, x, what).astype(get_format(fmt).dtype, copy=False)
+
+
 def _memory_bytes() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -271,6 +278,10 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=No
     a, b : array [..., K]
         Bit patterns (unsigned integers, one element each, narrow formats in
         the low bits), or exactly representable floats / ml_dtypes arrays.
+        An unsigned dtype no wider than the format's storage (uint16 for f16,
+        uint8 for fp8: ``golden.vectors.random_operands(..., narrow=True)``)
+        is read as it lies with no width scan; a wider one is scanned first
+        (a stray high bit is a ValueError naming it).
     c : array [...]
         Bit patterns of the accumulator in the instruction's C format.
     scale_a, scale_b : array [..., K // block_size], optional

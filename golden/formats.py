@@ -195,8 +195,9 @@ def check_bits(fmt: Format, bits, what: str = "operand") -> np.ndarray:
                         f"got dtype {arr.dtype}")
     if arr.dtype.kind == "i" and arr.size and int(arr.min()) < 0:
         raise ValueError(f"{what}: negative value {int(arr.min())} is not a bit pattern of {fmt.name}")
+    wide = fmt.storage_bits < 8 * arr.dtype.itemsize     # a narrower dtype cannot hold a wider pattern
     arr = arr.astype(np.uint64, copy=False)
-    if fmt.storage_bits < 64 and arr.size:
+    if wide and arr.size:
         top = int(arr.max())
         if top >> fmt.storage_bits:
             raise ValueError(f"{what}: bit pattern {top:#x} is wider than format {fmt.name} "

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import vectors as gv
-from .api import as_bits
+from .api import as_bits, own_width_bits
 
 BLOCK = 8192
 _REGISTRY: dict[str, Callable] = {}
@@ -77,11 +77,14 @@ def check_generator(ins, spec, seed: int = 1) -> None:
 
 
 class VectorStream:
-    """Operands of vectors ``0, 1, 2, ...`` of one instruction, taken in batches."""
+    """Operands of vectors ``0, 1, 2, ...`` of one instruction, taken in batches: uint64, or with
+    ``narrow`` each operand in its format's own width (:func:`golden.vectors.operand_dtype`; the same
+    values, for golden; keep uint64 for code that shifts or packs the words)."""
 
-    def __init__(self, ins, generator=None, seed: int = 1, start_block: int = 0):
+    def __init__(self, ins, generator=None, seed: int = 1, start_block: int = 0, narrow: bool = False):
         self.ins = ins
         self.gen = resolve(generator)
+        self.narrow = bool(narrow)            # operands in their formats' own width (golden.vectors.operand_dtype)
         self.seed = int(seed)
         self._block = int(start_block)        # the stream starts at vector start_block * BLOCK
         self._buf = None          # list of arrays (a, b, c, sa, sb) not yet taken
@@ -93,8 +96,10 @@ class VectorStream:
         self._block += 1
         if out is not None:
             self.gen(self.ins, BLOCK, rng, out=out)
-            return _check(self.ins, out, BLOCK)
-        return _check(self.ins, self.gen(self.ins, BLOCK, rng), BLOCK)
+            return _check(self.ins, out, BLOCK, self.narrow)
+        ops = self.gen(self.ins, BLOCK, rng, narrow=True) if self.narrow and self._fills() else \
+            self.gen(self.ins, BLOCK, rng)
+        return _check(self.ins, ops, BLOCK, self.narrow)
 
     def _fills(self) -> bool:
         """Whether the generator is golden's, which draws into given arrays (one copy fewer a block)."""
@@ -105,7 +110,7 @@ class VectorStream:
         """The next ``n`` vectors: ``(a, b, c, scale_a, scale_b)``."""
         if not self._fills():
             return self._take_parts(n)
-        out, have = gv.empty_operands(self.ins, n), 0
+        out, have = gv.empty_operands(self.ins, n, self.narrow), 0
         while have < n:
             if self._buf is None and n - have >= BLOCK:      # a whole block: drawn in place
                 self._next_block(tuple(None if x is None else x[have:have + BLOCK] for x in out))
@@ -159,7 +164,7 @@ class ArrayStream:
         return tuple(None if x is None else x[idx] for x in self.ops)
 
 
-def _check(ins, ops, n):
+def _check(ins, ops, n, narrow: bool = False):
     if not isinstance(ops, tuple) or len(ops) != 5:
         raise TypeError("a vector generator returns (a, b, c, scale_a, scale_b)")
     # bit patterns, or floats each exactly representable, as golden.dot_add takes them
@@ -167,9 +172,10 @@ def _check(ins, ops, n):
     fa, fb, fc, _ = ins.formats
     fs = ins.scale_format
     names = ("a", "b", "c", "scale_a", "scale_b")
+    read = own_width_bits if narrow else as_bits      # narrow: each in its format's own width, else uint64
     try:
         a, b, c, sa, sb = (None if x is None else
-                           (as_bits(fmt, x, name) if fmt is not None else
+                           (read(fmt, x, name) if fmt is not None else
                             np.asarray(x))
                            for x, fmt, name in zip(ops, (fa, fb, fc, fs, fs), names))
     except TypeError as e:

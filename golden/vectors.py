@@ -57,35 +57,53 @@ def _state(rng: np.random.Generator):
     return None if vk is None else vk.R.load(rng)
 
 
-def _out_array(shape, out) -> np.ndarray:
-    """``out`` checked against ``shape`` (a uint64 array of it), or a new one."""
+def operand_dtype(fmt: Format | str, narrow: bool = False) -> np.dtype:
+    """The dtype the generators hand out for ``fmt``: uint64, or with ``narrow`` the smallest unsigned
+    dtype that holds the format's storage word (uint8 fp8/fp6/fp4 and scales, uint16 f16/bf16, uint32
+    f32/tf32, uint64 f64): the same values in 1/8 to 1/2 of the bytes, which golden reads without a
+    width scan (``docs/golden.md``, "Operands in their own width")."""
+    return np.dtype(get_format(fmt).dtype if narrow else np.uint64)
+
+
+def _out_array(shape, out, fmt: Format, narrow: bool = False) -> np.ndarray:
+    """``out`` checked against ``shape`` (a uint64 array of it, or one of ``fmt``'s own width), or a new
+    one (:func:`operand_dtype`)."""
     if out is None:
-        return np.empty(shape, np.uint64)
+        return np.empty(shape, operand_dtype(fmt, narrow))
     want = (int(shape),) if np.ndim(shape) == 0 else tuple(int(x) for x in shape)
-    if not isinstance(out, np.ndarray) or out.dtype != np.uint64 or out.shape != want:
-        raise ValueError(f"out must be a uint64 array of shape {want}, got "
+    ok = (np.dtype(np.uint64), operand_dtype(fmt, True))
+    if not isinstance(out, np.ndarray) or out.dtype not in ok or out.shape != want:
+        valid = " or ".join(dict.fromkeys(str(d) for d in ok))          # uint64 first, once
+        raise ValueError(f"out must be a {valid} array of shape {want} for {fmt.name}, got "
                          f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
     return out
 
 
-def _out_operands(ins: Instruction, n: int, out):
+def operand_formats(ins: Instruction) -> tuple:
+    """The formats of ``(a, b, c, scale_a, scale_b)`` (scales None when unscaled)."""
+    fa, fb, fc, _ = ins.formats
+    fs = get_format(ins.scale_format) if ins.scale_format else None
+    return fa, fb, fc, fs, fs
+
+
+def _out_operands(ins: Instruction, n: int, out, narrow: bool = False):
     """``out`` checked against :func:`empty_operands`' shapes for ``n`` vectors of ``ins``, or new arrays."""
     want = empty_operands(ins, 0)
     if out is None:
-        return empty_operands(ins, n)
+        return empty_operands(ins, n, narrow)
     if not isinstance(out, tuple) or len(out) != 5:
         raise ValueError("out must be a tuple (a, b, c, scale_a, scale_b) of arrays, as empty_operands makes")
-    for name, x, w in zip(("a", "b", "c", "scale_a", "scale_b"), out, want):
+    for name, x, w, fmt in zip(("a", "b", "c", "scale_a", "scale_b"), out, want, operand_formats(ins)):
         if (x is None) != (w is None):
             raise ValueError(f"out's {name} must be {'None' if w is None else 'an array'} for {ins.name}")
         if x is not None:
-            _out_array((n, *w.shape[1:]), x)
+            _out_array((n, *w.shape[1:]), x, fmt)
     return out
 
 
 def _flat(out: np.ndarray) -> np.ndarray:
-    """A flat uint64 array the kernels fill: a view of ``out`` where it is contiguous."""
-    return out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, np.uint64)
+    """A flat array of ``out``'s dtype the kernels fill: a view of ``out`` where it is contiguous."""
+    return out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, out.dtype)
 
 
 def _unflat(out: np.ndarray, flat: np.ndarray) -> np.ndarray:
@@ -100,12 +118,13 @@ def _store(rng: np.random.Generator, st) -> None:
     _kernels().R.store(rng, st)
 
 
-def random_bits(fmt: Format, shape, rng: np.random.Generator, out=None) -> np.ndarray:
+def random_bits(fmt: Format, shape, rng: np.random.Generator, out=None, narrow: bool = False) -> np.ndarray:
     """Uniform random bit patterns over ``fmt``'s storage width (``integers(0, 2**bits)``), in ``out``
-    (a contiguous uint64 array of ``shape``) when given."""
+    (an array of ``shape``, uint64 or of the format's own width) when given, else in a new array
+    (uint64; of the format's own width with ``narrow``, :func:`operand_dtype`): the same values."""
     fmt = get_format(fmt)
     st = _state(rng)
-    out = _out_array(shape, out)
+    out = _out_array(shape, out, fmt, narrow)
     if st is None:
         if fmt.storage_bits == 64:
             out[...] = rng.integers(0, 1 << 63, shape, dtype=np.uint64) * np.uint64(2) + \
@@ -123,13 +142,13 @@ def random_bits(fmt: Format, shape, rng: np.random.Generator, out=None) -> np.nd
 
 
 def random_values(fmt: Format, shape, rng: np.random.Generator, spread: int = 4, zeros: float = 0.1,
-                  out=None) -> np.ndarray:
+                  out=None, narrow: bool = False) -> np.ndarray:
     """Finite values ``+-m * 2**e`` with ``|e| <= spread`` clipped to the format's range, rounded to it
-    (in ``out``, a contiguous uint64 array of ``shape``, when given)."""
+    (in ``out`` when given, else a new array; dtypes as :func:`random_bits`)."""
     fmt = get_format(fmt)
     lo, hi = max(fmt.emin, -spread), min(fmt.emax, spread)
     st = _state(rng) if -1000 < lo <= hi < 1000 else None     # the kernel needs ldexp(m, e) normal
-    out = _out_array(shape, out)
+    out = _out_array(shape, out, fmt, narrow)
     if st is None:
         e = rng.integers(lo, hi + 1, shape)
         m = 1 + rng.random(shape)
@@ -193,13 +212,13 @@ def _one(fmt: Format, value: float) -> np.uint64:
     return _table(fmt, (float(value),))[0]
 
 
-def structured_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
+def structured_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None, narrow: bool = False):
     """Edge cases, an equal share of each: exact cancellation, wide exponent spread, ties and
     near-ties at the output's rounding bit, overflow boundaries, all-zero products with tiny
     or zero c (the e_zero rule), and chain boundaries (a first pass that cancels c)."""
     fa, fb, fc, _ = ins.formats
     K = ins.k
-    a, b, c, sa, sb = random_operands(ins, n, rng, "normal", out)
+    a, b, c, sa, sb = random_operands(ins, n, rng, "normal", out, narrow)
     cases = rng.integers(0, 6, n)
     # 0: exact cancellation of the first two products, small rest (needs K >= 2)
     rows = cases == 0
@@ -342,7 +361,7 @@ def _large(fmt: Format, shape, rng):
     return _table(fmt, tuple(fmt.max_finite * np.ldexp(1.0, -np.arange(5))))[rng.integers(0, 5, shape)]
 
 
-def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None):
+def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=None, narrow: bool = False):
     """Vectors that reach CDNA3's disputed special-value rules (``golden.Params.specials``), over
     random ``mixed`` operands; an equal share of each case:
 
@@ -356,7 +375,7 @@ def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=No
     fa, fb, fc, _ = ins.formats
     K = ins.k
     L = min(ins.params.pass_size or K, K)
-    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed", out)
+    a, b, c, sa, sb = random_operands(ins, n, rng, "mixed", out, narrow)
     case = rng.integers(0, 4, n)
     first = rng.integers(0, L, n)                       # a product of the first pass
     last = K - L + rng.integers(0, L, n)                # one of the last pass
@@ -389,19 +408,27 @@ def disputed_operands(ins: Instruction, n: int, rng: np.random.Generator, out=No
     return a, b, c, sa, sb
 
 
-def empty_operands(ins: Instruction, n: int):
-    """Uninitialised uint64 ``(a, b, c, scale_a, scale_b)`` for ``n`` vectors of ``ins`` (scales None if unscaled)."""
-    scales = (np.empty((n, ins.k // ins.block_size), np.uint64) for _ in "ab") if ins.scale_format else (None, None)
-    return (np.empty((n, ins.k), np.uint64), np.empty((n, ins.k), np.uint64), np.empty(n, np.uint64), *scales)
+def empty_operands(ins: Instruction, n: int, narrow: bool = False):
+    """Uninitialised ``(a, b, c, scale_a, scale_b)`` for ``n`` vectors of ``ins`` (scales None if unscaled):
+    uint64, or with ``narrow`` each in its format's own width (:func:`operand_dtype`)."""
+    fa, fb, fc, fs, _ = (None if f is None else operand_dtype(f, narrow) for f in operand_formats(ins))
+    scales = (np.empty((n, ins.k // ins.block_size), fs) for _ in "ab") if ins.scale_format else (None, None)
+    return (np.empty((n, ins.k), fa), np.empty((n, ins.k), fb), np.empty(n, fc), *scales)
 
 
-def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed", out=None):
+def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: str = "mixed", out=None,
+                    narrow: bool = False):
     """``(a [n, K], b [n, K], c [n], scale_a, scale_b)`` bit patterns for ``ins``, in ``out`` (arrays
-    as :func:`empty_operands` makes them, or row ranges of such) when given."""
+    as :func:`empty_operands` makes them, or row ranges of such) when given.
+
+    ``narrow``: new arrays in each format's own width (uint8 fp8/fp6/fp4 and scales, uint16 f16/bf16,
+    uint32 f32/tf32, uint64 f64; :func:`operand_dtype`) rather than uint64, with the same values and
+    the same draws; ``golden.dot_add`` reads them without a width scan, in 1/8 to 1/2 of the bytes.
+    Keep uint64 for code that shifts or packs the words (a uint16 shifted left by 16 is silently 0)."""
     if kind not in KINDS:
         raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(KINDS)}")
     fa, fb, fc, _ = ins.formats
-    out = _out_operands(ins, n, out)
+    out = _out_operands(ins, n, out, narrow)
     if kind == "structured":
         return structured_operands(ins, n, rng, out)
     if kind == "disputed":

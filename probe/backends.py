@@ -7,6 +7,10 @@ shape ``[R, K]`` (one element per integer, narrow formats in the low bits), ``c`
 ``R`` unsigned bit patterns of the D format.  A hardware team plugs its own design in by
 passing any such function to :func:`probe.probe`.
 
+A backend that sets ``narrow_operands = True`` (golden's own) also takes each operand in its
+format's own width (uint8 fp8, uint16 f16, ...: ``golden.vectors.operand_dtype``); callers give
+every other backend uint64, since a backend may shift or pack the words.
+
 A backend may also have ``unsupported(ins, a, b, c, scale_a, scale_b) -> bool [R]``: rows
 it cannot compute faithfully (the GPU backend, for a ``c`` it cannot feed into the tensor
 core exactly).  The probes treat those rows as unobserved.
@@ -39,6 +43,7 @@ class GoldenBackend:
     """The golden model itself."""
 
     name = "golden"
+    narrow_operands = True        # golden reads operands in their own width bit-exactly (callers may pass them so)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         return golden.dot_add(ins, a, b, c, scale_a, scale_b)
@@ -56,6 +61,7 @@ class ParamsBackend:
         for k, v in changes.items():            # a bad field is named now, not at the first dot-add
             check_value(k, v)
         self.params, self.changes = params, changes
+        self.narrow_operands = True            # golden underneath: operands in their own width are read as they are
         what = ", ".join(f"{k}={v!r}" for k, v in changes.items()) or (str(params) if params else "unchanged")
         self.name = f"golden with {what}"
 

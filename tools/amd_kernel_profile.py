@@ -2,7 +2,10 @@
 loop stopped after each of its steps, one core, CPU time, best of five (docs/golden.md, "Compiled
 kernels"); each line's time less the line above is that step's.
 
-    python tools/amd_kernel_profile.py [ARCH:INSTRUCTION ...]     # default cdna3 f16, bf16, fp8
+    python tools/amd_kernel_profile.py [--narrow] [ARCH:INSTRUCTION ...]   # default cdna3 f16, bf16, fp8
+
+``--narrow``: the operands in their own width (``random_operands(..., narrow=True)``), as the bench's
+``nrw`` columns and a campaign's golden take them; default uint64.
 """
 
 from __future__ import annotations
@@ -69,26 +72,30 @@ def best(fn) -> float:
     return min(timeit.repeat(fn, timer=time.process_time, number=1, repeat=5))
 
 
-def profile(arch: str, name: str) -> None:
+def profile(arch: str, name: str, narrow: bool = False) -> None:
     ins = golden.lookup(arch, name)
     dp = ins.datapath
-    a, b, c, sa, sb = random_operands(ins, ROWS, np.random.default_rng(0), "normal")
+    a, b, c, sa, sb = random_operands(ins, ROWS, np.random.default_rng(0), "normal", narrow=narrow)
     packed = [kernels._operand(x) for x in Operands(ins, a, b, c, sa, sb).views()]
     fmts, vtab, etab, prm = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
     isz = np.array([s for _, s in packed], np.int64)
     tail = (dp.k, fmts, vtab, etab, prm, kernels._order(dp.params, dp.k), np.empty(ROWS, np.uint64))
     whole = best(lambda: A.fdrda_rows(0, ROWS, *[v for v, _ in packed], isz, *tail))
-    print(f"{arch} {name}: fdrda_rows {whole * 1e3:6.2f} ms ({ROWS / whole / 1e6:.1f} M rows/s), K={dp.k}")
+    form = "narrow" if narrow else "uint64"
+    print(f"{arch} {name} ({form} operands): fdrda_rows {whole * 1e3:6.2f} ms "
+          f"({ROWS / whole / 1e6:.1f} M rows/s), K={dp.k}")
     for stop, what in enumerate(STEPS):
         t = best(lambda: stopped(stop, 0, ROWS, *[v for v, _ in packed][:3], isz, *tail))
         print(f"  up to {what:48s} {t * 1e3:6.2f} ms  {t / whole:5.0%}")
 
 
 def main(argv=None) -> int:
-    units = (argv if argv is not None else sys.argv[1:]) or [
+    args = list(argv if argv is not None else sys.argv[1:])
+    narrow = "--narrow" in args
+    units = [a for a in args if a != "--narrow"] or [
         "cdna3:v_mfma_f32_32x32x8_f16", "cdna3:v_mfma_f32_16x16x16_bf16", "cdna3:v_mfma_f32_32x32x16_fp8_bf8"]
     for unit in units:
-        profile(*unit.split(":"))
+        profile(*unit.split(":"), narrow=narrow)
     return 0
 
 

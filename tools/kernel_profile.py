@@ -3,7 +3,7 @@
 products, and the float64 kernel it replaced (``golden.kernels.fused``, the fast path off), one
 core, CPU time, best of five, on the same operands (docs/golden.md, "Compiled kernels").
 
-    python tools/kernel_profile.py [ARCH:INSTRUCTION ...]     # default hopper:HMMA.16816.F32
+    python tools/kernel_profile.py [--narrow] [ARCH:INSTRUCTION ...]     # default hopper:HMMA.16816.F32
     python tools/kernel_profile.py --bench [-n N] [--repeat R]  # golden.bench's table, fused family
 
 ``--bench`` runs ``golden.bench.backends_table`` (``make bench``'s code path: numpy, compiled on
@@ -97,10 +97,12 @@ def best(fn, n: int = 5) -> float:
     return min(times)
 
 
-def profile(arch: str, name: str) -> None:
+def profile(arch: str, name: str, narrow: bool = False) -> None:
     ins = golden.lookup(arch, name)
     dp = ins.datapath
-    a, b, c, sa, sb = random_operands(ins, ROWS, np.random.default_rng(0), "normal")
+    a, b, c, sa, sb = random_operands(ins, ROWS, np.random.default_rng(0), "normal", narrow=narrow)
+    if narrow:
+        name += " (narrow)"
     packed = [kernels._operand(x) for x in Operands(ins, a, b, c, sa, sb).views()]
     fmts, vtab, etab, prm = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
     if prm[S.P_FAST] == S.FAST_NONE:
@@ -129,6 +131,7 @@ def main(argv) -> int:
     p = argparse.ArgumentParser(prog="python tools/kernel_profile.py", description=__doc__.splitlines()[0])
     p.add_argument("units", nargs="*", metavar="ARCH:INSTRUCTION", default=["hopper:HMMA.16816.F32"])
     p.add_argument("--bench", action="store_true", help="golden.bench's backends table on the fused family")
+    p.add_argument("--narrow", action="store_true", help="operands in their own width (random_operands narrow=True)")
     p.add_argument("-n", type=int, default=100_000, help="dot-adds per batch for --bench (default 100000)")
     p.add_argument("--repeat", type=int, default=3, help="timed calls per row for --bench (default 3)")
     args = p.parse_args(argv)
@@ -140,7 +143,7 @@ def main(argv) -> int:
         if unit.count(":") != 1:
             print(f"error: {unit!r} is not ARCH:INSTRUCTION (e.g. hopper:HMMA.16816.F32)", file=sys.stderr)
             return 2
-        profile(*unit.split(":"))
+        profile(*unit.split(":"), narrow=args.narrow)
     return 0
 
 

@@ -245,6 +245,11 @@ def operand_span(x, isz, fmts, vtab, etab, f, e0, n, V, X, mul):
             for e in range(n):
                 j = np.int64(v8[e] >> np.uint64(sh)) & mask
                 put(V, X, e, np.float64(vt[j]), np.int64(et[j]), mul)
+        elif isz == 1:                     # fp8 in its own width: the bytes are the elements
+            v1 = x[e0:e0 + n]
+            for e in range(n):
+                j = np.int64(v1[e] >> np.uint8(sh)) & mask
+                put(V, X, e, np.float64(vt[j]), np.int64(et[j]), mul)
         else:
             for e in range(n):
                 j = np.int64(C.load(x, isz, e0 + e) >> np.uint64(sh)) & mask
@@ -262,6 +267,10 @@ def c_span(c, isz, fmts, vtab, etab, r0, nb, cv, ce):
         v8 = c[:c.shape[0] - c.shape[0] % 8].view(np.uint64)[r0:r0 + nb]
         for i in range(nb):
             cv[i], ce[i] = f32_value_exp(np.int64(v8[i] & np.uint64(0xFFFFFFFF)))
+    elif fmts[S.CF, C.WORD32] == 1 and fmts[S.CF, C.IGNORED_LOW] == 0 and isz == 4:   # f32 c in its own width
+        v4 = c[:c.shape[0] - c.shape[0] % 4].view(np.uint32)[r0:r0 + nb]
+        for i in range(nb):
+            cv[i], ce[i] = f32_value_exp(np.int64(v4[i]))
     else:
         for i in range(nb):
             cv[i], ce[i] = C.value_exp(fmts, vtab, etab, S.CF, C.load(c, isz, r0 + i))

@@ -383,11 +383,11 @@ def test_out_arrays_checked():
     ins = golden.lookup("blackwell", "UTCOMMA.4X")
     rng = np.random.default_rng(1)
     out = gv.empty_operands(ins, 10)
-    with pytest.raises(ValueError, match=r"out must be a uint64 array of shape \(10, 64\)"):
+    with pytest.raises(ValueError, match=r"out must be a uint64 or uint8 array of shape \(10, 64\)"):
         random_operands(ins, 10, rng, "bits", out=(np.zeros((10, 63), np.uint64),) + out[1:])
     with pytest.raises(ValueError, match="out's scale_a must be an array"):
         random_operands(ins, 10, rng, "bits", out=out[:3] + (None, None))
-    with pytest.raises(ValueError, match="uint64 array of shape"):
+    with pytest.raises(ValueError, match="uint64 or uint16 array of shape"):
         random_bits("f16", 7, rng, out=np.zeros(7, np.int64))
 
 
