@@ -23,7 +23,8 @@ from .fit import board_config
 from .progress import ROUTE_TIMEOUT_S
 from .top import BoardTop
 
-__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "config_from", "dut_config", "timing_advice"]
+__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "config_from", "dut_config", "timing_advice",
+           "timing_failure"]
 
 AUTO = "auto"        # --clock / --pipeline: the board's family's default
 
@@ -201,6 +202,23 @@ def timing_advice(report, brd, baud: int) -> str:
     mhz = _build.passing_clock_mhz(report.fmax_mhz, brd.clock_hz, baud, family=brd.family)
     slower = f"a slower design clock: --clock {mhz} (CLOCK={mhz}); " if mhz else ""
     return f"{slower}fewer instructions or another board"
+
+
+# the link's domain runs at the oscillator whatever --clock says: a slower design clock does not help it
+SYNC_ADVICE = ("the UART and host link run at the board's oscillator whatever --clock says: another placement "
+               "seed (--seed 2), or report it (a path of the link's own)")
+
+
+def timing_failure(report, brd, baud: int) -> str:
+    """The one line of a build that misses timing: each failing clock domain, what reaches it and
+    what to try (a design clock that passes for ``fast``; for ``sync``, the link's, :data:`SYNC_ADVICE`)."""
+    failing = report.failing_domains
+    keep = "--allow-timing-fail to keep the bitstream anyway"
+    if failing == [_build.SYNC] and not report.through_pll or failing == [_build.FAST]:
+        return (f"timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_text} "
+                f"({keep}; {timing_advice(report, brd, baud)})")
+    advice = [timing_advice(report, brd, baud) if name == _build.FAST else SYNC_ADVICE for name in failing]
+    return (f"timing FAIL: {'; '.join(map(report.domain_text, failing))} ({keep}; try {'; and '.join(advice)})")
 
 
 def resolve_defaults(args, brd, standin: bool = False) -> None:
