@@ -23,8 +23,8 @@ from .fit import board_config
 from .progress import ROUTE_TIMEOUT_S
 from .top import BoardTop
 
-__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "config_from", "dut_config", "timing_advice",
-           "timing_failure"]
+__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "say", "config_from", "dut_config",
+           "timing_advice", "timing_failure"]
 
 AUTO = "auto"        # --clock / --pipeline: the board's family's default
 
@@ -51,7 +51,8 @@ class BuildRequest:
     seed : int
         nextpnr's placement seed.
     yosys : str, optional
-        A YoWASP Yosys release, or ``env``.
+        A YoWASP Yosys release, ``env``, ``auto`` (the default: the family's pin unless a record or
+        the family's known aborts name another, :func:`fpga.records.yosys_choice`), or None (the pin).
     dut : str, optional
         A design of one's own (``UNIT.TOML``).
     route_timeout : float, optional
@@ -68,7 +69,7 @@ class BuildRequest:
     pipeline: str = "0"
     multipliers: str = "dsp"
     seed: int = 1
-    yosys: str | None = None
+    yosys: str | None = AUTO
     dut: str | None = None
     route_timeout: float | None = ROUTE_TIMEOUT_S
     cmd: str = "build"
@@ -117,7 +118,7 @@ def build_board(args, standin: bool = False, reuse: bool = True):
     """The bitstream of the board top (or the stand-in) ``args`` names (a :class:`BuildRequest`, or the
     command line's namespace): ``(BuildReport, BoardConfig)``."""
     brd = find_board(args.board)
-    resolve_defaults(args, brd, standin)
+    chosen = resolve_defaults(args, brd, standin)
     if getattr(args, "dut", None):
         return _built_dut(args, brd, standin, reuse)
     lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
@@ -136,6 +137,7 @@ def build_board(args, standin: bool = False, reuse: bool = True):
     if cfg.clock_hz != brd.clock_hz:                   # its own build folder: a 25 MHz build stays
         design += f"_{cfg.clock_hz / 1e6:g}MHz"
     pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
+    say(chosen)
     print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
           f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     if args.multipliers != "dsp":                       # its own build folder too
@@ -221,20 +223,60 @@ def timing_failure(report, brd, baud: int) -> str:
     return (f"timing FAIL: {'; '.join(map(report.domain_text, failing))} ({keep}; try {'; and '.join(advice)})")
 
 
-def resolve_defaults(args, brd, standin: bool = False) -> None:
-    """Replace ``auto`` in ``args.pipeline`` and ``args.clock`` by the board's family's default
-    (:attr:`fpga.families.base.Family.default_pipeline`, ``default_clock_mhz``; the stand-in runs at
-    the board's clock) and say on stderr what was chosen."""
-    family = brd.family
-    chose = []
+def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
+    """Replace ``auto`` in ``args.pipeline``, ``args.clock`` and ``args.yosys``; the lines that say what
+    was chosen and why (:func:`say`, once the request is known to be valid: bad input stays one line).
+
+    The level is the family's (:attr:`fpga.families.base.Family.default_pipeline`); the clock the
+    fastest one a record of this board top at that level closed (:func:`fpga.records.fastest_clock`),
+    else the family's default clock at the family's level, else the board's own (and always for the
+    stand-in); Yosys the family's pin unless a record or the family's known aborts name another
+    (:func:`fpga.records.yosys_choice`).  A design of one's own (``--dut``) is built as it is: level 0
+    at the board's clock.
+    """
+    from . import records
+    family, dut = brd.family, getattr(args, "dut", None)
+    chose, why, lines = [], "", []
     if getattr(args, "pipeline", None) == AUTO:
-        args.pipeline = family.default_pipeline
+        args.pipeline = "0" if dut else family.default_pipeline
         chose.append(f"pipelining level {args.pipeline}")
+    manifest = records.load() if AUTO in (getattr(args, "clock", None), getattr(args, "yosys", None)) else []
     if getattr(args, "clock", None) == AUTO:
-        mhz = None if standin else family.default_clock_mhz
-        args.clock = mhz * 1_000_000 if mhz else None
-        chose.append(f"a {(mhz or brd.clock_hz / 1e6):g} MHz design clock"
-                     + ("" if mhz else f" (the {brd.name}'s own)"))
-    if chose:
-        print(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}, where the records in docs/fpga/ "
-              f"close timing (PIPELINE= and CLOCK= choose others)", file=sys.stderr, flush=True)
+        mhz, why = (None, "") if dut else _auto_clock(args, brd, standin, manifest)
+        args.clock = round(mhz * 1_000_000) if mhz else None
+        chose.append(f"a {(mhz or brd.clock_hz / 1e6):g} MHz design clock")
+    if chose and not dut:
+        lines.append(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}" + (f": {why}" if why else "")
+                     + " (PIPELINE= and CLOCK= choose others)")
+    if getattr(args, "yosys", None) == AUTO:
+        args.yosys, why = (None, "") if dut else records.yosys_choice(manifest, family, args.arch, args.instr, brd.name)
+        if args.yosys:
+            lines.append(f"yosys: {args.yosys} (--yosys {args.yosys}) for {args.arch} {args.instr}: {why} "
+                         f"(--yosys VERSION chooses another)")
+    return lines
+
+
+def say(lines: list[str]) -> None:
+    """Print :func:`resolve_defaults`'s lines on stderr."""
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _auto_clock(args, brd, standin: bool, manifest) -> tuple:
+    """(MHz or None for the board's own, why) of ``--clock auto``."""
+    from . import records
+    family = brd.family
+    if standin:
+        return None, f"the stand-in runs at the {brd.name}'s own"
+    lanes = args.lanes if isinstance(args.lanes, int) else -1
+    found = records.fastest_clock(manifest, args.arch, args.instr, brd.name, str(args.pipeline), lanes,
+                                  args.multipliers)
+    if found is not None:
+        fmax = ", ".join(f"{d} {mhz:.2f}" for d, mhz in found.result.fmax.items())
+        return found.clock_mhz, f"the fastest its record closed ({found.name}: {fmax} MHz)"
+    if str(args.pipeline) != family.default_pipeline:
+        return None, f"the {brd.name}'s own: no record of level {args.pipeline} closes a faster one"
+    if family.default_clock_mhz:
+        return family.default_clock_mhz, (f"the {family.name} default at level {family.default_pipeline}; "
+                                          "no record of this design closes a faster one")
+    return None, f"the {brd.name}'s own"

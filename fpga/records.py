@@ -31,11 +31,13 @@ from pathlib import Path
 from golden import paths
 
 __all__ = ["MANIFEST", "NOISE", "Noise", "Record", "Result", "RecordError", "load", "dump", "parse", "record_name",
-           "record_from_build", "request_of_report", "compare", "fastest_clock", "yosys_choice", "PASS", "FAIL"]
+           "record_from_build", "record_from_log", "request_of_report", "compare", "fastest_clock", "yosys_choice",
+           "PASS", "FAIL", "ERROR"]
 
 MANIFEST = paths.REPO / "docs" / "fpga" / "records.toml"
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"      # a record's verdict (ERROR: the rebuild did not finish)
 RESOURCE_KEYS = ("lut4", "ff", "dsp", "ebr")
+FAST_DOMAIN, SYNC_DOMAIN = "fast", "sync"        # fpga.build.FAST, SYNC (not imported: no toolchain at import)
 
 
 @dataclass(frozen=True)
@@ -145,9 +147,10 @@ def record_name(arch: str, instr: str, *, board: str = "ulx3s-85f", pipeline: st
 
 # --- the manifest --------------------------------------------------------------------------------
 
-def load(path: Path | str = MANIFEST) -> list[Record]:
-    """The records of the manifest (none when it does not exist); RecordError in one line."""
-    path = Path(path)
+def load(path: Path | str | None = None) -> list[Record]:
+    """The records of the manifest (default :data:`MANIFEST`; none when it does not exist); RecordError
+    in one line."""
+    path = Path(path or MANIFEST)
     if not path.exists():
         return []
     return parse(path.read_text(), str(path))
@@ -219,9 +222,10 @@ def _type_name(kind) -> str:
     return {str: "a string", int: "an integer", bool: "true or false"}.get(kind, "a number")
 
 
-def dump(records: list[Record], path: Path | str = MANIFEST) -> None:
-    """Write the manifest (a header, then one ``[[record]]`` per record, the command as a comment)."""
-    Path(path).write_text(dumps(records))
+def dump(records: list[Record], path: Path | str | None = None) -> None:
+    """Write the manifest (default :data:`MANIFEST`: a header, then one ``[[record]]`` per record, the
+    command as a comment)."""
+    Path(path or MANIFEST).write_text(dumps(records))
 
 
 HEADER = """\
@@ -303,6 +307,43 @@ def record_from_build(folder: Path | str, request=None, *, commit: str | None = 
     return record
 
 
+def record_from_log(path: Path | str) -> Record:
+    """The record of a build log kept in docs/fpga/ (``make_fpga_*.txt``): its first line the command
+    (``$ python -m fpga build ...``), its second ``# DATE, branch ... at commit SHA, MACHINE``, then the
+    report the build printed (resources, one Fmax line, tools, wall time).  Such logs predate the two
+    clock domains (one Fmax: the design clock's); the self-test engine is in the top exactly when the
+    report has its lanes line (printed from the commit that added the engine on)."""
+    path = Path(path)
+    lines = path.read_text().splitlines()
+    where = f"{path.name}"
+    command = lines[0].split() if lines else []
+    if command[:5] != ["$", "python", "-m", "fpga", "build"]:
+        raise RecordError(f"{where}: the first line is not a '$ python -m fpga build ...' command")
+    from .__main__ import _parser
+    record = _as_record(_parser().parse_args(command[4:]))
+    text = "\n".join(lines)
+    said = re.search(r"^# ([\d-]+), .*?commit (\w+)[^,]*, (.*)$", lines[1], re.M) if len(lines) > 1 else None
+    fmax = re.search(r"^Fmax ([\d.]+) MHz for a ([\d.]+) MHz (design|board) clock", text, re.M)
+    counts = {key: re.search(rf"^{title}\s+([\d,]+)\s", text, re.M)
+              for key, title in zip(RESOURCE_KEYS, ("LUT4", "FF", r"DSP \(\w+\)", r"EBR \(\w+\)"))}
+    if said is None or fmax is None or not all(counts.values()):
+        raise RecordError(f"{where}: not a build log (its date and commit line, the resources and the Fmax line)")
+    domain = FAST_DOMAIN if fmax.group(3) == "design" else SYNC_DOMAIN
+    tools = re.search(r"^tools: yosys (.*?); (\S+) (\S+)$", text, re.M)
+    wall = re.search(r"^wall time: (.*)$", text, re.M)
+    mhz = float(fmax.group(1))
+    record.result = Result(
+        verdict=PASS if mhz >= float(fmax.group(2)) else FAIL,
+        **{key: int(found.group(1).replace(",", "")) for key, found in counts.items()},
+        fmax={domain: mhz}, clocks={domain: float(fmax.group(2))},
+        selftest=not record.standin and re.search(r"^\d+ lanes?, ", text, re.M) is not None, two_domains=False,
+        tools={"yosys": tools.group(1), tools.group(2): tools.group(3)} if tools else {},
+        commit=said.group(2), date=said.group(1), machine=said.group(3),
+        wall_s=round(sum(float(x) for x in re.findall(r"([\d.]+) s", wall.group(1))), 1) if wall else 0.0,
+        source=f"docs/fpga/{path.name}")
+    return record
+
+
 def _as_record(request) -> Record:
     if isinstance(request, Record):
         return replace(request, result=None)
@@ -310,7 +351,7 @@ def _as_record(request) -> Record:
     kw = dict(arch=request.arch, instr=request.instr, board=request.board, pipeline=str(request.pipeline),
               clock_mhz=None if clock in (None, "auto") else clock / 1e6, lanes=int(request.lanes),
               multipliers=request.multipliers, seed=request.seed, standin=bool(getattr(request, "standin", False)))
-    return Record(name=record_name(**kw), yosys=request.yosys, **kw)
+    return Record(name=record_name(**kw), yosys=None if request.yosys == "auto" else request.yosys, **kw)
 
 
 def request_of_report(report, folder: Path | None = None) -> Record:
@@ -408,9 +449,10 @@ def yosys_choice(records: list[Record], family, arch: str, instr: str, board: st
     built = [r for r in records if (r.arch, r.instr, r.board) == (arch, instr, board) and r.yosys
              and r.result is not None and r.result.verdict != ERROR]
     if built:
-        return built[0].yosys, f"its record ({built[0].name}) was built with it"
+        return built[0].yosys, f"its record {built[0].name} was built with it"
     algorithms = {ins.algorithm for ins in golden.select(arch, instr)}
     known = sorted(algorithms & set(getattr(family, "yosys_aborts", {})))
     if known:
-        return "env", f"{family.yosys_version} is known to fail on {known[0]}: {family.yosys_aborts[known[0]]}"
+        return "env", (f"the {family.name} pin {family.yosys_version} is known to fail on {known[0]}: "
+                       f"{family.yosys_aborts[known[0]]}")
     return None, ""
