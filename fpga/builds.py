@@ -207,8 +207,8 @@ def timing_advice(report, brd, baud: int) -> str:
 
 
 # the link's domain runs at the oscillator whatever --clock says: a slower design clock does not help it
-SYNC_ADVICE = ("the UART and host link run at the board's oscillator whatever --clock says: another placement "
-               "seed (--seed 2), or report it (a path of the link's own)")
+SYNC_ADVICE = ("another placement seed (--seed 2); a slower --clock does not help: the UART and host link run at "
+               "the board's oscillator")
 
 
 def timing_failure(report, brd, baud: int) -> str:

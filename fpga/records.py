@@ -113,12 +113,11 @@ class Record:
     standin: bool = False
     result: Result | None = None
 
-    def request(self):
-        """The :class:`fpga.builds.BuildRequest` that rebuilds it."""
-        from .builds import BuildRequest
-        return BuildRequest(arch=self.arch, instr=self.instr, board=self.board, lanes=self.lanes,
-                            clock=None if self.clock_mhz is None else round(self.clock_mhz * 1_000_000),
-                            pipeline=self.pipeline, multipliers=self.multipliers, seed=self.seed, yosys=self.yosys)
+    def request(self) -> dict:
+        """The fields of the :class:`fpga.builds.BuildRequest` that rebuilds it (clock in Hz)."""
+        return dict(arch=self.arch, instr=self.instr, board=self.board, lanes=self.lanes,
+                    clock=None if self.clock_mhz is None else round(self.clock_mhz * 1_000_000),
+                    pipeline=self.pipeline, multipliers=self.multipliers, seed=self.seed, yosys=self.yosys)
 
     def command(self) -> str:
         """``python -m fpga build ARCH INSTR ...``: the same build from the command line."""
@@ -319,8 +318,7 @@ def record_from_log(path: Path | str) -> Record:
     command = lines[0].split() if lines else []
     if command[:5] != ["$", "python", "-m", "fpga", "build"]:
         raise RecordError(f"{where}: the first line is not a '$ python -m fpga build ...' command")
-    from .__main__ import _parser
-    record = _as_record(_parser().parse_args(command[4:]))
+    record = _logged_request(command[5:], where)
     text = "\n".join(lines)
     said = re.search(r"^# ([\d-]+), .*?commit (\w+)[^,]*, (.*)$", lines[1], re.M) if len(lines) > 1 else None
     fmax = re.search(r"^Fmax ([\d.]+) MHz for a ([\d.]+) MHz (design|board) clock", text, re.M)
@@ -342,6 +340,30 @@ def record_from_log(path: Path | str) -> Record:
         wall_s=round(sum(float(x) for x in re.findall(r"([\d.]+) s", wall.group(1))), 1) if wall else 0.0,
         source=f"docs/fpga/{path.name}")
     return record
+
+
+# the options a kept log's command may give, and the Record field each sets (the rest are refused)
+LOG_OPTIONS = {"--clock": ("clock_mhz", float), "--pipeline": ("pipeline", str), "--yosys": ("yosys", str),
+               "--seed": ("seed", int), "--board": ("board", str), "--lanes": ("lanes", int),
+               "--multipliers": ("multipliers", str)}
+
+
+def _logged_request(words: list[str], where: str) -> Record:
+    """The record of ``ARCH INSTR [options]`` (a kept log's ``python -m fpga build`` command)."""
+    if len(words) < 2:
+        raise RecordError(f"{where}: the command names no ARCH and INSTR")
+    kw, rest = {"arch": words[0], "instr": words[1]}, iter(words[2:])
+    for word in rest:
+        if word == "--standin":
+            kw["standin"] = True
+        elif word in LOG_OPTIONS:
+            key, kind = LOG_OPTIONS[word]
+            kw[key] = kind(next(rest, ""))
+        elif word != "--allow-timing-fail":
+            raise RecordError(f"{where}: the command's option {word!r} is not one a record keeps "
+                              f"({', '.join(LOG_OPTIONS)}, --standin)")
+    yosys = kw.pop("yosys", None)
+    return Record(name=record_name(**kw), yosys=yosys, **kw)
 
 
 def _as_record(request) -> Record:
@@ -409,11 +431,11 @@ def compare(old: Result, new: Result, noise: Noise = NOISE) -> list[str]:
     moved = []
     if new.verdict != old.verdict:
         moved.append(f"verdict {old.verdict} -> {new.verdict}")
+    if new.verdict == ERROR:                     # nothing built: nothing else to compare
+        return moved
     for key in ("selftest", "two_domains"):
         if getattr(new, key) != getattr(old, key):
             moved.append(f"design changed: {key} {getattr(old, key)} -> {getattr(new, key)}")
-    if new.verdict == ERROR:
-        return moved
     for key in RESOURCE_KEYS:
         before, now = getattr(old, key), getattr(new, key)
         if abs(now - before) > noise.resources * max(before, 1):

@@ -52,7 +52,7 @@ def rebuild(record: Record) -> Result:
     from . import builds
     from .build import BuildError
     try:
-        report, _ = builds.build_board(record.request(), standin=record.standin)
+        report, _ = builds.build_board(builds.BuildRequest(**record.request()), standin=record.standin)
         return record_from_build(report.build_dir, record).result
     except (BuildError, ValueError, LookupError) as e:
         return Result(verdict=ERROR, lut4=0, ff=0, dsp=0, ebr=0, fmax={}, clocks={}, selftest=False,
@@ -65,8 +65,10 @@ def _folder_key(record: Record) -> tuple:
             record.multipliers, record.standin)
 
 
-def recheck(records: list[Record], jobs: int = 1, build=rebuild) -> list[Row]:
-    """Rebuild each record (``jobs`` builds at a time) and compare; the rows in the records' order."""
+def recheck(records: list[Record], jobs: int = 1, build=None) -> list[Row]:
+    """Rebuild each record (``jobs`` builds at a time; ``build``: default :func:`rebuild`) and compare;
+    the rows in the records' order."""
+    build = build or rebuild
     groups: dict[tuple, list[Record]] = {}
     for record in records:
         groups.setdefault(_folder_key(record), []).append(record)
