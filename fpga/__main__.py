@@ -68,9 +68,9 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True, auto:
     clock_default = ("auto: the fastest clock this design's record in docs/fpga/records.toml closed at this "
                      "level, else the family's default (ECP5: 75 MHz at level 3), else the board's"
                      if auto else "the board's clock")
-    ap.add_argument("--clock", type=_mhz, default=AUTO if auto else None, metavar="MHZ|auto",
+    ap.add_argument("--clock", type=_mhz, default=AUTO if auto else None, metavar="MHZ|auto" if auto else "MHZ",
                     help=f"design clock in MHz, made by a PLL from the board's oscillator (default {clock_default})")
-    ap.add_argument("--pipeline", default=AUTO if auto else "0", metavar="SPEC|auto",
+    ap.add_argument("--pipeline", default=AUTO if auto else "0", metavar="SPEC|auto" if auto else "SPEC",
                     help="the unit's pipelining: a level 0..3 and/or FIELD=N overrides, e.g. 2 or 2,align=2 "
                          "(hw.Pipelining; default " + ("auto: the family's level, ECP5 3" if auto else "0") + ")")
 
@@ -109,9 +109,9 @@ def _yosys_version(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto")) -> None:
+def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"), auto: bool = True) -> None:
     from .boards import BOARDS
-    _config_args(ap, auto=True)
+    _config_args(ap, auto=auto)        # build and program: the defaults the records close; fit: level 0 as before
     ap.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)} (default ulx3s-85f)")
     ap.add_argument("--multipliers", default="dsp", choices=multipliers,
                     help="where the lanes' multipliers go: dsp (MULT18X18D blocks, default), lut (synth_ecp5 -nodsp), "
@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
     fit = sub.add_parser("fit", help="how many lanes of a unit fit the board, per resource (Yosys only)")
-    _build_args(fit, ("dsp", "lut", "auto", "all"))
+    _build_args(fit, ("dsp", "lut", "auto", "all"), auto=False)
     fit.add_argument("--headroom", type=float, default=None,
                      help="fraction of the device's LUT4s a fit may use (default 0.8: room for placement and routing)")
     bench = sub.add_parser("bench", help="the board's dot-adds per second against golden's on this machine's cores")

@@ -118,6 +118,7 @@ def build_board(args, standin: bool = False, reuse: bool = True):
     """The bitstream of the board top (or the stand-in) ``args`` names (a :class:`BuildRequest`, or the
     command line's namespace): ``(BuildReport, BoardConfig)``."""
     brd = find_board(args.board)
+    yosys_auto = getattr(args, "yosys", None) == AUTO
     chosen = resolve_defaults(args, brd, standin)
     if getattr(args, "dut", None):
         return _built_dut(args, brd, standin, reuse)
@@ -142,12 +143,37 @@ def build_board(args, standin: bool = False, reuse: bool = True):
           f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     if args.multipliers != "dsp":                       # its own build folder too
         design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
-    report = _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
-                          reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
-                          lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
-                          unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
-    return report, cfg
+
+    def run(yosys):
+        return _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=yosys,
+                            reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
+                            lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
+                            unit=f"{cfg.arch} {','.join(cfg.instructions)}",
+                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
+    fallback = yosys_auto and args.yosys is None and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
+    return (_with_yosys_fallback(run, args, brd) if fallback else run(args.yosys)), cfg
+
+
+# what a Yosys release that cannot build a design ends in (fpga.build._run's messages), where another may get through
+TOOL_FAILURES = ("synthesis failed", "place and route failed")
+
+
+def _with_yosys_fallback(run, args, brd):
+    """``run(None)`` (the family's pinned Yosys, chosen by ``--yosys auto``); when synthesis or place and
+    route fails with it, once more with the environment's release, said in one line: a build with no
+    options does not stop at a release's abort that the family's known list does not name yet."""
+    try:
+        return run(None)
+    except (_build.RouteTimedOut, _build.DoesNotFit):
+        raise
+    except _build.BuildError as e:
+        if not str(e).startswith(TOOL_FAILURES):
+            raise
+        print(f"yosys: the {brd.family.name} pin {brd.family.yosys_version} did not build {args.arch} {args.instr} "
+              f"({str(e)[:160]}); building again with the environment's release (--yosys env)",
+              file=sys.stderr, flush=True)
+        args.yosys = _build.ENV_YOSYS
+        return run(_build.ENV_YOSYS)
 
 
 def _built_dut(args, brd, standin: bool, reuse: bool):

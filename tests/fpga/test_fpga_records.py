@@ -281,3 +281,25 @@ def test_every_board_top_record_at_the_ecp5_default_passes():
                   and r.pipeline == ecp5.default_pipeline and r.clock_mhz == ecp5.default_clock_mhz]
     assert len({r.instr for r in at_default}) >= 5
     assert all(r.result.verdict == "PASS" for r in at_default), [r.name for r in at_default]
+
+
+def test_a_pin_that_fails_is_retried_with_the_environments_yosys(capsys, monkeypatch, tmp_path, manifest):
+    """--yosys auto chose the pin and it failed (an abort the known list does not name): built again with env,
+    said in one line; a release the user named is not second-guessed."""
+    tried = []
+
+    def fake_build(top, brd, design, yosys_version, **kw):
+        top._MustUse__silence = True
+        tried.append(yosys_version)
+        if yosys_version in (None, "0.64.0.0.post1131"):
+            raise build.BuildError("synthesis failed (exit status 134) after 60 s: ERROR: Assert failed; see log")
+        return _report(tmp_path / design, design, 75, {"fast": 80.0, "sync": 70.0})
+
+    monkeypatch.setattr(build, "build", fake_build)
+    assert main(["build", "ampere", "HMMA.16816.F32"]) == 0 and tried == [None, "env"]
+    err = capsys.readouterr().err
+    assert "yosys: the ecp5 pin 0.64.0.0.post1131 did not build ampere HMMA.16816.F32 (synthesis failed" in err
+    assert "building again with the environment's release (--yosys env)" in err
+    tried.clear()
+    assert main(["build", "ampere", "HMMA.16816.F32", "--yosys", "0.64.0.0.post1131"]) == 2 and tried == [
+        "0.64.0.0.post1131"]
