@@ -25,7 +25,7 @@ import platform
 import re
 import subprocess
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from golden import paths
@@ -202,8 +202,8 @@ def _result(table, where: str) -> Result:
     for key, value in table.items():
         if key not in names:
             raise RecordError(f"{where}: unknown result field {key!r}; valid: {', '.join(names)}")
-    missing = [f.name for f in fields(Result) if f.name not in table and f.default is f.default_factory]
-    missing = [name for name in missing if name not in ("tools",)]
+    missing = [f.name for f in fields(Result) if f.name not in table
+               and f.default is MISSING and f.default_factory is MISSING]
     if missing:
         raise RecordError(f"{where}: result lacks {', '.join(missing)}")
     if table["verdict"] not in (PASS, FAIL, ERROR):

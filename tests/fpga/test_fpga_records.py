@@ -68,9 +68,8 @@ def test_a_record_from_a_finished_build_folder(tmp_path):
     assert res.verdict == "PASS" and res.fmax == {"fast": 104.33, "sync": 72.31} and res.clocks == \
         {"fast": 100, "sync": 25}
     assert (res.lut4, res.ff, res.dsp, res.ebr, res.two_domains, res.selftest) == (15_757, 13_090, 16, 19, True, True)
-    assert res.commit == "abc1234" and res.wall_s == 600.0 and res.source.endswith(rec.name.replace("/", "_")
-                                                                                     .replace("_p3_100MHz", "")
-                                                                                     + "_x1_p3_100MHz")
+    assert res.commit == "abc1234" and res.wall_s == 600.0
+    assert res.source == "build folder fpga/given/hopper_HGMMA.64xNx16.F32_x1_p3_100MHz"
     assert rec.command() == "python -m fpga build hopper HGMMA.64xNx16.F32 --pipeline 3 --clock 100"
 
 
@@ -258,8 +257,9 @@ def test_bad_input_is_one_line(capsys, tmp_path, manifest):
     assert "not a records manifest" in _one_line(capsys, ["records"])
     manifest.write_text(manifest.read_text().replace('lut4 = 15,757', 'lut4 = -3'))
     assert "lut4 = -3 is not a count" in _one_line(capsys, ["records"])
-    manifest.write_text(manifest.read_text().replace('lut4 = -3', 'lut4 = 1').replace('pipeline = "3"',
-                                                                                   'pipe = "3"'))
+    manifest.write_text(manifest.read_text().replace('lut4 = -3', 'lut4 = 1').replace('ebr = 19\n', ''))
+    assert "result lacks ebr" in _one_line(capsys, ["records"])
+    manifest.write_text(manifest.read_text().replace('pipeline = "3"', 'pipe = "3"'))
     assert "unknown field 'pipe'; valid:" in _one_line(capsys, ["records"])
     manifest.unlink()
     assert "no records (python -m fpga records --from-build FOLDER adds one)" in _one_line(capsys, ["records"])
