@@ -390,9 +390,10 @@ def request_of_report(report, folder: Path | None = None) -> Record:
     pipeline = re.sub(r"([a-z]+)(\d+)", r"\1=\2", level.group(1)).replace("_", ",") if level else "0"
     seed = 1
     plan = (folder / "build_top.json") if folder else None
-    if plan and plan.exists():
-        found = re.search(r"--seed (\d+)", json.dumps(json.loads(plan.read_text())))
-        seed = int(found.group(1)) if found else 1
+    if plan and plan.exists():                  # Amaranth's plan: each command a list of words
+        for command in json.loads(plan.read_text()).get("commands", []):
+            if "--seed" in command[:-1]:
+                seed = int(command[command.index("--seed") + 1])
     pin = find_family(report.family).yosys_version
     said = report.tools.get("yosys", "")
     yosys = None if pin is None or said.startswith(".".join(pin.split(".")[:2]) + " ") else "env"

@@ -25,13 +25,14 @@ HGMMA = ("hopper", "HGMMA.64xNx16.F32")
 
 
 def _report(folder: Path, design: str, clock: float, fmax: dict, lut4: int = 15_757, unit: str = "hopper "
-            "HGMMA.64xNx16.F32", board_clock: float = 25, tools=None) -> BuildReport:
+            "HGMMA.64xNx16.F32", board_clock: float = 25, tools=None, seed: int = 1) -> BuildReport:
     """A finished build's report.json (and nextpnr's top.report.json, named as nextpnr names the nets)."""
     folder.mkdir(parents=True, exist_ok=True)
     nets = {"$glbnet$clk_out": ("fast", clock), "$glbnet$clk": ("sync", board_clock)}
     pnr = {"fmax": {net: {"achieved": fmax[d], "constraint": c} for net, (d, c) in nets.items() if d in fmax}}
     (folder / "top.report.json").write_text(json.dumps(pnr))
-    (folder / "build_top.json").write_text(json.dumps({"commands": [["nextpnr-ecp5", "--seed", "1"]]}))
+    (folder / "build_top.json").write_text(json.dumps({"commands": [["yosys", "top.ys"], ["nextpnr-ecp5", "--report",
+                                                                      "top.report.json", "--seed", str(seed)]]}))
     report = BuildReport(board="ulx3s-85f", device="LFE5U-85F", design=design, build_dir=str(folder),
                          bitstream=str(folder / "top.bit"), clock_mhz=clock, board_clock_mhz=board_clock,
                          fmax_mhz=fmax.get("fast", fmax.get("sync")), used=Resources(lut4, 13_090, 16, 19),
@@ -71,6 +72,9 @@ def test_a_record_from_a_finished_build_folder(tmp_path):
     assert res.commit == "abc1234" and res.wall_s == 600.0
     assert res.source == "build folder fpga/given/hopper_HGMMA.64xNx16.F32_x1_p3_100MHz"
     assert rec.command() == "python -m fpga build hopper HGMMA.64xNx16.F32 --pipeline 3 --clock 100"
+    again = _hgmma_record(tmp_path / "again", seed=2, tools={"yosys": "0.70 (git sha1 28ba3cb92)"})
+    assert again.name.endswith("/seed2") and (again.seed, again.yosys) == (2, "env")
+    assert again.command().endswith("--yosys env --seed 2")
 
 
 def test_the_manifest_round_trips_and_each_command_is_the_cli(tmp_path):
