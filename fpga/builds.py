@@ -143,6 +143,8 @@ def build_board(args, standin: bool = False, reuse: bool = True):
           f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     if args.multipliers != "dsp":                       # its own build folder too
         design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
+    if args.seed != 1:                                  # another placement seed keeps seed 1's build (and record)
+        design += f"_seed{args.seed}"
 
     def run(yosys):
         return _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=yosys,

@@ -386,7 +386,7 @@ def request_of_report(report, folder: Path | None = None) -> Record:
         raise RecordError(f"{report.design}: not a board top or stand-in of this project's units (no unit in the "
                           "report); give the request")
     arch, instr = report.unit.split(" ", 1)
-    level = re.search(r"_p(\d[^_]*(?:_[a-z]+\d+)*?)(?:_\d+(?:\.\d+)?MHz|_lut|_auto\d*|$)", report.design)
+    level = re.search(r"_p(\d[^_]*(?:_[a-z]+\d+)*?)(?:_\d+(?:\.\d+)?MHz|_lut|_auto\d*|_seed\d+|$)", report.design)
     pipeline = re.sub(r"([a-z]+)(\d+)", r"\1=\2", level.group(1)).replace("_", ",") if level else "0"
     seed = 1
     plan = (folder / "build_top.json") if folder else None

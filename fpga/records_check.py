@@ -60,7 +60,8 @@ def rebuild(record: Record) -> Result:
 
 
 def _folder_key(record: Record) -> tuple:
-    """Records that share a build folder (they differ only in seed or Yosys) are built one after another."""
+    """Records that share a build folder (they differ only in Yosys; builds before seeds had folders of their
+    own shared one across seeds too) are built one after another."""
     return (record.board, record.arch, record.instr, record.pipeline, record.clock_mhz, record.lanes,
             record.multipliers, record.standin)
 

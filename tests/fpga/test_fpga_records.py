@@ -208,7 +208,7 @@ def _chosen(capsys, monkeypatch, argv) -> tuple[dict, str]:
 
     def fake_build(top, brd, design, **kw):
         top._MustUse__silence = True
-        seen.update(kw)
+        seen.update(kw, design=design)
         raise build.BuildError("stop here")
 
     monkeypatch.setattr(build, "build", fake_build)
@@ -229,6 +229,8 @@ def test_auto_clock_is_the_fastest_its_record_closed(capsys, monkeypatch, tmp_pa
             "(hopper/HGMMA.64xNx16.F32/p3/100MHz: fast 104.33, sync 72.31 MHz)") in err
     seen, err = _chosen(capsys, monkeypatch, [*HGMMA, "--pipeline", "2"])      # no record at level 2
     assert seen["clock_hz"] == 25 * MHZ and "no record of level 2 closes a faster one" in err
+    seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--seed", "2"])             # its own folder: seed 1's stays
+    assert seen["design"] == "hopper_HGMMA.64xNx16.F32_x1_p3_100MHz_seed2" and seen["seed"] == 2
 
 
 def test_auto_yosys_from_the_record_or_the_known_aborts(capsys, monkeypatch, tmp_path, manifest):
