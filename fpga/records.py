@@ -57,7 +57,7 @@ class Noise:
 # a few cells.  Fmax: the FDRDA top gave 22.14 MHz and, in an earlier run at 25 MHz, 17.88 MHz
 # (docs/fpga/README.md), too far apart (and from other commits) to be noise.  With the same seed the
 # tools are deterministic (the two-domain HGMMA F32 top at 100 MHz: the same LUT4, FF and Fmax to the
-# hundredth on wip-cdc 9f508a4 and main da59687), so the noise is the seed's.  Until the lead's
+# hundredth on wip-cdc 9f508a4 and main da59687), so the noise is the seed's.  Until the
 # HGMMA F32 rebuild with --seed 2 against --seed 1 (same commit) measures it, 5 % Fmax and 1 % of
 # each resource.  Replace the numbers and ``measured`` here, in this one place.
 NOISE = Noise(fmax=0.05, resources=0.01, provisional=True,
