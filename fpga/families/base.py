@@ -54,6 +54,9 @@ class Family:
         Tool -> the pip requirement that brings its script (for the "not installed" message).
     yosys_version : str or None
         The YoWASP Yosys release to synthesise with (None: :data:`fpga.build.FPGA_YOSYS`).
+    yosys_aborts : dict
+        Algorithm (``golden``'s ``GDFS``) -> why :attr:`yosys_version` cannot build its board top: a
+        build that names no Yosys takes the environment's release for it (:func:`fpga.records.yosys_choice`).
     bitstream : str
         The bitstream's file name in the build folder.
     titles : dict
@@ -82,6 +85,7 @@ class Family:
     scripts: dict = {}
     packages: dict = {}
     yosys_version: str | None = None
+    yosys_aborts: dict = {}
     bitstream = "top.bit"
     titles: dict = {}
     bels: dict = {}

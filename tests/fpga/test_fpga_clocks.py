@@ -221,7 +221,8 @@ def test_clock_option_sets_the_design_clock():
     assert config_from(args).clock_hz == 16 * MHZ and config_from(args).clocks_per_bit == 16
     args = _parser().parse_args(["build", "hopper", "HMMA.1684.F32.TF32", "--clock", "12.5"])
     assert args.clock == 12_500_000
-    assert _parser().parse_args(["program", "hopper", "HMMA.1684.F32.TF32"]).clock is None
+    assert _parser().parse_args(["program", "hopper", "HMMA.1684.F32.TF32"]).clock == "auto"
+    assert _parser().parse_args(["sim", "hopper", "HMMA.1684.F32.TF32"]).clock is None
 
 
 @pytest.mark.parametrize("value", ["fast", "0", "16.0000001"])
@@ -257,12 +258,14 @@ def test_a_timing_fail_names_a_clock_that_passes(capsys, monkeypatch):
         return _report(17.88, kw["clock_hz"] / MHZ, 25)
 
     monkeypatch.setattr(build, "build", fake_build)
-    assert main(["build", "cdna3", "v_mfma_f32_32x32x8_f16", "--board", "ulx3s-85f"]) == 1
+    assert main(["build", "cdna3", "v_mfma_f32_32x32x8_f16", "--board", "ulx3s-85f", "--pipeline", "0",
+                 "--clock", "25"]) == 1
     err = capsys.readouterr().err.splitlines()[-1]
     assert err.startswith("error: timing FAIL: Fmax 17.88 MHz is below the 25 MHz board clock")
     assert "a slower design clock: --clock 16 (CLOCK=16)" in err
     assert seen["clock_hz"] == 25 * MHZ and seen["top"].config.clock_hz == 25 * MHZ
-    assert main(["build", "cdna3", "v_mfma_f32_32x32x8_f16", "--clock", "16", "--baud", "500000"]) == 0
+    assert main(["build", "cdna3", "v_mfma_f32_32x32x8_f16", "--clock", "16", "--baud", "500000",
+                 "--pipeline", "0"]) == 0
     assert seen["clock_hz"] == 16 * MHZ and seen["top"].config.clock_hz == 16 * MHZ
     assert "16 MHz design clock (PLL from the 25 MHz board clock): PASS" in capsys.readouterr().out
 
