@@ -50,11 +50,12 @@ DESIGNS = (
 PIPELINE, CLOCK_HZ = "3", 75_000_000
 STRIP = ("receive", "execute", "transmit", "cursor")      # the hierarchy levels the link split added
 MEMBERS = ("view", "frame", "answer")                     # and the members that name its registers
-# old name = new name, for the registers the split renamed: the frame FSM's state is the cursor's
-# phase, and the registers the single elaborate left unnamed (Amaranth's "$signal$N") have names
-ALIASES = ("link_state=phase", "$signal$51=lost", "$signal$53=crc", "$signal$56=run_ok", "$signal$57=read_ok",
-           "$signal$68=issue", "$signal$70=holding", "$signal$73=done", "$signal$77=status", "$signal$78=resp_len",
-           "$signal$80=source", "$signal$101=trailer_at", "$signal$111=counting", "$signal$112=cycles")
+# old name = new name, for the registers the split renamed: the frame FSM's state is the cursor's phase
+ALIASES = ("link_state=phase",)
+# the registers the single elaborate left unnamed (Amaranth calls them "$signal$N", N in the order
+# below), named since: matched in this order, those of them a design has
+UNNAMED = ("lost", "crc", "run_ok", "read_ok", "issue", "holding", "done", "status", "resp_len", "source",
+           "trailer_at", "counting", "cycles")
 PLANTS = ("crc",)
 _MEM_INPUTS = ("RD_CLK", "RD_EN", "RD_ARST", "RD_SRST", "RD_ADDR", "WR_CLK", "WR_EN", "WR_ADDR", "WR_DATA")
 
@@ -99,9 +100,9 @@ def _yosys(script: str, cwd: Path) -> str:
     return done.stdout
 
 
-def _normalise(text: str, strip, aliases: dict) -> str:
-    """Drop the ``strip`` hierarchy levels from public names (where the shorter name is free) and
-    rename ``aliases`` (new name -> old name)."""
+def _normalise(text: str, strip, aliases: dict, gold_names: set) -> str:
+    """Drop the ``strip`` hierarchy levels and member prefixes from public names (where the shorter
+    name is free), rename ``aliases`` (new name -> old name) and the :data:`UNNAMED` registers."""
     names = set(re.findall(r"\\(\S+)", text))
     renames = {}
     for name in names:
@@ -110,10 +111,34 @@ def _normalise(text: str, strip, aliases: dict) -> str:
         member = short.split("__", 1)
         if len(member) == 2 and member[0] in MEMBERS:
             short = member[1]
-        short = aliases.get(short, short)
         if short != name and short not in names and short not in renames.values():
             renames[name] = short
+    text = _rename(text, renames)
+    names = set(renames.get(n, n) for n in names)
+    unnamed = sorted((n for n in gold_names if re.fullmatch(r"\$signal\$\d+", n)), key=lambda n: int(n[8:]))
+    named = [n for n in UNNAMED if n in names and n not in gold_names]
+    if len(unnamed) == len(named):
+        aliases = {**aliases, **dict(zip(named, unnamed))}
+    aliases = {new: old for new, old in aliases.items() if old in gold_names and new not in gold_names}
+    return _rename(text, aliases)
+
+
+def _rename(text: str, renames: dict) -> str:
     return re.sub(r"\\(\S+)", lambda m: "\\" + renames.get(m.group(1), m.group(1)), text)
+
+
+def _clocks(text: str) -> set:
+    """(register, its clock) of every flip-flop: a register must stay in its clock domain.  A register
+    that drives a port is named by the port."""
+    ports = set(re.findall(r"^\s*wire (?:width \d+ )?(?:input|output) \d+ (\S+)$", text, re.M))
+    port_of = {b: a for a, b in re.findall(r"^  connect (\S+) (\S+)$", text, re.M) if a in ports}
+    found = set()
+    for cell in re.findall(r"^\s*cell \$\w*dff\w* .*?^\s*end$", text, re.M | re.S):
+        pins = dict(re.findall(r"^\s*connect \\(CLK|Q) (.+)$", cell, re.M))
+        if "CLK" in pins and "Q" in pins:
+            q = pins["Q"].strip()
+            found.add((port_of.get(q, q), pins["CLK"].strip()))
+    return found
 
 
 def _cut_memories(text: str):
@@ -178,23 +203,26 @@ def _flat(il: Path, top: str, work: Path, tag: str) -> Path:
 
 def prove_link(old: Path, new: Path, top: str, work: Path, strip, aliases) -> tuple:
     """Gold ``old`` against gate ``new``: (proven, message)."""
-    sides, gold_names = {}, set()
+    sides, clocks, gold_names = {}, {}, set()
     for tag, il in (("gold", old), ("gate", new)):
         text = _flat(il, top, work, tag).read_text()
         if tag == "gold":
             gold_names = set(re.findall(r"\\(\S+)", text))
-        else:       # an alias only where the old name is the base's and the new one is not
-            text = _normalise(text, strip, {new: old for new, old in aliases.items()
-                                            if old in gold_names and new not in gold_names})
+        else:
+            text = _normalise(text, strip, aliases, gold_names)
         text, memories = _cut_memories(text)
         sides[tag] = memories
+        clocks[tag] = _clocks(text)
         (work / f"{tag}.cut.il").write_text(text.replace(f"module \\{top}\n", f"module \\{tag}\n"))
     if sides["gold"] != sides["gate"]:
         differ = sorted(k for k in set(sides["gold"]) | set(sides["gate"])
                         if sides["gold"].get(k) != sides["gate"].get(k))
         return False, f"the block RAMs differ (names, sizes, contents or ports): {', '.join(differ)}"
+    if clocks["gold"] != clocks["gate"]:
+        moved = sorted(q for q, _ in clocks["gold"] ^ clocks["gate"])[:10]
+        return False, f"registers in another clock domain (or unmatched): {', '.join(moved)}"
     script = ("read_rtlil gold.cut.il; read_rtlil gate.cut.il; equiv_make gold gate equiv; "
-              "hierarchy -top equiv; equiv_simple -seq 2; equiv_induct; tee -o status.txt equiv_status")
+              "hierarchy -top equiv; async2sync; equiv_simple -seq 2; equiv_induct; tee -o status.txt equiv_status")
     _yosys(script, work)
     report = (work / "status.txt").read_text()
     counts = re.search(r"Found (\d+) \$equiv cells.*?Of those cells (\d+) are proven and (\d+) are unproven",

@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..crossing import PLANTS
 from .execute import Execute
-from .frame import FrameCursor, Phase, crc16_step
+from .frame import FrameCursor, crc16_step, phases
 from .receive import Receive
 from .transmit import Transmit
 
@@ -81,6 +81,7 @@ class HostLink(wiring.Component):
             raise ValueError(f"plant must be one of {', '.join(PLANTS)}, not {plant!r}")
         self.two_domains, self.plant = two_domains, plant
         self.selftest = not config.core           # the self-test engine drives dot-add units only
+        self.phases = phases(config)
         super().__init__({
             "rx": In(stream.Signature(8, always_ready=True)),
             "framing_error": In(1),
@@ -109,5 +110,5 @@ class HostLink(wiring.Component):
         wiring.connect(m, wiring.flipped(self.unit_o), ex.unit_o)
         engine_busy = ex.answer.engine_busy if self.selftest else 0
         m.d.comb += [rx.framing_error.eq(self.framing_error), self.error.eq(tx.error),
-                     self.busy.eq((cursor.view.phase != Phase.HUNT) | engine_busy)]
+                     self.busy.eq((cursor.view.phase != self.phases.HUNT) | engine_busy)]
         return m

@@ -13,7 +13,8 @@ from ..crossing import FAST, ComputeBridge
 from ..protocol import COUNTER_NAMES, SELFTEST_TRAILER_BYTES, Command, Status, selftest_max_blocks
 from ..selftest.engine import SelfTestEngine
 from ..selftest.model import KINDS
-from .frame import AnswerSignature, CursorControl, CursorView, FrameSignature, LoadSignature, Phase, Source, times
+from .frame import (AnswerSignature, CursorControl, CursorView, FrameSignature, LoadSignature, Source, phases,
+                    times)
 
 __all__ = ["Execute"]
 
@@ -45,6 +46,7 @@ class Execute(wiring.Component):
 
     def __init__(self, config, *, two_domains: bool = False, plant: str | None = None):
         self.config, self.two_domains, self.plant = config, two_domains, plant
+        self.phases = phases(config)
         self.selftest = not config.core           # the self-test engine drives dot-add units only
         super().__init__({
             "at": In(CursorView(config)), "cursor": Out(CursorControl(config)),
@@ -73,16 +75,16 @@ class Execute(wiring.Component):
         with m.If(self.frame.abort):                   # the receiving part ended the frame
             self._respond(self.frame.abort_status)
         with m.Switch(self.at.phase):
-            with m.Case(Phase.EXEC):
+            with m.Case(self.phases.EXEC):
                 self._exec(engine, bridge)
-            with m.Case(Phase.RUN):
+            with m.Case(self.phases.RUN):
                 if bridge is not None:                  # the fast side runs it; its cycles when done
                     with m.If(~bridge.busy):
                         self._done(bridge.cycles)
                 else:
                     self._run.step(self._done)
             if engine is not None:
-                with m.Case(Phase.CAPTURE):           # the engine's results into the output buffer
+                with m.Case(self.phases.CAPTURE):           # the engine's results into the output buffer
                     if bridge is None:                # (with two domains the fast side writes them)
                         self._run.capture()
                     with m.If(~engine.busy):
@@ -97,7 +99,7 @@ class Execute(wiring.Component):
         a, cur = self.answer, self.cursor
         self._m.d.comb += [a.respond.eq(1), a.status.eq(code), a.length.eq(nbytes), a.source.eq(src),
                            cur.count_clear.eq(1), cur.p_clear.eq(1), cur.crc_init.eq(1),
-                           cur.goto.eq(1), cur.next.eq(Phase.SEND_HEADER), self.frame.responding.eq(1)]
+                           cur.goto.eq(1), cur.next.eq(self.phases.SEND_HEADER), self.frame.responding.eq(1)]
 
     def _done(self, cycles):
         """RUN or SELFTEST_CAPTURE over: answer with its cycles."""
@@ -188,7 +190,7 @@ class Execute(wiring.Component):
                         m.d.comb += [bridge.run.eq(1), bridge.run_count.eq(index)]
                     else:
                         self._run.start()
-                    m.d.comb += [self.cursor.goto.eq(1), self.cursor.next.eq(Phase.RUN)]
+                    m.d.comb += [self.cursor.goto.eq(1), self.cursor.next.eq(self.phases.RUN)]
             with m.Case(Command.READ):
                 with m.If(~self._read_ok):
                     self._refuse(Status.BAD_RANGE)
@@ -258,7 +260,7 @@ class Execute(wiring.Component):
             with m.Else():
                 m.d.comb += engine.start.eq(1)
                 self._run.restart_results()
-                m.d.comb += [self.cursor.goto.eq(1), self.cursor.next.eq(Phase.CAPTURE)]
+                m.d.comb += [self.cursor.goto.eq(1), self.cursor.next.eq(self.phases.CAPTURE)]
 
 
 class _Run:

@@ -14,27 +14,25 @@ from amaranth.lib.wiring import In, Out
 
 from ..protocol import COUNTER_NAMES
 
-__all__ = ["Phase", "Source", "crc16_step", "times", "CursorControl", "CursorView", "FrameCursor",
-           "FrameSignature", "LoadSignature", "AnswerSignature", "PARAM_BYTES"]
+__all__ = ["Phase", "CorePhase", "phases", "Source", "crc16_step", "times", "CursorControl", "CursorView",
+           "FrameCursor", "FrameSignature", "LoadSignature", "AnswerSignature", "PARAM_BYTES"]
 
 PARAM_BYTES = 18            # the longest fixed payload kept (SELFTEST's)
 
 
-class Phase(enum.Enum, shape=4):
-    """Where the frame is.  The codes are the single frame FSM's of before the split (the order its
-    states were first named), so the hardware is the same bits."""
-    HUNT = 0
-    HEADER = 1
-    CHECK_HEADER = 2
-    SEND_HEADER = 3
-    PAYLOAD = 4
-    CRC = 5
-    LOAD_CHECK = 6
-    EXEC = 7
-    RUN = 8
-    CAPTURE = 9              # a dot-add unit's board only (the self-test engine)
-    SEND_PAYLOAD = 10
-    SEND_CRC = 11
+# The phases in the order the single frame FSM of before the split named them first: their codes
+# are its state codes, so the hardware is the same bits (a tensor core's board has no CAPTURE).
+_PHASES = ("HUNT", "HEADER", "SEND_HEADER", "CHECK_HEADER", "PAYLOAD", "CRC", "LOAD_CHECK", "EXEC", "RUN",
+           "CAPTURE", "SEND_PAYLOAD", "SEND_CRC")
+#: Where the frame is, on a dot-add unit's board (CAPTURE: the self-test engine's results captured).
+Phase = enum.Enum("Phase", [(name, code) for code, name in enumerate(_PHASES)])
+#: Where the frame is, on a tensor core's board.
+CorePhase = enum.Enum("CorePhase", [(name, code) for code, name in enumerate(n for n in _PHASES if n != "CAPTURE")])
+
+
+def phases(config):
+    """The phase enum of a board: :data:`Phase` with the self-test engine, else :data:`CorePhase`."""
+    return CorePhase if config.core else Phase
 
 
 class Source(enum.Enum, shape=3):
@@ -96,7 +94,7 @@ class CursorControl(wiring.Signature):
     def __init__(self, config):
         ptr, _ = _entry_shapes(config)
         super().__init__({
-            "goto": Out(1), "next": Out(Phase),
+            "goto": Out(1), "next": Out(phases(config)),
             "count_clear": Out(1), "count_step": Out(1), "p_clear": Out(1), "p_step": Out(1),
             "crc_init": Out(1), "crc_step": Out(1), "crc_byte": Out(8),
             "entry_clear": Out(1), "entry_set": Out(1), "entry_at": Out(ptr), "entry_step": Out(1),
@@ -108,7 +106,7 @@ class CursorView(wiring.Signature):
 
     def __init__(self, config):
         ptr, ebyte = _entry_shapes(config)
-        super().__init__({"phase": Out(Phase), "count": Out(2), "p": Out(16), "p_inc": Out(16, init=1),
+        super().__init__({"phase": Out(phases(config)), "count": Out(2), "p": Out(16), "p_inc": Out(16, init=1),
                           "crc": Out(16), "ptr": Out(ptr), "ebyte": Out(ebyte)})
 
 
@@ -177,7 +175,7 @@ class FrameCursor(wiring.Component):
     def elaborate(self, platform):
         m, cfg = Module(), self.config
         ptr, ebyte = _entry_shapes(cfg)
-        v = _Registers(phase=Signal(Phase, name="phase"), count=Signal(2, name="count"), p=Signal(16, name="p"),
+        v = _Registers(phase=Signal(phases(cfg), name="phase"), count=Signal(2, name="count"), p=Signal(16, name="p"),
                        p_inc=Signal(16, init=1, name="p_inc"), crc=Signal(16, name="crc"),
                        ptr=Signal(ptr, name="ptr"), ebyte=Signal(ebyte, name="ebyte"))
         m.d.comb += [getattr(self.view, name).eq(reg) for name, reg in v.__dict__.items()]

@@ -10,7 +10,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from ..protocol import REQUEST_SYNC, Command, Status
-from .frame import PARAM_BYTES, CursorControl, CursorView, FrameSignature, LoadSignature, Phase, times
+from .frame import PARAM_BYTES, CursorControl, CursorView, FrameSignature, LoadSignature, phases, times
 
 __all__ = ["Receive", "FIXED_LENGTH", "SELFTEST_LENGTH"]
 
@@ -45,6 +45,7 @@ class Receive(wiring.Component):
     def __init__(self, config, timeout_cycles: int, fifo_depth: int, selftest: bool):
         self.config, self.timeout_cycles, self.fifo_depth, self.selftest = (config, timeout_cycles, fifo_depth,
                                                                             selftest)
+        self.phases = phases(config)
         super().__init__({"rx": In(stream.Signature(8, always_ready=True)), "framing_error": In(1),
                           "at": In(CursorView(config)), "cursor": Out(CursorControl(config)),
                           "frame": Out(FrameSignature()), "load": Out(LoadSignature(config))})
@@ -71,29 +72,29 @@ class Receive(wiring.Component):
         m.d.comb += [f.cmd.eq(header[0:8]), f.length.eq(header[8:24]), f.crc_bad.eq(crc_rx != at.crc),
                      f.lost.eq(lost), f.param.eq(self._param), f.bad.eq(self._bad), f.loaded.eq(self._loaded)]
         with m.Switch(at.phase):
-            with m.Case(Phase.HUNT):
+            with m.Case(self.phases.HUNT):
                 self._hunt(m)
-            with m.Case(Phase.HEADER):
+            with m.Case(self.phases.HEADER):
                 self._receive_or_time_out(m)
                 with m.If(self._have):
                     self._crc(m)
                     m.d.sync += header.eq(Cat(header[8:], self._byte))
                     m.d.comb += cur.count_step.eq(1)
                     with m.If(at.count == 2):
-                        self._goto(m, Phase.CHECK_HEADER)
-            with m.Case(Phase.CHECK_HEADER):
+                        self._goto(m, self.phases.CHECK_HEADER)
+            with m.Case(self.phases.CHECK_HEADER):
                 self._check_header(m)
-            with m.Case(Phase.PAYLOAD):
+            with m.Case(self.phases.PAYLOAD):
                 self._payload(m)
-            with m.Case(Phase.LOAD_CHECK):            # the index is in: may the entries be written?
+            with m.Case(self.phases.LOAD_CHECK):            # the index is in: may the entries be written?
                 self._load_check(m)
-            with m.Case(Phase.CRC):
+            with m.Case(self.phases.CRC):
                 self._receive_or_time_out(m)
                 with m.If(self._have):
                     m.d.sync += crc_rx.word_select(at.count[0], 8).eq(self._byte)
                     m.d.comb += cur.count_step.eq(1)
                     with m.If(at.count == 1):
-                        self._goto(m, Phase.EXEC)
+                        self._goto(m, self.phases.EXEC)
         return m
 
     def _timer(self, m):
@@ -121,7 +122,7 @@ class Receive(wiring.Component):
         with m.If(self._have):
             with m.If(self._byte == REQUEST_SYNC):
                 m.d.comb += [self.cursor.crc_init.eq(1), self.cursor.count_clear.eq(1)]
-                self._goto(m, Phase.HEADER)
+                self._goto(m, self.phases.HEADER)
             with m.Else():
                 m.d.comb += self.frame.skipped_bytes.eq(1)
 
@@ -145,9 +146,9 @@ class Receive(wiring.Component):
                         m.d.sync += self._bad.eq(Status.BAD_LENGTH)
                 with m.Default():
                     m.d.sync += self._bad.eq(Status.BAD_COMMAND)
-            self._goto(m, Phase.PAYLOAD)
+            self._goto(m, self.phases.PAYLOAD)
             with m.If(f.length == 0):
-                self._goto(m, Phase.CRC)
+                self._goto(m, self.phases.CRC)
 
     def _payload(self, m):
         f, at = self.frame, self.at
@@ -160,9 +161,9 @@ class Receive(wiring.Component):
             with m.If((f.cmd == Command.LOAD) & (self._bad == 0) & (at.p >= 2)):
                 self._write_entry_byte(m)
             with m.If((f.cmd == Command.LOAD) & (at.p == 1)):
-                self._goto(m, Phase.LOAD_CHECK)
+                self._goto(m, self.phases.LOAD_CHECK)
             with m.Elif(at.p_inc == f.length):
-                self._goto(m, Phase.CRC)
+                self._goto(m, self.phases.CRC)
 
     def _write_entry_byte(self, m):
         """One LOAD payload byte into its byte lane of the entry at the cursor."""
@@ -179,6 +180,6 @@ class Receive(wiring.Component):
         m.d.comb += [self.cursor.entry_set.eq(1), self.cursor.entry_at.eq(index)]
         with m.If(~fits):
             m.d.sync += self._bad.eq(Status.BAD_RANGE)
-        self._goto(m, Phase.PAYLOAD)
+        self._goto(m, self.phases.PAYLOAD)
         with m.If(at.p == f.length):
-            self._goto(m, Phase.CRC)
+            self._goto(m, self.phases.CRC)

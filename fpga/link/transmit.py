@@ -8,7 +8,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..protocol import RESPONSE_SYNC, SELFTEST_TRAILER_BYTES, Status
-from .frame import AnswerSignature, CursorControl, CursorView, Phase, Source
+from .frame import AnswerSignature, CursorControl, CursorView, phases, Source
 
 __all__ = ["Transmit"]
 
@@ -34,6 +34,7 @@ class Transmit(wiring.Component):
 
     def __init__(self, config, selftest: bool):
         self.config, self.selftest = config, selftest
+        self.phases = phases(config)
         super().__init__({"at": In(CursorView(config)), "cursor": Out(CursorControl(config)),
                           "answer": In(AnswerSignature(config, selftest)), "tx": Out(stream.Signature(8)),
                           "error": Out(1)})
@@ -52,18 +53,18 @@ class Transmit(wiring.Component):
         m.d.sync += [trailer_at.eq(resp_len - SELFTEST_TRAILER_BYTES), in_sigs.eq(at.p < trailer_at)]
         tx_step = Signal()                            # a response payload byte goes out this cycle
         with m.Switch(at.phase):
-            with m.Case(Phase.SEND_HEADER):
+            with m.Case(self.phases.SEND_HEADER):
                 self._header(m, status, resp_len)
-            with m.Case(Phase.SEND_PAYLOAD):
+            with m.Case(self.phases.SEND_PAYLOAD):
                 self._payload(m, source, tx_step, trailer_at, in_sigs)
                 with m.If(tx_step & (at.p_inc == resp_len)):
-                    self._goto(m, Phase.SEND_CRC)
-            with m.Case(Phase.SEND_CRC):
+                    self._goto(m, self.phases.SEND_CRC)
+            with m.Case(self.phases.SEND_CRC):
                 m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(at.crc.word_select(at.count[0], 8))]
                 with m.If(self.tx.ready):
                     m.d.comb += self.cursor.count_step.eq(1)
                     with m.If(at.count == 1):
-                        self._goto(m, Phase.HUNT)
+                        self._goto(m, self.phases.HUNT)
         # sync read ports see the address one cycle ahead: the next byte's entry when one goes out
         last_byte = tx_step & (at.ebyte == self.config.out_bytes - 1)
         m.d.comb += [a.rom_addr.eq(Mux(tx_step, at.p_inc, at.p)), a.out_addr.eq(Mux(last_byte, at.ptr + 1, at.ptr))]
@@ -79,9 +80,9 @@ class Transmit(wiring.Component):
         with m.If(self.tx.ready):
             m.d.comb += [cur.crc_byte.eq(self.tx.payload), cur.crc_step.eq(at.count != 0), cur.count_step.eq(1)]
             with m.If(at.count == 3):
-                self._goto(m, Phase.SEND_PAYLOAD)
+                self._goto(m, self.phases.SEND_PAYLOAD)
                 with m.If(resp_len == 0):
-                    self._goto(m, Phase.SEND_CRC)
+                    self._goto(m, self.phases.SEND_CRC)
 
     def _payload(self, m, source, tx_step, trailer_at, in_sigs):
         """A payload byte: selected, registered, offered, and when taken the cursor steps on."""
