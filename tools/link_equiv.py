@@ -236,13 +236,41 @@ def prove_link(old: Path, new: Path, top: str, work: Path, strip, aliases) -> tu
     return proven, summary
 
 
-def cell_counts(il: Path, top: str, work: Path, tag: str) -> dict:
-    """``stat`` after ``flatten; opt``: {cell type: count}."""
+def board_facts(il: Path, top: str, work: Path, tag: str) -> dict:
+    """What a board top is made of: ``outside`` {module: cell counts} for every module but the
+    link's (before flattening); after ``flatten; opt``, ``cells`` {type: count}, ``ff_bits``
+    (flip-flop bits) and ``memory`` (the block RAMs' ports and contents cells)."""
     (work / f"{tag}.il").write_text(il.read_text())
-    _yosys(f"read_rtlil {tag}.il; hierarchy -top {top}; proc; flatten; opt; tee -q -o {tag}.stat.json stat -json",
+    _yosys(f"read_rtlil {tag}.il; hierarchy -top {top}; proc; opt_clean; tee -q -o {tag}.mods.json stat -json; "
+           f"flatten; opt; tee -q -o {tag}.flat.json stat -json; dffunmap; tee -q -o {tag}.bits.json stat -width -json",
            work)
-    modules = json.loads((work / f"{tag}.stat.json").read_text())["modules"]
-    return modules[f"\\{top}"]["num_cells_by_type"]
+    link = f"\\{top}.link"
+    modules = json.loads((work / f"{tag}.mods.json").read_text())["modules"]
+    outside = {name: m["num_cells_by_type"] for name, m in modules.items()
+               if name != link and not name.startswith(link + ".")}
+    cells = json.loads((work / f"{tag}.flat.json").read_text())["modules"][f"\\{top}"]["num_cells_by_type"]
+    bits = json.loads((work / f"{tag}.bits.json").read_text())["modules"][f"\\{top}"]["num_cells_by_type"]
+    ff_bits = sum(int(kind.rsplit("_", 1)[1]) * n for kind, n in bits.items() if kind.startswith("$dff_"))
+    memory = {kind: n for kind, n in cells.items() if kind.startswith("$mem")}
+    return {"outside": outside, "cells": cells, "ff_bits": ff_bits, "memory": memory}
+
+
+def compare_boards(old: Path, new: Path, top: str, work: Path) -> tuple:
+    """(same, message): every module outside the link has the same cells, the whole top the same
+    flip-flop bits and block RAMs; the link's word-level cells are listed (its logic is proven
+    equal by :func:`prove_link`; its control was regrouped)."""
+    before, after = board_facts(old, top, work, "old"), board_facts(new, top, work, "new")
+    same = all(before[k] == after[k] for k in ("outside", "ff_bits", "memory"))
+    moved = {k: (before["cells"].get(k, 0), after["cells"].get(k, 0)) for k in sorted(set(before["cells"]) |
+             set(after["cells"])) if before["cells"].get(k, 0) != after["cells"].get(k, 0)}
+    unit = [name for name in before["outside"] if before["outside"][name] != after["outside"].get(name)]
+    outside = "identical" if not unit else "DIFFER: " + ", ".join(unit[:5])
+    message = (f"{len(after['outside'])} modules outside the link {outside}; "
+               f"flip-flop bits {before['ff_bits']} -> {after['ff_bits']}; block RAM cells "
+               f"{'identical' if before['memory'] == after['memory'] else 'DIFFER'}; after flatten; opt "
+               f"{sum(before['cells'].values())} -> {sum(after['cells'].values())} cells"
+               + (f", the link's differing (before, after): {moved}" if moved else ""))
+    return same, message
 
 
 def _export(ref: str, into: Path) -> None:
@@ -276,13 +304,8 @@ def check(base: str, plant=None, strip=STRIP, aliases=ALIASES) -> bool:
                 proven, message = prove_link(old, new, what, work, strip, alias_map)
                 print(f"{name}: {'equivalent' if proven else 'NOT equivalent'} ({message})")
             else:
-                before, after = cell_counts(old, what, work, "old"), cell_counts(new, what, work, "new")
-                proven = before == after
-                total = sum(after.values())
-                diff = {k: (before.get(k, 0), after.get(k, 0)) for k in sorted(set(before) | set(after))
-                        if before.get(k, 0) != after.get(k, 0)}
-                print(f"{name}: {'identical' if proven else 'DIFFERENT'} cell counts after flatten; opt "
-                      f"({total} cells{'' if proven else f'; differing (before, after): {diff}'})")
+                proven, message = compare_boards(old, new, what, work)
+                print(f"{name}: {'same hardware' if proven else 'DIFFERENT'} ({message})")
             ok &= proven
     return ok
 
