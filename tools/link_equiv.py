@@ -3,7 +3,7 @@ equivalence proof, the board tops by their cell counts.
 
 Run from the checkout's root (docs/fpga/README.md, "The host link's equivalence check")::
 
-    python tools/link_equiv.py                        # against main: the link proven, the tops counted
+    python tools/link_equiv.py                        # against where this branch left main
     python tools/link_equiv.py --base HEAD~3          # against any commit
     python tools/link_equiv.py --plant crc            # a CRC bit changed in this tree: must fail (exit 1)
     python tools/link_equiv.py dump DIR               # only write this tree's RTLIL to DIR
@@ -73,11 +73,17 @@ def _plant(name):
         module._CRC_COLUMNS[3] ^= 1 << 5
 
 
-def dump(out: Path, plant=None) -> None:
-    """This tree's designs as RTLIL files in ``out`` (``<name>.il``)."""
+def rtlil_of(top, name: str) -> str:
+    """A component as RTLIL, its signature's signals the ports (an always-ready stream's constant
+    ``ready`` is not a port)."""
     from amaranth import Signal
     from amaranth.back import rtlil
+    ports = [s for _, _, s in top.signature.flatten(top) if isinstance(s, Signal)]
+    return rtlil.convert(top, name=name, ports=ports)
 
+
+def dump(out: Path, plant=None) -> None:
+    """This tree's designs as RTLIL files in ``out`` (``<name>.il``)."""
     from fpga.link import HostLink
     from fpga.top import BoardTop
     if plant is not None:
@@ -89,8 +95,7 @@ def dump(out: Path, plant=None) -> None:
             top = HostLink(cfg, cfg.clocks_per_bit, two_domains=two)
         else:
             top = BoardTop(cfg, two_domains=two)
-        ports = [s for _, _, s in top.signature.flatten(top) if isinstance(s, Signal)]
-        (out / f"{name}.il").write_text(rtlil.convert(top, name=what, ports=ports))
+        (out / f"{name}.il").write_text(rtlil_of(top, what))
 
 
 def _yosys(script: str, cwd: Path) -> str:
@@ -314,7 +319,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", default="check", choices=("check", "dump"))
     parser.add_argument("out", nargs="?", help="dump: the folder the RTLIL files go to")
-    parser.add_argument("--base", default="main", help="the commit to compare with (default main)")
+    parser.add_argument("--base", help="the commit to compare with (default: where this branch left main, "
+                                       "git merge-base HEAD main)")
     parser.add_argument("--plant", choices=PLANTS, help="change this tree's hardware first (must fail)")
     args = parser.parse_args(argv)
     if args.command == "dump":
@@ -322,7 +328,9 @@ def main(argv=None) -> int:
             parser.error("dump needs the folder to write to")
         dump(Path(args.out), args.plant)
         return 0
-    ok = check(args.base, args.plant)
+    base = args.base or subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=REPO, capture_output=True,
+                                       text=True, check=True).stdout.strip()
+    ok = check(base, args.plant)
     print("equivalent" if ok else "NOT equivalent")
     return 0 if ok else 1
 

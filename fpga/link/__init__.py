@@ -109,6 +109,6 @@ class HostLink(wiring.Component):
         wiring.connect(m, ex.unit_i, wiring.flipped(self.unit_i))
         wiring.connect(m, wiring.flipped(self.unit_o), ex.unit_o)
         engine_busy = ex.answer.engine_busy if self.selftest else 0
-        m.d.comb += [rx.framing_error.eq(self.framing_error), self.error.eq(tx.error),
+        m.d.comb += [rx.framing_error.eq(self.framing_error), self.error.eq(ex.error),
                      self.busy.eq((cursor.view.phase != self.phases.HUNT) | engine_busy)]
         return m

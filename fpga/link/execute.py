@@ -42,6 +42,8 @@ class Execute(wiring.Component):
     answer : Out(AnswerSignature)
     unit_i : Out(stream.Signature(config.in_shape))
     unit_o : In(stream.Signature(config.out_shape))
+    error : Out(1)
+        The last response was an error.
     """
 
     def __init__(self, config, *, two_domains: bool = False, plant: str | None = None):
@@ -53,6 +55,7 @@ class Execute(wiring.Component):
             "frame": In(FrameSignature()), "load": In(LoadSignature(config)),
             "answer": Out(AnswerSignature(config, self.selftest)),
             "unit_i": Out(stream.Signature(config.in_shape)), "unit_o": In(stream.Signature(config.out_shape)),
+            "error": Out(1),
         })
 
     def elaborate(self, platform):
@@ -72,9 +75,16 @@ class Execute(wiring.Component):
         self._run = _Run(cfg, m, in_read, out_write, self.unit_i, self.unit_o, index)
         bridge = self._bridge(m, in_read, out_write) if self.two_domains else None
         engine = self._engine(m, bridge)
-        with m.If(self.frame.abort):                   # the receiving part ended the frame
-            self._respond(self.frame.abort_status)
+        self._response = (Signal(8, name="status"), Signal(16, name="resp_len"), Signal(Source, name="source"))
+        m.d.comb += [port.eq(reg) for port, reg in zip((self.answer.status, self.answer.length, self.answer.source),
+                                                         self._response)]
         with m.Switch(self.at.phase):
+            with m.Case(self.phases.HEADER, self.phases.PAYLOAD, self.phases.CRC):
+                with m.If(self.frame.timeouts):        # the receiving part timed the frame out
+                    self._respond(Status.TIMEOUT)
+            with m.Case(self.phases.CHECK_HEADER):
+                with m.If(self.frame.bad_header):      # a length over the maximum: answered at once
+                    self._respond(Status.BAD_LENGTH)
             with m.Case(self.phases.EXEC):
                 self._exec(engine, bridge)
             with m.Case(self.phases.RUN):
@@ -96,9 +106,10 @@ class Execute(wiring.Component):
     # ---- responses and counters -----------------------------------------------------------------
 
     def _respond(self, code, nbytes=0, src=Source.SMALL):
-        a, cur = self.answer, self.cursor
-        self._m.d.comb += [a.respond.eq(1), a.status.eq(code), a.length.eq(nbytes), a.source.eq(src),
-                           cur.count_clear.eq(1), cur.p_clear.eq(1), cur.crc_init.eq(1),
+        """Start the response: its header's registers set, the cursor back to the frame's start."""
+        cur, (status, resp_len, source) = self.cursor, self._response
+        self._m.d.sync += [status.eq(code), resp_len.eq(nbytes), source.eq(src), self.error.eq(code != Status.OK)]
+        self._m.d.comb += [cur.count_clear.eq(1), cur.p_clear.eq(1), cur.crc_init.eq(1),
                            cur.goto.eq(1), cur.next.eq(self.phases.SEND_HEADER), self.frame.responding.eq(1)]
 
     def _done(self, cycles):

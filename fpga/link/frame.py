@@ -115,8 +115,8 @@ class FrameSignature(wiring.Signature):
 
     ``cmd``, ``length``, ``param`` (the first :data:`PARAM_BYTES` payload bytes), ``bad`` (a status
     the header or LOAD's index decided), ``crc_bad``, ``lost`` (a byte was dropped since the last
-    response), ``loaded`` (LOAD's whole entries); ``abort``/``abort_status``: the frame ends now
-    with that error (a timeout, a length over the maximum); the counters' events; and back from
+    response), ``loaded`` (LOAD's whole entries); the counters' events (``timeouts`` and
+    ``bad_header``, a length over the maximum, also end the frame with that error); and back from
     the executor, ``responding`` (a response starts: ``lost`` is cleared).
     """
 
@@ -124,7 +124,6 @@ class FrameSignature(wiring.Signature):
         super().__init__({
             "cmd": Out(8), "length": Out(16), "param": Out(8 * PARAM_BYTES), "bad": Out(8),
             "crc_bad": Out(1), "lost": Out(1), "loaded": Out(16),
-            "abort": Out(1), "abort_status": Out(8),
             "skipped_bytes": Out(1), "timeouts": Out(1), "bad_header": Out(1), "rx_overflows": Out(1),
             "framing_errors": Out(1),
             "responding": In(1),
@@ -142,14 +141,14 @@ class LoadSignature(wiring.Signature):
 class AnswerSignature(wiring.Signature):
     """What a response is made of, from the executor to :class:`fpga.link.transmit.Transmit`.
 
-    ``respond`` starts one with ``status``, ``length`` and ``source``; its bytes come from
+    The response's ``status``, ``length`` and ``source`` (registers, set as it starts); its bytes come from
     ``small``, the ROM and the output buffer (``*_addr`` in, the registered ``*_data`` out), the
     ``counters``, and on a self-test board the signature stream and the engine's counts.
     """
 
     def __init__(self, config, selftest: bool):
         members = {
-            "respond": Out(1), "status": Out(8), "length": Out(16), "source": Out(Source),
+            "status": Out(8), "length": Out(16), "source": Out(Source),
             "small": Out(32), "counters": Out(32 * len(COUNTER_NAMES)),
             "rom_addr": In(range(len(config.identify_blob))), "rom_data": Out(8),
             "out_addr": In(range(config.depth)), "out_data": Out(config.out_bits),

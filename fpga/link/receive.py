@@ -115,7 +115,7 @@ class Receive(wiring.Component):
     def _receive_or_time_out(self, m):
         m.d.comb += [self._take.eq(1), self._timing.eq(1)]
         with m.If(~self._have & self._timed_out):
-            m.d.comb += [self.frame.timeouts.eq(1), self.frame.abort.eq(1), self.frame.abort_status.eq(Status.TIMEOUT)]
+            m.d.comb += self.frame.timeouts.eq(1)              # the executor answers TIMEOUT
 
     def _hunt(self, m):
         m.d.comb += self._take.eq(1)
@@ -133,7 +133,7 @@ class Receive(wiring.Component):
         m.d.sync += [self._param.eq(0), self._loaded.eq(0), self._bad.eq(0)]
         m.d.comb += [cur.p_clear.eq(1), cur.entry_clear.eq(1), cur.count_clear.eq(1)]
         with m.If(f.length > self.config.max_length):
-            m.d.comb += [f.bad_header.eq(1), f.abort.eq(1), f.abort_status.eq(Status.BAD_LENGTH)]
+            m.d.comb += f.bad_header.eq(1)                     # the executor answers BAD_LENGTH
         with m.Else():
             fixed = {**FIXED_LENGTH, **(SELFTEST_LENGTH if self.selftest else {})}
             with m.Switch(f.cmd):

@@ -7,7 +7,7 @@ from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..protocol import RESPONSE_SYNC, SELFTEST_TRAILER_BYTES, Status
+from ..protocol import RESPONSE_SYNC, SELFTEST_TRAILER_BYTES
 from .frame import AnswerSignature, CursorControl, CursorView, phases, Source
 
 __all__ = ["Transmit"]
@@ -28,23 +28,17 @@ class Transmit(wiring.Component):
     cursor : Out(CursorControl)
     answer : In(AnswerSignature)
     tx : Out(stream.Signature(8))
-    error : Out(1)
-        The last response was an error.
     """
 
     def __init__(self, config, selftest: bool):
         self.config, self.selftest = config, selftest
         self.phases = phases(config)
         super().__init__({"at": In(CursorView(config)), "cursor": Out(CursorControl(config)),
-                          "answer": In(AnswerSignature(config, selftest)), "tx": Out(stream.Signature(8)),
-                          "error": Out(1)})
+                          "answer": In(AnswerSignature(config, selftest)), "tx": Out(stream.Signature(8))})
 
     def elaborate(self, platform):
         m, a, at = Module(), self.answer, self.at
-        status, resp_len, source = Signal(8, name="status"), Signal(16, name="resp_len"), Signal(Source, name="source")
-        with m.If(a.respond):
-            m.d.sync += [status.eq(a.status), resp_len.eq(a.length), source.eq(a.source),
-                         self.error.eq(a.status != Status.OK)]
+        status, resp_len, source = a.status, a.length, a.source
         # where SELFTEST's answer turns from signatures to its trailer, and whether p is before it,
         # from registers: resp_len and p are set thousands of cycles before the first payload byte
         # and p moves only when a byte goes out, three cycles apart (the subtract and compare in
