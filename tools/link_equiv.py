@@ -211,7 +211,8 @@ def prove_link(old: Path, new: Path, top: str, work: Path, strip, aliases) -> tu
     sides, clocks, gold_names = {}, {}, set()
     for tag, il in (("gold", old), ("gate", new)):
         text = _flat(il, top, work, tag).read_text()
-        if tag == "gold":
+        if tag == "gold":           # (the base may be split already: both sides' levels dropped)
+            text = _normalise(text, strip, {}, set())
             gold_names = set(re.findall(r"\\(\S+)", text))
         else:
             text = _normalise(text, strip, aliases, gold_names)

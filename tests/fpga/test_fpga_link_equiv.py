@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fpga.config import BoardConfig
-from fpga.link import HostLink
+from fpga.link import HostLink, frame
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,8 +29,9 @@ def test_the_check_proves_a_link_and_catches_a_planted_crc_bit(tmp_path, monkeyp
     aliases = dict(a.split("=", 1)[::-1] for a in tool.ALIASES)
     for planted in (False, True):
         if planted:
-            monkeypatch.setitem(tool.sys.modules["fpga.link.frame"]._CRC_COLUMNS, 3,
-                                tool.sys.modules["fpga.link.frame"]._CRC_COLUMNS[3] ^ 1 << 5)
+            columns = list(frame._CRC_COLUMNS)
+            columns[3] ^= 1 << 5                        # one bit of the CRC's XOR network
+            monkeypatch.setattr(frame, "_CRC_COLUMNS", columns)
         gate = tmp_path / f"gate{planted:d}.il"
         gate.write_text(tool.rtlil_of(HostLink(cfg, 4, two_domains=two_domains), "link"))
         work = tmp_path / f"work{planted:d}"
