@@ -213,7 +213,7 @@ def _records_args(sub) -> None:
 
 
 def _selftest_args(sub) -> None:
-    from .selftest_model import KINDS
+    from .selftest.model import KINDS
     st = sub.add_parser("selftest", help="the on-board self-test: operands made and results signed on the board")
     _config_args(st)
     st.add_argument("--blocks", type=whole_number(1), default=16, help="blocks to check (default 16)")
@@ -271,7 +271,7 @@ def main(argv=None) -> int:
 
 
 def cmd_sim(args) -> int:
-    from . import simrun
+    from .sim import cli as simrun
     cfg, dut = dut_config(args)
     return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port, dut=dut)
 
@@ -351,7 +351,8 @@ def cmd_identify(args) -> int:
 
 
 def cmd_selftest(args) -> int:
-    from . import selftest, simrun
+    from .selftest import host as selftest
+    from .sim import cli as simrun
     cfg, dut = dut_config(args)
     if dut is not None and (args.port or args.plant):
         raise ValueError("--dut builds a simulated board of your design; leave out --port and --plant")

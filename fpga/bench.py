@@ -11,11 +11,11 @@
   or from ``--clock MHZ`` with no build at all (a clock such a build met: docs/fpga/benchmark.md).
 * the host's check rate on one core: what the host recomputes for the self-test (``make
   fpga-selftest``), the on-chip generator's operands, golden's results and the block signatures
-  (:func:`fpga.selftest_check.expected_signatures`), on blocks of :data:`BLOCK_LEN` entries, for the
+  (:func:`fpga.selftest.check.expected_signatures`), on blocks of :data:`BLOCK_LEN` entries, for the
   generator's two kinds (``normal`` and ``bits``; the stream is half of each, so its rate is their
   harmonic mean), timed as this thread's CPU time:
-    - *before*, the numpy path (:mod:`fpga.selftest_model`, golden's numpy path);
-    - *after*, the compiled path (:mod:`fpga.selftest_fast`, golden's numba kernels), with its
+    - *before*, the numpy path (:mod:`fpga.selftest.model`, golden's numpy path);
+    - *after*, the compiled path (:mod:`fpga.selftest.fast`, golden's numba kernels), with its
       stages' rates (generator, golden, signatures) to say what limits it.
 * host cores per board lane = lane rate / check rate per core, before and after; and the compiled
   path on ``--jobs`` cores at once (default every core this process may use), wall time: how many
@@ -39,8 +39,8 @@ import numpy as np
 
 import golden
 
-from .selftest_check import STAGES, STEP_ROWS, expected_signatures, host_path
-from .selftest_model import SelfTestSpec
+from .selftest.check import STAGES, STEP_ROWS, expected_signatures, host_path
+from .selftest.model import SelfTestSpec
 
 __all__ = ["BLOCK_LEN", "BATCH", "KINDS", "Rate", "check_rate", "BenchRow", "row_of", "table", "markdown",
            "machine", "add_arguments", "main"]

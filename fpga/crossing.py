@@ -31,7 +31,7 @@ from amaranth.lib.cdc import PulseSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .selftest_engine import SIGNATURE_BITS, SelfTestEngine
+from .selftest.engine import SIGNATURE_BITS, SelfTestEngine
 
 __all__ = ["ComputeBridge", "Executor", "PLANTS", "FAST", "SLOW"]
 

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from .config import BoardConfig, Operands
-from .selftest_model import check_request
+from .selftest.model import check_request
 from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE, VERSION,
                        Command, FrameParser, ProtocolError, Status, capture_request, encode_request, parse_counters,
                        parse_selftest, selftest_max_blocks, selftest_request)

@@ -8,7 +8,7 @@ import pytest
 from fpga import bench
 from fpga.__main__ import main
 from fpga.build import BuildReport, Resources
-from fpga.selftest_fast import available
+from fpga.selftest.fast import available
 
 HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 UNIT = "hopper HGMMA.64xNx16.F32"

@@ -18,7 +18,7 @@ from cosim import toolchain
 from fpga import Board, BoardConfig, BoardMismatch
 from fpga import run as board_run
 from fpga.sim import BoardSim
-from fpga.simrun import SIM_TIMEOUT_S, build
+from fpga.sim.cli import SIM_TIMEOUT_S, build
 
 CONFIGS = {
     "FDA": ("hopper", "HGMMA.64xNx16.F32"),

@@ -149,7 +149,7 @@ def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
     from fpga import run as board_run
     from fpga.selftest import run_selftest
     from fpga.sim import BoardSim, has_fast_clock
-    from fpga.simrun import SIM_TIMEOUT_S, build
+    from fpga.sim.cli import SIM_TIMEOUT_S, build
     try:
         toolchain.setup()
     except toolchain.ToolchainError as e:

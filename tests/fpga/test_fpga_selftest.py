@@ -8,10 +8,10 @@ from amaranth.sim import Simulator
 
 import golden
 from cosim.payload import PayloadLayout
-from fpga import selftest_model as model
+from fpga.selftest import model
 from fpga.config import BoardConfig
-from fpga.selftest_engine import SelfTestEngine
-from fpga.selftest_gen import SelfTestGenerator
+from fpga.selftest.engine import SelfTestEngine
+from fpga.selftest.generator import SelfTestGenerator
 
 # scaled and unscaled, 16-, 32-bit and narrow formats; a CRC over 16- and 32-bit results; NaN
 # canonicalised (FDRDA: exact_nan False) and not
@@ -158,7 +158,7 @@ def sim_board():
     from cosim import toolchain
     from fpga import Board
     from fpga.sim import BoardSim
-    from fpga.simrun import SIM_TIMEOUT_S, build
+    from fpga.sim.cli import SIM_TIMEOUT_S, build
     try:
         toolchain.setup()
     except toolchain.ToolchainError as e:

@@ -11,8 +11,8 @@ import pytest
 
 import golden
 from golden.formats import get_format, special_bits
-from fpga import selftest_check, selftest_fast
-from fpga import selftest_model as model
+from fpga.selftest import check as selftest_check, fast as selftest_fast
+from fpga.selftest import model
 from fpga.config import BoardConfig
 
 pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
@@ -139,7 +139,7 @@ def test_ctrl_c_keeps_the_checked_blocks():
 def test_the_host_kernels_release_the_gil():
     """The checker thread runs beside the link only if its kernels drop the GIL: the self-test's
     and every golden kernel the compiled path calls are compiled ``nogil``."""
-    from fpga import _selftest_kernels as k
+    from fpga.selftest import _kernels as k
     from golden import kernels
     golden_kernels = []
     for family in kernels._families().values():             # a row kernel (or with its parallel variant)

@@ -231,7 +231,7 @@ def test_wrong_ports_are_clear_build_errors():
 def test_failed_compile_shows_the_log(loopback, tmp_path, monkeypatch):
     broken = tmp_path / "board_sim.cpp"
     broken.write_text("int main() { this is not C++; }\n")
-    monkeypatch.setattr("fpga.sim.MAIN_SOURCE", broken)
+    monkeypatch.setattr("fpga.sim.board.MAIN_SOURCE", broken)
     with pytest.raises(BuildError, match=r"(?s)make failed.*build\.log.*error"):
         build_board_sim(PinLoopback(), name="broken", root=tmp_path / "builds")
 

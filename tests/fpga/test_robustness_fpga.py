@@ -180,7 +180,7 @@ def test_the_driver_refuses_bad_selftest_requests_before_packing_them():
 def test_ctrl_c_during_a_selftest_keeps_what_is_done():
     """The board answers one request, then the user presses Ctrl-C: the blocks checked are kept."""
     from fpga.selftest import run_selftest
-    from fpga.selftest_model import SelfTestSpec
+    from fpga.selftest.model import SelfTestSpec
     cfg = BoardConfig.from_names(*TF32, depth=4)
     spec = SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, 1, "normal", 4)
     calls = []

@@ -1,7 +1,7 @@
 """The on-board self-test's numpy model: its operand generator and its signatures, bit for bit.
 
-The board's generator (:class:`fpga.selftest_gen.SelfTestGenerator`) and signature folding
-(:class:`fpga.selftest_engine.SelfTestEngine`) are the gateware of the functions here; tests show
+The board's generator (:class:`fpga.selftest.generator.SelfTestGenerator`) and signature folding
+(:class:`fpga.selftest.engine.SelfTestEngine`) are the gateware of the functions here; tests show
 they agree bit for bit.  This module imports no Amaranth: a host (or a campaign shard) computes any
 block of any run from ``(seed, kind, entry index)`` alone.
 

@@ -2,8 +2,8 @@
 
 What the host recomputes for a block of the self-test is everything the board did, from
 ``(seed, kind, block)`` alone: the on-chip generator's operands, golden's results and the
-signatures.  :func:`expected_signatures` does it on the compiled path (:mod:`fpga.selftest_fast`
-and golden's kernels, every core by default) or on the numpy path (:mod:`fpga.selftest_model` and
+signatures.  :func:`expected_signatures` does it on the compiled path (:mod:`fpga.selftest.fast`
+and golden's kernels, every core by default) or on the numpy path (:mod:`fpga.selftest.model` and
 golden's numpy path: the reference, and the path without numba), a bounded number of rows at a
 time (:data:`STEP_ROWS`) whatever the request.
 
@@ -25,8 +25,8 @@ import numpy as np
 import golden
 from golden.api import resolve_backend
 
-from . import selftest_fast
-from .selftest_model import SelfTestSpec, block_entries
+from . import fast as selftest_fast
+from .model import SelfTestSpec, block_entries
 
 __all__ = ["AHEAD", "STAGES", "STEP_ROWS", "HostChecker", "expected_signatures", "host_path"]
 

@@ -15,11 +15,11 @@ import time
 
 from cosim.table import HEADER, row, summarize
 
-from . import run as board_run
-from .config import BoardConfig
-from .driver import Board
-from .sim import BoardSim, build_board_sim
-from .top import BoardTop
+from .. import run as board_run
+from ..config import BoardConfig
+from ..driver import Board
+from .board import BoardSim, build_board_sim
+from ..top import BoardTop
 
 DEFAULT_N = 300                       # dot-adds per instruction: about a minute for an HGMMA unit
 # A simulated board runs its UART some 30 to 100 times slower than a real one (and slower still on
@@ -84,7 +84,7 @@ def _serve(sim, cfg: BoardConfig, out) -> int:
 def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out=None, dut=None, **kw):
     """:func:`fpga.selftest.run_selftest` on the simulated board of ``cfg`` (its unit built with
     ``params`` when given: a planted fault the self-test must catch; ``dut``: a design of one's own)."""
-    from . import selftest as board_selftest
+    from ..selftest import host as board_selftest
     out = out or sys.stdout
     b = build(cfg, out=out, params=params, dut=dut)
     with BoardSim(b, cfg.clocks_per_bit) as sim:

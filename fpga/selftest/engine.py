@@ -1,7 +1,7 @@
 """The self-test engine: generated operands through the unit at full rate, results folded into
 per-block, per-lane CRC-32 signatures (or handed to the output buffer, to rerun a block).
 
-The signatures are :func:`fpga.selftest_model.signatures` (CRC-32/MPEG-2 of each lane's results
+The signatures are :func:`fpga.selftest.model.signatures` (CRC-32/MPEG-2 of each lane's results
 of a block, NaNs canonical where the instruction does not specify their bits); a test shows the
 gateware equal to the model.  :class:`fpga.link.HostLink` starts it for the SELFTEST and
 SELFTEST_CAPTURE commands and streams the signatures back while it runs.
@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden.formats import special_bits
 
-from .selftest_gen import SelfTestGenerator
+from .generator import SelfTestGenerator
 
 __all__ = ["SelfTestEngine", "SIGNATURE_BITS"]
 

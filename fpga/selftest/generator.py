@@ -1,6 +1,6 @@
 """The self-test's operand generator in gateware: entry counter in, a unit input beat out.
 
-The gateware of :func:`fpga.selftest_model.operands` (the numpy model states the construction and
+The gateware of :func:`fpga.selftest.model.operands` (the numpy model states the construction and
 is the reference; a test shows them equal bit for bit).  Stateless: the operands of entry ``v``
 depend on ``(seed, kind, v)`` alone, so any block of a run can be rerun by starting the counter
 there.
@@ -17,7 +17,7 @@ from golden.formats import get_format
 from hw.pipeline import delayed
 from hw.unit import lane_layout
 
-from .selftest_model import KEY_STEP, KINDS, ROUNDS, exponent_window, lane_words
+from .model import KEY_STEP, KINDS, ROUNDS, exponent_window, lane_words
 
 __all__ = ["SelfTestGenerator"]
 
@@ -29,7 +29,7 @@ def _rol(x, n: int):
 class SelfTestGenerator(wiring.Component):
     """``lanes`` dot-adds of one instruction per entry index, :attr:`latency` cycles later.
 
-    One register per ARX round (:data:`fpga.selftest_model.ROUNDS`, each a 32-bit add, rotates
+    One register per ARX round (:data:`fpga.selftest.model.ROUNDS`, each a 32-bit add, rotates
     and xors, no multipliers), then one for cutting the words into the lane layout and the
     ``normal`` kind's exponent windows.  Put it under an ``EnableInserter`` to stall it.
 
@@ -43,7 +43,7 @@ class SelfTestGenerator(wiring.Component):
     seed : In(64)
         Held for the whole run.
     kind : In(1)
-        0: ``bits``, 1: ``normal`` (:data:`fpga.selftest_model.KINDS`); held for the whole run.
+        0: ``bits``, 1: ``normal`` (:data:`fpga.selftest.model.KINDS`); held for the whole run.
     index : In(32)
         The entry counter.
     valid : In(1)

@@ -1,12 +1,12 @@
 """The self-test's host model compiled (numba): the on-chip generator's operands and the signatures.
 
-The same functions as :mod:`fpga.selftest_model` (the numpy model, the reference: tests show the two
+The same functions as :mod:`fpga.selftest.model` (the numpy model, the reference: tests show the two
 equal bit for bit), compiled with ``nogil`` so a checker thread runs them beside the link, and split
 across threads by rows (generator) or by signature chains (signatures).  Only used when numba imports
-(:func:`available`); :mod:`fpga.selftest_check` falls back to the numpy model otherwise.
+(:func:`available`); :mod:`fpga.selftest.check` falls back to the numpy model otherwise.
 
 Generator
-    A tile of ``TILE`` entries at a time (:mod:`fpga._selftest_kernels`): each 64-bit word of the
+    A tile of ``TILE`` entries at a time (:mod:`fpga.selftest._kernels`): each 64-bit word of the
     lane is its six ARX rounds over the tile (a loop LLVM vectorises), then every field of the lane
     layout is cut from the
     words and, for the ``normal`` kind, its exponent field forced into the window.  Operands come
@@ -29,7 +29,7 @@ import numpy as np
 from cosim.payload import PayloadLayout
 from golden.formats import get_format, special_bits
 
-from .selftest_model import _TABLE, CRC_INIT, _check_kind, exponent_window, round_keys
+from .model import _TABLE, CRC_INIT, _check_kind, exponent_window, round_keys
 
 __all__ = ["available", "field_table", "operands", "signatures"]
 
@@ -67,7 +67,7 @@ def _jit():
     """The compiled kernels (numba imported on first use: the module imports without it)."""
     global _kernels
     if _kernels is None:
-        from . import _selftest_kernels
+        from . import _kernels as _selftest_kernels
         _kernels = _selftest_kernels
     return _kernels
 
@@ -114,7 +114,7 @@ def _threads(threads) -> int:
 
 
 def operands(ins, lanes: int, seed: int, kind, first: int, entries: int, threads: int | None = None):
-    """:func:`fpga.selftest_model.operands`, compiled: the same bits, each operand in its format's
+    """:func:`fpga.selftest.model.operands`, compiled: the same bits, each operand in its format's
     dtype (``c`` a contiguous ``[R]`` column of a ``[R, 1]`` array)."""
     k = _jit()
     code = _check_kind(kind)
@@ -152,7 +152,7 @@ _SLICES = _slicing_tables()
 
 
 def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -> np.ndarray:
-    """:func:`fpga.selftest_model.signatures`, compiled: uint64 ``[blocks, lanes]``."""
+    """:func:`fpga.selftest.model.signatures`, compiled: uint64 ``[blocks, lanes]``."""
     k = _jit()
     d = np.ascontiguousarray(d).reshape(-1)
     if d.dtype.kind not in "ui" or d.dtype.itemsize not in (1, 2, 4, 8):

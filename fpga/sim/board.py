@@ -37,7 +37,7 @@ from cosim.build import (BuildError, checksums, locked, prune_builds, read_stamp
 __all__ = ["BuildError", "SimError", "SimBuild", "build_board_sim", "BoardSim", "SIM_ROOT", "MAIN_SOURCE"]
 
 SIM_ROOT = build_dir("fpga-sim")
-MAIN_SOURCE = Path(__file__).resolve().parent / "sim" / "board_sim.cpp"
+MAIN_SOURCE = Path(__file__).resolve().parent / "board_sim.cpp"
 MODULE = "board"
 PREFIX = "Vboard"
 EXE = "board_sim"

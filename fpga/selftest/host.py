@@ -2,8 +2,8 @@
 
 :func:`run_selftest` asks the board (SELFTEST) for the signatures of blocks of vectors its own
 generator makes and pushes through the unit at full rate, recomputes the same blocks with the
-golden model (:mod:`fpga.selftest_model` makes the operands the board made, bit for bit) and
-compares.  The host's recomputation (:class:`fpga.selftest_check.HostChecker`: compiled, every core
+golden model (:mod:`fpga.selftest.model` makes the operands the board made, bit for bit) and
+compares.  The host's recomputation (:class:`fpga.selftest.check.HostChecker`: compiled, every core
 by default) runs on a thread ahead of the board, so it overlaps the link.  The first block whose
 signature differs is rerun with its results captured (SELFTEST_CAPTURE, READ, window by window of
 the output buffer): the first failing vector is
@@ -25,9 +25,9 @@ import golden
 from cosim.failures import print_first, write_failures
 from cosim.scoring import Result
 
-from .run import FAILURES_DIR, MAX_SAVED
-from .selftest_check import HostChecker
-from .selftest_model import KINDS, SelfTestSpec, block_entries
+from ..run import FAILURES_DIR, MAX_SAVED
+from .check import HostChecker
+from .model import KINDS, SelfTestSpec, block_entries
 
 __all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK"]
 
@@ -131,7 +131,7 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     progress_every : int, optional
         A progress line every this many blocks (default: about ten lines a run).
     backend, threads
-        The host's recomputation (:func:`fpga.selftest_check.expected_signatures`): its path
+        The host's recomputation (:func:`fpga.selftest.check.expected_signatures`): its path
         (default ``$GOLDEN_BACKEND``, else compiled) and cores (default all).
     """
     out = out or sys.stdout

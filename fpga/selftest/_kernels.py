@@ -1,4 +1,4 @@
-"""The numba kernels of :mod:`fpga.selftest_fast` (imported only when numba is there).
+"""The numba kernels of :mod:`fpga.selftest.fast` (imported only when numba is there).
 
 Every integer is uint64 with explicit casts: numba would otherwise promote a uint64 mixed with an
 int64 to float64.
@@ -10,7 +10,7 @@ import numpy as np
 
 from golden.nbcache import njit
 
-from .selftest_model import CRC_POLY, ROUNDS
+from .model import CRC_POLY, ROUNDS
 
 TILE = 64               # entries whose words are mixed together (the vectorised ARX loop)
 INTERLEAVE = 8          # CRC chains advanced together
@@ -91,7 +91,7 @@ def _store(tile, T, f0, f1, views, isz, row0, lanes):
 @njit(**JIT)
 def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb, isz):
     """Entries ``lo .. hi - 1`` of a run starting at entry ``first``: rows ``e * lanes + l`` of the
-    operands (:func:`fpga.selftest_model.operands`), each given as its bytes with item size
+    operands (:func:`fpga.selftest.model.operands`), each given as its bytes with item size
     ``isz[operand]``; ``bounds``: where each operand's fields start in ``tab`` (and the last ends)."""
     X = np.empty(TILE, np.uint64)
     Y = np.empty(TILE, np.uint64)
