@@ -112,19 +112,21 @@ class SelfTestEngine(wiring.Component):
                 m.d.sync += in_block.eq(in_block + 1)
 
         # ---- results: a CRC per lane, a signature per block ----
+        # only the engine's own results count: the unit's results of a RUN (the unit is shared) must
+        # not advance the block counter or push a signature (a RUN between two self-tests did)
         got, to_finish = Signal(16), Signal(16)
-        last = Signal()
-        m.d.comb += last.eq(self.results.valid & (got == block_end))
+        last, counted = Signal(), Signal()
+        m.d.comb += [counted.eq(self.results.valid & self.busy), last.eq(counted & (got == block_end))]
         with m.If(self.start):
             m.d.sync += [got.eq(0), to_finish.eq(self.blocks)]
-        with m.Elif(self.results.valid):
+        with m.Elif(counted):
             m.d.sync += got.eq(Mux(last, 0, got + 1))
             with m.If(last):
                 m.d.sync += to_finish.eq(to_finish - 1)
         crcs = []
         for lane in range(self.lanes):
             m.submodules[f"crc{lane}"] = crc = Processor(CRC32_MPEG_2(data_width=self.ins.formats[3].storage_bits))
-            m.d.comb += [crc.start.eq(got == 0), crc.valid.eq(self.results.valid & ~capture),
+            m.d.comb += [crc.start.eq(got == 0), crc.valid.eq(counted & ~capture),
                          crc.data.eq(self._canonical(self.results.payload[lane]))]
             crcs.append(crc.crc)
         push = Signal()                                 # the block's last result is in the CRCs now
