@@ -138,6 +138,64 @@ def test_engine_signatures_equal_the_model_under_stalls(arch, name, lanes):
         assert (model.canonical_results(ins, d) != d).any()
 
 
+def _engine_signatures(ins, lanes, seed, kind, first, blocks, block_len):
+    """The model's signatures of a run of the engine on a unit that returns ``_fake_result``."""
+    ops = model.operands(ins, lanes, seed, kind, first, blocks * block_len)
+    layout = PayloadLayout(ins, 1)
+    d = np.array([_fake_result(ins, w) for w in layout.pack(*ops).astype(object)
+                  .dot([1 << (64 * i) for i in range(layout.in_words)])], np.uint64)
+    return model.signatures(ins, lanes, d, block_len).tolist()
+
+
+def test_a_run_between_two_selftests_leaves_the_signatures_alone():
+    """The unit is shared: a RUN's results reach the engine while it is idle.  They must not advance
+    its block counter or push a signature (they did: the self-test after a RUN that followed a
+    self-test read stale signatures first, found on the two-clock Verilator board)."""
+    cfg = BoardConfig("cdna3", "v_mfma_f32_32x32x8_f16", lanes=1)
+    ins = cfg.instruction_objects[0]
+    dut = SelfTestEngine(cfg)
+    lane_bits = PayloadLayout(ins, 1).in_width
+    runs = [(7, 0, 0, 2, 3), (9, 1, 40, 3, 4)]              # seed, kind, first, blocks, block_len
+    sigs = []
+
+    async def one_run(ctx, seed, kind, first, blocks, block_len):
+        for sig, value in ((dut.seed, seed), (dut.kind, kind), (dut.first, first), (dut.blocks, blocks),
+                           (dut.block_len, block_len), (dut.capture, 0), (dut.start, 1)):
+            ctx.set(sig, value)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        ctx.set(dut.unit_i.ready, 1)
+        ctx.set(dut.sigs.ready, 1)
+        pending = []
+        for _ in range(200):
+            ctx.set(dut.results.valid, bool(pending))
+            if pending:
+                ctx.set(dut.results.payload.as_value(), pending.pop(0))
+            if ctx.get(dut.unit_i.valid):
+                pending.append(_fake_result(ins, ctx.get(dut.unit_i.payload.as_value()) & ((1 << lane_bits) - 1)))
+            if ctx.get(dut.sigs.valid):
+                sigs.append([ctx.get(dut.sigs.payload)])
+            await ctx.tick()
+            if not ctx.get(dut.busy) and not ctx.get(dut.sigs.valid) and not pending:
+                break
+        ctx.set(dut.results.valid, 0)
+
+    async def bench(ctx):
+        await one_run(ctx, *runs[0])
+        ctx.set(dut.sigs.ready, 0)                           # what the engine pushes now is read below
+        for n in range(11):                                  # a RUN's results, the engine idle
+            ctx.set(dut.results.valid, 1)
+            ctx.set(dut.results.payload.as_value(), 0x3F800000 + n)
+            await ctx.tick()
+        ctx.set(dut.results.valid, 0)
+        await one_run(ctx, *runs[1])
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert sigs == [s for run in runs for s in _engine_signatures(ins, 1, *run)]
+
+
 # ---- on the simulated board ------------------------------------------------------------------------
 
 BOARD = ("hopper", "HMMA.1684.F32.TF32", 2)          # small: a board simulation builds in ~40 s
