@@ -149,7 +149,7 @@ def test_nothing_moved_exits_0_and_prints_record_against_now(capsys, monkeypatch
     assert code == 0, out + err
     assert "| hopper/HGMMA.64xNx16.F32/p3/100MHz | 15,757 | 13,090 | 16 | 19 | fast 104.33, sync 72.31 | PASS | - |" \
         in out
-    assert "placement noise: Fmax 5%, resources 1% (provisional" in err
+    assert "placement noise: Fmax 5%, resources 1% (5 % Fmax (seeds 1 and 2" in err
     assert "0 of 1 moved" in err and "PASS" in (tmp_path / "table.md").read_text()
 
 
