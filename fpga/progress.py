@@ -68,6 +68,12 @@ _UTIL = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%")
 _YOSYS_PASS = re.compile(r"^[\d.]+\. Executing (\w+) pass")
 
 
+# A route whose arcs left (or overused wires) have not fallen by STALL_FALL in STALL_S seconds is
+# called "not converging" on every progress line (router1 rips up and re-routes, so its count
+# wanders; a converging route here fell by thousands every 30 s: docs/fpga/families.md).
+STALL_FALL, STALL_S = 0.05, 300.0
+
+
 @dataclass
 class PnrState:
     """What nextpnr's log has said so far.
@@ -87,6 +93,9 @@ class PnrState:
         Bel type -> (used, available), as the log's "Device utilisation" lists them.
     yosys_pass : str
         The last Yosys pass begun (synthesis).
+    mark, mark_at : int or None, float or None
+        The router's reading when it last fell by :data:`STALL_FALL` or more, and when (the
+        stall check: :meth:`stalled_for`).
     """
 
     phase: Phase = Phase.STARTING
@@ -98,6 +107,12 @@ class PnrState:
     fmax_placed: dict = field(default_factory=dict)
     utilisation: dict = field(default_factory=dict)
     yosys_pass: str = ""
+    mark: int | None = None
+    mark_at: float | None = None
+
+    def stalled_for(self, now: float) -> float:
+        """Seconds since the router's reading last fell by :data:`STALL_FALL` (0 before routing)."""
+        return 0.0 if self.mark_at is None else now - self.mark_at
 
     def progress_text(self) -> str:
         """``12,345 arcs left (was 33,538; iteration 21,000)``, or "" before the router has said anything."""
@@ -144,6 +159,9 @@ def parse_line(state: PnrState, line: str, now: float | None = None) -> PnrState
         return state
     state.first = value if state.first is None else state.first
     state.last = value
+    now = time.monotonic() if now is None else now
+    if state.mark is None or value <= state.mark * (1 - STALL_FALL):
+        state.mark, state.mark_at = value, now
     return state
 
 
@@ -174,6 +192,9 @@ def _status(step: str, state: PnrState, started: float, now: float) -> str:
         line += f" (routing {elapsed_text(now - state.routing_started)})"
         if state.progress_text():
             line += f", {state.progress_text()}"
+        if state.stalled_for(now) >= STALL_S:
+            line += (f"; not converging: {state.metric} down by under {STALL_FALL:.0%} in the last "
+                     f"{elapsed_text(state.stalled_for(now))} (--route-timeout stops it)")
     return line
 
 

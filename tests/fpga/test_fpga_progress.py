@@ -152,3 +152,23 @@ def test_a_log_rewritten_from_the_start_is_read_again(tmp_path):
     assert len(tail.lines()) == 20
     log.write_text("Info: Routing..\n")
     assert tail.lines() == ["Info: Routing.."]
+
+
+def _router1_line(iteration: int, arcs: int) -> str:
+    return f"Info: {iteration:>10} |      234        765 |  234   765 | {arcs:>9}|       0.81       0.81|"
+
+
+def test_a_route_that_stops_falling_is_called_not_converging():
+    """The CoGFDRDA top's route here: 104,778 arcs, then about 101,000 for a quarter of an hour."""
+    from fpga.progress import STALL_S, _status
+    state = _fed(ECP5_LOG.split("Info:    IterCnt")[0])
+    t = 0.0
+    for n, arcs in enumerate((104_778, 103_100, 101_534, 102_400, 100_816)):
+        t = n * STALL_S / 2
+        parse_line(state, _router1_line(1000 * (n + 1), arcs), now=t)
+    assert "not converging" in _status("place and route", state, 0.0, t)
+    assert "down by under 5% in the last" in _status("place and route", state, 0.0, t)
+    converging = _fed(ECP5_LOG.split("Info:    IterCnt")[0])
+    for n, arcs in enumerate((104_778, 90_000, 60_000, 30_000, 9_000)):
+        parse_line(converging, _router1_line(1000 * (n + 1), arcs), now=n * STALL_S / 2)
+    assert "not converging" not in _status("place and route", converging, 0.0, t)
