@@ -164,6 +164,7 @@ def test_bad_command_lines_get_one_clear_line(argv, message, capsys, tmp_path):
     assert not (tmp_path / "x.sqlite").exists(), "nothing is created for a refused campaign"
 
 
+@pytest.mark.slow                      # about 21 s; DEVICE=core (a Verilator device) stays below
 def test_an_rtl_campaign_gives_the_verdicts_of_cosim(tmp_path):
     """The Verilator units (builds shared with tests/cosim/test_cosim_rtl.py): the same vectors, the same verdict."""
     from cosim import run as cr

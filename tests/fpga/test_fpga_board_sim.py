@@ -85,6 +85,7 @@ def test_board_simulation_at_length(built, kind, tmp_path):
     check(results, problems, config(kind), n)
 
 
+@pytest.mark.slow                      # about 18 s; the self-test's planted fault stays in make test
 def test_a_planted_wrong_result_is_caught_saved_and_traced(built, tmp_path, monkeypatch):
     """The scoring is a real check: one flipped bit in what the board returns is a MISMATCH, with the
     failing vector saved in cosim's replay format and golden's trace printed."""

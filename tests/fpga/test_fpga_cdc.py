@@ -114,6 +114,7 @@ def test_a_plant_needs_two_domains():
 
 # ---- the board top ---------------------------------------------------------------------------------
 
+@pytest.mark.slow                      # about 8 s
 def test_board_top_without_a_platform_takes_a_fast_clock_port_when_asked():
     from amaranth.back import verilog
 

@@ -109,6 +109,7 @@ def _truncate(path: Path) -> None:
     path.write_bytes(data[:len(data) // 3])
 
 
+@pytest.mark.slow                      # about 13 s: two Verilator builds
 def test_a_truncated_build_and_runtime_cache_are_rebuilt(tmp_path, monkeypatch):
     """A cached harness executable and the shared run-time objects, both truncated (a full disk, a
     killed copy): the next run sees it, builds again and passes; nothing damaged is used."""
