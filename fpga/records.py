@@ -1,7 +1,7 @@
 """The build records the project vouches for, and their re-check (``python -m fpga records``,
 ``make fpga-records``).
 
-A record (:class:`Record`) is one configuration's exact build command (the fields of
+A record (:class:`BuildRecord`) is one configuration's exact build command (the fields of
 :class:`fpga.builds.BuildRequest`: architecture, instruction, board, pipelining level, design
 clock, lanes, multipliers, Yosys release, placement seed, stand-in or board top) and what that
 build gave (:class:`Result`: LUT4, FF, DSP and EBR after packing, the Fmax of each clock domain,
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from golden import paths
 
-__all__ = ["MANIFEST", "NOISE", "Noise", "Record", "Result", "RecordError", "load", "dump", "parse", "record_name",
+__all__ = ["MANIFEST", "NOISE", "Noise", "BuildRecord", "Result", "RecordError", "load", "dump", "parse", "record_name",
            "record_from_build", "record_from_log", "request_of_report", "compare", "fastest_clock", "yosys_choice",
            "PASS", "FAIL", "ERROR"]
 
@@ -98,7 +98,7 @@ class Result:
 
 
 @dataclass
-class Record:
+class BuildRecord:
     """One configuration: its request (what ``python -m fpga build`` is given) and its result."""
 
     name: str
@@ -147,7 +147,7 @@ def record_name(arch: str, instr: str, *, board: str = "ulx3s-85f", pipeline: st
 
 # --- the manifest --------------------------------------------------------------------------------
 
-def load(path: Path | str | None = None) -> list[Record]:
+def load(path: Path | str | None = None) -> list[BuildRecord]:
     """The records of the manifest (default :data:`MANIFEST`; none when it does not exist); RecordError
     in one line."""
     path = Path(path or MANIFEST)
@@ -156,7 +156,7 @@ def load(path: Path | str | None = None) -> list[Record]:
     return parse(path.read_text(), str(path))
 
 
-def parse(text: str, where: str = "records.toml") -> list[Record]:
+def parse(text: str, where: str = "records.toml") -> list[BuildRecord]:
     """The records of a manifest's text (``where`` names it in errors)."""
     try:
         data = tomllib.loads(text)
@@ -175,7 +175,7 @@ def parse(text: str, where: str = "records.toml") -> list[Record]:
     return records
 
 
-def _record(table: dict, where: str) -> Record:
+def _record(table: dict, where: str) -> BuildRecord:
     table = dict(table)
     result = table.pop("result", None)
     valid = {"name", *REQUEST_FIELDS}
@@ -190,7 +190,7 @@ def _record(table: dict, where: str) -> Record:
         raise RecordError(f"{where}: missing {', '.join(missing)}")
     if not re.fullmatch(r"\d(,\w+=\d+)*|\w+=\d+(,\w+=\d+)*", table.get("pipeline", "0")):
         raise RecordError(f"{where}: pipeline = {table['pipeline']!r} is not a level 0..3 and/or FIELD=N overrides")
-    record = Record(**table)
+    record = BuildRecord(**table)
     if result is not None:
         record.result = _result(result, where)
     return record
@@ -222,7 +222,7 @@ def _type_name(kind) -> str:
     return {str: "a string", int: "an integer", bool: "true or false"}.get(kind, "a number")
 
 
-def dump(records: list[Record], path: Path | str | None = None) -> None:
+def dump(records: list[BuildRecord], path: Path | str | None = None) -> None:
     """Write the manifest (default :data:`MANIFEST`: a header, then one ``[[record]]`` per record, the
     command as a comment)."""
     Path(path or MANIFEST).write_text(dumps(records))
@@ -237,7 +237,7 @@ HEADER = """\
 """
 
 
-def dumps(records: list[Record]) -> str:
+def dumps(records: list[BuildRecord]) -> str:
     """The manifest's text."""
     out = [HEADER]
     for record in records:
@@ -270,10 +270,10 @@ def _toml(value) -> str:
 # --- a record from a build -----------------------------------------------------------------------
 
 def record_from_build(folder: Path | str, request=None, *, commit: str | None = None, machine: str | None = None,
-                      name: str | None = None) -> Record:
+                      name: str | None = None) -> BuildRecord:
     """The record of the finished build in ``folder`` (``report.json``, nextpnr's ``top.report.json``).
 
-    ``request``: the :class:`fpga.builds.BuildRequest` (or a :class:`Record`) it was built from;
+    ``request``: the :class:`fpga.builds.BuildRequest` (or a :class:`BuildRecord`) it was built from;
     None reads it back from the folder (:func:`request_of_report`).  ``commit``: the commit the build
     was made from (default this checkout's HEAD); ``machine``: default this machine's description;
     the date is the report's.
@@ -307,7 +307,7 @@ def record_from_build(folder: Path | str, request=None, *, commit: str | None = 
     return record
 
 
-def record_from_log(path: Path | str) -> Record:
+def record_from_log(path: Path | str) -> BuildRecord:
     """The record of a build log kept in docs/fpga/ (``make_fpga_*.txt``): its first line the command
     (``$ python -m fpga build ...``), its second ``# DATE, branch ... at commit SHA, MACHINE``, then the
     report the build printed (resources, one Fmax line, tools, wall time).  Such logs predate the two
@@ -343,13 +343,13 @@ def record_from_log(path: Path | str) -> Record:
     return record
 
 
-# the options a kept log's command may give, and the Record field each sets (the rest are refused)
+# the options a kept log's command may give, and the BuildRecord field each sets (the rest are refused)
 LOG_OPTIONS = {"--clock": ("clock_mhz", float), "--pipeline": ("pipeline", str), "--yosys": ("yosys", str),
                "--seed": ("seed", int), "--board": ("board", str), "--lanes": ("lanes", int),
                "--multipliers": ("multipliers", str)}
 
 
-def _logged_request(words: list[str], where: str) -> Record:
+def _logged_request(words: list[str], where: str) -> BuildRecord:
     """The record of ``ARCH INSTR [options]`` (a kept log's ``python -m fpga build`` command)."""
     if len(words) < 2:
         raise RecordError(f"{where}: the command names no ARCH and INSTR")
@@ -364,20 +364,20 @@ def _logged_request(words: list[str], where: str) -> Record:
             raise RecordError(f"{where}: the command's option {word!r} is not one a record keeps "
                               f"({', '.join(LOG_OPTIONS)}, --standin)")
     yosys = kw.pop("yosys", None)
-    return Record(name=record_name(**kw), yosys=yosys, **kw)
+    return BuildRecord(name=record_name(**kw), yosys=yosys, **kw)
 
 
-def _as_record(request) -> Record:
-    if isinstance(request, Record):
+def _as_record(request) -> BuildRecord:
+    if isinstance(request, BuildRecord):
         return replace(request, result=None)
     clock = getattr(request, "clock", None)
     kw = dict(arch=request.arch, instr=request.instr, board=request.board, pipeline=str(request.pipeline),
               clock_mhz=None if clock in (None, "auto") else clock / 1e6, lanes=int(request.lanes),
               multipliers=request.multipliers, seed=request.seed, standin=bool(getattr(request, "standin", False)))
-    return Record(name=record_name(**kw), yosys=None if request.yosys == "auto" else request.yosys, **kw)
+    return BuildRecord(name=record_name(**kw), yosys=None if request.yosys == "auto" else request.yosys, **kw)
 
 
-def request_of_report(report, folder: Path | None = None) -> Record:
+def request_of_report(report, folder: Path | None = None) -> BuildRecord:
     """The request a build report was made from, read back: the unit, board and clocks from the
     report, the pipelining level from the design's name (``_p3``), the seed from Amaranth's build plan
     (nextpnr's ``--seed``), the Yosys release from the version the report names (the family's pin,
@@ -401,7 +401,7 @@ def request_of_report(report, folder: Path | None = None) -> Record:
     kw = dict(arch=arch, instr=instr, board=report.board, pipeline=pipeline,
               clock_mhz=report.clock_mhz if report.through_pll else None, lanes=report.lanes or 1,
               multipliers=report.multipliers, seed=seed, standin=report.design.startswith("standin-"))
-    return Record(name=record_name(**kw), yosys=yosys, **kw)
+    return BuildRecord(name=record_name(**kw), yosys=yosys, **kw)
 
 
 def head_commit() -> str:
@@ -455,8 +455,8 @@ def _percent(before: float, now: float) -> str:
 
 # --- defaults from the records -------------------------------------------------------------------
 
-def fastest_clock(records: list[Record], arch: str, instr: str, board: str, pipeline: str,
-                  lanes: int = 1, multipliers: str = "dsp") -> Record | None:
+def fastest_clock(records: list[BuildRecord], arch: str, instr: str, board: str, pipeline: str,
+                  lanes: int = 1, multipliers: str = "dsp") -> BuildRecord | None:
     """The record of this board top (not a stand-in) at this level with the fastest design clock
     that passed, or None."""
     passed = [r for r in records if (r.arch, r.instr, r.board, r.pipeline, r.lanes, r.multipliers)
@@ -465,7 +465,7 @@ def fastest_clock(records: list[Record], arch: str, instr: str, board: str, pipe
     return max(passed, key=lambda r: r.clock_mhz, default=None)
 
 
-def yosys_choice(records: list[Record], family, arch: str, instr: str, board: str) -> tuple[str | None, str]:
+def yosys_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str) -> tuple[str | None, str]:
     """``(release, why)`` for a build that names no Yosys: the release a record of this design was
     built with where it is not the family's pin, else the environment's where the family's pin is
     known to abort on the instruction's algorithm (``Family.yosys_aborts``), else (None: the pin, "")."""

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .records import ERROR, NOISE, RESOURCE_KEYS, Record, RecordError, Result, compare, dump, load, \
+from .records import ERROR, NOISE, RESOURCE_KEYS, BuildRecord, RecordError, Result, compare, dump, load, \
     record_from_build, record_from_log
 
 __all__ = ["Row", "select", "rebuild", "recheck", "table", "main"]
@@ -26,12 +26,12 @@ __all__ = ["Row", "select", "rebuild", "recheck", "table", "main"]
 class Row:
     """One record re-checked: the record, what its rebuild gave, what moved."""
 
-    record: Record
+    record: BuildRecord
     now: Result
     moved: list[str]
 
 
-def select(records: list[Record], patterns: list[str] | None) -> list[Record]:
+def select(records: list[BuildRecord], patterns: list[str] | None) -> list[BuildRecord]:
     """The records whose name matches one of ``patterns`` (shell wildcards, or a part of the name);
     RecordError naming the valid names when a pattern matches none."""
     if not patterns:
@@ -46,7 +46,7 @@ def select(records: list[Record], patterns: list[str] | None) -> list[Record]:
     return chosen
 
 
-def rebuild(record: Record) -> Result:
+def rebuild(record: BuildRecord) -> Result:
     """Build ``record``'s request now (reusing an unchanged build) and read the result; a build
     that fails is a result with verdict ERROR, its one-line reason in ``source``."""
     from . import builds
@@ -59,18 +59,18 @@ def rebuild(record: Record) -> Result:
                       two_domains=False, source=str(e))
 
 
-def _folder_key(record: Record) -> tuple:
+def _folder_key(record: BuildRecord) -> tuple:
     """Records that share a build folder (they differ only in Yosys; builds before seeds had folders of their
     own shared one across seeds too) are built one after another."""
     return (record.board, record.arch, record.instr, record.pipeline, record.clock_mhz, record.lanes,
             record.multipliers, record.standin)
 
 
-def recheck(records: list[Record], jobs: int = 1, build=None) -> list[Row]:
+def recheck(records: list[BuildRecord], jobs: int = 1, build=None) -> list[Row]:
     """Rebuild each record (``jobs`` builds at a time; ``build``: default :func:`rebuild`) and compare;
     the rows in the records' order."""
     build = build or rebuild
-    groups: dict[tuple, list[Record]] = {}
+    groups: dict[tuple, list[BuildRecord]] = {}
     for record in records:
         groups.setdefault(_folder_key(record), []).append(record)
 
@@ -97,7 +97,7 @@ def _cell(before, now, fmt) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    """Record against now, one line per record, Markdown."""
+    """BuildRecord against now, one line per record, Markdown."""
     lines = ["| record | LUT4 | FF | DSP | EBR | Fmax (MHz) | verdict | moved beyond the noise |",
              "|---|---:|---:|---:|---:|---|---|---|"]
     for row in rows:
@@ -114,13 +114,13 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _updated(manifest: list[Record], rows: list[Row]) -> list[Record]:
+def _updated(manifest: list[BuildRecord], rows: list[Row]) -> list[BuildRecord]:
     """The manifest with the rebuilt results in place of the recorded ones (failed rebuilds keep theirs)."""
     new = {row.record.name: row.now for row in rows if row.now.verdict != ERROR}
     return [replace(r, result=new.get(r.name, r.result)) for r in manifest]
 
 
-def add_builds(manifest: list[Record], folders: list[str], commit: str | None) -> list[Record]:
+def add_builds(manifest: list[BuildRecord], folders: list[str], commit: str | None) -> list[BuildRecord]:
     """The manifest with the records of finished build ``folders`` (one of the same name replaced); a
     file instead of a folder is a build log kept in docs/fpga/ (:func:`fpga.records.record_from_log`)."""
     records = list(manifest)

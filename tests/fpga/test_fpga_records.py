@@ -52,7 +52,7 @@ def manifest(tmp_path, monkeypatch):
     return path
 
 
-def _hgmma_record(tmp_path, clock=100, fmax=None, **kw) -> records.Record:
+def _hgmma_record(tmp_path, clock=100, fmax=None, **kw) -> records.BuildRecord:
     design = f"hopper_HGMMA.64xNx16.F32_x1_p3_{clock}MHz"
     _report(tmp_path / "given" / design, design, clock, fmax or {"fast": 104.33, "sync": 72.31}, **kw)
     return records.record_from_build(tmp_path / "given" / design, commit="abc1234", machine="test")
