@@ -17,7 +17,7 @@
     how many lanes of the unit fit the board, per resource, from two syntheses (Yosys only).
 ``python -m fpga bench [ARCH INSTR ...] [--reports DIR ...] [--seconds S]``
     per unit: the board's dot-adds per second (lanes x design clock) against golden's on one host core.
-``python -m fpga records [--only PATTERN] [--jobs N] [--report FILE] [--update] [--from-build FOLDER ...]``
+``python -m fpga records [--only PATTERN] [--jobs N] [--report FILE] [--update] [--from-build FOLDER ...] [--table]``
     rebuild the configurations of ``docs/fpga/records.toml`` and flag any whose Fmax or resources
     moved beyond the placement noise, or whose verdict changed (exit 1) (``fpga.records_check``).
 ``python -m fpga program ARCH INSTR [--board ulx3s-85f]``
@@ -210,6 +210,8 @@ def _records_args(sub) -> None:
     rec.add_argument("--from-build", nargs="+", metavar="FOLDER",
                      help="add the records of finished build folders (report.json, top.report.json) instead")
     rec.add_argument("--commit", help="with --from-build: the commit the builds were made from (default: HEAD)")
+    rec.add_argument("--table", action="store_true",
+                     help="print the records as a Markdown table and build nothing (docs/fpga/README.md's table)")
 
 
 def _selftest_args(sub) -> None:

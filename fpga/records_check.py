@@ -139,18 +139,30 @@ def add_builds(manifest: list[BuildRecord], folders: list[str], commit: str | No
     return records
 
 
+def _docs_note(manifest: list[BuildRecord], path: Path) -> str:
+    """Rewrite the docs' table of the records beside ``path`` (fpga.records_table); what was rewritten."""
+    from .records_table import rewrite_docs
+    readme = rewrite_docs(manifest, path)
+    return f" and its table in {readme}" if readme else ""
+
+
 def main(args) -> int:
     """``python -m fpga records`` (the parser's namespace: manifest, only, jobs, report, update,
-    from_build, commit)."""
+    from_build, commit, table)."""
     path = Path(args.manifest)
     manifest = load(path)
     if args.from_build:
-        dump(add_builds(manifest, args.from_build, args.commit), path)
-        print(f"wrote {path}")
+        manifest = add_builds(manifest, args.from_build, args.commit)
+        dump(manifest, path)
+        print(f"wrote {path}" + _docs_note(manifest, path))
         return 0
     if not manifest:
         raise RecordError(f"{path}: no records (python -m fpga records --from-build FOLDER adds one)")
     chosen = select(manifest, args.only)
+    if getattr(args, "table", False):
+        from .records_table import markdown
+        print(markdown(chosen), end="")
+        return 0
     noise = f"placement noise: Fmax {NOISE.fmax:.0%}, resources {NOISE.resources:.0%} ({NOISE.measured})"
     print(f"re-checking {len(chosen)} record(s) of {path}: {noise}", file=sys.stderr, flush=True)
     rows = recheck(chosen, jobs=args.jobs)
@@ -159,8 +171,9 @@ def main(args) -> int:
     if args.report:
         Path(args.report).write_text(f"{noise}\n\n{text}")
     if args.update:
-        dump(_updated(manifest, rows), path)
-        print(f"updated {path}", file=sys.stderr)
+        manifest = _updated(manifest, rows)
+        dump(manifest, path)
+        print(f"updated {path}" + _docs_note(manifest, path), file=sys.stderr)
     moved = [row.record.name for row in rows if row.moved]
     print(f"{len(moved)} of {len(rows)} moved beyond the noise or changed verdict" + (f": {', '.join(moved)}"
           if moved else ""), file=sys.stderr)

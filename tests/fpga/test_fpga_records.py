@@ -309,3 +309,49 @@ def test_a_pin_that_fails_is_retried_with_the_environments_yosys(capsys, monkeyp
     tried.clear()
     assert main(["build", "ampere", "HMMA.16816.F32", "--yosys", "0.64.0.0.post1131"]) == 2 and tried == [
         "0.64.0.0.post1131"]
+
+
+# --- the records as the docs show them ------------------------------------------------------------
+
+def test_the_docs_table_is_the_manifests():
+    """docs/fpga/README.md's records table is ``python -m fpga records --table``: a record changed in the
+    manifest and not in the docs (or the other way) fails here."""
+    from fpga.records_table import docs_block, markdown
+    shown = docs_block((REPO / "docs" / "fpga" / "README.md").read_text())
+    manifest = records.load(REPO / "docs" / "fpga" / "records.toml")
+    assert shown == markdown(manifest), "regenerate it: python -m fpga records --table"
+    first = manifest[0]
+    planted = [replace(first, result=replace(first.result, lut4=first.result.lut4 + 1))] + manifest[1:]
+    assert markdown(planted) != shown
+
+
+def test_table_rows_name_the_algorithm_the_build_and_every_domain(capsys, tmp_path, manifest):
+    from fpga.records_table import algorithm, built_as, markdown
+    rec = _hgmma_record(tmp_path)
+    standin = replace(rec, name="standin", standin=True)
+    text = markdown([rec, standin])
+    row = text.splitlines()[2]
+    assert algorithm(rec) == "FDA" and "fast 100, sync 25" in row and "fast 104.33, sync 72.31" in row
+    assert "15,757" in row and "abc1234" in row
+    assert built_as(rec) == "board top, self-test, two clock domains" and "--standin" in built_as(standin)
+    records.dump([rec], manifest)
+    assert main(["records", "--table", "--manifest", str(manifest)]) == 0
+    assert capsys.readouterr().out == markdown([rec])
+
+
+def test_a_document_without_the_table_is_one_line():
+    from fpga.records_table import docs_block
+    with pytest.raises(ValueError, match="no records table"):
+        docs_block("# a README\n")
+
+
+def test_from_build_rewrites_the_table_beside_the_manifest(capsys, tmp_path, manifest):
+    from fpga.records_table import BEGIN, END, docs_block, markdown
+    readme = manifest.with_name("README.md")
+    readme.write_text(f"# records\n\n{BEGIN}\n{markdown([])}{END}\n\nafter\n")
+    _hgmma_record(tmp_path)
+    folder = tmp_path / "given" / "hopper_HGMMA.64xNx16.F32_x1_p3_100MHz"
+    assert main(["records", "--from-build", str(folder), "--manifest", str(manifest)]) == 0
+    assert "its table in" in capsys.readouterr().out
+    text = readme.read_text()
+    assert docs_block(text) == markdown(records.load(manifest)) and "hopper/HGMMA" in text and text.endswith("after\n")
