@@ -486,7 +486,7 @@ def tool_versions(yosys_version: str | None = None, family: Family | str = ECP5)
 
 
 def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
-             verilog: tuple | None = None, clock_hz: int | None = None):
+             verilog: tuple | None = None, clock_hz: int | None = None, router: str | None = None):
     """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options;
     ``verilog``: ``({name: text}, read_verilog options)`` of a design of one's own (:func:`fpga.dut.platform_files`),
     whose files the plan carries and Yosys reads beside the board top."""
@@ -499,7 +499,7 @@ def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, ds
                 platform.add_file(name, text)
         if options:
             overrides["read_verilog_opts"] = options
-    extra = brd.family.pnr_options(clock_hz or brd.clock_hz)
+    extra = brd.family.pnr_options(clock_hz or brd.clock_hz) + (f" --router {router}" if router else "")
     return platform.prepare(
         top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
         nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}"
@@ -545,7 +545,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
-          unit: str = "", verilog: tuple | None = None, route_timeout: float | None = ROUTE_TIMEOUT_S) -> BuildReport:
+          unit: str = "", verilog: tuple | None = None, route_timeout: float | None = ROUTE_TIMEOUT_S,
+          router: str | None = None) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -585,13 +586,18 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         A design of one's own inside the top (:func:`fpga.dut.platform_files`): its files and Yosys options.
     route_timeout : float, optional
         Seconds routing may last before the build stops with :class:`RouteTimedOut` (None: no limit).
+    router : str, optional
+        nextpnr's router (``Family.routers``; None: nextpnr's default).
     """
     brd = find_board(board)
     clock_hz = clock_hz or brd.clock_hz
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
-    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog, clock_hz)
+    if router is not None and router not in brd.family.routers:
+        raise ValueError(f"router {router!r} is not one of the {brd.family.name} family's: "
+                         f"{', '.join(brd.family.routers)}")
+    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog, clock_hz, router)
     digest = plan.digest(16).hex()
     steps = [("elaborate", time.perf_counter() - started)]
     family = brd.family

@@ -57,6 +57,9 @@ class BuildRequest:
         A design of one's own (``UNIT.TOML``).
     route_timeout : float, optional
         Seconds routing may last (:mod:`fpga.progress`).
+    router : str, optional
+        nextpnr's router, or ``auto`` (the default: the one the design's record names, else the
+        family's, :func:`fpga.records.router_choice`).
     """
 
     arch: str
@@ -72,6 +75,7 @@ class BuildRequest:
     yosys: str | None = AUTO
     dut: str | None = None
     route_timeout: float | None = ROUTE_TIMEOUT_S
+    router: str | None = AUTO
     cmd: str = "build"
 
 
@@ -151,7 +155,8 @@ def build_board(args, standin: bool = False, reuse: bool = True):
                             reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
                             lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
                             unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
+                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
+                            router=getattr(args, "router", None))
     fallback = yosys_auto and args.yosys is None and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
     return (_with_yosys_fallback(run, args, brd) if fallback else run(args.yosys)), cfg
 
@@ -195,7 +200,8 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     report = _build.build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
                           yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
                           unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
-                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S))
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
+                          router=getattr(args, "router", None))
     return report, cfg
 
 
@@ -259,7 +265,8 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
     fastest one a record of this board top at that level closed (:func:`fpga.records.fastest_clock`),
     else the family's default clock at the family's level, else the board's own (and always for the
     stand-in); Yosys the family's pin unless a record or the family's known aborts name another
-    (:func:`fpga.records.yosys_choice`).  A design of one's own (``--dut``) is built as it is: level 0
+    (:func:`fpga.records.yosys_choice`); nextpnr's router the one a record of the design names, else
+    the family's (:func:`fpga.records.router_choice`).  A design of one's own (``--dut``) is built as it is: level 0
     at the board's clock.
     """
     from . import records
@@ -268,7 +275,8 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
     if getattr(args, "pipeline", None) == AUTO:
         args.pipeline = "0" if dut else family.default_pipeline
         chose.append(f"pipelining level {args.pipeline}")
-    manifest = records.load() if AUTO in (getattr(args, "clock", None), getattr(args, "yosys", None)) else []
+    manifest = records.load() if AUTO in (getattr(args, "clock", None), getattr(args, "yosys", None),
+                                          getattr(args, "router", None)) else []
     if getattr(args, "clock", None) == AUTO:
         mhz, why = (None, "") if dut else _auto_clock(args, brd, standin, manifest)
         args.clock = round(mhz * 1_000_000) if mhz else None
@@ -281,6 +289,12 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
         if args.yosys:
             lines.append(f"yosys: {args.yosys} (--yosys {args.yosys}) for {args.arch} {args.instr}: {why} "
                          f"(--yosys VERSION chooses another)")
+    if getattr(args, "router", None) == AUTO:
+        args.router, why = (family.default_router, "") if dut else \
+            records.router_choice(manifest, family, args.arch, args.instr, brd.name)
+        if why:
+            lines.append(f"router: {args.router} (--router {args.router}) for {args.arch} {args.instr}: {why} "
+                         f"(--router chooses another)")
     return lines
 
 

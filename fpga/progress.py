@@ -194,7 +194,9 @@ def _status(step: str, state: PnrState, started: float, now: float) -> str:
             line += f", {state.progress_text()}"
         if state.stalled_for(now) >= STALL_S:
             line += (f"; not converging: {state.metric} down by under {STALL_FALL:.0%} in the last "
-                     f"{elapsed_text(state.stalled_for(now))} (--route-timeout stops it)")
+                     f"{elapsed_text(state.stalled_for(now))} ("
+                     + ("--router router2 may route it; " if state.metric == "arcs left" else "")
+                     + "--route-timeout stops it)")
     return line
 
 

@@ -70,7 +70,7 @@ class RecordError(ValueError):
 # the request's fields a record keeps, with their types and defaults (BuildRequest's names; clock in MHz)
 REQUEST_FIELDS = {"arch": (str, None), "instr": (str, None), "board": (str, "ulx3s-85f"), "pipeline": (str, "0"),
                   "clock_mhz": ((int, float), None), "lanes": (int, 1), "multipliers": (str, "dsp"),
-                  "yosys": (str, None), "seed": (int, 1), "standin": (bool, False)}
+                  "yosys": (str, None), "router": (str, None), "seed": (int, 1), "standin": (bool, False)}
 
 
 @dataclass
@@ -110,6 +110,7 @@ class BuildRecord:
     lanes: int = 1
     multipliers: str = "dsp"
     yosys: str | None = None             # None: the family's pin; "env": the environment's
+    router: str | None = None            # None: the family's default router (nextpnr's own)
     seed: int = 1
     standin: bool = False
     result: Result | None = None
@@ -118,7 +119,8 @@ class BuildRecord:
         """The fields of the :class:`fpga.builds.BuildRequest` that rebuilds it (clock in Hz)."""
         return dict(arch=self.arch, instr=self.instr, board=self.board, lanes=self.lanes,
                     clock=None if self.clock_mhz is None else round(self.clock_mhz * 1_000_000),
-                    pipeline=self.pipeline, multipliers=self.multipliers, seed=self.seed, yosys=self.yosys)
+                    pipeline=self.pipeline, multipliers=self.multipliers, seed=self.seed, yosys=self.yosys,
+                    router=self.router)
 
     def command(self) -> str:
         """``python -m fpga build ARCH INSTR ...``: the same build from the command line."""
@@ -127,7 +129,7 @@ class BuildRecord:
         words = ["python -m fpga build", self.arch, self.instr, "--pipeline", self.pipeline, "--clock", f"{mhz:g}"]
         for option, value, default in (("--board", self.board, "ulx3s-85f"), ("--lanes", self.lanes, 1),
                                        ("--multipliers", self.multipliers, "dsp"), ("--yosys", self.yosys, None),
-                                       ("--seed", self.seed, 1)):
+                                       ("--router", self.router, None), ("--seed", self.seed, 1)):
             if value != default:
                 words += [option, str(value)]
         return " ".join(words + (["--standin"] if self.standin else []))
@@ -345,6 +347,7 @@ def record_from_log(path: Path | str) -> BuildRecord:
 
 # the options a kept log's command may give, and the BuildRecord field each sets (the rest are refused)
 LOG_OPTIONS = {"--clock": ("clock_mhz", float), "--pipeline": ("pipeline", str), "--yosys": ("yosys", str),
+               "--router": ("router", str),
                "--seed": ("seed", int), "--board": ("board", str), "--lanes": ("lanes", int),
                "--multipliers": ("multipliers", str)}
 
@@ -363,8 +366,8 @@ def _logged_request(words: list[str], where: str) -> BuildRecord:
         elif word != "--allow-timing-fail":
             raise RecordError(f"{where}: the command's option {word!r} is not one a record keeps "
                               f"({', '.join(LOG_OPTIONS)}, --standin)")
-    yosys = kw.pop("yosys", None)
-    return BuildRecord(name=record_name(**kw), yosys=yosys, **kw)
+    yosys, router = kw.pop("yosys", None), kw.pop("router", None)
+    return BuildRecord(name=record_name(**kw), yosys=yosys, router=router, **kw)
 
 
 def _as_record(request) -> BuildRecord:
@@ -374,14 +377,16 @@ def _as_record(request) -> BuildRecord:
     kw = dict(arch=request.arch, instr=request.instr, board=request.board, pipeline=str(request.pipeline),
               clock_mhz=None if clock in (None, "auto") else clock / 1e6, lanes=int(request.lanes),
               multipliers=request.multipliers, seed=request.seed, standin=bool(getattr(request, "standin", False)))
-    return BuildRecord(name=record_name(**kw), yosys=None if request.yosys == "auto" else request.yosys, **kw)
+    router = getattr(request, "router", None)
+    return BuildRecord(name=record_name(**kw), yosys=None if request.yosys == "auto" else request.yosys,
+                       router=None if router == "auto" else router, **kw)
 
 
 def request_of_report(report, folder: Path | None = None) -> BuildRecord:
     """The request a build report was made from, read back: the unit, board and clocks from the
-    report, the pipelining level from the design's name (``_p3``), the seed from Amaranth's build plan
-    (nextpnr's ``--seed``), the Yosys release from the version the report names (the family's pin,
-    else ``env``)."""
+    report, the pipelining level from the design's name (``_p3``), the seed and the router from
+    Amaranth's build plan (nextpnr's ``--seed`` and ``--router``), the Yosys release from the version
+    the report names (the family's pin, else ``env``)."""
     from .families import family as find_family
     if not report.unit:
         raise RecordError(f"{report.design}: not a board top or stand-in of this project's units (no unit in the "
@@ -389,19 +394,21 @@ def request_of_report(report, folder: Path | None = None) -> BuildRecord:
     arch, instr = report.unit.split(" ", 1)
     level = re.search(r"_p(\d[^_]*(?:_[a-z]+\d+)*?)(?:_\d+(?:\.\d+)?MHz|_lut|_auto\d*|_seed\d+|$)", report.design)
     pipeline = re.sub(r"([a-z]+)(\d+)", r"\1=\2", level.group(1)).replace("_", ",") if level else "0"
-    seed = 1
+    seed, router = 1, None
     plan = (folder / "build_top.json") if folder else None
     if plan and plan.exists():                  # Amaranth's plan: each command a list of words
         for command in json.loads(plan.read_text()).get("commands", []):
             if "--seed" in command[:-1]:
                 seed = int(command[command.index("--seed") + 1])
+            if "--router" in command[:-1]:
+                router = command[command.index("--router") + 1]
     pin = find_family(report.family).yosys_version
     said = report.tools.get("yosys", "")
     yosys = None if pin is None or said.startswith(".".join(pin.split(".")[:2]) + " ") else "env"
     kw = dict(arch=arch, instr=instr, board=report.board, pipeline=pipeline,
               clock_mhz=report.clock_mhz if report.through_pll else None, lanes=report.lanes or 1,
               multipliers=report.multipliers, seed=seed, standin=report.design.startswith("standin-"))
-    return BuildRecord(name=record_name(**kw), yosys=yosys, **kw)
+    return BuildRecord(name=record_name(**kw), yosys=yosys, router=router, **kw)
 
 
 def head_commit() -> str:
@@ -480,3 +487,13 @@ def yosys_choice(records: list[BuildRecord], family, arch: str, instr: str, boar
         return "env", (f"the {family.name} pin {family.yosys_version} is known to fail on {known[0]}: "
                        f"{family.yosys_aborts[known[0]]}")
     return None, ""
+
+
+def router_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str) -> tuple[str | None, str]:
+    """``(router, why)`` for a build that names no router: the router a record of this design names (one
+    the family's default did not converge on), else ``(family.default_router, "")``."""
+    named = [r for r in records if (r.arch, r.instr, r.board) == (arch, instr, board) and r.router
+             and r.result is not None and r.result.verdict != ERROR]
+    if named:
+        return named[0].router, f"its record {named[0].name} was routed with it"
+    return family.default_router, ""

@@ -78,6 +78,11 @@ class Family:
     default_clock_mhz : int or None
         The design clock that goes with it (None: the board's oscillator); the records of
         ``docs/fpga/`` at this pair are checked to pass (``tests/fpga/test_fpga_defaults.py``).
+    routers : tuple of str
+        The routers its nextpnr takes (``--router``).
+    default_router : str or None
+        The router a design without a record naming one is routed with (None: nextpnr's own
+        default, no option given); a record's ``router`` wins (:func:`fpga.records.router_choice`).
     """
 
     name = ""
@@ -95,6 +100,8 @@ class Family:
     dsp_multipliers = True
     default_pipeline = "0"
     default_clock_mhz: int | None = None
+    routers: tuple = ("router1", "router2")
+    default_router: str | None = None
 
     def platform(self, platform_class: type):
         """A fresh Amaranth platform instance of ``platform_class`` with this family's toolchain."""

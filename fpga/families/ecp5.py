@@ -36,8 +36,10 @@ class ECP5(Family):
     # Yosys maps a 1-write, 1-read memory onto DP16KD/PDPW16KD blocks of 16 Kbit in one of these
     # (width, depth) shapes (share/lattice/brams_16kd.txt)
     ram_shapes = ((36, 512), (18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384))
-    # every board top recorded at level 3 closes 75 MHz on the ULX3S-85F (79-92 MHz: docs/fpga/README.md,
-    # "At FPGA speed"); 100 MHz does not (the link shares the clock), and level 0 misses even 25 MHz
+    # every board top recorded at level 3 closes 75 MHz on the ULX3S-85F (docs/fpga/README.md, "Records";
+    # --clock auto takes a faster clock where a design's record closed one: HGMMA F32 at 100 MHz), and
+    # level 0 misses even 25 MHz.  The router stays nextpnr's default (router1); the records name router2
+    # for the CDNA3 tops router1 does not converge on (fpga.records.router_choice)
     default_pipeline = "3"
     default_clock_mhz = 75
 

@@ -168,6 +168,7 @@ def test_a_route_that_stops_falling_is_called_not_converging():
         parse_line(state, _router1_line(1000 * (n + 1), arcs), now=t)
     assert "not converging" in _status("place and route", state, 0.0, t)
     assert "down by under 5% in the last" in _status("place and route", state, 0.0, t)
+    assert "--router router2 may route it" in _status("place and route", state, 0.0, t)     # router1's advice
     converging = _fed(ECP5_LOG.split("Info:    IterCnt")[0])
     for n, arcs in enumerate((104_778, 90_000, 60_000, 30_000, 9_000)):
         parse_line(converging, _router1_line(1000 * (n + 1), arcs), now=n * STALL_S / 2)

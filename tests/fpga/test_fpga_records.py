@@ -246,6 +246,47 @@ def test_auto_yosys_from_the_record_or_the_known_aborts(capsys, monkeypatch, tmp
     assert set(FAMILIES["ecp5"].yosys_aborts) == {"GDFS", "GFDRDA"}
 
 
+
+def test_auto_router_from_the_record_and_read_back_from_the_plan(capsys, monkeypatch, tmp_path, manifest):
+    seen, err = _chosen(capsys, monkeypatch, HGMMA)
+    assert seen["router"] is None and "router:" not in err             # nextpnr's own (the family's default)
+    routed = replace(_hgmma_record(tmp_path), router="router2")
+    records.dump([routed])
+    assert routed.command().endswith("--clock 100 --router router2") and routed.request()["router"] == "router2"
+    seen, err = _chosen(capsys, monkeypatch, HGMMA)
+    assert seen["router"] == "router2" and "its record hopper/HGMMA.64xNx16.F32/p3/100MHz was routed with it" in err
+    seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--router", "router1"])            # named: kept
+    assert seen["router"] == "router1"
+    design = "hopper_HGMMA.64xNx16.F32_x1_p3_100MHz"
+    folder = tmp_path / "given" / design
+    plan = json.loads((folder / "build_top.json").read_text())
+    plan["commands"][1][-2:-2] = ["--router", "router2"]
+    (folder / "build_top.json").write_text(json.dumps(plan))
+    assert records.record_from_build(folder, commit="abc1234").router == "router2"
+    assert records.router_choice([], FAMILIES["ecp5"], *HGMMA, "ulx3s-85f") == (None, "")
+
+
+def test_the_plan_names_the_router_and_a_router_the_family_lacks_is_refused():
+    from amaranth import Elaboratable, Module, Signal
+
+    from fpga.boards import board as find_board
+
+    class Blink(Elaboratable):
+        def elaborate(self, platform):
+            m, count = Module(), Signal(8)
+            m.d.sync += count.eq(count + 1)
+            return m
+
+    brd = find_board("ulx3s-85f")
+    script = build._prepare(Blink(), brd, 1, "dsp", 1, None, router="router2").files["build_top.sh"]
+    assert "--seed 1 --router router2" in script
+    assert "--router" not in build._prepare(Blink(), brd, 1, "dsp", 1, None).files["build_top.sh"]
+    refused = Blink()
+    refused._MustUse__silence = True
+    with pytest.raises(ValueError, match="not one of the ecp5 family's: router1, router2"):
+        build.build(refused, brd, "x", router="router3")
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
 def _one_line(capsys, argv) -> str:
