@@ -112,11 +112,16 @@ class SelfTestEngine(wiring.Component):
                 m.d.sync += in_block.eq(in_block + 1)
 
         # ---- results: a CRC per lane, a signature per block ----
-        # the unit's results are registered before the CRCs: the route from the unit's output register
-        # to a CRC's XOR tree on the other side of the chip was the fast domain's critical path at
-        # 75 MHz (CDNA3 CoGFDRDA, 71.42 MHz: 4.8 ns of routing, then six LUT levels)
+        # the unit's results reach the CRCs through two registers, the NaN canonicalisation between
+        # them: the route from the unit's output register across the chip (CDNA3 CoGFDRDA at 75 MHz:
+        # 71.42 MHz, 4.8 ns of routing before the CRC's XOR tree) and then the NaN test in front of the
+        # XOR tree (HGMMA F32 at 100 MHz: 96.67 MHz, eight LUT levels) were each the fast domain's
+        # critical path.  A start empties both (what is in them then is a RUN's, not the engine's).
+        arrived_valid, arrived = Signal(), Signal.like(self.results.payload)
+        m.d.sync += [arrived_valid.eq(self.results.valid & ~self.start), arrived.eq(self.results.payload)]
         results_valid, results = Signal(), Signal.like(self.results.payload)
-        m.d.sync += [results_valid.eq(self.results.valid), results.eq(self.results.payload)]
+        m.d.sync += [results_valid.eq(arrived_valid & ~self.start)] + \
+            [results[lane].eq(self._canonical(arrived[lane])) for lane in range(self.lanes)]
         # only the engine's own results count: the unit's results of a RUN (the unit is shared) must
         # not advance the block counter or push a signature (a RUN between two self-tests did)
         got, to_finish = Signal(16), Signal(16)
@@ -132,7 +137,7 @@ class SelfTestEngine(wiring.Component):
         for lane in range(self.lanes):
             m.submodules[f"crc{lane}"] = crc = Processor(CRC32_MPEG_2(data_width=self.ins.formats[3].storage_bits))
             m.d.comb += [crc.start.eq(got == 0), crc.valid.eq(counted & ~capture),
-                         crc.data.eq(self._canonical(results[lane]))]
+                         crc.data.eq(results[lane])]
             crcs.append(crc.crc)
         push = Signal()                                 # the block's last result is in the CRCs now
         m.d.sync += push.eq(last & ~capture)
