@@ -272,11 +272,14 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
     from . import records
     family, dut = brd.family, getattr(args, "dut", None)
     chose, why, lines = [], "", []
+    manifest = records.load() if AUTO in (getattr(args, "pipeline", None), getattr(args, "clock", None),
+                                          getattr(args, "yosys", None), getattr(args, "router", None)) else []
     if getattr(args, "pipeline", None) == AUTO:
-        args.pipeline = "0" if dut else family.default_pipeline
-        chose.append(f"pipelining level {args.pipeline}")
-    manifest = records.load() if AUTO in (getattr(args, "clock", None), getattr(args, "yosys", None),
-                                          getattr(args, "router", None)) else []
+        args.pipeline, spec_why = ("0", "") if dut else _auto_pipeline(args, brd, standin, manifest)
+        chose.append(f"pipelining {args.pipeline}" if spec_why else f"pipelining level {args.pipeline}")
+        if spec_why:
+            lines.append(f"pipelining: {args.pipeline} for {args.arch} {args.instr}: {spec_why} "
+                         f"(PIPELINE= chooses another)")
     if getattr(args, "clock", None) == AUTO:
         mhz, why = (None, "") if dut else _auto_clock(args, brd, standin, manifest)
         args.clock = round(mhz * 1_000_000) if mhz else None
@@ -302,6 +305,17 @@ def say(lines: list[str]) -> None:
     """Print :func:`resolve_defaults`'s lines on stderr."""
     for line in lines:
         print(line, file=sys.stderr, flush=True)
+
+
+def _auto_pipeline(args, brd, standin: bool, manifest) -> tuple[str, str]:
+    """(spec, why) of ``--pipeline auto``: the family's level, or an override of it that a record of this
+    board top closed timing with where no record closed the plain level (:func:`fpga.records.pipeline_choice`)."""
+    from . import records
+    level = brd.family.default_pipeline
+    if standin:
+        return level, ""
+    lanes = args.lanes if isinstance(args.lanes, int) else -1
+    return records.pipeline_choice(manifest, args.arch, args.instr, brd.name, level, lanes, args.multipliers)
 
 
 def _auto_clock(args, brd, standin: bool, manifest) -> tuple:

@@ -472,6 +472,21 @@ def fastest_clock(records: list[BuildRecord], arch: str, instr: str, board: str,
     return max(passed, key=lambda r: r.clock_mhz, default=None)
 
 
+def pipeline_choice(records: list[BuildRecord], arch: str, instr: str, board: str, level: str, lanes: int = 1,
+                    multipliers: str = "dsp") -> tuple[str, str]:
+    """``(spec, why)`` for a build that names no pipelining: ``level`` (the family's), or an override of
+    it (``3,merge=3``) that a record of this board top passed with where no record at ``level`` passed."""
+    def passed(spec):
+        return fastest_clock(records, arch, instr, board, spec, lanes, multipliers)
+    if passed(level):
+        return level, ""
+    overrides = sorted({r.pipeline for r in records if r.pipeline.startswith(f"{level},") and passed(r.pipeline)})
+    if overrides:
+        found = passed(overrides[0])
+        return overrides[0], f"level {level} misses timing; its record {found.name} closed it with {overrides[0]}"
+    return level, ""
+
+
 def yosys_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str) -> tuple[str | None, str]:
     """``(release, why)`` for a build that names no Yosys: the release a record of this design was
     built with where it is not the family's pin, else the environment's where the family's pin is

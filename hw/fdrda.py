@@ -14,7 +14,7 @@ Arithmetic right shifts of two's complement values are the floors (RD).
 
 from __future__ import annotations
 
-from amaranth import Module, Mux, Signal, signed, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
@@ -31,6 +31,9 @@ from .normalise import NormaliseRound
 from .pipeline import DatapathPipeline, Pipeline, Stage, any_of, delayed
 from .pipelining import Timeline, as_pipelining
 from .specials import Specials, product_specials
+
+# merge=3: the floor's fine shift takes the amount's low bits, its coarse shift the rest
+FINE_SHIFT_BITS = 3
 
 __all__ = ["FDRDAPass", "FDRDAChain", "EXCLUDED", "drops_nonfinite_c"]
 
@@ -183,8 +186,8 @@ class SetDot(Pipeline):
 class EvenOddMerge(Stage):
     """GFDRDA: the even and odd sums aligned to their maximum, rounded down at F bits, added.
 
-    Latency ``1 + pipelining.merge``: ``merge=1`` a register between the shifts and the add,
-    ``merge=2`` also one between the shift distances and the shifts.
+    Latency ``1 + min(pipelining.merge, 2)``: ``merge=1`` a register between the shifts and the add,
+    ``merge=2`` (and 3) also one between the shift distances and the shifts.
 
     Members
     -------
@@ -199,7 +202,7 @@ class EvenOddMerge(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.merge
+        return 1 + min(self.pipelining.merge, 2)
 
     def elaborate(self, platform):
         m = Module()
@@ -227,8 +230,8 @@ def drops_nonfinite_c(params: Params) -> bool:
 class RoundDownMerge(Stage):
     """Align the dot sum and c to ``e_max = max(e_dot, e_c)`` with round-down floors, and add (docs/spec.md §4.4).
 
-    Latency ``1 + pipelining.merge``: ``merge=1`` a register between the shifts and the add,
-    ``merge=2`` also one between the shift distances and the shifts.  The dot part
+    Latency ``1 + min(pipelining.merge, 2)``: ``merge=1`` a register between the shifts and the add,
+    ``merge=2`` (and 3) also one between the shift distances and the shifts.  The dot part
     keeps ``dot_floor_bits`` (32) fraction bits below
     ``2**e_max``, c keeps ``c_floor_bits`` (24); with ``c_drop`` c becomes 0
     when ``e_c < e_max - c_drop`` (GFDRDA).
@@ -259,7 +262,7 @@ class RoundDownMerge(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.merge
+        return 1 + min(self.pipelining.merge, 2)
 
     def elaborate(self, platform):
         m = Module()
@@ -290,7 +293,8 @@ class RoundDownMerge(Stage):
 class FloorNormalise(Stage):
     """Normalise (exponent floor -126) and floor to ``final_floor_bits`` fraction bits.
 
-    Latency ``1 + min(merge, 1)`` (a register between the shift amount and the shift), plus the
+    Latency ``1 + min(merge, 1) + (merge == 3)`` (a register between the shift amount and the shift;
+    ``merge=3`` also splits the shift in two, by the amount's high bits and then its low three), plus the
     normaliser cut points ``"magnitude"`` (after the magnitude) and ``"lod"`` (after the
     leading-one detector) where ``pipelining.normalise`` has them.
     Not the shared :class:`hw.round.Rounder`: the result is no format's word but a
@@ -315,7 +319,8 @@ class FloorNormalise(Stage):
     @property
     def latency(self) -> int:
         cuts = self.pipelining.normalise_cuts
-        return 1 + min(self.pipelining.merge, 1) + ("magnitude" in cuts) + ("lod" in cuts)
+        merge = self.pipelining.merge
+        return 1 + min(merge, 1) + (merge >= 3) + ("magnitude" in cuts) + ("lod" in cuts)
 
     def elaborate(self, platform):
         m = Module()
@@ -334,7 +339,16 @@ class FloorNormalise(Stage):
         amount = tl.let(Mux(tl(lod) > tl(floor_d), tl(lod), tl(floor_d)), unsigned(WIDE.width), "amount")
         tl.cut(self.pipelining.merge >= 1)
         shifted = tl.let(tl(self.total) << ff, signed(W + ff), "shifted")
-        m.d.sync += [self.sig.eq(shifted >> tl(amount)), self.e_n.eq(tl(lsb) + tl(amount))]
+        if self.pipelining.merge >= 3:
+            # the arithmetic shift in two: by the amount's high bits, a register, then its low bits (the
+            # one shift was the CDNA3 CoGFDRDA board top's critical path at 75 MHz, 73.50 MHz)
+            coarse = tl.let(shifted >> Cat(Const(0, FINE_SHIFT_BITS), tl(amount)[FINE_SHIFT_BITS:]),
+                            signed(W + ff), "coarse")
+            tl.cut()
+            shifted = tl(coarse) >> tl(amount)[:FINE_SHIFT_BITS]
+        else:
+            shifted = shifted >> tl(amount)
+        m.d.sync += [self.sig.eq(shifted), self.e_n.eq(tl(lsb) + tl(amount))]
         assert tl.cycle + 1 == self.latency, "the floor's registers must match its declared latency"
         return m
 

@@ -27,8 +27,9 @@ final_add      a register between the carry-save tree and its carry-propagate ad
 normalise      cut points in the normalisers and the shared rounder (0..5, the first of
                :data:`NORMALISE_CUTS`: after the shift amount, after the shift, after the
                magnitude, after the increment, after the leading-one detector)
-merge          registers inside FDRDA's merges and floor (0..2: 1 between the shifts and the
-               add, 2 also between the shift distances and the shifts)
+merge          registers inside FDRDA's merges and floor (0..3: 1 between the shifts and the
+               add, 2 also between the shift distances and the shifts, 3 also splits the
+               floor's shift in two; no preset level takes 3)
 groups         registers in GDFS's group scaling (0..2: 1 between the group sums' magnitudes
                and the scale multipliers, 2 also between the sums and their magnitudes)
 fma            registers in each fused multiply-add's align/add stage (0..2: 1 between the
@@ -86,7 +87,7 @@ STAGE_KINDS = {row.kind: row for row in (
     Placement(StageKind.COMPRESS, 0, None, (0, 0, 3, 2)),
     Placement(StageKind.FINAL_ADD, 0, 1, (0, 1, 1, 1)),
     Placement(StageKind.NORMALISE, 0, 5, (0, 2, 3, 5)),
-    Placement(StageKind.MERGE, 0, 2, (0, 1, 1, 2)),
+    Placement(StageKind.MERGE, 0, 3, (0, 1, 1, 2)),
     Placement(StageKind.GROUPS, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.FMA, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.F32, 0, 2, (0, 1, 1, 2)),

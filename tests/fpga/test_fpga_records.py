@@ -266,6 +266,26 @@ def test_auto_router_from_the_record_and_read_back_from_the_plan(capsys, monkeyp
     assert records.router_choice([], FAMILIES["ecp5"], *HGMMA, "ulx3s-85f") == (None, "")
 
 
+def test_auto_pipeline_takes_an_override_only_where_the_level_missed(capsys, monkeypatch, tmp_path, manifest):
+    missed = _hgmma_record(tmp_path, clock=75, fmax={"fast": 73.5, "sync": 68.6})
+    assert missed.result.verdict == "FAIL"
+    closed = replace(missed, name="hopper/HGMMA.64xNx16.F32/p3,merge=3/75MHz", pipeline="3,merge=3",
+                     result=replace(missed.result, verdict="PASS", fmax={"fast": 77.0, "sync": 70.0}))
+    records.dump([missed])
+    seen, err = _chosen(capsys, monkeypatch, HGMMA)
+    assert "_p3_75MHz" in seen["design"] and "pipelining:" not in err           # nothing closed: the level
+    records.dump([missed, closed])
+    seen, err = _chosen(capsys, monkeypatch, HGMMA)
+    assert "_p3_merge3_75MHz" in seen["design"], seen["design"]
+    assert "pipelining: 3,merge=3 for hopper HGMMA.64xNx16.F32: level 3 misses timing" in err
+    passed = replace(missed, result=replace(missed.result, verdict="PASS", fmax={"fast": 76.0, "sync": 70.0}))
+    records.dump([passed, closed])
+    seen, _ = _chosen(capsys, monkeypatch, HGMMA)
+    assert "_p3_75MHz" in seen["design"]                                          # the level closes: kept
+    seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--pipeline", "2"])
+    assert "_p2" in seen["design"]
+
+
 def test_the_plan_names_the_router_and_a_router_the_family_lacks_is_refused():
     from amaranth import Elaboratable, Module, Signal
 

@@ -63,7 +63,7 @@ STAGES = {
     "F32Add": lambda p: F32Add(True, p),
 }
 # make test: the shallowest and the deepest level; the rest under @pytest.mark.slow (make test stays short)
-SETTINGS = ["1", "3"]
+SETTINGS = ["1", "3", "3,merge=3"]
 SLOW_SETTINGS = ["2", "0,normalise=1", "0,normalise=3", "0,normalise=5", "0,align=2", "0,align=3", "0,compress=1",
                  "0,max_levels=1", "0,multiply=1"]
 
@@ -223,6 +223,19 @@ def test_unit_matches_golden_at_every_level(arch, name, level):
     rng = np.random.default_rng(zlib.crc32(f"{name}{level}".encode()))
     a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
     got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=level)
+    want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
+    assert not len(golden.mismatching(ins, got, want))
+
+
+def test_the_floor_in_two_shifts_matches_golden():
+    """merge=3 (no preset level's: the CDNA3 CoGFDRDA board top's override) splits FDRDA's floor shift."""
+    ins = golden.lookup("cdna3", "v_mfma_f32_16x16x32_fp8_fp8")
+    with questions_only():
+        assert hw.dot_add_unit(ins, pipelining="3,merge=3").latency == hw.dot_add_unit(ins, pipelining=3).latency + 2
+    unit = hw.dot_add_unit(ins, pipelining="3,merge=3")             # one more floor register in each pass
+    rng = np.random.default_rng(33)
+    a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
+    got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=3)
     want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
     assert not len(golden.mismatching(ins, got, want))
 
