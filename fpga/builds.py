@@ -330,7 +330,8 @@ def _auto_clock(args, brd, standin: bool, manifest) -> tuple:
     if found is not None:
         fmax = ", ".join(f"{d} {mhz:.2f}" for d, mhz in found.result.fmax.items())
         return found.clock_mhz, f"the fastest its record closed ({found.name}: {fmax} MHz)"
-    if str(args.pipeline) != family.default_pipeline:
+    # the family's level with overrides (3,merge=3) deepens it: the family's clock still applies
+    if str(args.pipeline).split(",")[0] != family.default_pipeline:
         return None, f"the {brd.name}'s own: no record of level {args.pipeline} closes a faster one"
     if family.default_clock_mhz:
         return family.default_clock_mhz, (f"the {family.name} default at level {family.default_pipeline}; "

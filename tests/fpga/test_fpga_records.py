@@ -283,7 +283,10 @@ def test_auto_pipeline_takes_an_override_only_where_the_level_missed(capsys, mon
     seen, _ = _chosen(capsys, monkeypatch, HGMMA)
     assert "_p3_75MHz" in seen["design"]                                          # the level closes: kept
     seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--pipeline", "2"])
-    assert "_p2" in seen["design"]
+    assert "_p2" in seen["design"] and "MHz" not in seen["design"]               # another level: the board's clock
+    records.dump([])
+    seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--pipeline", "3,align=2"])
+    assert seen["design"].endswith("_p3_align2_75MHz")                          # the level's overrides: its clock
 
 
 def test_the_plan_names_the_router_and_a_router_the_family_lacks_is_refused():
