@@ -52,9 +52,10 @@ class Noise:
 
 
 # Measured: the HGMMA F32 board top at the defaults (level 3, 100 MHz, two domains) built from one
-# commit (fced116) with placement seeds 1 and 2 (docs/fpga/records.toml, ".../100MHz" and
-# ".../100MHz/seed2"): LUT4, FF, DSP and EBR identical (packing comes before placement), Fmax
-# fast 103.07 / 101.38 MHz (1.6 %), sync 85.08 / 80.96 MHz (4.8 %).  With the same seed the tools
+# commit (fced116) with placement seeds 1 and 2 (``python -m fpga build hopper HGMMA.64xNx16.F32
+# [--seed 2]`` at that commit; the manifest now holds a later main's seed-1 build): LUT4, FF, DSP
+# and EBR identical (packing comes before placement), Fmax fast 103.07 / 101.38 MHz (1.6 %), sync
+# 85.08 / 80.96 MHz (4.8 %).  With the same seed the tools
 # are deterministic (the same top on wip-cdc 9f508a4 and main da59687: the same numbers to the
 # hundredth).  One pair of seeds: 5 % Fmax covers it; resources may not move at all between
 # seeds, so 1 % is left only for a change of tool behaviour too small to matter.
