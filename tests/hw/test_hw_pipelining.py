@@ -63,7 +63,7 @@ STAGES = {
     "F32Add": lambda p: F32Add(True, p),
 }
 # make test: the shallowest and the deepest level; the rest under @pytest.mark.slow (make test stays short)
-SETTINGS = ["1", "3", "3,merge=3"]
+SETTINGS = ["1", "3"]
 SLOW_SETTINGS = ["2", "0,normalise=1", "0,normalise=3", "0,normalise=5", "0,align=2", "0,align=3", "0,compress=1",
                  "0,max_levels=1", "0,multiply=1"]
 
@@ -166,8 +166,13 @@ def test_deeper_levels_add_latency_and_keep_ii_1():
 
 # ---- stages against level 0 ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("setting", SETTINGS + [pytest.param(s, marks=pytest.mark.slow) for s in SLOW_SETTINGS])
-@pytest.mark.parametrize("stage", list(STAGES))
+# merge=3 (no level's): only the FDRDA stages read it
+FDRDA_STAGES = [name for name in STAGES if name.startswith(("RoundDownMerge", "EvenOddMerge", "FloorNormalise"))]
+
+
+@pytest.mark.parametrize("stage,setting", [(stage, setting) for stage in STAGES for setting in SETTINGS]
+                         + [(stage, "3,merge=3") for stage in FDRDA_STAGES]
+                         + [pytest.param(stage, s, marks=pytest.mark.slow) for stage in STAGES for s in SLOW_SETTINGS])
 def test_stage_computes_the_bits_of_level_0(stage, setting):
     make = STAGES[stage]
     p = Pipelining.parse(setting)
