@@ -44,8 +44,9 @@ WIDE = signed(16)
 class AMDProducts(ProductStage):
     """Exact products; ``|p| >= 2**128`` overflows to infinity; special values by ``specials``.
 
-    Latency ``1 + pipelining.multiply`` (a register between the decoders and the multipliers).
-    ``specials="paper"``: step 1 decides on the inputs' NaN and infinities (c included) before
+    Latency ``1 + pipelining.multiply + pipelining.overflow`` (a register between the decoders and
+    the multipliers; one between the multipliers and the overflow test, which reads the product's
+    top bit).  ``specials="paper"``: step 1 decides on the inputs' NaN and infinities (c included) before
     step 3 looks at overflowed products (paper IV-F).  ``"later_model"``: input and overflowed
     infinities meet as in one IEEE sum (golden.Params.specials).
 
@@ -83,6 +84,10 @@ class AMDProducts(ProductStage):
             **({"dot_specials": Out(Specials)} if dot_specials else {}),
         })
 
+    @property
+    def latency(self) -> int:
+        return 1 + self.pipelining.multiply + self.pipelining.overflow
+
     def elaborate(self, platform):
         m = Module()
         tl = Timeline(m)
@@ -91,16 +96,21 @@ class AMDProducts(ProductStage):
         ys = [self._decode(m, tl, f"dec_b{j}", self.fb, self.b[j]) for j in range(self.k)]
         dc = self._decode(m, tl, "dec_c", self.fc, self.c)
         tl.cut(self.pipelining.multiply)
-        nan, pinf, ninf, pover, nover = [], [], [], [], []
+        made = []
         for j in range(self.k):
             x, y = tl(xs[j]), tl(ys[j])
-            sig = Signal(frac + 2, name=f"p{j}_sig")
-            m.d.comb += sig.eq(significand_product(x.sig, y.sig))
-            exp = Signal(exp_shape(), name=f"p{j}_exp")
-            m.d.comb += exp.eq(x.exp + y.exp)
-            zero = x.zero | y.zero
-            sign = x.sign ^ y.sign
-            special = x.nan | y.nan | x.inf | y.inf
+            bad, inf = product_specials(x, y)
+            made.append([tl.let(significand_product(x.sig, y.sig), frac + 2, f"p{j}_sig"),
+                         tl.let(x.exp + y.exp, exp_shape(), f"p{j}_exp"), tl.let(x.zero | y.zero, 1, f"p{j}_zero"),
+                         tl.let(x.sign ^ y.sign, 1, f"p{j}_sign"),
+                         tl.let(x.nan | y.nan | x.inf | y.inf, 1, f"p{j}_special"),
+                         tl.let(bad, 1, f"p{j}_bad"), tl.let(inf, 1, f"p{j}_inf")])
+        # overflow=1: the products are registered before the overflow test reads their top bit (the
+        # multiplier, an adder and the test in one cycle were the CDNA3 CoFDRDA top's critical path)
+        tl.cut(self.pipelining.overflow)
+        nan, pinf, ninf, pover, nover = [], [], [], [], []
+        for j in range(self.k):
+            sig, exp, zero, sign, special, bad, inf = (tl(v) for v in made[j])
             over = 0
             if self.product_overflow:
                 # |s| >= 2 counts one more in the exponent; e >= 128 is infinity (docs/spec.md §4.4)
@@ -108,7 +118,6 @@ class AMDProducts(ProductStage):
             p = self.products[j]
             m.d.sync += [p.sign.eq(sign), p.sig.eq(Mux(zero, 0, sig)),
                          p.exp.eq(Mux(zero, EXCLUDED, exp))]
-            bad, inf = product_specials(x, y)
             nan.append(bad)
             pinf.append(inf & ~sign)
             ninf.append(inf & sign)

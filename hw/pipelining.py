@@ -36,6 +36,8 @@ fma            registers in each fused multiply-add's align/add stage (0..2: 1 b
                alignment and the add, 2 also between the exponent difference and the shift)
 f32            registers in each GPS binary32 adder (0..2: 1 between the alignment and the add,
                2 also between the exponent compare and the alignment shift)
+overflow       a register between FDRDA's multipliers and their overflow test (0..1; no preset
+               level takes it: the CDNA3 CoFDRDA board top's override)
 =============  =============================================================================
 """
 
@@ -64,6 +66,7 @@ class StageKind(StrEnum):
     GROUPS = "groups"
     FMA = "fma"
     F32 = "f32"
+    OVERFLOW = "overflow"
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ STAGE_KINDS = {row.kind: row for row in (
     Placement(StageKind.GROUPS, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.FMA, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.F32, 0, 2, (0, 1, 1, 2)),
+    Placement(StageKind.OVERFLOW, 0, 1, (0, 0, 0, 0)),
 )}
 MAX_LEVEL = 3
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one

@@ -41,8 +41,8 @@ _SHARED = (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.MAX_LEVELS, StageKi
 HW_PARTS = {
     "FDA": (FDAChain, True, _SHARED + (StageKind.FMA,)),      # FMA: a compiled path's c_last add
     "GDFS": (GDFS, False, _SHARED + (StageKind.GROUPS,)),
-    "FDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE,)),
-    "GFDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE,)),
+    "FDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE, StageKind.OVERFLOW)),
+    "GFDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE, StageKind.OVERFLOW)),
     "SFMA": (SFMAChain, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.FMA)),
     "GPS": (GPS, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.F32)),
 }

@@ -166,12 +166,14 @@ def test_deeper_levels_add_latency_and_keep_ii_1():
 
 # ---- stages against level 0 ----------------------------------------------------------------------
 
-# merge=3 (no level's): only the FDRDA stages read it
+# merge=3 and overflow=1 (no level's): only the FDRDA stages read them
 FDRDA_STAGES = [name for name in STAGES if name.startswith(("RoundDownMerge", "EvenOddMerge", "FloorNormalise"))]
+OVERFLOW_STAGES = [name for name in STAGES if name.startswith("AMDProducts")]
 
 
 @pytest.mark.parametrize("stage,setting", [(stage, setting) for stage in STAGES for setting in SETTINGS]
                          + [(stage, "3,merge=3") for stage in FDRDA_STAGES]
+                         + [(stage, s) for stage in OVERFLOW_STAGES for s in ("3,overflow=1", "0,overflow=1")]
                          + [pytest.param(stage, s, marks=pytest.mark.slow) for stage in STAGES for s in SLOW_SETTINGS])
 def test_stage_computes_the_bits_of_level_0(stage, setting):
     make = STAGES[stage]
@@ -241,6 +243,19 @@ def test_the_floor_in_two_shifts_matches_golden():
     rng = np.random.default_rng(33)
     a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
     got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=3)
+    want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
+    assert not len(golden.mismatching(ins, got, want))
+
+
+def test_products_registered_before_the_overflow_test_match_golden():
+    """overflow=1 (no level's: the CDNA3 CoFDRDA board top's override) registers FDRDA's products first."""
+    ins = golden.lookup("cdna3", "v_mfma_f32_16x16x16_bf16")
+    with questions_only():
+        assert hw.dot_add_unit(ins, pipelining="3,overflow=1").latency == hw.dot_add_unit(ins, pipelining=3).latency + 2
+    unit = hw.dot_add_unit(ins, pipelining="3,overflow=1")          # one more product register in each pass
+    rng = np.random.default_rng(34)
+    a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
+    got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=4)
     want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
     assert not len(golden.mismatching(ins, got, want))
 
