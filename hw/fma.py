@@ -57,6 +57,8 @@ from .pipelining import Timeline, as_pipelining
 from .round import MODES, WIDE_EXP, Rounder
 from .specials import inf_word, product_specials, quiet_nan, sign_bit
 
+PIECE_BITS = 18      # partials=1: significands cut into pieces of an ECP5 MULT18X18D's width
+
 __all__ = ["FMAProduct", "FMASum", "FMAMultiply", "FMAAlignAdd", "FMARound", "FusedMultiplyAdd"]
 
 GUARD = 2                  # window bits below the product
@@ -103,7 +105,7 @@ class FMAMultiply(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.multiply
+        return 1 + self.pipelining.multiply + self.pipelining.partials
 
     def elaborate(self, platform):
         m = Module()
@@ -122,13 +124,23 @@ class FMAMultiply(Stage):
             ops.append((x, sig, exp))
         tl.cut(self.pipelining.multiply)
         (x, sx, ex), (y, sy, ey) = ((tl(v) for v in op) for op in ops)
+        product = sx * sy
+        if self.pipelining.partials:
+            # partials=1: the pieces' products (each one DSP block) registered before their sum (the
+            # binary32 multiplier and the carry chains adding its parts in one cycle were the CDNA3
+            # SFMA board top's critical path, 67.20 MHz)
+            pieces = [(i, j, tl.let(sx[i:i + PIECE_BITS] * sy[j:j + PIECE_BITS], 2 * PIECE_BITS, f"part_{i}_{j}"))
+                      for i in range(0, p, PIECE_BITS) for j in range(0, p, PIECE_BITS)]
+            tl.cut()
+            product = sum(tl(part) << (i + j) for i, j, part in pieces)
+            (x, _, ex), (y, _, ey) = ((tl(v) for v in op) for op in ops)     # the rest, as of the sum
         zero = x.zero | y.zero
         nan, inf = product_specials(x, y)
         o = self.product
         m.d.sync += [
             o.sign.eq(x.sign ^ y.sign),
             o.exp.eq(ex + ey),
-            o.sig.eq(sx * sy),
+            o.sig.eq(product),
             o.zero.eq(zero),
             o.nan.eq(nan),
             o.inf.eq(inf),

@@ -38,6 +38,8 @@ f32            registers in each GPS binary32 adder (0..2: 1 between the alignme
                2 also between the exponent compare and the alignment shift)
 overflow       a register between FDRDA's multipliers and their overflow test (0..1; no preset
                level takes it: the CDNA3 CoFDRDA board top's override)
+partials       a register between the fused multiply-add's partial products (18-bit pieces of
+               each significand, one DSP block each) and their sum (0..1; no preset level takes it)
 =============  =============================================================================
 """
 
@@ -67,6 +69,7 @@ class StageKind(StrEnum):
     FMA = "fma"
     F32 = "f32"
     OVERFLOW = "overflow"
+    PARTIALS = "partials"
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ STAGE_KINDS = {row.kind: row for row in (
     Placement(StageKind.FMA, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.F32, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.OVERFLOW, 0, 1, (0, 0, 0, 0)),
+    Placement(StageKind.PARTIALS, 0, 1, (0, 0, 0, 0)),
 )}
 MAX_LEVEL = 3
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one

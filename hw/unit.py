@@ -43,7 +43,8 @@ HW_PARTS = {
     "GDFS": (GDFS, False, _SHARED + (StageKind.GROUPS,)),
     "FDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE, StageKind.OVERFLOW)),
     "GFDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE, StageKind.OVERFLOW)),
-    "SFMA": (SFMAChain, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.FMA)),
+    "SFMA": (SFMAChain, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.FMA,
+                                StageKind.PARTIALS)),
     "GPS": (GPS, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.F32)),
 }
 for _name, (_cls, _union, _kinds) in HW_PARTS.items():

@@ -55,6 +55,7 @@ STAGES = {
     "RoundDownMerge": lambda p: RoundDownMerge(31, CDNA3.merge_floor_bits, F["f32"], CDNA3, p),
     "FloorNormalise": lambda p: FloorNormalise(40, CDNA3, p),
     "FMAMultiply": lambda p: FMAMultiply("f32", p),
+    "FMAMultiply.f64": lambda p: FMAMultiply("f64", p),
     "FMAAlignAdd": lambda p: FMAAlignAdd("f32", p),
     "FMARound": lambda p: FMARound("f32", p),
     "FMAAlignAdd.f64": lambda p: FMAAlignAdd("f64", p),
@@ -169,11 +170,13 @@ def test_deeper_levels_add_latency_and_keep_ii_1():
 # merge=3 and overflow=1 (no level's): only the FDRDA stages read them
 FDRDA_STAGES = [name for name in STAGES if name.startswith(("RoundDownMerge", "EvenOddMerge", "FloorNormalise"))]
 OVERFLOW_STAGES = [name for name in STAGES if name.startswith("AMDProducts")]
+PARTIALS_STAGES = [name for name in STAGES if name.startswith("FMAMultiply")]
 
 
 @pytest.mark.parametrize("stage,setting", [(stage, setting) for stage in STAGES for setting in SETTINGS]
                          + [(stage, "3,merge=3") for stage in FDRDA_STAGES]
                          + [(stage, s) for stage in OVERFLOW_STAGES for s in ("3,overflow=1", "0,overflow=1")]
+                         + [(stage, s) for stage in PARTIALS_STAGES for s in ("3,partials=1", "0,partials=1")]
                          + [pytest.param(stage, s, marks=pytest.mark.slow) for stage in STAGES for s in SLOW_SETTINGS])
 def test_stage_computes_the_bits_of_level_0(stage, setting):
     make = STAGES[stage]
@@ -256,6 +259,19 @@ def test_products_registered_before_the_overflow_test_match_golden():
     rng = np.random.default_rng(34)
     a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
     got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=4)
+    want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
+    assert not len(golden.mismatching(ins, got, want))
+
+
+def test_partial_products_registered_before_their_sum_match_golden():
+    """partials=1 (no level's: the CDNA3 SFMA board top's override) registers the 18-bit pieces' products."""
+    ins = golden.lookup("cdna3", "v_mfma_f32_16x16x4_f32")
+    with questions_only():
+        assert hw.dot_add_unit(ins, pipelining="3,partials=1").latency > hw.dot_add_unit(ins, pipelining=3).latency
+    unit = hw.dot_add_unit(ins, pipelining="3,partials=1")
+    rng = np.random.default_rng(35)
+    a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
+    got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=5)
     want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
     assert not len(golden.mismatching(ins, got, want))
 
