@@ -29,7 +29,7 @@ normalise      cut points in the normalisers and the shared rounder (0..5, the f
                magnitude, after the increment, after the leading-one detector)
 merge          registers inside FDRDA's merges and floor (0..3: 1 between the shifts and the
                add, 2 also between the shift distances and the shifts, 3 also splits the
-               floor's shift in two; no preset level takes 3)
+               floor's shift in two; no preset level takes 3: the CDNA3 CoFDRDA top's override)
 groups         registers in GDFS's group scaling (0..2: 1 between the group sums' magnitudes
                and the scale multipliers, 2 also between the sums and their magnitudes)
 fma            registers in each fused multiply-add's align/add stage (0..2: 1 between the
@@ -37,7 +37,7 @@ fma            registers in each fused multiply-add's align/add stage (0..2: 1 b
 f32            registers in each GPS binary32 adder (0..2: 1 between the alignment and the add,
                2 also between the exponent compare and the alignment shift)
 overflow       a register between FDRDA's multipliers and their overflow test (0..1; no preset
-               level takes it: the CDNA3 CoFDRDA board top's override)
+               level takes it: the CDNA3 CoFDRDA board top's override, with merge=3)
 partials       a register between the fused multiply-add's partial products (18-bit pieces of
                each significand, one DSP block each) and their sum (0..1; no preset level takes it)
 =============  =============================================================================
