@@ -238,7 +238,7 @@ def test_unit_matches_golden_at_every_level(arch, name, level):
 
 
 def test_the_floor_in_two_shifts_matches_golden():
-    """merge=3 (no preset level's: the CDNA3 CoGFDRDA board top's override) splits FDRDA's floor shift."""
+    """merge=3 (no preset level takes it; part of the CDNA3 CoFDRDA top's override) splits FDRDA's floor shift."""
     ins = golden.lookup("cdna3", "v_mfma_f32_16x16x32_fp8_fp8")
     with questions_only():
         assert hw.dot_add_unit(ins, pipelining="3,merge=3").latency == hw.dot_add_unit(ins, pipelining=3).latency + 2
@@ -264,7 +264,7 @@ def test_products_registered_before_the_overflow_test_match_golden():
 
 
 def test_partial_products_registered_before_their_sum_match_golden():
-    """partials=1 (no level's: the CDNA3 SFMA board top's override) registers the 18-bit pieces' products."""
+    """partials=1 (no level takes it; tried on the CDNA3 SFMA top) registers the 18-bit pieces' products."""
     ins = golden.lookup("cdna3", "v_mfma_f32_16x16x4_f32")
     with questions_only():
         assert hw.dot_add_unit(ins, pipelining="3,partials=1").latency > hw.dot_add_unit(ins, pipelining=3).latency
