@@ -237,41 +237,23 @@ def test_unit_matches_golden_at_every_level(arch, name, level):
     assert not len(golden.mismatching(ins, got, want))
 
 
-def test_the_floor_in_two_shifts_matches_golden():
-    """merge=3 (no preset level takes it; part of the CDNA3 CoFDRDA top's override) splits FDRDA's floor shift."""
-    ins = golden.lookup("cdna3", "v_mfma_f32_16x16x32_fp8_fp8")
+# the overrides no preset level takes: FDRDA's floor in two shifts, its products registered before the
+# overflow test (the CDNA3 CoFDRDA top's "3,merge=3,overflow=1"), the fused multiply-add's partial
+# products registered before their sum (tried on the SFMA top); each adds registers in every pass
+OVERRIDES = [("cdna3", "v_mfma_f32_16x16x32_fp8_fp8", "3,merge=3"),
+             ("cdna3", "v_mfma_f32_16x16x16_bf16", "3,overflow=1"),
+             ("cdna3", "v_mfma_f32_16x16x4_f32", "3,partials=1")]
+
+
+@pytest.mark.parametrize("arch,name,spec", OVERRIDES)
+def test_an_override_no_level_takes_matches_golden(arch, name, spec):
+    ins = golden.lookup(arch, name)
     with questions_only():
-        assert hw.dot_add_unit(ins, pipelining="3,merge=3").latency == hw.dot_add_unit(ins, pipelining=3).latency + 2
-    unit = hw.dot_add_unit(ins, pipelining="3,merge=3")             # one more floor register in each pass
-    rng = np.random.default_rng(33)
+        assert hw.dot_add_unit(ins, pipelining=spec).latency > hw.dot_add_unit(ins, pipelining=3).latency
+    unit = hw.dot_add_unit(ins, pipelining=spec)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{spec}".encode()))
     a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
     got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=3)
-    want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
-    assert not len(golden.mismatching(ins, got, want))
-
-
-def test_products_registered_before_the_overflow_test_match_golden():
-    """overflow=1 (no level's: the CDNA3 CoFDRDA board top's override) registers FDRDA's products first."""
-    ins = golden.lookup("cdna3", "v_mfma_f32_16x16x16_bf16")
-    with questions_only():
-        assert hw.dot_add_unit(ins, pipelining="3,overflow=1").latency == hw.dot_add_unit(ins, pipelining=3).latency + 2
-    unit = hw.dot_add_unit(ins, pipelining="3,overflow=1")          # one more product register in each pass
-    rng = np.random.default_rng(34)
-    a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
-    got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=4)
-    want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
-    assert not len(golden.mismatching(ins, got, want))
-
-
-def test_partial_products_registered_before_their_sum_match_golden():
-    """partials=1 (no level takes it; tried on the CDNA3 SFMA top) registers the 18-bit pieces' products."""
-    ins = golden.lookup("cdna3", "v_mfma_f32_16x16x4_f32")
-    with questions_only():
-        assert hw.dot_add_unit(ins, pipelining="3,partials=1").latency > hw.dot_add_unit(ins, pipelining=3).latency
-    unit = hw.dot_add_unit(ins, pipelining="3,partials=1")
-    rng = np.random.default_rng(35)
-    a, b, c, sa, sb = golden.vectors.random_operands(ins, 60, rng, "all")
-    got, _ = simulate(unit, a, b, c, sa, sb, stall_in=0.2, stall_out=0.2, seed=5)
     want = golden.dot_add(ins, a, b, c, sa, sb).astype(np.uint64)
     assert not len(golden.mismatching(ins, got, want))
 
