@@ -129,7 +129,9 @@ def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--route-timeout", type=_seconds, default=ROUTE_TIMEOUT_S, metavar="SECONDS",
                     help=f"stop a route that has not finished after this long, with the best report it has "
                          f"(default {ROUTE_TIMEOUT_S:g} s)")
-    ap.add_argument("--router", default=AUTO, choices=("router1", "router2", AUTO),
+    from .families import FAMILIES
+    routers = sorted({r for fam in FAMILIES.values() for r in fam.routers})     # each family checks its own
+    ap.add_argument("--router", default=AUTO, choices=(*routers, AUTO),
                     help="nextpnr's router, or auto (default): the one the design's record names (router2 where "
                          "router1 did not converge), else nextpnr's own (router1)")
 

@@ -97,7 +97,7 @@ def _cell(before, now, fmt) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    """BuildRecord against now, one line per record, Markdown."""
+    """Record against now, one line per record, Markdown."""
     lines = ["| record | LUT4 | FF | DSP | EBR | Fmax (MHz) | verdict | moved beyond the noise |",
              "|---|---:|---:|---:|---:|---|---|---|"]
     for row in rows:

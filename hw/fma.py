@@ -124,7 +124,6 @@ class FMAMultiply(Stage):
             ops.append((x, sig, exp))
         tl.cut(self.pipelining.multiply)
         (x, sx, ex), (y, sy, ey) = ((tl(v) for v in op) for op in ops)
-        product = sx * sy
         if self.pipelining.partials:
             # partials=1: the pieces' products (each one DSP block) registered before their sum (the
             # binary32 multiplier and the carry chains adding its parts in one cycle were the CDNA3
@@ -134,6 +133,8 @@ class FMAMultiply(Stage):
             tl.cut()
             product = sum(tl(part) << (i + j) for i, j, part in pieces)
             (x, _, ex), (y, _, ey) = ((tl(v) for v in op) for op in ops)     # the rest, as of the sum
+        else:
+            product = sx * sy
         zero = x.zero | y.zero
         nan, inf = product_specials(x, y)
         o = self.product
