@@ -68,17 +68,13 @@ class HostLink(wiring.Component):
 
     def __init__(self, config, clocks_per_bit: int, *, fifo_depth: int = 16, two_domains: bool = False,
                  plant: str | None = None):
-        if clocks_per_bit < 1:
-            raise ValueError(f"clocks_per_bit must be at least 1, not {clocks_per_bit}")
-        if fifo_depth < 2:
-            raise ValueError(f"fifo_depth must be at least 2, not {fifo_depth}")
+        problem = _refusal(config, clocks_per_bit, fifo_depth, two_domains, plant)
+        if problem is not None:
+            self._MustUse__silence = True       # refused, not forgotten: no "never used" warning
+            raise ValueError(problem)
         self.config = config
         self.timeout_cycles = config.timeout_bytes * 10 * clocks_per_bit
         self.fifo_depth = fifo_depth
-        if plant is not None and not two_domains:
-            raise ValueError("a planted clock-domain fault needs two_domains=True")
-        if plant is not None and plant not in PLANTS:
-            raise ValueError(f"plant must be one of {', '.join(PLANTS)}, not {plant!r}")
         self.two_domains, self.plant = two_domains, plant
         self.selftest = not config.core           # the self-test engine drives dot-add units only
         self.phases = phases(config)
@@ -112,3 +108,16 @@ class HostLink(wiring.Component):
         m.d.comb += [rx.framing_error.eq(self.framing_error), self.error.eq(ex.error),
                      self.busy.eq((cursor.view.phase != self.phases.HUNT) | engine_busy)]
         return m
+
+
+def _refusal(config, clocks_per_bit: int, fifo_depth: int, two_domains: bool, plant: str | None) -> str | None:
+    """Why a :class:`HostLink` of these arguments cannot be built, or None."""
+    if clocks_per_bit < 1:
+        return f"clocks_per_bit must be at least 1, not {clocks_per_bit}"
+    if fifo_depth < 2:
+        return f"fifo_depth must be at least 2, not {fifo_depth}"
+    if plant is not None and not two_domains:
+        return "a planted clock-domain fault needs two_domains=True"
+    if plant is not None and plant not in PLANTS:
+        return f"plant must be one of {', '.join(PLANTS)}, not {plant!r}"
+    return None

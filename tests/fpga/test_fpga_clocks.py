@@ -131,6 +131,9 @@ def test_board_top_at_16_mhz_on_the_ulx3s_runs_from_the_pll():
     assert 'attribute \\FREQUENCY_PIN_CLKOS "16"' in il and 'attribute \\FREQUENCY_PIN_CLKI "25"' in il
     assert "connect \\CLKOS \\clk_out" in il and "connect \\LOCK \\locked" in il
     assert "module \\board.reset_sync" in il                       # sync held in reset until lock
+    # the design clock's reset reaches every pipeline register: on a global, through a DCCA
+    assert re.search(r"cell \\DCCA \\reset_global\n\s+connect \\CLKI \\fast_reset_source_rst \[0\]\n"
+                     r"\s+connect \\CE 1'1\n\s+connect \\CLKO \\fast_rst\n", il)
     assert re.search(r'FREQUENCY NET "\S+" 16000000\.0 HZ;', lpf)   # nextpnr judges the design clock
     assert 'FREQUENCY PORT "clk25_0__io" 25000000.0 HZ;' in lpf
 
