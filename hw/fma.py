@@ -89,7 +89,9 @@ class FMAMultiply(Stage):
     fmt : Format
         binary64 or binary32 (any IEEE format of ``golden.formats``).
     pipelining : Pipelining, optional
-        ``multiply``: a register between the normalised significands and the multiplier.
+        ``decode``: a register on a and b before the decoders; ``multiply``: a register between the
+        normalised significands and the multiplier; ``partials``: a register between the products
+        of the significands' pieces and their sum.
 
     Members
     -------
@@ -105,17 +107,21 @@ class FMAMultiply(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.multiply + self.pipelining.partials
+        return 1 + self.pipelining.decode + self.pipelining.multiply + self.pipelining.partials
 
     def elaborate(self, platform):
         m = Module()
         tl = Timeline(m)
         f = self.fmt
         p = f.man_bits + 1
+        # decode=1: the operands registered first (in an SFMA chain the later fmas' operands come
+        # from delay lines placed far from their multiplier: the decode and subnormal normalise
+        # after that route was the CDNA3 SFMA board top's critical path, 63.93 MHz)
+        tl.cut(self.pipelining.decode)
         ops = []
         for name in ("a", "b"):
             dec = m.submodules[f"dec_{name}"] = OperandDecode(f)
-            m.d.comb += dec.bits.eq(getattr(self, name))
+            m.d.comb += dec.bits.eq(tl(getattr(self, name)))
             x = tl.let(dec.out, Decoded(f), f"dec_{name}_out")
             # a subnormal significand is shifted up to the hidden-bit position, its exponent down
             lz = tl.let((p - 1) - leading_one(x.sig, "flags"), range(p), f"{name}_lz")

@@ -40,6 +40,9 @@ overflow       a register between FDRDA's multipliers and their overflow test (0
                level takes it: the CDNA3 CoFDRDA board top's override, with merge=3)
 partials       a register between the fused multiply-add's partial products (18-bit pieces of
                each significand, one DSP block each) and their sum (0..1; no preset level takes it)
+decode         a register on each fused multiply-add's a and b before their decoders (0..1; no
+               preset level takes it): an operand that waited in a delay line arrives at a
+               register beside the multiplier's decode and normalise
 =============  =============================================================================
 """
 
@@ -70,6 +73,7 @@ class StageKind(StrEnum):
     F32 = "f32"
     OVERFLOW = "overflow"
     PARTIALS = "partials"
+    DECODE = "decode"
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ STAGE_KINDS = {row.kind: row for row in (
     Placement(StageKind.F32, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.OVERFLOW, 0, 1, (0, 0, 0, 0)),
     Placement(StageKind.PARTIALS, 0, 1, (0, 0, 0, 0)),
+    Placement(StageKind.DECODE, 0, 1, (0, 0, 0, 0)),
 )}
 MAX_LEVEL = 3
 # the normaliser's cut points in the order they pay off: after the rounder's shift amount (leading-one

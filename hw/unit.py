@@ -44,7 +44,7 @@ HW_PARTS = {
     "FDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE, StageKind.OVERFLOW)),
     "GFDRDA": (FDRDAChain, True, _SHARED + (StageKind.MERGE, StageKind.OVERFLOW)),
     "SFMA": (SFMAChain, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.FMA,
-                                StageKind.PARTIALS)),
+                                StageKind.PARTIALS, StageKind.DECODE)),
     "GPS": (GPS, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.F32)),
 }
 for _name, (_cls, _union, _kinds) in HW_PARTS.items():

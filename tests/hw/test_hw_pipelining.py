@@ -176,7 +176,8 @@ PARTIALS_STAGES = [name for name in STAGES if name.startswith("FMAMultiply")]
 @pytest.mark.parametrize("stage,setting", [(stage, setting) for stage in STAGES for setting in SETTINGS]
                          + [(stage, "3,merge=3") for stage in FDRDA_STAGES]
                          + [(stage, s) for stage in OVERFLOW_STAGES for s in ("3,overflow=1", "0,overflow=1")]
-                         + [(stage, s) for stage in PARTIALS_STAGES for s in ("3,partials=1", "0,partials=1")]
+                         + [(stage, s) for stage in PARTIALS_STAGES
+                            for s in ("3,partials=1", "0,partials=1", "3,decode=1", "0,decode=1")]
                          + [pytest.param(stage, s, marks=pytest.mark.slow) for stage in STAGES for s in SLOW_SETTINGS])
 def test_stage_computes_the_bits_of_level_0(stage, setting):
     make = STAGES[stage]

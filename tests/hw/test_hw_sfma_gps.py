@@ -25,7 +25,8 @@ from hw.specials import quiet_nan
 
 SFMA_UNITS = [
     ("hopper", "DMMA.8x8x4"),                      # f64, K=4
-    ("ampere", "DMMA.884"),
+    # the datapath and NaN rule of hopper's DMMA.8x8x4, about 7 s: -m slow (make test's budget)
+    pytest.param("ampere", "DMMA.884", marks=pytest.mark.slow),
     ("cdna3", "v_mfma_f32_16x16x4_f32"),           # f32, K=4
     ("cdna2", "v_mfma_f64_4x4x4_4b_f64"),
     ("cdna2", "v_mfma_f32_32x32x2_f32"),           # K=2
