@@ -19,6 +19,7 @@ import sys
 import golden
 from golden.options import Parser, whole_number, yes_no_option
 from golden.paths import build_dir
+from golden.console import exit_with
 
 DEFAULT_DB = str(build_dir("campaign", "campaign.sqlite"))
 
@@ -126,4 +127,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_with(main)

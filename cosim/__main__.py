@@ -38,6 +38,7 @@ from . import failures, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
+from golden.console import exit_with
 
 
 def _check_common(args) -> None:
@@ -322,4 +323,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

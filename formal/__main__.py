@@ -16,6 +16,7 @@ import argparse
 import concurrent.futures as cf
 import sys
 import time
+from golden.console import exit_with
 
 __all__ = ["main"]
 
@@ -106,4 +107,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

@@ -51,6 +51,7 @@ from . import run as board_run
 from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, say, \
     timing_failure
 from .driver import Board, BoardError
+from golden.console import exit_with
 
 
 AUTO = "auto"        # --clock and --pipeline: the board's family's default (fpga.builds.resolve_defaults)
@@ -439,4 +440,4 @@ COMMANDS = {"selftest": cmd_selftest, "sim": cmd_sim, "build": cmd_build, "fit":
             "identify": cmd_identify}
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

@@ -1,5 +1,4 @@
-import sys
-
 from .cli import main
+from .console import exit_with
 
-sys.exit(main())
+exit_with(main)

@@ -39,6 +39,7 @@ from . import bench_reference, fma, kernels, vectors
 from .api import dot_add
 from .catalog import CATALOG, lookup
 from .vectors import KINDS, random_operands
+from golden.console import exit_with
 
 # (arch, instruction, the numpy path's target dot-adds/s from an earlier issue, or None)
 REPRESENTATIVES = [
@@ -301,4 +302,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_with(main)

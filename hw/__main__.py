@@ -1,5 +1,5 @@
-import sys
+from golden.console import exit_with
 
 from .report import main
 
-sys.exit(main())
+exit_with(main)

@@ -25,6 +25,7 @@ import golden
 from .backends import backend_from_name
 from .contract import BackendError, Unavailable
 from .infer import probe
+from golden.console import exit_with
 
 
 def main(argv=None) -> int:
@@ -135,4 +136,4 @@ def _write(path, obj):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

@@ -31,6 +31,7 @@ from .. import table, toolchain  # noqa: E402
 from ..failures import FailureFileError  # noqa: E402
 from ..scoring import Config  # noqa: E402
 from .description import DescriptionError  # noqa: E402
+from golden.console import exit_with
 
 
 def _config(args) -> Config:
@@ -155,4 +156,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

@@ -12,6 +12,7 @@ import sys
 import time
 
 import numpy as np
+from golden.console import exit_with
 
 
 def first_calls():
@@ -54,4 +55,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_with(main)

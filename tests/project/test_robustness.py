@@ -433,3 +433,35 @@ def test_probing_several_where_the_backend_cannot_run_some_is_not_a_pass(capsys)
     assert "2 instruction(s), 1 probed, 1 match the catalog, 0 differ, 1 could not run" in err
     assert err.splitlines()[-1] == ("error: 1 instruction(s) could not run on the backend (first: volta "
                                     "HMMA.884.F16.F16: this backend runs HMMA.884.F32.F32, not HMMA.884.F16.F16)")
+
+
+# ---- a reader that stops reading --------------------------------------------------------------
+
+def _first_line_then_close(argv: list[str]) -> tuple[int, str]:
+    """Run ``argv``, read one line of its output, close the pipe (as ``| head -1`` does); its exit
+    status and what it wrote to stderr."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=60), err
+
+
+def test_a_closed_pipe_ends_a_command_without_a_traceback():
+    """``python -m golden list | head -1`` (56 KB of output; every package's ``__main__`` ends
+    through golden.console.exit_with)."""
+    from golden.console import BROKEN_PIPE
+    status, err = _first_line_then_close([sys.executable, "-m", "golden", "list"])
+    assert (status, err) == (BROKEN_PIPE, "")
+    # planted: the entry point as it was, sys.exit(main()), reports the closed pipe with a traceback
+    status, err = _first_line_then_close([sys.executable, "-c", "import sys; from golden.cli import main; "
+                                          "sys.exit(main(['list']))"])
+    assert status != 0 and "BrokenPipeError" in err
+
+
+def test_every_package_command_ends_through_exit_with():
+    mains = [p for p in sorted(REPO.glob("*/__main__.py")) + sorted(REPO.glob("*/*/__main__.py"))
+             if not p.parts[len(REPO.parts)].startswith(".")]
+    assert len(mains) >= 8
+    assert [str(p.relative_to(REPO)) for p in mains if "exit_with(main)" not in p.read_text()] == []
