@@ -157,16 +157,17 @@ class FMAMultiply(Stage):
 
 
 class FMAAlignAdd(Stage):
-    """Decode c, align it against the product, add; special values.  Latency ``1 + fma``
+    """Decode c, align it against the product, add; special values.  Latency ``1 + min(fma, 2)``
     (1: a register between the alignment and the add; 2: also one between the exponent
-    difference and the shift), plus one between the add and the magnitude where
+    difference and the shift; 3: as 2, the product's placement in the window chosen after that
+    register instead of before it), plus one between the add and the magnitude where
     ``pipelining.normalise`` has the ``"magnitude"`` cut.
 
     Parameters
     ----------
     fmt : Format
     pipelining : Pipelining, optional
-        ``fma``: a register between the alignment and the add.
+        ``fma``: the registers above.
 
     Members
     -------
@@ -185,7 +186,7 @@ class FMAAlignAdd(Stage):
 
     @property
     def latency(self) -> int:
-        return 1 + self.pipelining.fma + ("magnitude" in self.pipelining.normalise_cuts)
+        return 1 + min(self.pipelining.fma, 2) + ("magnitude" in self.pipelining.normalise_cuts)
 
     def elaborate(self, platform):
         m = Module()
@@ -208,12 +209,12 @@ class FMAAlignAdd(Stage):
         # bits shifted out: c's lowest set bit (at W - p + its trailing zeros) falls below bit 0
         c_tz = tl.let(trailing_zeros(c.sig), range(p), "c_tz")
         c_nonzero = tl.let(c.sig != 0, 1, "c_nonzero")
-        if self.mode == "RNE":
-            pw = tl.let(Mux(anchor_c, 0, pr.sig << g), W, "pw")
-        else:
-            # a directed mode needs a product far below c as a sticky bit: one unit at the window's
-            # bottom, far below c's round bit, is strictly between 0 and c's last place as the product is
-            pw = tl.let(Mux(anchor_c, ~pr.zero, pr.sig << g), W, "pw")
+        # fma=3: the product's placement after the exponent difference's register (c's decode, the
+        # difference, its compare and that one bit's fan-out to the window in one cycle were the
+        # CDNA3 SFMA board top's critical path at 3,partials=1,decode=1: 71.14 MHz)
+        late_pw = self.pipelining.fma >= 3
+        if not late_pw:
+            pw = self._product_in_window(anchor_c, pr.zero, pr.sig, tl)
         sub = tl.let(pr.sign ^ c.sign, 1, "sub")
         nan = tl.let(pr.nan | c.nan | (pr.inf & c.inf & sub), 1, "nan")
         inf = tl.let((pr.inf | c.inf) & ~nan, 1, "inf")
@@ -225,6 +226,8 @@ class FMAAlignAdd(Stage):
             facts["both_pos_zero"] = tl.let(pr.zero & c.zero & ~pr.sign & ~c.sign, 1, "both_pos_zero")
         exp = tl.let(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2)), WIDE_EXP, "exp")
         tl.cut(self.pipelining.fma >= 2)                # the exponent difference before the shift
+        if late_pw:
+            pw = self._product_in_window(tl(anchor_c), tl(pr.zero), tl(pr.sig), tl)
 
         sh = tl(sh)
         c_jam = tl(c_nonzero) & (sh > tl(c_tz) + (W - p))
@@ -252,6 +255,16 @@ class FMAAlignAdd(Stage):
         ]
         assert tl.cycle + 1 == self.latency, "the align/add stage's registers must match its declared latency"
         return m
+
+    def _product_in_window(self, anchor_c, zero, sig, tl):
+        """The product's significand at the window's bottom guard bits, or (c anchors the window,
+        the product zero or far below c) nothing."""
+        W = window_bits(self.fmt)
+        if self.mode == "RNE":
+            return tl.let(Mux(anchor_c, 0, sig << GUARD), W, "pw")
+        # a directed mode needs a product far below c as a sticky bit: one unit at the window's
+        # bottom, far below c's round bit, is strictly between 0 and c's last place as the product is
+        return tl.let(Mux(anchor_c, ~zero, sig << GUARD), W, "pw")
 
 
 class FMARound(Stage):

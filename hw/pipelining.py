@@ -32,8 +32,10 @@ merge          registers inside FDRDA's merges and floor (0..3: 1 between the sh
                floor's shift in two; no preset level takes 3: the CDNA3 CoFDRDA top's override)
 groups         registers in GDFS's group scaling (0..2: 1 between the group sums' magnitudes
                and the scale multipliers, 2 also between the sums and their magnitudes)
-fma            registers in each fused multiply-add's align/add stage (0..2: 1 between the
-               alignment and the add, 2 also between the exponent difference and the shift)
+fma            registers in each fused multiply-add's align/add stage (0..3: 1 between the
+               alignment and the add, 2 also between the exponent difference and the shift, 3
+               as 2 with the product's placement in the window chosen after that register; no
+               preset level takes 3: the CDNA3 SFMA top's override)
 f32            registers in each GPS binary32 adder (0..2: 1 between the alignment and the add,
                2 also between the exponent compare and the alignment shift)
 overflow       a register between FDRDA's multipliers and their overflow test (0..1; no preset
@@ -99,7 +101,7 @@ STAGE_KINDS = {row.kind: row for row in (
     Placement(StageKind.NORMALISE, 0, 5, (0, 2, 3, 5)),
     Placement(StageKind.MERGE, 0, 3, (0, 1, 1, 2)),
     Placement(StageKind.GROUPS, 0, 2, (0, 1, 1, 2)),
-    Placement(StageKind.FMA, 0, 2, (0, 1, 1, 2)),
+    Placement(StageKind.FMA, 0, 3, (0, 1, 1, 2)),
     Placement(StageKind.F32, 0, 2, (0, 1, 1, 2)),
     Placement(StageKind.OVERFLOW, 0, 1, (0, 0, 0, 0)),
     Placement(StageKind.PARTIALS, 0, 1, (0, 0, 0, 0)),

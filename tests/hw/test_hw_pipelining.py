@@ -171,6 +171,7 @@ def test_deeper_levels_add_latency_and_keep_ii_1():
 FDRDA_STAGES = [name for name in STAGES if name.startswith(("RoundDownMerge", "EvenOddMerge", "FloorNormalise"))]
 OVERFLOW_STAGES = [name for name in STAGES if name.startswith("AMDProducts")]
 PARTIALS_STAGES = [name for name in STAGES if name.startswith("FMAMultiply")]
+ALIGN_ADD_STAGES = [name for name in STAGES if name.startswith("FMAAlignAdd")]
 
 
 @pytest.mark.parametrize("stage,setting", [(stage, setting) for stage in STAGES for setting in SETTINGS]
@@ -178,6 +179,7 @@ PARTIALS_STAGES = [name for name in STAGES if name.startswith("FMAMultiply")]
                          + [(stage, s) for stage in OVERFLOW_STAGES for s in ("3,overflow=1", "0,overflow=1")]
                          + [(stage, s) for stage in PARTIALS_STAGES
                             for s in ("3,partials=1", "0,partials=1", "3,decode=1", "0,decode=1")]
+                         + [(stage, s) for stage in ALIGN_ADD_STAGES for s in ("3,fma=3", "0,fma=3")]
                          + [pytest.param(stage, s, marks=pytest.mark.slow) for stage in STAGES for s in SLOW_SETTINGS])
 def test_stage_computes_the_bits_of_level_0(stage, setting):
     make = STAGES[stage]
@@ -190,6 +192,16 @@ def test_stage_computes_the_bits_of_level_0(stage, setting):
         bad = [t for t in range(n) if want[name][t] != got[name][t]]
         assert not bad, (f"{stage} at {setting} (latency {deep.latency}): {name} differs in {len(bad)} of {n}; "
                          f"first set {bad[0]}: {got[name][bad[0]]:#x}, level 0 {want[name][bad[0]]:#x}")
+
+
+@pytest.mark.parametrize("mode", ["RZ", "RD", "RU"])
+def test_align_add_of_a_directed_mode_at_fma_3_computes_the_bits_of_level_0(mode):
+    """fma=3 chooses the product's place after a register; a directed mode's sticky product too."""
+    ref, deep = FMAAlignAdd("f32", Pipelining(), mode), FMAAlignAdd("f32", Pipelining.parse("3,fma=3"), mode)
+    n = 60
+    inputs = _random_inputs(ref, n, zlib.crc32(mode.encode()))
+    want, got = run_ports(ref, inputs, n), run_ports(deep, inputs, n)
+    assert want == got
 
 
 @pytest.mark.parametrize("cuts", [("amount",), ("shift",), ("increment",), ("lod",),
