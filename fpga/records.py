@@ -484,7 +484,8 @@ def pipeline_choice(records: list[BuildRecord], arch: str, instr: str, board: st
     overrides = sorted({r.pipeline for r in records if r.pipeline.startswith(f"{level},") and passed(r.pipeline)})
     if overrides:
         found = passed(overrides[0])
-        return overrides[0], f"level {level} misses timing; its record {found.name} closed it with {overrides[0]}"
+        return overrides[0], (f"no record at level {level} closed timing; its record {found.name} closed it "
+                              f"with {overrides[0]}")
     return level, ""
 
 

@@ -277,7 +277,7 @@ def test_auto_pipeline_takes_an_override_only_where_the_level_missed(capsys, mon
     records.dump([missed, closed])
     seen, err = _chosen(capsys, monkeypatch, HGMMA)
     assert "_p3_merge3_75MHz" in seen["design"], seen["design"]
-    assert "pipelining: 3,merge=3 for hopper HGMMA.64xNx16.F32: level 3 misses timing" in err
+    assert "pipelining: 3,merge=3 for hopper HGMMA.64xNx16.F32: no record at level 3 closed timing" in err
     passed = replace(missed, result=replace(missed.result, verdict="PASS", fmax={"fast": 76.0, "sync": 70.0}))
     records.dump([passed, closed])
     seen, _ = _chosen(capsys, monkeypatch, HGMMA)
