@@ -133,6 +133,7 @@ def test_bitscan_proves(tmp_path):
     proves(bitscan_property(34, "lod.halves"), tmp_path)
 
 
+@pytest.mark.slow                      # about 11 s (make test's budget); the 34-bit proof stays
 def test_bitscan_at_the_exact_windows_width(tmp_path):
     """525 bits (CDNA1's bf16 exact window): the reference scan builds (chunked), proves, and sees a
     leading one off by one in the top chunk."""

@@ -548,7 +548,7 @@ def test_every_instruction_is_in_a_group():
     assert bases == {"SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA"}
 
 
-@pytest.mark.parametrize("group,n_rep,n_other", _params(100, 8))
+@pytest.mark.parametrize("group,n_rep,n_other", _params(60, 8))    # -m slow: 1500 and 100
 def test_golden_matches_reference(group, n_rep, n_other):
     _run_group(group, n_rep, n_other)
 
