@@ -26,7 +26,10 @@ def _rate(normal, bits, stages=None) -> bench.Rate:
     return bench.Rate({"normal": normal, "bits": bits}, rows=1, seconds=1.0, stages=stages or {})
 
 
-@pytest.mark.parametrize("path", [pytest.param("numba", marks=needs_numba), "numpy"])
+# numba: in the worker that compiles golden's kernels (tests/golden/test_golden_kernels.py), which then
+# come from numba's cache here instead of a second first compile (about 20 s on a fresh clone)
+@pytest.mark.parametrize("path", [pytest.param("numba", marks=[needs_numba, pytest.mark.xdist_group("golden_kernels")]),
+                                  "numpy"])
 def test_check_rate_on_a_tiny_budget(path):
     rate = bench.check_rate([HGMMA], path, seconds=0.01, batch=64)
     assert set(rate.by_kind) == {"normal", "bits"} and all(r > 0 for r in rate.by_kind.values())
