@@ -12,18 +12,17 @@ from __future__ import annotations
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.hdl import EnableInserter
 from amaranth.lib import stream, wiring
-from amaranth.lib.crc import Processor
-from amaranth.lib.crc.catalog import CRC32_MPEG_2
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import special_bits
 
+from .crc import CRC_BITS, SplitCRC
 from .generator import SelfTestGenerator
 
 __all__ = ["SelfTestEngine", "SIGNATURE_BITS"]
 
-SIGNATURE_BITS = 32
+SIGNATURE_BITS = CRC_BITS
 SIGNATURE_FIFO_DEPTH = 4       # signatures waiting for the link; a block starts only when its has room
 
 
@@ -142,18 +141,18 @@ class SelfTestEngine(wiring.Component):
                 m.d.sync += to_finish.eq(to_finish - 1)
         crcs = []
         for lane in range(self.lanes):
-            m.submodules[f"crc{lane}"] = crc = Processor(CRC32_MPEG_2(data_width=self.ins.formats[3].storage_bits))
-            m.d.comb += [crc.start.eq(got == 0), crc.valid.eq(counted & ~capture),
-                         crc.data.eq(results[lane])]
+            m.submodules[f"crc{lane}"] = crc = SplitCRC(self.ins.formats[3].storage_bits)
+            m.d.comb += [crc.first.eq(got == 0), crc.valid.eq(counted & ~capture), crc.data.eq(results[lane])]
             crcs.append(crc.crc)
-        push = Signal()                                 # the block's last result is in the CRCs now
-        m.d.sync += push.eq(last & ~capture)
+        # the block's last result is in the CRCs two cycles after it came (SplitCRC's two stages)
+        last_in, push = Signal(), Signal()
+        m.d.sync += [last_in.eq(last & ~capture), push.eq(last_in)]
         m.d.comb += [fifo.w_en.eq(push), fifo.w_data.eq(Cat(*crcs))]
         with m.If(self.start):
             m.d.sync += pending.eq(0)
         with m.Else():
             m.d.sync += pending.eq(pending + (starts_block & ~capture) - push)
-        with m.If(self.busy & ~self.start & (to_finish == 0) & ~push):
+        with m.If(self.busy & ~self.start & (to_finish == 0) & ~last_in & ~push):
             m.d.sync += self.busy.eq(0)
 
         # ---- counters ----

@@ -10,6 +10,7 @@ import golden
 from cosim.payload import PayloadLayout
 from fpga.selftest import model
 from fpga.config import BoardConfig
+from fpga.selftest.crc import SplitCRC
 from fpga.selftest.engine import SelfTestEngine
 from fpga.selftest.generator import SelfTestGenerator
 
@@ -71,6 +72,34 @@ def test_signature_model_is_amaranths_crc():
         words = rng.integers(0, 1 << min(width, 63), (3, 9), dtype=np.uint64)
         assert [int(x) for x in model.crc32(words, width)] == \
             [CRC32_MPEG_2(data_width=width).compute([int(w) for w in row]) for row in words]
+
+
+@pytest.mark.parametrize("width", [16, 32, 64, 6])
+def test_the_split_crc_is_the_models_crc_over_gaps_and_restarts(width):
+    """SplitCRC's register two cycles after each chain's last word is the model's CRC of the chain
+    (words with idle cycles between them, each chain from the initial value)."""
+    rng = np.random.default_rng(width)
+    chains = [rng.integers(0, 1 << min(width, 63), n, dtype=np.uint64) for n in (1, 5, 3, 8)]
+    dut, got = SplitCRC(width), []
+
+    async def bench(ctx):
+        for chain in chains:
+            for i, word in enumerate(chain):
+                while rng.random() < 0.3:               # an idle cycle
+                    ctx.set(dut.valid, 0)
+                    await ctx.tick()
+                ctx.set(dut.valid, 1)
+                ctx.set(dut.first, i == 0)
+                ctx.set(dut.data, int(word))
+                await ctx.tick()
+            ctx.set(dut.valid, 0)
+            await ctx.tick().repeat(2)
+            got.append(ctx.get(dut.crc))
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert got == [int(model.crc32(chain[None, :], width)[0]) for chain in chains]
 
 
 def _fake_result(ins, payload_lane: int) -> int:
