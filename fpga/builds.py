@@ -157,7 +157,7 @@ def build_board(args, standin: bool = False, reuse: bool = True):
                             unit=f"{cfg.arch} {','.join(cfg.instructions)}",
                             route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
                             router=getattr(args, "router", None))
-    fallback = yosys_auto and args.yosys is None and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
+    fallback = yosys_auto and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
     return (_with_yosys_fallback(run, args, brd) if fallback else run(args.yosys)), cfg
 
 
@@ -166,21 +166,26 @@ TOOL_FAILURES = ("synthesis failed", "place and route failed")
 
 
 def _with_yosys_fallback(run, args, brd):
-    """``run(None)`` (the family's pinned Yosys, chosen by ``--yosys auto``); when synthesis or place and
-    route fails with it, once more with the environment's release, said in one line: a build with no
-    options does not stop at a release's abort that the family's known list does not name yet."""
+    """``run(args.yosys)``, the release ``--yosys auto`` chose (the family's pin, or the environment's
+    where a record or the family's known aborts say so); when synthesis or place and route fails with
+    it, once more with the other of the two, said in one line: a build with no options does not stop
+    at a release's abort that neither the records nor the known list name yet."""
+    first = args.yosys
     try:
-        return run(None)
+        return run(first)
     except (_build.RouteTimedOut, _build.DoesNotFit):
         raise
     except _build.BuildError as e:
         if not str(e).startswith(TOOL_FAILURES):
             raise
-        print(f"yosys: the {brd.family.name} pin {brd.family.yosys_version} did not build {args.arch} {args.instr} "
-              f"({str(e)[:160]}); building again with the environment's release (--yosys env)",
-              file=sys.stderr, flush=True)
-        args.yosys = _build.ENV_YOSYS
-        return run(_build.ENV_YOSYS)
+        other = None if first == _build.ENV_YOSYS else _build.ENV_YOSYS
+        names = {None: f"the {brd.family.name} pin {brd.family.yosys_version}",
+                 _build.ENV_YOSYS: "the environment's release"}
+        print(f"yosys: {names.get(first, f'release {first}')} did not build {args.arch} {args.instr} "
+              f"({str(e)[:160]}); building again with {names[other]} "
+              f"(--yosys {other or brd.family.yosys_version})", file=sys.stderr, flush=True)
+        args.yosys = other
+        return run(other)
 
 
 def _built_dut(args, brd, standin: bool, reuse: bool):

@@ -365,15 +365,16 @@ def test_the_defaults_pick_a_passing_record_wherever_one_exists():
             assert chosen is None and spec == level, (arch, instr, spec)
 
 
-def test_a_pin_that_fails_is_retried_with_the_environments_yosys(capsys, monkeypatch, tmp_path, manifest):
+def test_a_release_that_fails_is_retried_with_the_other(capsys, monkeypatch, tmp_path, manifest):
     """--yosys auto chose the pin and it failed (an abort the known list does not name): built again with env,
-    said in one line; a release the user named is not second-guessed."""
-    tried = []
+    said in one line; the other way round where a record chose env; a release the user named is not
+    second-guessed."""
+    tried, failing = [], {None, "0.64.0.0.post1131"}
 
     def fake_build(top, brd, design, yosys_version, **kw):
         top._MustUse__silence = True
         tried.append(yosys_version)
-        if yosys_version in (None, "0.64.0.0.post1131"):
+        if yosys_version in failing:
             raise build.BuildError("synthesis failed (exit status 134) after 60 s: ERROR: Assert failed; see log")
         return _report(tmp_path / design, design, 75, {"fast": 80.0, "sync": 70.0})
 
@@ -385,6 +386,13 @@ def test_a_pin_that_fails_is_retried_with_the_environments_yosys(capsys, monkeyp
     tried.clear()
     assert main(["build", "ampere", "HMMA.16816.F32", "--yosys", "0.64.0.0.post1131"]) == 2 and tried == [
         "0.64.0.0.post1131"]
+    tried.clear()
+    failing = {"env"}
+    records.dump([replace(_hgmma_record(tmp_path), yosys="env")])
+    assert main(["build", *HGMMA]) == 0 and tried == ["env", None]
+    err = capsys.readouterr().err
+    assert "yosys: the environment's release did not build hopper HGMMA.64xNx16.F32 (synthesis failed" in err
+    assert "building again with the ecp5 pin 0.64.0.0.post1131 (--yosys 0.64.0.0.post1131)" in err
 
 
 # --- the records as the docs show them ------------------------------------------------------------
