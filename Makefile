@@ -80,8 +80,8 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
-# pytest-xdist: one worker per core (at most 4), which keeps the suite, FPGA tests included, under
-# 10 minutes on a 2-core machine (docs/verification.md has the measurement); loadgroup keeps the tests
+# pytest-xdist: one worker per core (at most 4), which keeps the suite, FPGA tests included, within
+# 8 minutes on a 2-core machine (docs/verification.md has the measurement); loadgroup keeps the tests
 # that run Yosys in one worker (a fresh machine compiles its WebAssembly once)
 test: $(STAMP)
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup

@@ -128,6 +128,7 @@ def test_board_top_without_a_platform_takes_a_fast_clock_port_when_asked():
     assert _ports(verilog.convert(BoardTop(small_config()), name="board")) == {"clk", "rst", "uart_rx", "uart_tx"}
 
 
+@pytest.mark.slow      # two board tops prepared; make test: test_fpga_clocks' 16 MHz top has the bridge and both clocks
 def test_a_pll_board_defaults_to_two_domains_with_the_link_on_the_oscillator():
     boards = pytest.importorskip("amaranth_boards.ulx3s")
     from fpga.top import BoardTop

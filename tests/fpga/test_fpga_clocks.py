@@ -136,6 +136,7 @@ def test_board_top_at_16_mhz_on_the_ulx3s_runs_from_the_pll():
                      r"\s+connect \\CE 1'1\n\s+connect \\CLKO \\fast_rst\n", il)
     assert re.search(r'FREQUENCY NET "\S+" 16000000\.0 HZ;', lpf)   # nextpnr judges the design clock
     assert 'FREQUENCY PORT "clk25_0__io" 25000000.0 HZ;' in lpf
+    assert "bridge" in il                           # two clock domains by default on a PLL board
 
 
 def test_board_top_at_the_boards_clock_has_no_pll():
