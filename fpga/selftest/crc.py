@@ -17,19 +17,11 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .model import CRC_INIT, CRC_POLY
+from .model import CRC_INIT, crc_word
 
 __all__ = ["SplitCRC", "CRC_BITS", "update_matrices"]
 
 CRC_BITS = 32
-
-
-def _serial(crc: int, word: int, width: int) -> int:
-    """One ``width``-bit word into the CRC register, MSB first (the model's definition, bit by bit)."""
-    for bit in range(width - 1, -1, -1):
-        feedback = (crc >> 31 ^ word >> bit) & 1
-        crc = (crc << 1 & 0xFFFFFFFF) ^ (CRC_POLY if feedback else 0)
-    return crc
 
 
 @cache
@@ -38,11 +30,11 @@ def update_matrices(width: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     of word bits whose XOR is bit ``k`` after one word (the columns of ``A`` and ``B``, by linearity)."""
     state, data = [0] * CRC_BITS, [0] * CRC_BITS
     for j in range(CRC_BITS):
-        column = _serial(1 << j, 0, width)
+        column = crc_word(1 << j, 0, width)
         for k in range(CRC_BITS):
             state[k] |= (column >> k & 1) << j
     for i in range(width):
-        column = _serial(0, 1 << i, width)
+        column = crc_word(0, 1 << i, width)
         for k in range(CRC_BITS):
             data[k] |= (column >> k & 1) << i
     return tuple(state), tuple(data)
@@ -87,7 +79,7 @@ class SplitCRC(wiring.Component):
         with m.If(self.valid):
             m.d.sync += part.eq(Cat(*[_xor_of(self.data, taps) for taps in data_taps]))
         # the chain's start: A applied to the initial value is a constant
-        from_init = _serial(CRC_INIT, 0, self.width)
+        from_init = crc_word(CRC_INIT, 0, self.width)
         from_state = Cat(*[_xor_of(self.crc, taps) for taps in state_taps])
         with m.If(part_valid):
             m.d.sync += self.crc.eq(Mux(part_first, from_init, from_state) ^ part)

@@ -43,7 +43,8 @@ from golden.catalog import Instruction
 from golden.formats import Format, get_format, special_bits
 
 __all__ = ["ROUNDS", "KINDS", "CRC_POLY", "CRC_INIT", "KEY_STEP", "arx_words", "exponent_window", "lane_words",
-           "operands", "canonical_results", "crc32", "signatures", "block_entries", "check_request", "SelfTestSpec"]
+           "operands", "canonical_results", "crc_word", "crc32", "signatures", "block_entries", "check_request",
+           "SelfTestSpec"]
 
 ROUNDS = 6                    # ARX rounds per word (a register each): full diffusion of the 64-bit state
 KEY_STEP = 0x9E3779B9         # round key r adds r * this to the seed half (the golden ratio, as in TEA)
@@ -171,14 +172,17 @@ def canonical_results(ins: Instruction, d) -> np.ndarray:
     return np.where(nan, np.uint64(special_bits(fd, "nan")), d)
 
 
+def crc_word(crc: int, word: int, width: int) -> int:
+    """The CRC register after one ``width``-bit word, MSB first, bit by bit: the definition the byte
+    table below and the gateware's update matrices (:mod:`fpga.selftest.crc`) are made from."""
+    for bit in range(width - 1, -1, -1):
+        feedback = (crc >> 31 ^ word >> bit) & 1
+        crc = (crc << 1 & 0xFFFFFFFF) ^ (CRC_POLY if feedback else 0)
+    return crc
+
+
 def _byte_table() -> np.ndarray:
-    table = np.zeros(256, np.uint64)
-    for byte in range(256):
-        crc = byte << 24
-        for _ in range(8):
-            crc = ((crc << 1) ^ CRC_POLY if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
-        table[byte] = crc
-    return table
+    return np.array([crc_word(byte << 24, 0, 8) for byte in range(256)], np.uint64)
 
 
 _TABLE = _byte_table()
