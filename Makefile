@@ -70,12 +70,11 @@ help:
 	@echo "WAVES=, RESUME=, FRESH= take yes/no words (1, yes, y, true, on, enable; 0, no, off, ...); anything else is refused."
 	@echo "MMA_BUILD_DIR=DIR (make or environment): Verilator builds, replay files, lint runs, proofs, board builds and campaign databases go to DIR, not build/."
 
-$(STAMP): requirements.txt pyproject.toml
+# the pinned dependencies, then the project itself, editable (its console scripts and the probe's
+# plugin backends, fpga:URL): with uv from pip's own package sources, else with pip (the script says why)
+$(STAMP): requirements.txt pyproject.toml tools/venv_install.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	# the project itself, editable: its console scripts and the probe's plugin backends (fpga:URL)
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) tools/venv_install.py $(PY)
 	touch $(STAMP)
 
 venv: $(STAMP)

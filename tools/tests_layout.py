@@ -37,7 +37,7 @@ RULES = {
     "fpga": "fpga", "robustness_fpga": "fpga",
     "campaign": "campaign", "robustness_campaign": "campaign",
     "layers": "project", "readme": "project", "robustness": "project", "packaging": "project",
-    "paths": "project", "spec": "project", "layout": "project", "ruff": "project",
+    "paths": "project", "spec": "project", "layout": "project", "ruff": "project", "venv_install": "project",
 }
 FOLDERS = sorted(set(RULES.values()))
 # where a reference to a moved file may be written, and how one reads (not already in a folder)
