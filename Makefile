@@ -82,7 +82,11 @@ venv: $(STAMP)
 # pytest-xdist: one worker per core (at most 4), which keeps the suite, FPGA tests included, within
 # 8 minutes on a 2-core machine (docs/verification.md has the measurement); loadgroup keeps the tests
 # that run Yosys in one worker (a fresh machine compiles its WebAssembly once)
+# Where the environment sets PYTHONDONTWRITEBYTECODE, every process the suite starts (hundreds: the
+# CLI tests, cocotb's simulators, campaign workers) would compile the checkout's modules again: they
+# are compiled once here (a second or two; unchanged files are skipped)
 test: $(STAMP)
+	$(PY) -m compileall -q -j 0 golden hw cosim tb formal probe fpga campaign tests/support >/dev/null
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 gemm-example: $(STAMP)

@@ -65,7 +65,7 @@ def with_uv(python: str) -> str | None:
         return f"pip could not install {UV}"
     uv = str(Path(python).parent / "uv")
     args, env = uv_source_args(pip_config(python))
-    base = [uv, "pip", "install", "--quiet", "--python", python, *args]
+    base = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *args]
     if not run([*base, "-r", str(REQUIREMENTS)], env):
         return f"{shlex.join(base[:3])} -r requirements.txt failed"
     if not run([*base, "--no-deps", "-e", str(ROOT)], env):
