@@ -44,6 +44,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from amaranth.build.run import BuildPlan
+
 from golden import paths
 
 from .boards import BOARDS, BoardSpec, board as find_board
@@ -605,7 +607,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     tools = tool_versions(yosys_version, family)
     if reuse and (folder / "report.json").exists() and (folder / family.bitstream).exists():
         stored = BuildReport.from_json((folder / "report.json").read_text())
-        if (stored.plan_digest, stored.capacity, stored.tools, stored.clock_mhz) == (digest, capacity, tools,
+        built = digest if stored.plan_digest == digest else purged(plan).digest(16).hex()
+        if (stored.plan_digest, stored.capacity, stored.tools, stored.clock_mhz) == (built, capacity, tools,
                                                                                      clock_hz / 1e6):
             if stored.lanes_fit != lanes_fit and lanes_fit is not None:      # asked again since: say so
                 stored.lanes_fit = lanes_fit
@@ -617,8 +620,8 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
             return _timing_verdict(stored, allow_timing_fail)
     for old in ("report.json", "report.txt", family.bitstream, f"{NAME}.report.json"):
         (folder / old).unlink(missing_ok=True)
-    plan.extract(folder)
-    steps += _run_steps(_commands(folder, yosys_version), folder, brd, capacity, route_timeout)
+    steps += _synthesise_and_route(plan, folder, yosys_version, brd, capacity, route_timeout)
+    digest = _built_digest(folder, digest)
     synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()), family)
 
     pnr = json.loads((folder / f"{NAME}.report.json").read_text())
@@ -634,17 +637,92 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     return _timing_verdict(report, allow_timing_fail)
 
 
+PURGED_MARK = "purged.txt"      # in a build folder whose synthesis ran PURGE first: the fault it dodged
+
+
+def _synthesise_and_route(plan, folder: Path, yosys_version: str | None, brd: BoardSpec, capacity: Resources,
+                          route_timeout: float | None) -> list[tuple[str, float]]:
+    """:func:`_run_steps` on ``plan``; on an :class:`Abc9Fault`, once more with :data:`PURGE` first
+    (said on stderr, and kept in the folder's ``purged.txt``)."""
+    (folder / PURGED_MARK).unlink(missing_ok=True)
+    plan.extract(folder)
+    try:
+        return _run_steps(_commands(folder, yosys_version), folder, brd, capacity, route_timeout)
+    except Abc9Fault as e:
+        print(f"synthesis: {e.fault} (a known fault of Yosys's ABC9 step); synthesising again with "
+              f"`{PURGE}` first (the same logic, fewer net names)", file=sys.stderr, flush=True)
+        plan = purged(plan)
+        plan.extract(folder)
+        steps = _run_steps(_commands(folder, yosys_version), folder, brd, capacity, route_timeout)
+        (folder / PURGED_MARK).write_text(f"{plan.digest(16).hex()}\n{e.fault}\n")
+        return steps
+
+
+def _built_digest(folder: Path, digest: str) -> str:
+    """The digest of the plan that was built: ``digest``, or its purged plan's where the build needed it."""
+    mark = folder / PURGED_MARK
+    return mark.read_text().split()[0] if mark.exists() else digest
+
+
 def _run_steps(commands: dict, folder: Path, brd: BoardSpec, capacity: Resources,
                route_timeout: float | None) -> list[tuple[str, float]]:
     """Synthesis, the fit check, place and route, pack: each step's (name, seconds)."""
     tools = brd.family.tools
-    steps = [(Step.SYNTHESIS, _run(commands[tools[Step.SYNTHESIS]], folder, f"{NAME}.rpt", Step.SYNTHESIS))]
+    try:
+        steps = [(Step.SYNTHESIS, _run(commands[tools[Step.SYNTHESIS]], folder, f"{NAME}.rpt", Step.SYNTHESIS))]
+    except BuildError as e:
+        if (fault := abc9_fault(folder)) is not None:
+            raise Abc9Fault(str(e), fault) from None
+        raise
+    if (fault := abc9_fault(folder)) is not None:
+        raise Abc9Fault(f"synthesis failed: it wrote a netlist nextpnr would refuse ({fault}); "
+                        f"see {folder / (NAME + '.rpt')}", fault)
     synthesised = synth_resources(json.loads((folder / f"{NAME}.stat.json").read_text()), brd.family)
     check_fit(synthesised, capacity, brd.device, brd.family)
     steps.append((Step.PLACE_AND_ROUTE, _run(commands[tools[Step.PLACE_AND_ROUTE]], folder, f"{NAME}.tim",
                                              Step.PLACE_AND_ROUTE, route_timeout)))
     steps.append((Step.PACK, _run(commands[tools[Step.PACK]], folder, "pack.out", Step.PACK)))
     return steps
+
+
+# Yosys's ABC9 step mis-joins nets on some designs (the Ampere CoFDA board top at c7f2a67, with
+# every release from 0.64 to 0.70): 0.64-0.69 leave pairs of flip-flops driving one net ("multiple
+# conflicting drivers" in synthesis' check; nextpnr then refuses the netlist), 0.70 aborts on an
+# assertion in abc9_ops' reintegration.  Both are gone when the aliases of public wires are removed
+# before synthesis (opt_clean -purge: the same logic, fewer net names), measured on that top.
+ABC9_FAULTS = ("multiple conflicting drivers", "GetSize(conn.first) == GetSize(conn.second)")
+PURGE = "opt_clean -purge"
+
+
+class Abc9Fault(BuildError):
+    """Synthesis left a net with two drivers, or aborted in ABC9's reintegration (:data:`ABC9_FAULTS`);
+    ``fault`` is the log line that shows it."""
+
+    def __init__(self, message: str, fault: str):
+        super().__init__(message)
+        self.fault = fault
+
+
+def abc9_fault(folder: Path) -> str | None:
+    """The first line of ``folder``'s synthesis log or output that shows an ABC9 fault, if any."""
+    for name in (f"{NAME}.rpt", "synthesis.out"):
+        path = folder / name
+        if path.exists():
+            for line in path.read_text(errors="replace").splitlines():
+                if any(fault in line for fault in ABC9_FAULTS):
+                    return line.strip()[:200]
+    return None
+
+
+def purged(plan):
+    """``plan`` with :data:`PURGE` run before its synthesis command (a copy; ``plan`` is unchanged)."""
+    script = f"{NAME}.ys"
+    lines = plan.files[script].splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("synth_"))
+    new = BuildPlan(plan.script)
+    for name, content in plan.files.items():
+        new.add_file(name, "\n".join([*lines[:at], PURGE, *lines[at:]]) + "\n" if name == script else content)
+    return new
 
 
 def _timing_verdict(report: BuildReport, allow_timing_fail: bool) -> BuildReport:

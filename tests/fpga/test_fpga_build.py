@@ -263,3 +263,70 @@ def test_a_webassembly_trap_is_explained(tmp_path):
     assert "4 GiB" in said and "YOSYS=" in said and "fewer lanes" in said
     out.write_text("ERROR: Module `top' not found\nwasm trap: unreachable\n")
     assert _tool_error(out) == "ERROR: Module `top' not found"
+
+
+# --- Yosys's ABC9 fault: found in the log, and synthesised again with the aliases purged ----------
+
+CONFLICT = ("Warning: multiple conflicting drivers for top.\\unit.lane0.pass0.i[4].sign:\n"
+            "    port Q[0] of cell unit.lane0.pass0.i[4].sign_TRELLIS_FF_Q_1 (TRELLIS_FF)\n")
+
+
+def _blinky_plan():
+    return build._prepare(Blinky(), boards.board(SMALL), 1, "dsp", None, None)
+
+
+def test_the_purged_plan_runs_opt_clean_purge_just_before_synthesis():
+    plan = _blinky_plan()
+    script = plan.files["top.ys"]
+    again = build.purged(plan)
+    lines = again.files["top.ys"].splitlines()
+    synth = next(i for i, line in enumerate(lines) if line.strip().startswith("synth_"))
+    assert lines[synth - 1] == build.PURGE and build.PURGE not in script
+    assert plan.files["top.ys"] == script                      # the plan itself is unchanged
+    assert {k: v for k, v in again.files.items() if k != "top.ys"} == {k: v for k, v in plan.files.items()
+                                                                       if k != "top.ys"}
+    assert again.digest(16) != plan.digest(16)
+
+
+def test_an_abc9_fault_is_found_in_the_synthesis_log(tmp_path):
+    (tmp_path / "top.rpt").write_text("2.50. Executing CHECK pass\nChecking module top...\n" + CONFLICT)
+    assert build.abc9_fault(tmp_path).startswith("Warning: multiple conflicting drivers for top.")
+    (tmp_path / "top.rpt").write_text("Checking module top...\nFound and reported 0 problems.\n")
+    assert build.abc9_fault(tmp_path) is None
+
+
+def test_a_netlist_with_two_drivers_is_synthesised_again_with_the_purge(tmp_path, monkeypatch, capsys):
+    """Planted: a synthesis that writes the conflict unless its script purges first; the build runs it
+    again with the purge, says so in one line, and keeps the purged plan's digest for its reuse check."""
+    ran = []
+
+    def synthesis(commands, folder, brd, capacity, route_timeout):
+        script = (folder / "top.ys").read_text()
+        ran.append(build.PURGE in script)
+        (folder / "top.rpt").write_text("" if build.PURGE in script else CONFLICT)
+        if (fault := build.abc9_fault(folder)) is not None:
+            raise build.Abc9Fault(f"synthesis failed: ({fault})", fault)
+        return [("synthesis", 1.0)]
+
+    monkeypatch.setattr(build, "_run_steps", synthesis)
+    plan = _blinky_plan()
+    steps = build._synthesise_and_route(plan, tmp_path, None, boards.board(SMALL), None, None)
+    assert ran == [False, True] and steps == [("synthesis", 1.0)]
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "multiple conflicting drivers" in said[0] and "opt_clean -purge" in said[0]
+    assert build._built_digest(tmp_path, plan.digest(16).hex()) == build.purged(plan).digest(16).hex()
+
+    ran.clear()                                                # a design without the fault: one synthesis
+    monkeypatch.setattr(build, "_run_steps", lambda *a: ran.append(True) or [])
+    build._synthesise_and_route(plan, tmp_path, None, boards.board(SMALL), None, None)
+    assert ran == [True] and build._built_digest(tmp_path, "plain") == "plain"
+
+
+def test_a_fault_the_purge_does_not_cure_is_the_build_error(tmp_path, monkeypatch):
+    def synthesis(commands, folder, brd, capacity, route_timeout):
+        raise build.Abc9Fault("synthesis failed (exit status 1): ERROR: Assert ...", "ERROR: Assert ...")
+
+    monkeypatch.setattr(build, "_run_steps", synthesis)
+    with pytest.raises(build.Abc9Fault, match="^synthesis failed"):
+        build._synthesise_and_route(_blinky_plan(), tmp_path, None, boards.board(SMALL), None, None)
+    assert not (tmp_path / build.PURGED_MARK).exists()
