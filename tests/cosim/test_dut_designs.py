@@ -7,13 +7,12 @@ lints clean.  The slow tier runs every design and every planted fault with its d
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]
 DUT = REPO / "examples" / "dut"
@@ -22,11 +21,7 @@ N = 20000
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("dut_selfcheck", REPO / "tools" / "dut_selfcheck.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("dut_selfcheck", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("dut_selfcheck")
 
 
 sc = _tool()

@@ -1,22 +1,19 @@
 """tools/link_equiv.py, the check that a refactoring left the host link's hardware unchanged: it proves
 a link equal to itself and catches one CRC bit changed (docs/fpga/README.md, "The host link's parts")."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from fpga.config import BoardConfig
 from fpga.link import HostLink, frame
+from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("link_equiv", REPO / "tools" / "link_equiv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("link_equiv")
 
 
 @pytest.mark.slow

@@ -9,7 +9,6 @@ split-K in 3 slices of whole 128-element tiles, and without it a promotion every
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -17,15 +16,13 @@ import pytest
 
 import golden
 from golden.gemm import Kernel, gemm
+from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def tool():
-    spec = importlib.util.spec_from_file_location("gemm_gpu_check", REPO / "tools" / "gemm_gpu_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gemm_gpu_check")
 
 
 def load(tool, name: str, tag: str, op: str):

@@ -3,19 +3,17 @@ cannot install (the Makefile's first step on a fresh clone)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+
+from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("venv_install", REPO / "tools" / "venv_install.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("venv_install")
 
 
 PIP_CONFIG_LIST = """\
