@@ -330,3 +330,28 @@ def test_a_fault_the_purge_does_not_cure_is_the_build_error(tmp_path, monkeypatc
     with pytest.raises(build.Abc9Fault, match="^synthesis failed"):
         build._synthesise_and_route(_blinky_plan(), tmp_path, None, boards.board(SMALL), None, None)
     assert not (tmp_path / build.PURGED_MARK).exists()
+
+
+@pytest.mark.slow                      # a bitstream, and synthesis twice (about 15 s)
+@pytest.mark.xdist_group("yosys")
+def test_a_planted_abc9_fault_is_built_through_with_the_real_tools(tmp_path, monkeypatch, capsys):
+    """A Yosys that writes the two-driver warning unless its script purges first, the real one
+    otherwise: the build synthesises again with the purge, packs a bitstream, and is then reused."""
+    real = build.tool_command("yosys", build.ENV_YOSYS)
+    fake = tmp_path / "faulty-yosys"
+    fake.write_text(f"#!{sys.executable}\nimport os, sys\n"
+                    "script = open(sys.argv[-1]).read() if sys.argv[-1].endswith('.ys') else ''\n"
+                    f"if script and {build.PURGE!r} not in script:\n"
+                    f"    open('top.rpt', 'w').write({CONFLICT!r})\n"
+                    "    sys.exit(0)\n"
+                    f"os.execv({real[0]!r}, [*{real!r}, *sys.argv[1:]])\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("YOSYS", str(fake))
+    folder = tmp_path / "b"
+    report = build.build(Blinky(), SMALL, "blinky", build_dir=folder, reuse=False, yosys_version=build.ENV_YOSYS)
+    assert (folder / "top.bit").stat().st_size > 10_000 and report.timing_met
+    assert build.PURGE in (folder / "top.ys").read_text()
+    said = [line for line in capsys.readouterr().err.splitlines() if "ABC9" in line]
+    assert len(said) == 1 and "multiple conflicting drivers" in said[0]
+    again = build.build(Blinky(), SMALL, "blinky", build_dir=folder, yosys_version=build.ENV_YOSYS)
+    assert again == report and "ABC9" not in capsys.readouterr().err               # reused, not rebuilt
