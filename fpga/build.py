@@ -718,7 +718,9 @@ def purged(plan):
     """``plan`` with :data:`PURGE` run before its synthesis command (a copy; ``plan`` is unchanged)."""
     script = f"{NAME}.ys"
     lines = plan.files[script].splitlines()
-    at = next(i for i, line in enumerate(lines) if line.strip().startswith("synth_"))
+    at = next((i for i, line in enumerate(lines) if line.strip().startswith("synth_")), None)
+    if at is None:
+        raise BuildError(f"{script} has no synth_ command to run {PURGE!r} before")
     new = BuildPlan(plan.script)
     for name, content in plan.files.items():
         new.add_file(name, "\n".join([*lines[:at], PURGE, *lines[at:]]) + "\n" if name == script else content)

@@ -288,6 +288,13 @@ def test_the_purged_plan_runs_opt_clean_purge_just_before_synthesis():
     assert again.digest(16) != plan.digest(16)
 
 
+def test_a_script_without_a_synthesis_command_is_one_clear_error():
+    plan = _blinky_plan()
+    plan.files["top.ys"] = "read_rtlil top.il\nwrite_json top.json\n"
+    with pytest.raises(BuildError, match="top.ys has no synth_ command to run 'opt_clean -purge' before"):
+        build.purged(plan)
+
+
 def test_an_abc9_fault_is_found_in_the_synthesis_log(tmp_path):
     (tmp_path / "top.rpt").write_text("2.50. Executing CHECK pass\nChecking module top...\n" + CONFLICT)
     assert build.abc9_fault(tmp_path).startswith("Warning: multiple conflicting drivers for top.")
