@@ -135,6 +135,12 @@ def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--router", default=AUTO, choices=(*routers, AUTO),
                     help="nextpnr's router, or auto (default): the one the design's record names (router2 where "
                          "router1 did not converge), else nextpnr's own (router1)")
+    placers = sorted({p for fam in FAMILIES.values() for p in fam.placers})
+    ap.add_argument("--placer", default=AUTO, choices=(*placers, AUTO),
+                    help="nextpnr's placer, or auto (default): the one the design's record names (static where it "
+                         "closed timing and HeAP did not), else nextpnr's own (heap)")
+    ap.add_argument("--tmg-ripup", action=argparse.BooleanOptionalAction, default=None,
+                    help="nextpnr's timing-driven rip-up while routing (default: as the design's record, else off)")
 
 
 def _seconds(text: str) -> float:

@@ -49,7 +49,7 @@ from amaranth.build.run import BuildPlan
 from golden import paths
 
 from .boards import BOARDS, BoardSpec, board as find_board
-from .families import FAMILIES, RESOURCES, Family, Resources, Step, family as find_family
+from .families import FAMILIES, RESOURCES, Family, PlaceAndRoute, Resources, Step, family as find_family
 from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
 from .multipliers import describe as describe_multipliers
 from .uart import clocks_per_bit
@@ -488,7 +488,7 @@ def tool_versions(yosys_version: str | None = None, family: Family | str = ECP5)
 
 
 def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
-             verilog: tuple | None = None, clock_hz: int | None = None, router: str | None = None):
+             verilog: tuple | None = None, clock_hz: int | None = None, pnr: PlaceAndRoute = PlaceAndRoute()):
     """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options;
     ``verilog``: ``({name: text}, read_verilog options)`` of a design of one's own (:func:`fpga.dut.platform_files`),
     whose files the plan carries and Yosys reads beside the board top."""
@@ -501,7 +501,7 @@ def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, ds
                 platform.add_file(name, text)
         if options:
             overrides["read_verilog_opts"] = options
-    extra = brd.family.pnr_options(clock_hz or brd.clock_hz) + (f" --router {router}" if router else "")
+    extra = " ".join(filter(None, (brd.family.pnr_options(clock_hz or brd.clock_hz), pnr.options())))
     return platform.prepare(
         top, name=NAME, script_after_synth=f"tee -q -o {NAME}.stat.json stat -json",
         nextpnr_opts=f"--report {NAME}.report.json --detailed-timing-report --timing-allow-fail --seed {seed}"
@@ -548,7 +548,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
           unit: str = "", verilog: tuple | None = None, route_timeout: float | None = ROUTE_TIMEOUT_S,
-          router: str | None = None) -> BuildReport:
+          pnr: PlaceAndRoute = PlaceAndRoute()) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters
@@ -588,18 +588,17 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
         A design of one's own inside the top (:func:`fpga.dut.platform_files`): its files and Yosys options.
     route_timeout : float, optional
         Seconds routing may last before the build stops with :class:`RouteTimedOut` (None: no limit).
-    router : str, optional
-        nextpnr's router (``Family.routers``; None: nextpnr's default).
+    pnr : PlaceAndRoute, optional
+        nextpnr's router, placer and timing rip-up (``Family.routers``, ``Family.placers``; the
+        default: nextpnr's own).
     """
     brd = find_board(board)
     clock_hz = clock_hz or brd.clock_hz
     folder = Path(build_dir).resolve() if build_dir else default_build_dir(brd, design)
     capacity = capacity or device_capacity(brd)
     started = time.perf_counter()
-    if router is not None and router not in brd.family.routers:
-        raise ValueError(f"router {router!r} is not one of the {brd.family.name} family's: "
-                         f"{', '.join(brd.family.routers)}")
-    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog, clock_hz, router)
+    brd.family.check_pnr(pnr)
+    plan = _prepare(top, brd, seed, multipliers, lanes, dsp_lanes, verilog, clock_hz, pnr)
     digest = plan.digest(16).hex()
     steps = [("elaborate", time.perf_counter() - started)]
     family = brd.family

@@ -19,6 +19,7 @@ import golden
 from .boards import board as find_board
 from . import build as _build      # looked up at each call: a test plants a fake build there
 from .config import BoardConfig
+from .families import PlaceAndRoute
 from .fit import board_config
 from .progress import ROUTE_TIMEOUT_S
 from .top import BoardTop
@@ -57,9 +58,11 @@ class BuildRequest:
         A design of one's own (``UNIT.TOML``).
     route_timeout : float, optional
         Seconds routing may last (:mod:`fpga.progress`).
-    router : str, optional
-        nextpnr's router, or ``auto`` (the default: the one the design's record names, else the
-        family's, :func:`fpga.records.router_choice`).
+    router, placer : str, optional
+        nextpnr's router and placer, or ``auto`` (the default: the ones the design's record names,
+        else the family's, :func:`fpga.records.pnr_choice`).
+    tmg_ripup : bool, optional
+        nextpnr's timing-driven rip-up while routing; None (the default): as the design's record.
     """
 
     arch: str
@@ -76,6 +79,8 @@ class BuildRequest:
     dut: str | None = None
     route_timeout: float | None = ROUTE_TIMEOUT_S
     router: str | None = AUTO
+    placer: str | None = AUTO
+    tmg_ripup: bool | None = None
     cmd: str = "build"
 
 
@@ -155,8 +160,7 @@ def build_board(args, standin: bool = False, reuse: bool = True):
                             reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
                             lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
                             unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
-                            router=getattr(args, "router", None))
+                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S), pnr=pnr_of(args))
     fallback = yosys_auto and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
     return (_with_yosys_fallback(run, args, brd) if fallback else run(args.yosys)), cfg
 
@@ -205,8 +209,7 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     report = _build.build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
                           yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
                           unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
-                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
-                          router=getattr(args, "router", None))
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S), pnr=pnr_of(args))
     return report, cfg
 
 
@@ -270,15 +273,16 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
     fastest one a record of this board top at that level closed (:func:`fpga.records.fastest_clock`),
     else the family's default clock at the family's level, else the board's own (and always for the
     stand-in); Yosys the family's pin unless a record or the family's known aborts name another
-    (:func:`fpga.records.yosys_choice`); nextpnr's router the one a record of the design names, else
-    the family's (:func:`fpga.records.router_choice`).  A design of one's own (``--dut``) is built as it is: level 0
-    at the board's clock.
+    (:func:`fpga.records.yosys_choice`); nextpnr's router, placer and timing rip-up the ones a record of
+    the design names, else the family's (:func:`fpga.records.pnr_choice`).  A design of one's own
+    (``--dut``) is built as it is: level 0 at the board's clock, nextpnr's defaults.
     """
     from . import records
     family, dut = brd.family, getattr(args, "dut", None)
     chose, why, lines = [], "", []
-    manifest = records.load() if AUTO in (getattr(args, "pipeline", None), getattr(args, "clock", None),
-                                          getattr(args, "yosys", None), getattr(args, "router", None)) else []
+    pnr_auto = _pnr_left_to_auto(args)
+    manifest = records.load() if pnr_auto or AUTO in (getattr(args, "pipeline", None), getattr(args, "clock", None),
+                                                      getattr(args, "yosys", None)) else []
     if getattr(args, "pipeline", None) == AUTO:
         args.pipeline, spec_why = ("0", "") if dut else _auto_pipeline(args, brd, standin, manifest)
         chose.append(f"pipelining {args.pipeline}" if spec_why else f"pipelining level {args.pipeline}")
@@ -297,13 +301,29 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
         if args.yosys:
             lines.append(f"yosys: {args.yosys} (--yosys {args.yosys}) for {args.arch} {args.instr}: {why} "
                          f"(--yosys VERSION chooses another)")
-    if getattr(args, "router", None) == AUTO:
-        args.router, why = (family.default_router, "") if dut else \
-            records.router_choice(manifest, family, args.arch, args.instr, brd.name)
-        if why:
-            lines.append(f"router: {args.router} (--router {args.router}) for {args.arch} {args.instr}: {why} "
-                         f"(--router chooses another)")
+    if pnr_auto:
+        chosen, why = (family.default_pnr(), "") if dut else \
+            records.pnr_choice(manifest, family, args.arch, args.instr, brd.name)
+        for key in pnr_auto:
+            setattr(args, key, getattr(chosen, key))
+        taken = PlaceAndRoute(**{key: getattr(chosen, key) for key in pnr_auto}).options()
+        if why and taken:
+            lines.append(f"place and route: {taken} for {args.arch} {args.instr}: {why} "
+                         f"(--router, --placer and --no-tmg-ripup choose others)")
     return lines
+
+
+def _pnr_left_to_auto(args) -> list[str]:
+    """The fields of nextpnr's choices (:class:`PlaceAndRoute`) that ``args`` leaves to ``auto``."""
+    left = [key for key in ("router", "placer") if getattr(args, key, None) == AUTO]
+    return left + (["tmg_ripup"] if hasattr(args, "tmg_ripup") and args.tmg_ripup is None else [])
+
+
+def pnr_of(args) -> PlaceAndRoute:
+    """nextpnr's choices ``args`` names (after :func:`resolve_defaults`; an ``auto`` left: nextpnr's own)."""
+    router, placer = getattr(args, "router", None), getattr(args, "placer", None)
+    return PlaceAndRoute(router=None if router == AUTO else router, placer=None if placer == AUTO else placer,
+                         tmg_ripup=bool(getattr(args, "tmg_ripup", False)))
 
 
 def say(lines: list[str]) -> None:

@@ -62,7 +62,7 @@ _PHASE_STARTS = ((re.compile(r"^Info: Pack(ing)? "), Phase.PACKING),
                  (re.compile(r"^Info: (Routing complete|Router\d? time)"), Phase.TIMING),
                  (re.compile(r"^Info: Program finished normally"), Phase.DONE))
 _ROUTER1 = re.compile(r"^Info:\s+(\d+) \|\s*\d+\s+\d+ \|\s*\d+\s+\d+ \|\s*(\d+)\|")
-_ROUTER2 = re.compile(r"iter=(\d+)\s+wires=\d+\s+overused=(\d+)\s+overuse=(\d+)")
+_ROUTER2 = re.compile(r"iter=(\d+)\s+wires=\d+\s+overused=(\d+)\s+overuse=(\d+)(?:\s+tmgfail=(\d+))?")
 _FMAX = re.compile(r"Max frequency for clock\s+'([^']+)': ([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)")
 _UTIL = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%")
 _YOSYS_PASS = re.compile(r"^[\d.]+\. Executing (\w+) pass")
@@ -93,6 +93,9 @@ class PnrState:
         Bel type -> (used, available), as the log's "Device utilisation" lists them.
     yosys_pass : str
         The last Yosys pass begun (synthesis).
+    timing_failing : int or None
+        router2's arcs failing timing (``tmgfail``, printed with ``--tmg-ripup``): once no wire is
+        overused it goes on ripping up and re-routing those, up to its iteration limit.
     mark, mark_at : int or None, float or None
         The router's reading when it last fell by :data:`STALL_FALL` or more, and when (the
         stall check: :meth:`stalled_for`).
@@ -107,6 +110,7 @@ class PnrState:
     fmax_placed: dict = field(default_factory=dict)
     utilisation: dict = field(default_factory=dict)
     yosys_pass: str = ""
+    timing_failing: int | None = None
     mark: int | None = None
     mark_at: float | None = None
 
@@ -118,7 +122,9 @@ class PnrState:
         """``12,345 arcs left (was 33,538; iteration 21,000)``, or "" before the router has said anything."""
         if self.last is None:
             return ""
-        return f"{self.last:,} {self.metric} (was {self.first:,}; iteration {self.iteration:,})"
+        failing = "" if self.timing_failing is None else \
+            f", {self.timing_failing:,} arcs failing timing (timing rip-up)"
+        return f"{self.last:,} {self.metric} (was {self.first:,}; iteration {self.iteration:,}){failing}"
 
     def best_report(self) -> str:
         """The most the log tells without a finished route: Fmax after placement and the utilisation."""
@@ -145,6 +151,7 @@ def parse_line(state: PnrState, line: str, now: float | None = None) -> PnrState
         state.metric, state.iteration, value = "arcs left", int(found.group(1)), int(found.group(2))
     elif found := _ROUTER2.search(line):
         state.metric, state.iteration, value = "overused wires", int(found.group(1)), int(found.group(2))
+        state.timing_failing = None if found.group(4) is None else int(found.group(4))
     elif found := _FMAX.search(line):
         if state.phase in (Phase.PACKING, Phase.PLACEMENT):
             state.fmax_placed[found.group(1)] = (float(found.group(2)), float(found.group(4)))

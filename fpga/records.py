@@ -30,6 +30,8 @@ from pathlib import Path
 
 from golden import paths
 
+from .families import PlaceAndRoute
+
 __all__ = ["MANIFEST", "NOISE", "Noise", "BuildRecord", "Result", "RecordError", "load", "dump", "parse", "record_name",
            "record_from_build", "record_from_log", "request_of_report", "compare", "fastest_clock", "yosys_choice",
            "PASS", "FAIL", "ERROR"]
@@ -71,7 +73,8 @@ class RecordError(ValueError):
 # the request's fields a record keeps, with their types and defaults (BuildRequest's names; clock in MHz)
 REQUEST_FIELDS = {"arch": (str, None), "instr": (str, None), "board": (str, "ulx3s-85f"), "pipeline": (str, "0"),
                   "clock_mhz": ((int, float), None), "lanes": (int, 1), "multipliers": (str, "dsp"),
-                  "yosys": (str, None), "router": (str, None), "seed": (int, 1), "standin": (bool, False)}
+                  "yosys": (str, None), "router": (str, None), "placer": (str, None), "tmg_ripup": (bool, False),
+                  "seed": (int, 1), "standin": (bool, False)}
 
 
 @dataclass
@@ -112,6 +115,8 @@ class BuildRecord:
     multipliers: str = "dsp"
     yosys: str | None = None             # None: the family's pin; "env": the environment's
     router: str | None = None            # None: the family's default router (nextpnr's own)
+    placer: str | None = None            # None: the family's default placer (nextpnr's own)
+    tmg_ripup: bool = False              # nextpnr's timing-driven rip-up in routing
     seed: int = 1
     standin: bool = False
     result: Result | None = None
@@ -121,7 +126,11 @@ class BuildRecord:
         return dict(arch=self.arch, instr=self.instr, board=self.board, lanes=self.lanes,
                     clock=None if self.clock_mhz is None else round(self.clock_mhz * 1_000_000),
                     pipeline=self.pipeline, multipliers=self.multipliers, seed=self.seed, yosys=self.yosys,
-                    router=self.router)
+                    router=self.router, placer=self.placer, tmg_ripup=self.tmg_ripup)
+
+    def pnr(self) -> PlaceAndRoute:
+        """nextpnr's choices the record was placed and routed with."""
+        return PlaceAndRoute(router=self.router, placer=self.placer, tmg_ripup=self.tmg_ripup)
 
     def command(self) -> str:
         """``python -m fpga build ARCH INSTR ...``: the same build from the command line."""
@@ -130,10 +139,11 @@ class BuildRecord:
         words = ["python -m fpga build", self.arch, self.instr, "--pipeline", self.pipeline, "--clock", f"{mhz:g}"]
         for option, value, default in (("--board", self.board, "ulx3s-85f"), ("--lanes", self.lanes, 1),
                                        ("--multipliers", self.multipliers, "dsp"), ("--yosys", self.yosys, None),
-                                       ("--router", self.router, None), ("--seed", self.seed, 1)):
+                                       ("--router", self.router, None), ("--placer", self.placer, None),
+                                       ("--seed", self.seed, 1)):
             if value != default:
                 words += [option, str(value)]
-        return " ".join(words + (["--standin"] if self.standin else []))
+        return " ".join(words + (["--tmg-ripup"] if self.tmg_ripup else []) + (["--standin"] if self.standin else []))
 
 
 def record_name(arch: str, instr: str, *, board: str = "ulx3s-85f", pipeline: str = "0",
@@ -348,9 +358,11 @@ def record_from_log(path: Path | str) -> BuildRecord:
 
 # the options a kept log's command may give, and the BuildRecord field each sets (the rest are refused)
 LOG_OPTIONS = {"--clock": ("clock_mhz", float), "--pipeline": ("pipeline", str), "--yosys": ("yosys", str),
-               "--router": ("router", str),
+               "--router": ("router", str), "--placer": ("placer", str),
                "--seed": ("seed", int), "--board": ("board", str), "--lanes": ("lanes", int),
                "--multipliers": ("multipliers", str)}
+# the flags a kept log's command may give, and the BuildRecord field each sets true
+LOG_FLAGS = {"--tmg-ripup": "tmg_ripup", "--standin": "standin"}
 
 
 def _logged_request(words: list[str], where: str) -> BuildRecord:
@@ -359,16 +371,21 @@ def _logged_request(words: list[str], where: str) -> BuildRecord:
         raise RecordError(f"{where}: the command names no ARCH and INSTR")
     kw, rest = {"arch": words[0], "instr": words[1]}, iter(words[2:])
     for word in rest:
-        if word == "--standin":
-            kw["standin"] = True
+        if word in LOG_FLAGS:
+            kw[LOG_FLAGS[word]] = True
         elif word in LOG_OPTIONS:
             key, kind = LOG_OPTIONS[word]
             kw[key] = kind(next(rest, ""))
         elif word != "--allow-timing-fail":
             raise RecordError(f"{where}: the command's option {word!r} is not one a record keeps "
-                              f"({', '.join(LOG_OPTIONS)}, --standin)")
-    yosys, router = kw.pop("yosys", None), kw.pop("router", None)
-    return BuildRecord(name=record_name(**kw), yosys=yosys, router=router, **kw)
+                              f"({', '.join([*LOG_OPTIONS, *LOG_FLAGS])})")
+    return _named_record(kw)
+
+
+def _named_record(kw: dict) -> BuildRecord:
+    """The record of a request's fields, named by those that make its build folder (:func:`record_name`)."""
+    kept = {key: kw.pop(key) for key in ("yosys", "router", "placer", "tmg_ripup") if key in kw}
+    return BuildRecord(name=record_name(**kw), **kept, **kw)
 
 
 def _as_record(request) -> BuildRecord:
@@ -378,15 +395,17 @@ def _as_record(request) -> BuildRecord:
     kw = dict(arch=request.arch, instr=request.instr, board=request.board, pipeline=str(request.pipeline),
               clock_mhz=None if clock in (None, "auto") else clock / 1e6, lanes=int(request.lanes),
               multipliers=request.multipliers, seed=request.seed, standin=bool(getattr(request, "standin", False)))
-    router = getattr(request, "router", None)
-    return BuildRecord(name=record_name(**kw), yosys=None if request.yosys == "auto" else request.yosys,
-                       router=None if router == "auto" else router, **kw)
+    router, placer = getattr(request, "router", None), getattr(request, "placer", None)
+    return _named_record(dict(kw, yosys=None if request.yosys == "auto" else request.yosys,
+                              router=None if router == "auto" else router, placer=None if placer == "auto" else placer,
+                              tmg_ripup=bool(getattr(request, "tmg_ripup", False))))
 
 
 def request_of_report(report, folder: Path | None = None) -> BuildRecord:
     """The request a build report was made from, read back: the unit, board and clocks from the
-    report, the pipelining level from the design's name (``_p3``), the seed and the router from
-    Amaranth's build plan (nextpnr's ``--seed`` and ``--router``), the Yosys release from the version
+    report, the pipelining level from the design's name (``_p3``), the seed, router, placer and timing
+    rip-up from Amaranth's build plan (nextpnr's ``--seed``, ``--router``, ``--placer``, ``--tmg-ripup``),
+    the Yosys release from the version
     the report names (the family's pin, else ``env``)."""
     from .families import family as find_family
     if not report.unit:
@@ -395,21 +414,23 @@ def request_of_report(report, folder: Path | None = None) -> BuildRecord:
     arch, instr = report.unit.split(" ", 1)
     level = re.search(r"_p(\d[^_]*(?:_[a-z]+\d+)*?)(?:_\d+(?:\.\d+)?MHz|_lut|_auto\d*|_seed\d+|$)", report.design)
     pipeline = re.sub(r"([a-z]+)(\d+)", r"\1=\2", level.group(1)).replace("_", ",") if level else "0"
-    seed, router = 1, None
+    seed, pnr = 1, {}
     plan = (folder / "build_top.json") if folder else None
     if plan and plan.exists():                  # Amaranth's plan: each command a list of words
         for command in json.loads(plan.read_text()).get("commands", []):
             if "--seed" in command[:-1]:
                 seed = int(command[command.index("--seed") + 1])
-            if "--router" in command[:-1]:
-                router = command[command.index("--router") + 1]
+            pnr.update({key: command[command.index(option) + 1] for option, key in (("--router", "router"),
+                        ("--placer", "placer")) if option in command[:-1]})
+            if "--tmg-ripup" in command:
+                pnr["tmg_ripup"] = True
     pin = find_family(report.family).yosys_version
     said = report.tools.get("yosys", "")
     yosys = None if pin is None or said.startswith(".".join(pin.split(".")[:2]) + " ") else "env"
     kw = dict(arch=arch, instr=instr, board=report.board, pipeline=pipeline,
               clock_mhz=report.clock_mhz if report.through_pll else None, lanes=report.lanes or 1,
               multipliers=report.multipliers, seed=seed, standin=report.design.startswith("standin-"))
-    return BuildRecord(name=record_name(**kw), yosys=yosys, router=router, **kw)
+    return _named_record(dict(kw, yosys=yosys, **pnr))
 
 
 def head_commit() -> str:
@@ -506,11 +527,13 @@ def yosys_choice(records: list[BuildRecord], family, arch: str, instr: str, boar
     return None, ""
 
 
-def router_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str) -> tuple[str | None, str]:
-    """``(router, why)`` for a build that names no router: the router a record of this design names (one
-    the family's default did not converge on), else ``(family.default_router, "")``."""
-    named = [r for r in records if (r.arch, r.instr, r.board) == (arch, instr, board) and r.router
+def pnr_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str) -> tuple[PlaceAndRoute, str]:
+    """``(choices, why)`` for a build that leaves nextpnr's router, placer or timing rip-up to ``auto``:
+    the three a record of this design was placed and routed with where it names any (router2 where
+    router1 did not converge; the static placer and timing rip-up where they closed timing), taken
+    together, else ``(family.default_pnr(), "")``."""
+    named = [r for r in records if (r.arch, r.instr, r.board) == (arch, instr, board) and r.pnr() != PlaceAndRoute()
              and r.result is not None and r.result.verdict != ERROR]
     if named:
-        return named[0].router, f"its record {named[0].name} was routed with it"
-    return family.default_router, ""
+        return named[0].pnr(), f"its record {named[0].name} was placed and routed with them"
+    return family.default_pnr(), ""

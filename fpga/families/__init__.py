@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-from .base import RESOURCES, Family, Resources, Step
+from .base import RESOURCES, Family, PlaceAndRoute, Resources, Step
 from .ecp5 import ECP5
 from .gowin import GW5A
 
-__all__ = ["Family", "Resources", "RESOURCES", "Step", "FAMILIES", "family"]
+__all__ = ["Family", "PlaceAndRoute", "Resources", "RESOURCES", "Step", "FAMILIES", "family"]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (ECP5(), GW5A())}
 

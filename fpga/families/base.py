@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Resources", "RESOURCES", "Step", "Family"]
+__all__ = ["Resources", "RESOURCES", "Step", "PlaceAndRoute", "Family"]
 
 RESOURCES = ("lut4", "ff", "dsp", "ebr")
 
@@ -28,6 +28,27 @@ class Resources:
     ff: int = 0
     dsp: int = 0
     ebr: int = 0
+
+
+@dataclass(frozen=True)
+class PlaceAndRoute:
+    """How nextpnr places and routes one build: its router, its placer and whether the router rips up
+    nets for timing (``--tmg-ripup``).  None and False leave nextpnr's own choice (ECP5: router1, the
+    HeAP placer, no timing rip-up); a record keeps the three together, since they closed timing
+    together (:func:`fpga.records.pnr_choice`)."""
+
+    router: str | None = None
+    placer: str | None = None
+    tmg_ripup: bool = False
+
+    def options(self) -> str:
+        """nextpnr's options for these choices (``--router router2 --placer static --tmg-ripup``)."""
+        return " ".join(self.words())
+
+    def words(self) -> list[str]:
+        """The same as ``python -m fpga build``'s (and nextpnr's) words."""
+        return ((["--router", self.router] if self.router else []) + (["--placer", self.placer] if self.placer else [])
+                + (["--tmg-ripup"] if self.tmg_ripup else []))
 
 
 class Step:
@@ -82,7 +103,11 @@ class Family:
         The routers its nextpnr takes (``--router``).
     default_router : str or None
         The router a design without a record naming one is routed with (None: nextpnr's own
-        default, no option given); a record's ``router`` wins (:func:`fpga.records.router_choice`).
+        default, no option given); a record's ``router`` wins (:func:`fpga.records.pnr_choice`).
+    placers : tuple of str
+        The placers its nextpnr takes (``--placer``).
+    default_placer : str or None
+        The placer a design without a record naming one is placed with (None: nextpnr's own, HeAP).
     """
 
     name = ""
@@ -102,6 +127,18 @@ class Family:
     default_clock_mhz: int | None = None
     routers: tuple = ("router1", "router2")
     default_router: str | None = None
+    placers: tuple = ("heap", "static", "sa")
+    default_placer: str | None = None
+
+    def check_pnr(self, pnr: PlaceAndRoute) -> None:
+        """ValueError in one line when nextpnr for this family has no such router or placer."""
+        for what, name, known in (("router", pnr.router, self.routers), ("placer", pnr.placer, self.placers)):
+            if name is not None and name not in known:
+                raise ValueError(f"{what} {name!r} is not one of the {self.name} family's: {', '.join(known)}")
+
+    def default_pnr(self) -> PlaceAndRoute:
+        """The choices of a design that no record names any for."""
+        return PlaceAndRoute(router=self.default_router, placer=self.default_placer)
 
     def platform(self, platform_class: type):
         """A fresh Amaranth platform instance of ``platform_class`` with this family's toolchain."""

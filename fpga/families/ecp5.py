@@ -40,7 +40,7 @@ class ECP5(Family):
     # every board top recorded at level 3 closes 75 MHz on the ULX3S-85F (docs/fpga/README.md, "Records";
     # --clock auto takes a faster clock where a design's record closed one: HGMMA F32 at 100 MHz), and
     # level 0 misses even 25 MHz.  The router stays nextpnr's default (router1); the records name router2
-    # for the CDNA3 tops router1 does not converge on (fpga.records.router_choice)
+    # for the CDNA3 tops router1 does not converge on (fpga.records.pnr_choice)
     default_pipeline = "3"
     default_clock_mhz = 75
 

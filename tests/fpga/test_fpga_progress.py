@@ -57,6 +57,21 @@ def test_parse_reads_router2_overuse():
     state = _fed("Info: Routing..\nInfo:     iter=7 wires=81234 overused=44012 overuse=51234 archfail=NA\n"
                  "Info:     iter=8 wires=81200 overused=43980 overuse=51000 archfail=NA\n")
     assert (state.metric, state.first, state.last, state.iteration) == ("overused wires", 44012, 43980, 8)
+    assert state.timing_failing is None and "timing" not in state.progress_text()
+
+
+def test_parse_reads_router2_timing_ripup_and_a_legal_route_is_not_a_stall():
+    """With --tmg-ripup router2 goes on past 0 overused wires, re-routing the arcs that fail timing
+    (nextpnr 0.11.1's lines, from the SFMA board top): said, and never called a stall."""
+    state = _fed("Info: Routing..\n"
+                 "Info:     iter=3 wires=276301 overused=5324 overuse=6102 tmgfail=1204 archfail=NA\n")
+    for i, at in enumerate(range(100, 1000, 100)):           # 15 minutes at 0, from 1.0 s on
+        parse_line(state, f"Info:     iter={290 + i} wires=276127 overused=0 overuse=0 tmgfail=267 archfail=NA",
+                   now=1.0 + at)
+    assert (state.last, state.timing_failing) == (0, 267)
+    assert state.progress_text() == ("0 overused wires (was 5,324; iteration 298), 267 arcs failing timing "
+                                     "(timing rip-up)")
+    assert state.stalled_for(901.0) == 0
 
 
 # a nextpnr stand-in: writes ``lines`` to its --log file, one every ``pause`` seconds, then exits 0

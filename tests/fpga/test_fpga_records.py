@@ -17,7 +17,7 @@ import pytest
 from fpga import build, records, records_table
 from fpga.__main__ import _parser, main
 from fpga.build import BuildReport, CriticalPath, Resources
-from fpga.families import FAMILIES
+from fpga.families import FAMILIES, PlaceAndRoute
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MHZ = 1_000_000
@@ -249,23 +249,33 @@ def test_auto_yosys_from_the_record_or_the_known_aborts(capsys, monkeypatch, tmp
 
 
 
-def test_auto_router_from_the_record_and_read_back_from_the_plan(capsys, monkeypatch, tmp_path, manifest):
+def test_auto_place_and_route_from_the_record_and_read_back_from_the_plan(capsys, monkeypatch, tmp_path, manifest):
     seen, err = _chosen(capsys, monkeypatch, HGMMA)
-    assert seen["router"] is None and "router:" not in err             # nextpnr's own (the family's default)
-    routed = replace(_hgmma_record(tmp_path), router="router2")
+    assert seen["pnr"] == PlaceAndRoute() and "place and route:" not in err     # nextpnr's own (the family's)
+    routed = replace(_hgmma_record(tmp_path), router="router2", placer="static", tmg_ripup=True)
     records.dump([routed])
-    assert routed.command().endswith("--clock 100 --router router2") and routed.request()["router"] == "router2"
+    assert routed.command().endswith("--clock 100 --router router2 --placer static --tmg-ripup")
+    assert (routed.request()["router"], routed.request()["placer"], routed.request()["tmg_ripup"]) == \
+        ("router2", "static", True)
+    assert records.load() == [routed]                                           # the manifest keeps all three
     seen, err = _chosen(capsys, monkeypatch, HGMMA)
-    assert seen["router"] == "router2" and "its record hopper/HGMMA.64xNx16.F32/p3/100MHz was routed with it" in err
-    seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--router", "router1"])            # named: kept
-    assert seen["router"] == "router1"
+    assert seen["pnr"] == PlaceAndRoute("router2", "static", True)
+    assert ("place and route: --router router2 --placer static --tmg-ripup for hopper HGMMA.64xNx16.F32: its record "
+            "hopper/HGMMA.64xNx16.F32/p3/100MHz was placed and routed with them") in err
+    seen, err = _chosen(capsys, monkeypatch, [*HGMMA, "--router", "router1", "--no-tmg-ripup"])  # named: kept
+    assert seen["pnr"] == PlaceAndRoute("router1", "static", False)
+    assert "place and route: --placer static for" in err                        # only what was left to auto
+    seen, err = _chosen(capsys, monkeypatch, [*HGMMA, "--router", "router1", "--placer", "heap", "--no-tmg-ripup"])
+    assert seen["pnr"] == PlaceAndRoute("router1", "heap", False) and "place and route:" not in err
     design = "hopper_HGMMA.64xNx16.F32_x1_p3_100MHz"
     folder = tmp_path / "given" / design
     plan = json.loads((folder / "build_top.json").read_text())
-    plan["commands"][1][-2:-2] = ["--router", "router2"]
+    plan["commands"][1][-2:-2] = ["--router", "router2", "--placer", "static", "--tmg-ripup"]
     (folder / "build_top.json").write_text(json.dumps(plan))
-    assert records.record_from_build(folder, commit="abc1234").router == "router2"
-    assert records.router_choice([], FAMILIES["ecp5"], *HGMMA, "ulx3s-85f") == (None, "")
+    assert records.record_from_build(folder, commit="abc1234").pnr() == PlaceAndRoute("router2", "static", True)
+    assert records.pnr_choice([], FAMILIES["ecp5"], *HGMMA, "ulx3s-85f") == (PlaceAndRoute(), "")
+    logged = records._logged_request([*HGMMA, "--placer", "static", "--tmg-ripup", "--standin"], "a log")
+    assert (logged.placer, logged.tmg_ripup, logged.standin) == ("static", True, True)
 
 
 def test_auto_pipeline_takes_an_override_only_where_the_level_missed(capsys, monkeypatch, tmp_path, manifest):
@@ -291,7 +301,7 @@ def test_auto_pipeline_takes_an_override_only_where_the_level_missed(capsys, mon
     assert seen["design"].endswith("_p3_align2_75MHz")                          # the level's overrides: its clock
 
 
-def test_the_plan_names_the_router_and_a_router_the_family_lacks_is_refused():
+def test_the_plan_names_nextpnrs_choices_and_one_the_family_lacks_is_refused():
     from amaranth import Elaboratable, Module, Signal
 
     from fpga.boards import board as find_board
@@ -303,13 +313,17 @@ def test_the_plan_names_the_router_and_a_router_the_family_lacks_is_refused():
             return m
 
     brd = find_board("ulx3s-85f")
-    script = build._prepare(Blink(), brd, 1, "dsp", 1, None, router="router2").files["build_top.sh"]
-    assert "--seed 1 --router router2" in script
-    assert "--router" not in build._prepare(Blink(), brd, 1, "dsp", 1, None).files["build_top.sh"]
+    chosen = PlaceAndRoute(router="router2", placer="static", tmg_ripup=True)
+    script = build._prepare(Blink(), brd, 1, "dsp", 1, None, pnr=chosen).files["build_top.sh"]
+    assert "--seed 1 --router router2 --placer static --tmg-ripup" in script
+    plain = build._prepare(Blink(), brd, 1, "dsp", 1, None).files["build_top.sh"]
+    assert not {"--router", "--placer", "--tmg-ripup"} & set(plain.split())
     refused = Blink()
     refused._MustUse__silence = True
-    with pytest.raises(ValueError, match="not one of the ecp5 family's: router1, router2"):
-        build.build(refused, brd, "x", router="router3")
+    with pytest.raises(ValueError, match="router 'router3' is not one of the ecp5 family's: router1, router2$"):
+        build.build(refused, brd, "x", pnr=PlaceAndRoute(router="router3"))
+    with pytest.raises(ValueError, match="placer 'analytic' is not one of the ecp5 family's: heap, static, sa$"):
+        build.build(refused, brd, "x", pnr=PlaceAndRoute(placer="analytic"))
 
 
 # --- bad input ------------------------------------------------------------------------------------
@@ -337,6 +351,20 @@ def test_bad_input_is_one_line(capsys, tmp_path, manifest):
     assert "no records (python -m fpga records --from-build FOLDER adds one)" in _one_line(capsys, ["records"])
     assert "no such build folder or build log" in _one_line(capsys, ["records", "--from-build", str(tmp_path / "no")])
     assert "no report.json" in _one_line(capsys, ["records", "--from-build", str(tmp_path)])
+    with pytest.raises(SystemExit) as stopped:                               # argparse's own error, one line
+        main(["build", *HGMMA, "--placer", "nope"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.count("\n") == 1 and "argument --placer: invalid choice: 'nope'" in err
+
+
+def test_make_passes_nextpnrs_choices_through():
+    done = subprocess.run(["make", "-n", "-s", "-o", ".venv/.installed", "fpga", "ARCH=cdna3",
+                           "INSTR=v_mfma_f32_16x16x4_f32", "ROUTER=router2", "PLACER=static", "TMG_RIPUP=1"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0 and "--router router2 --placer static --tmg-ripup" in " ".join(done.stdout.split())
+    done = subprocess.run(["make", "-n", "-s", "-o", ".venv/.installed", "fpga", "ARCH=cdna3",
+                           "INSTR=v_mfma_f32_16x16x4_f32", "TMG_RIPUP=0"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0 and "--no-tmg-ripup" in done.stdout and "--placer" not in done.stdout
 
 
 def test_make_targets_run_the_records_in_the_foreground_and_the_background():
