@@ -303,7 +303,7 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
                          f"(--yosys VERSION chooses another)")
     if pnr_auto:
         chosen, why = (family.default_pnr(), "") if dut else \
-            records.pnr_choice(manifest, family, args.arch, args.instr, brd.name)
+            records.pnr_choice(manifest, family, args.arch, args.instr, brd.name, getattr(args, "pipeline", None))
         for key in pnr_auto:
             setattr(args, key, getattr(chosen, key))
         taken = PlaceAndRoute(**{key: getattr(chosen, key) for key in pnr_auto}).options()

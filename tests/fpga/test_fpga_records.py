@@ -274,6 +274,16 @@ def test_auto_place_and_route_from_the_record_and_read_back_from_the_plan(capsys
     (folder / "build_top.json").write_text(json.dumps(plan))
     assert records.record_from_build(folder, commit="abc1234").pnr() == PlaceAndRoute("router2", "static", True)
     assert records.pnr_choice([], FAMILIES["ecp5"], *HGMMA, "ulx3s-85f") == (PlaceAndRoute(), "")
+    # several records of one design: the one of the level being built first, then one that closed timing
+    missed = replace(routed, name="p3 heap", placer=None, tmg_ripup=False,
+                     result=replace(routed.result, verdict="FAIL"))
+    override = replace(routed, name="p3 override", pipeline="3,partials=1")
+    ecp5 = FAMILIES["ecp5"]
+    assert records.pnr_choice([missed, override], ecp5, *HGMMA, "ulx3s-85f", "3")[0] == PlaceAndRoute("router2")
+    assert records.pnr_choice([missed, override], ecp5, *HGMMA, "ulx3s-85f", "3,partials=1")[0] == \
+        PlaceAndRoute("router2", "static", True)
+    assert records.pnr_choice([missed, override], ecp5, *HGMMA, "ulx3s-85f", "2")[1] == \
+        "its record p3 override was placed and routed with them"
     logged = records._logged_request([*HGMMA, "--placer", "static", "--tmg-ripup", "--standin"], "a log")
     assert (logged.placer, logged.tmg_ripup, logged.standin) == ("static", True, True)
 
