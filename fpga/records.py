@@ -532,11 +532,11 @@ def pnr_choice(records: list[BuildRecord], family, arch: str, instr: str, board:
     """``(choices, why)`` for a build that leaves nextpnr's router, placer or timing rip-up to ``auto``:
     the three a record of this design was placed and routed with where it names any (router2 where
     router1 did not converge; the static placer and timing rip-up where they closed timing), taken
-    together; a record of the same ``pipeline`` first, then one that closed timing.  Else
+    together; a record of the same ``pipeline`` first, then one that closed timing, then seed 1's.  Else
     ``(family.default_pnr(), "")``."""
     named = [r for r in records if (r.arch, r.instr, r.board) == (arch, instr, board) and r.pnr() != PlaceAndRoute()
              and r.result is not None and r.result.verdict != ERROR]
-    named.sort(key=lambda r: (r.pipeline != pipeline, r.result.verdict != PASS))     # stable: the manifest's order
+    named.sort(key=lambda r: (r.pipeline != pipeline, r.result.verdict != PASS, r.seed != 1))   # stable otherwise
     if named:
         return named[0].pnr(), f"its record {named[0].name} was placed and routed with them"
     return family.default_pnr(), ""

@@ -405,6 +405,22 @@ def test_the_defaults_pick_a_passing_record_wherever_one_exists():
             assert chosen is None and spec == level, (arch, instr, spec)
 
 
+def test_every_algorithms_board_top_closes_the_familys_clock_at_the_defaults():
+    """Issue 24's goal, held by the records: for each of the nine algorithms' ULX3S board tops the
+    defaults pick a record that met the family's clock or faster, and place and route the way that
+    record was (so that a build with no options is that record's build)."""
+    ecp5 = FAMILIES["ecp5"]
+    manifest = records.load(REPO / "docs" / "fpga" / "records.toml")
+    tops = {(r.arch, r.instr) for r in manifest if not r.standin and r.board == "ulx3s-85f"}
+    for arch, instr in sorted(tops):
+        spec, _ = records.pipeline_choice(manifest, arch, instr, "ulx3s-85f", ecp5.default_pipeline)
+        chosen = records.fastest_clock(manifest, arch, instr, "ulx3s-85f", spec)
+        assert chosen is not None and chosen.result.verdict == "PASS", (arch, instr, spec)
+        assert chosen.clock_mhz >= ecp5.default_clock_mhz and chosen.seed == 1, chosen.name
+        pnr, _ = records.pnr_choice(manifest, ecp5, arch, instr, "ulx3s-85f", spec)
+        assert pnr == chosen.pnr(), chosen.name
+
+
 def test_a_release_that_fails_is_retried_with_the_other(capsys, monkeypatch, tmp_path, manifest):
     """--yosys auto chose the pin and it failed (an abort the known list does not name): built again with env,
     said in one line; the other way round where a record chose env; a release the user named is not
