@@ -314,10 +314,30 @@ def _run(command: list[str], cwd: Path, log: str, step: str, route_timeout: floa
     seconds = time.perf_counter() - started
     if returncode != 0:
         said = _tool_error(output)
-        hint = " (another Yosys release may get through: --yosys VERSION)" if step == "synthesis" else ""
+        hint = failure_hint(step, said)
         raise BuildError(f"{step} failed (exit status {returncode}) after {seconds:.0f} s"
                          f"{f': {said}' if said else ''}{hint}; see {cwd / log} and {output}")
     return seconds
+
+
+# what to try after a tool's error that is known here (docs/fpga/README.md, "Not done"): the step, a
+# pattern of its ERROR line, the advice
+FAILURE_HINTS = (
+    ("synthesis", re.compile(r""), "another Yosys release may get through: --yosys VERSION"),
+    # nextpnr's static placer twice put the fast domain's reset synchroniser (the DCCA's driver) on a
+    # slice output that router2 found no way from to the buffer's CLKI (the CDNA3 SFMA top, seed 2)
+    ("place and route", re.compile(r"Failed to route arc .* to \S*G_CLKI_"),
+     "the placer put a global buffer's driver where the router finds no way to its input: another --seed, "
+     "or --placer heap, places it elsewhere"),
+)
+
+
+def failure_hint(step: str, said: str) -> str:
+    """`` (what to try)`` after a tool's failure in ``step`` whose ERROR line is ``said``, or ""."""
+    for known, pattern, advice in FAILURE_HINTS:
+        if known == step and pattern.search(said):
+            return f" ({advice})"
+    return ""
 
 
 def _tool_error(output: Path) -> str:

@@ -254,6 +254,21 @@ def test_a_failing_tool_is_one_line_with_its_error(tmp_path, monkeypatch):
     assert "--yosys VERSION" in message
 
 
+def test_a_known_place_and_route_failure_says_what_to_try():
+    """nextpnr 0.11.1's line when router2 found no way from the reset synchroniser to its global buffer
+    (the CDNA3 SFMA top, static placer, seed 2): the hint names another seed or HeAP; an unknown error,
+    or that pattern in another step, gets none."""
+    said = ("ERROR: Failed to route arc 0.0 of net 'reset_global_CLKI', from X67/Y3/Q1_SLICE to "
+            "X0/Y0/G_CLKI_TDCC0.")
+    assert build.failure_hint("place and route", said) == (
+        " (the placer put a global buffer's driver where the router finds no way to its input: another --seed, "
+        "or --placer heap, places it elsewhere)")
+    assert build.failure_hint("place and route", "ERROR: Failed to route arc 3.0 of net 'x', from A to B.") == ""
+    assert build.failure_hint("pack", said) == ""
+    assert build.failure_hint("synthesis", "ERROR: anything") == \
+        " (another Yosys release may get through: --yosys VERSION)"
+
+
 def test_a_webassembly_trap_is_explained(tmp_path):
     """A YoWASP tool that traps (no ERROR line) is named for what it likely is, with a way out."""
     from fpga.build import _tool_error
