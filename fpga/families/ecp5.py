@@ -40,8 +40,8 @@ class ECP5(Family):
     # every board top recorded at level 3 closes 75 MHz on the ULX3S-85F (docs/fpga/README.md, "Records";
     # --clock auto takes a faster clock where a design's record closed one: HGMMA F32 at 100 MHz), and
     # level 0 misses even 25 MHz.  The router and placer stay nextpnr's defaults (router1, HeAP); the records
-    # name router2 for the CDNA3 tops router1 does not converge on, and the static placer with timing rip-up
-    # for the SFMA top HeAP does not close (fpga.records.pnr_choice)
+    # name router2 for the CDNA3 tops router1 does not converge on, and the static placer for the SFMA top
+    # HeAP does not close (fpga.records.pnr_choice)
     default_pipeline = "3"
     default_clock_mhz = 75
 
