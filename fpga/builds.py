@@ -297,7 +297,8 @@ def resolve_defaults(args, brd, standin: bool = False) -> list[str]:
         lines.append(f"defaults for {family.name} ({brd.name}): {' and '.join(chose)}" + (f": {why}" if why else "")
                      + " (PIPELINE= and CLOCK= choose others)")
     if getattr(args, "yosys", None) == AUTO:
-        args.yosys, why = (None, "") if dut else records.yosys_choice(manifest, family, args.arch, args.instr, brd.name)
+        args.yosys, why = (None, "") if dut else \
+            records.yosys_choice(manifest, family, args.arch, args.instr, brd.name, getattr(args, "pipeline", None))
         if args.yosys:
             lines.append(f"yosys: {args.yosys} (--yosys {args.yosys}) for {args.arch} {args.instr}: {why} "
                          f"(--yosys VERSION chooses another)")

@@ -510,13 +510,16 @@ def pipeline_choice(records: list[BuildRecord], arch: str, instr: str, board: st
     return level, ""
 
 
-def yosys_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str) -> tuple[str | None, str]:
+def yosys_choice(records: list[BuildRecord], family, arch: str, instr: str, board: str,
+                 pipeline: str | None = None) -> tuple[str | None, str]:
     """``(release, why)`` for a build that names no Yosys: the release a record of this design was
-    built with where it is not the family's pin, else the environment's where the family's pin is
-    known to abort on the instruction's algorithm (``Family.yosys_aborts``), else (None: the pin, "")."""
+    built with where it is not the family's pin (a record of the same ``pipeline`` first), else the
+    environment's where the family's pin is known to abort on the instruction's algorithm
+    (``Family.yosys_aborts``), else (None: the pin, "")."""
     import golden
     built = [r for r in records if (r.arch, r.instr, r.board) == (arch, instr, board) and r.yosys
              and r.result is not None and r.result.verdict != ERROR]
+    built.sort(key=lambda r: (r.pipeline != pipeline, r.seed != 1))       # stable otherwise: the manifest's order
     if built:
         return built[0].yosys, f"its record {built[0].name} was built with it"
     algorithms = {ins.algorithm for ins in golden.select(arch, instr)}

@@ -245,6 +245,10 @@ def test_auto_yosys_from_the_record_or_the_known_aborts(capsys, monkeypatch, tmp
     assert seen["yosys_version"] == "env" and "its record hopper/HGMMA.64xNx16.F32/p3/100MHz was built with it" in err
     seen, _ = _chosen(capsys, monkeypatch, [*HGMMA, "--yosys", "0.64.0.0.post1131"])         # named: kept
     assert seen["yosys_version"] == "0.64.0.0.post1131"
+    other = replace(_hgmma_record(tmp_path), name="x", pipeline="3,merge=3", yosys="0.66.0.0.post1")
+    ours = replace(_hgmma_record(tmp_path), yosys="env")
+    assert records.yosys_choice([other, ours], FAMILIES["ecp5"], *HGMMA, "ulx3s-85f", "3") == \
+        ("env", "its record hopper/HGMMA.64xNx16.F32/p3/100MHz was built with it")      # the level's own first
     assert set(FAMILIES["ecp5"].yosys_aborts) == {"GDFS"}
 
 
