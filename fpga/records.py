@@ -138,12 +138,11 @@ class BuildRecord:
         mhz = self.clock_mhz or find_board(self.board).clock_hz / 1e6
         words = ["python -m fpga build", self.arch, self.instr, "--pipeline", self.pipeline, "--clock", f"{mhz:g}"]
         for option, value, default in (("--board", self.board, "ulx3s-85f"), ("--lanes", self.lanes, 1),
-                                       ("--multipliers", self.multipliers, "dsp"), ("--yosys", self.yosys, None),
-                                       ("--router", self.router, None), ("--placer", self.placer, None),
-                                       ("--seed", self.seed, 1)):
+                                       ("--multipliers", self.multipliers, "dsp"), ("--yosys", self.yosys, None)):
             if value != default:
                 words += [option, str(value)]
-        return " ".join(words + (["--tmg-ripup"] if self.tmg_ripup else []) + (["--standin"] if self.standin else []))
+        words += self.pnr().words() + (["--seed", str(self.seed)] if self.seed != 1 else [])
+        return " ".join(words + (["--standin"] if self.standin else []))
 
 
 def record_name(arch: str, instr: str, *, board: str = "ulx3s-85f", pipeline: str = "0",
@@ -395,10 +394,8 @@ def _as_record(request) -> BuildRecord:
     kw = dict(arch=request.arch, instr=request.instr, board=request.board, pipeline=str(request.pipeline),
               clock_mhz=None if clock in (None, "auto") else clock / 1e6, lanes=int(request.lanes),
               multipliers=request.multipliers, seed=request.seed, standin=bool(getattr(request, "standin", False)))
-    router, placer = getattr(request, "router", None), getattr(request, "placer", None)
-    return _named_record(dict(kw, yosys=None if request.yosys == "auto" else request.yosys,
-                              router=None if router == "auto" else router, placer=None if placer == "auto" else placer,
-                              tmg_ripup=bool(getattr(request, "tmg_ripup", False))))
+    from .builds import pnr_of
+    return _named_record(dict(kw, yosys=None if request.yosys == "auto" else request.yosys, **asdict(pnr_of(request))))
 
 
 def request_of_report(report, folder: Path | None = None) -> BuildRecord:
