@@ -160,7 +160,8 @@ def build_board(args, standin: bool = False, reuse: bool = True):
                             reuse=reuse, clock_hz=cfg.clock_hz, multipliers=args.multipliers,
                             lanes=None if cfg.core else cfg.lanes, dsp_lanes=dsp_lanes, lanes_fit=lanes_fit,
                             unit=f"{cfg.arch} {','.join(cfg.instructions)}",
-                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S), pnr=pnr_of(args))
+                            route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
+                            pnr=PlaceAndRoute.requested(args))
     fallback = yosys_auto and brd.family.yosys_version not in (None, _build.ENV_YOSYS)
     return (_with_yosys_fallback(run, args, brd) if fallback else run(args.yosys)), cfg
 
@@ -209,7 +210,8 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     report = _build.build(BoardTop(cfg, unit=dut.unit), brd, design, seed=args.seed, allow_timing_fail=True,
                           yosys_version=args.yosys, reuse=reuse, clock_hz=cfg.clock_hz, lanes=1,
                           unit=f"{cfg.arch} {','.join(cfg.instructions)}", verilog=platform_files(dut),
-                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S), pnr=pnr_of(args))
+                          route_timeout=getattr(args, "route_timeout", ROUTE_TIMEOUT_S),
+                          pnr=PlaceAndRoute.requested(args))
     return report, cfg
 
 
@@ -318,13 +320,6 @@ def _pnr_left_to_auto(args) -> list[str]:
     """The fields of nextpnr's choices (:class:`PlaceAndRoute`) that ``args`` leaves to ``auto``."""
     left = [key for key in ("router", "placer") if getattr(args, key, None) == AUTO]
     return left + (["tmg_ripup"] if hasattr(args, "tmg_ripup") and args.tmg_ripup is None else [])
-
-
-def pnr_of(args) -> PlaceAndRoute:
-    """nextpnr's choices ``args`` names (after :func:`resolve_defaults`; an ``auto`` left: nextpnr's own)."""
-    router, placer = getattr(args, "router", None), getattr(args, "placer", None)
-    return PlaceAndRoute(router=None if router == AUTO else router, placer=None if placer == AUTO else placer,
-                         tmg_ripup=bool(getattr(args, "tmg_ripup", False)))
 
 
 def say(lines: list[str]) -> None:

@@ -394,8 +394,8 @@ def _as_record(request) -> BuildRecord:
     kw = dict(arch=request.arch, instr=request.instr, board=request.board, pipeline=str(request.pipeline),
               clock_mhz=None if clock in (None, "auto") else clock / 1e6, lanes=int(request.lanes),
               multipliers=request.multipliers, seed=request.seed, standin=bool(getattr(request, "standin", False)))
-    from .builds import pnr_of
-    return _named_record(dict(kw, yosys=None if request.yosys == "auto" else request.yosys, **asdict(pnr_of(request))))
+    return _named_record(dict(kw, yosys=None if request.yosys == "auto" else request.yosys,
+                              **asdict(PlaceAndRoute.requested(request))))
 
 
 def request_of_report(report, folder: Path | None = None) -> BuildRecord:

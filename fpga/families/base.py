@@ -41,6 +41,15 @@ class PlaceAndRoute:
     placer: str | None = None
     tmg_ripup: bool = False
 
+    @classmethod
+    def requested(cls, request) -> "PlaceAndRoute":
+        """The choices a build request names (a :class:`fpga.builds.BuildRequest` or the command line's
+        namespace); ``auto`` (``--router auto``, ``--placer auto``, no ``--[no-]tmg-ripup``) left
+        unresolved is nextpnr's own."""
+        router, placer = getattr(request, "router", None), getattr(request, "placer", None)
+        return cls(router=None if router == "auto" else router, placer=None if placer == "auto" else placer,
+                   tmg_ripup=bool(getattr(request, "tmg_ripup", False)))
+
     def options(self) -> str:
         """nextpnr's options for these choices (``--router router2 --placer static --tmg-ripup``)."""
         return " ".join(self.words())
