@@ -9,14 +9,16 @@ See README.md for the conventions (bit patterns, one element per integer).
 
 from .algorithms import Params
 from .api import Trace, as_bits, dot_add, mma, trace
-from .catalog import ARCHITECTURES, CATALOG, Datapath, Instruction, canonical_arch, instructions, lookup, select
+from .catalog import (ARCHITECTURES, CATALOG, CUSTOM, Datapath, Instruction, canonical_arch, instructions, lookup,
+                      select)
+from .custom import custom
 from .gemm import PRESETS as GEMM_PRESETS, Kernel, gemm, gemm_float
 from .formats import FORMATS, Format, decode, from_float, get_format, round_to_format, to_float
 from .results import mismatching, same_results
 
 __all__ = [
-    "ARCHITECTURES", "CATALOG", "FORMATS", "GEMM_PRESETS", "Datapath", "Format", "Instruction", "Kernel", "Params",
-    "Trace", "as_bits", "canonical_arch", "decode", "dot_add", "from_float", "gemm", "gemm_float", "get_format",
-    "instructions", "lookup", "mismatching",
+    "ARCHITECTURES", "CATALOG", "CUSTOM", "FORMATS", "GEMM_PRESETS", "Datapath", "Format", "Instruction", "Kernel",
+    "Params", "Trace", "as_bits", "canonical_arch", "custom", "decode", "dot_add", "from_float", "gemm", "gemm_float",
+    "get_format", "instructions", "lookup", "mismatching",
     "mma", "round_to_format", "same_results", "select", "to_float", "trace",
 ]

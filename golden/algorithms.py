@@ -24,8 +24,9 @@ included) flow through the float64 sums with IEEE semantics, which are
 exactly the rules of FDA step 1, and :func:`_finish` maps such rows to the
 canonical NaN or the infinity.
 
-Each function can fill a ``trace`` list with ``(stage, {name: array})`` pairs;
-:func:`golden.trace` turns that into the stage-by-stage report.
+Each function can fill a ``trace`` list with ``(label, {name: array})`` pairs, each label a
+:class:`golden.stages.Label` that names its :class:`golden.stages.Stage`; :func:`golden.trace` turns
+that into the stage-by-stage report.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, fro
                       round_to_format, special_bits, to_float)
 from .datapath import Datapath
 from .descriptors import ALGORITHMS, Algorithm, describe
+from .stages import Label, Stage
 from .params import EXACT, SPECIALS, check_params  # noqa: F401  (SPECIALS: re-exported)
 
 # Params fields each base algorithm reads (the descriptors at the end of this module say which); the
@@ -406,19 +408,20 @@ def run_datapath(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
             sa = scale_a[:, j // block:(j + L + block - 1) // block]
             sb = scale_b[:, j // block:(j + L + block - 1) // block]
         if trace is not None and k > L:
-            trace.append((f"pass {j // L} (products {j}..{j + L - 1})", {}))
+            trace.append((Label(Stage.PASS, f"pass {j // L} (products {j}..{j + L - 1})"), {}))
         step = dp.with_(a_format=fa, b_format=fb, c_format=fc, k=L)
         with np.errstate(all="ignore"):      # NaN and infinities are data here, not accidents
             c = alg.passes(step, a[:, j:j + L], b[:, j:j + L], c, sa, sb, trace)
         fc = fd                              # the next pass takes this result as c
     if params.c_last:
         if trace is not None:
-            trace.append(("c added by one IEEE add, RNE", {"chain": c.copy(), "c": np.asarray(c_in)}))
+            trace.append((Label(Stage.C_LAST, "c added by one IEEE add, RNE"),
+                          {"chain": c.copy(), "c": np.asarray(c_in)}))
         c = ieee_add(fd, c, fc_in, c_in, params)
     if params.nan_bits is not None:               # the design's one NaN pattern, whatever the algorithm made
         c = np.where(decode(fd, c).cls == NAN, np.asarray(check_nan_bits(fd, params.nan_bits), fd.dtype), c)
         if trace is not None:
-            trace.append((f"every NaN result is nan_bits={params.nan_bits:#x}", {"d": c}))
+            trace.append((Label(Stage.NAN_BITS, f"every NaN result is nan_bits={params.nan_bits:#x}"), {"d": c}))
     return c
 
 
@@ -498,20 +501,22 @@ def fda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
         e_max = np.where((E <= NO_TERM).any(0), np.maximum(e_max, p.e_zero), e_max)
     scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
     if trace is not None:
-        trace.append(("products (exact; exponent = e_a + e_b, unnormalised)",
+        trace.append((Label(Stage.PRODUCTS, "products (exact; exponent = e_a + e_b, unnormalised)"),
                       {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, p.e_zero, E))}))
-        trace.append(("maximum exponent", {"e_max": e_max, "c": cv,
+        trace.append((Label(Stage.MAX_EXPONENT, "maximum exponent"), {"e_max": e_max, "c": cv,
                                            "c exponent": np.where(ce <= NO_TERM, p.e_zero, ce)}))
     A = _truncate(P, scale[None, :])
     C = np.trunc(cv * scale)
     total = A.sum(0) + C
     if trace is not None:
-        trace.append((f"aligned to F={p.F} fraction bits below 2^e_max (RZ), in units of 2^(e_max-F)",
+        trace.append((Label(Stage.ALIGNED, f"aligned to F={p.F} fraction bits below 2^e_max (RZ), "
+                                           "in units of 2^(e_max-F)"),
                       {"products": _T(A), "c": C}))
-        trace.append(("fixed-point sum", {"sum": total, "value": np.ldexp(total, (e_max - p.F).astype(np.int32))}))
+        trace.append((Label(Stage.SUM, "fixed-point sum"),
+                      {"sum": total, "value": np.ldexp(total, (e_max - p.F).astype(np.int32))}))
     d = _finish(fd, total, e_max - p.F, p, zeros=zeros)
     if trace is not None:
-        trace.append(("normalised and rounded", {"d": d}))
+        trace.append((Label(Stage.ROUNDED, "normalised and rounded"), {"d": d}))
     return d
 
 
@@ -552,11 +557,11 @@ def _exact_sum(p: Params, fd: Format, P, cv, zeros, trace):
     sticky = (mag & ((np.ones_like(cut).astype(object) << cut.astype(object)) - 1)) != 0
     mag64 = (kept.astype(np.int64) | sticky.astype(np.int64))
     if trace is not None:
-        trace.append(("exact sum of the products and c (no alignment window)",
+        trace.append((Label(Stage.EXACT_SUM, "exact sum of the products and c (no alignment window)"),
                       {"value": np.asarray([float(t) for t in total]) * np.ldexp(1.0, low)}))
     d = _finish(fd, None, None, p, special=special, zeros=zeros, ints=(sign, mag64, low + cut))
     if trace is not None:
-        trace.append((f"rounded once ({p.out_rounding})", {"d": d}))
+        trace.append((Label(Stage.ROUNDED, f"rounded once ({p.out_rounding})"), {"d": d}))
     return d
 
 
@@ -586,17 +591,17 @@ def gdfs(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
     e_max = np.maximum(gexp.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))
     scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
     if trace is not None:
-        trace.append(("exact products", {"value": _T(P).copy()}))
-        trace.append((f"exact group sums of {g}", {"sigma": _T(sigma)}))
-        trace.append(("times the block scales", {"term": _T(term), "exponent": _T(gexp)}))
-        trace.append(("maximum exponent", {"e_max": e_max}))
+        trace.append((Label(Stage.PRODUCTS, "exact products"), {"value": _T(P).copy()}))
+        trace.append((Label(Stage.GROUP_SUMS, f"exact group sums of {g}"), {"sigma": _T(sigma)}))
+        trace.append((Label(Stage.SCALED, "times the block scales"), {"term": _T(term), "exponent": _T(gexp)}))
+        trace.append((Label(Stage.MAX_EXPONENT, "maximum exponent"), {"e_max": e_max}))
     A = _truncate(term.copy(), scale[None, :])
     total = A.sum(0) + np.trunc(cv * scale)
     if trace is not None:
-        trace.append((f"aligned to F={p.F} (RZ) and summed", {"terms": _T(A), "sum": total}))
+        trace.append((Label(Stage.ALIGNED, f"aligned to F={p.F} (RZ) and summed"), {"terms": _T(A), "sum": total}))
     d = _finish(fd, total, e_max - p.F, p, zeros=zeros)
     if trace is not None:
-        trace.append(("normalised and rounded", {"d": d}))
+        trace.append((Label(Stage.ROUNDED, "normalised and rounded"), {"d": d}))
     return d
 
 
@@ -711,17 +716,18 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     e_n = np.maximum(lsb + bit_length(np.abs(ints)) - 1, -126)
     Tn = _floor_scaled(np.where(np.isfinite(T), T, 0.0), lsb - (e_n - p.final_floor_bits), p.floor_rounding)
     if trace is not None:
-        trace.append(("maximum exponent with c",
+        trace.append((Label(Stage.MAX_EXPONENT, "maximum exponent with c"),
                       {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": ce, "e_max": e_max}))
         how = "round-down" if p.floor_rounding == "RD" else "toward-zero"
-        trace.append((f"{how} alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} fraction bits "
-                      "(units of 2^(e_max-32))", {"dot": D, "c": np.ldexp(C, p.dot_floor_bits - p.c_floor_bits),
-                                                  "sum": T}))
-        trace.append((f"normalised (exponent >= -126), floored to {p.final_floor_bits} fraction bits",
+        trace.append((Label(Stage.ALIGNED, f"{how} alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} "
+                                      "fraction bits (units of 2^(e_max-32))"),
+                      {"dot": D, "c": np.ldexp(C, p.dot_floor_bits - p.c_floor_bits), "sum": T}))
+        trace.append((Label(Stage.NORMALISED, f"normalised (exponent >= -126), floored to {p.final_floor_bits} "
+                                              "fraction bits"),
                       {"significand": Tn, "exponent": e_n}))
     d = _finish(fd, Tn, e_n - p.final_floor_bits, p, rounding="RNE", special=special, zeros=zeros)
     if trace is not None:
-        trace.append(("rounded to f32 (RNE)", {"d": d}))
+        trace.append((Label(Stage.ROUNDED, "rounded to f32 (RNE)"), {"d": d}))
     return d
 
 
@@ -732,11 +738,12 @@ def fdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
     P, E, special = _amd_products(p, fa, a, fb, b, cv)
     _check_exact(p, 2, P.shape[0])
     if trace is not None:
-        trace.append(("products (exact; zeros left out of the maximum)",
+        trace.append((Label(Stage.PRODUCTS, "products (exact; zeros left out of the maximum)"),
                       {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, np.nan, E))}))
     s_dot, e_dot, has = _set_dot(p, P, E)
     if trace is not None:
-        trace.append((f"products aligned to their maximum, F={p.F} (RZ), summed (units of 2^(e_dot-F))",
+        trace.append((Label(Stage.DOT_SUM, f"products aligned to their maximum, F={p.F} (RZ), summed "
+                                           "(units of 2^(e_dot-F))"),
                       {"s_dot": s_dot, "e_dot": np.where(has, e_dot, np.nan)}))
     return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace, _dot_special(p, P),
                          _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
@@ -755,12 +762,13 @@ def gfdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
     s_dot = (np.where(has_e, _floor_scaled(s_e, m - p.F - (e_dot - e_e), p.floor_rounding), 0.0) +
              np.where(has_o, _floor_scaled(s_o, m - p.F - (e_dot - e_o), p.floor_rounding), 0.0))
     if trace is not None:
-        trace.append(("products (exact; zeros left out of the maximum)",
+        trace.append((Label(Stage.PRODUCTS, "products (exact; zeros left out of the maximum)"),
                       {"value": _T(P).copy(), "exponent": _T(np.where(E <= NO_TERM, np.nan, E))}))
-        trace.append((f"even and odd products, each aligned to its maximum, F={p.F} (RZ), summed",
+        trace.append((Label(Stage.DOT_SUM, f"even and odd products, each aligned to its maximum, F={p.F} (RZ), summed"),
                       {"s_even": s_e, "e_even": np.where(has_e, e_e, np.nan),
                        "s_odd": s_o, "e_odd": np.where(has_o, e_o, np.nan)}))
-        trace.append((f"merged with round-down at {m} fraction bits", {"s_dot": s_dot, "e_dot": e_dot}))
+        trace.append((Label(Stage.MERGED, f"merged with round-down at {m} fraction bits"),
+                      {"s_dot": s_dot, "e_dot": e_dot}))
     return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace, _dot_special(p, P),
                          _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
 
@@ -816,10 +824,11 @@ def gps(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
         sums.append(gamma)
         d = _flush_signed(d + gamma)
     if trace is not None:
-        trace.append(("inputs as f32, subnormals flushed to +0", {"a": _T(av), "b": _T(bv)}))
-        trace.append(("f32 products (RNE), subnormals flushed keeping the sign", {"p": _T(prods)}))
-        trace.append((f"pairwise group sums (G={g})", {"gamma": _T(np.stack(sums))}))
-        trace.append(("sequential accumulation from c", {"d": d}))
+        trace.append((Label(Stage.INPUTS, "inputs as f32, subnormals flushed to +0"), {"a": _T(av), "b": _T(bv)}))
+        trace.append((Label(Stage.PRODUCTS, "f32 products (RNE), subnormals flushed keeping the sign"),
+                      {"p": _T(prods)}))
+        trace.append((Label(Stage.GROUP_SUMS, f"pairwise group sums (G={g})"), {"gamma": _T(np.stack(sums))}))
+        trace.append((Label(Stage.STEPS, "sequential accumulation from c"), {"d": d}))
     bits = d.view(np.uint32)
     # numpy's NaN bits depend on the code path (SIMD lanes make x86's default NaN 0xFFC00000, a
     # scalar tail propagates an input's 0x7FC00000), so a NaN's bits would depend on the row's
@@ -848,7 +857,7 @@ def sfma(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
         d = fma(aT[k], bT[k], d)
         steps.append(d)
     if trace is not None:
-        trace.append(("d after each fma, in order", {"d_k": np.stack(steps, -1)}))
+        trace.append((Label(Stage.STEPS, "d after each fma, in order"), {"d_k": np.stack(steps, -1)}))
     return d
 
 

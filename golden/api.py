@@ -183,6 +183,8 @@ class _Rows:
             part = self.flat[lo:hi]
         elif len(self.batch) == 1:
             part = self.full[lo:hi]
+        elif not self.batch:                 # one dot-add (a scalar batch) whose operand is a strided view
+            part = self.full[None][lo:hi]
         else:
             part = self.full[np.unravel_index(np.arange(lo, hi), self.batch)]
         return part.astype(np.uint64)
@@ -354,6 +356,29 @@ class Trace:
     instruction: Instruction
     stages: list
     d: int
+
+    def values(self) -> dict:
+        """Every value by its stable name (:mod:`golden.stages`): ``{"aligned.products": array, ...}``, one
+        dot-add's values (vectors for per-product values).  In a chain of passes each pass's are also
+        ``passN.STAGE.VALUE``, and the unprefixed names hold pass 0's."""
+        from .stages import Stage, value_key
+        out: dict = {}
+        pass_no = None
+        for label, vals in self.stages:
+            stage = getattr(label, "stage", None)
+            if stage is None:
+                continue
+            if stage is Stage.PASS:
+                pass_no = 0 if pass_no is None else pass_no + 1
+                continue
+            for name, v in vals.items():
+                key = value_key(stage, name)
+                arr = np.asarray(v)
+                arr = arr[0] if arr.ndim and arr.shape[0] == 1 else arr
+                if pass_no is not None:
+                    out[f"pass{pass_no}.{key}"] = arr
+                out.setdefault(key, arr)
+        return out
 
     def __str__(self) -> str:
         ins = self.instruction

@@ -24,6 +24,7 @@ ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx
                  "cdna3")
 NVIDIA = ARCHITECTURES[:7]
 AMD = ARCHITECTURES[7:]
+CUSTOM = "custom"        # the architecture of an instruction of your own (golden.custom): its name is its spec
 
 _ARCH_ALIASES = {
     "sm_70": "volta", "sm70": "volta", "v100": "volta",
@@ -44,10 +45,13 @@ def canonical_arch(arch: str) -> str:
     """Case-insensitive architecture name (or alias) to its canonical form."""
     key = str(arch).strip().lower().replace(" ", "_")
     key = _ARCH_ALIASES.get(key, key)
+    if key == CUSTOM:
+        return key
     if key not in ARCHITECTURES:
         close = difflib.get_close_matches(key, ARCHITECTURES + tuple(_ARCH_ALIASES), n=3, cutoff=0.5)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise ValueError(f"unknown architecture {arch!r}{hint}; valid: {', '.join(ARCHITECTURES)}")
+        raise ValueError(f"unknown architecture {arch!r}{hint}; valid: {', '.join(ARCHITECTURES)}, or {CUSTOM} "
+                         f"(an instruction of your own, named by its spec)")
     return key
 
 
@@ -146,7 +150,8 @@ class Instruction:
 
     @property
     def vendor(self) -> str:
-        return "amd" if self.arch in AMD else "nvidia"
+        """``nvidia``, ``amd``, or ``custom`` for an instruction of your own (no GPU runs it)."""
+        return CUSTOM if self.arch == CUSTOM else "amd" if self.arch in AMD else "nvidia"
 
     def with_shape(self, m: int | None = None, n: int | None = None) -> "Instruction":
         """This instruction at a concrete shape; raises if the shape is not valid."""
@@ -512,6 +517,9 @@ def instructions(arch: str | None = None, family: str | None = None) -> list[Ins
     if family is not None and not isinstance(family, str):
         raise TypeError(f"an instruction name or family is a string (HGMMA.64xNx16.F32, HGMMA), "
                         f"got {family!r} ({type(family).__name__})")
+    if arch is not None and canonical_arch(arch) == CUSTOM:
+        from .custom import parse                # the name of an instruction of your own is its spec
+        return [parse(family)] if family is not None else []
     pool = [i for i in CATALOG if arch is None or i.arch == canonical_arch(arch)]
     if family is None:
         return pool
@@ -531,6 +539,9 @@ def instructions(arch: str | None = None, family: str | None = None) -> list[Ins
 def lookup(arch: str, name: str) -> Instruction:
     """The one instruction called ``name`` on ``arch``; clear errors with close matches otherwise."""
     arch = canonical_arch(arch)
+    if arch == CUSTOM:
+        from .custom import parse
+        return parse(name)
     found = instructions(arch, name)
     if len(found) == 1:
         return found[0]
@@ -552,6 +563,24 @@ def lookup(arch: str, name: str) -> Instruction:
 _POSITION = {(i.arch, i.name): n for n, i in enumerate(CATALOG)}
 
 
+def _select_custom(arches: list, instr) -> list[Instruction]:
+    """``select("custom", SPEC)``: one instruction of your own (its spec holds commas, so it is not a
+    comma list; several specs are separated by ``;``)."""
+    if arches != [CUSTOM]:
+        raise ValueError(f"{CUSTOM} goes alone: ARCH={CUSTOM} INSTR=SPEC (an instruction of your own), not "
+                         f"beside other architectures")
+    from .custom import parse
+    specs = [] if instr is None else [s for s in str(instr).split(";") if s.strip()]
+    if not specs or str(instr).strip().lower() == "all":
+        raise ValueError(f"ARCH={CUSTOM} needs INSTR=SPEC, an instruction of your own: k=K,a=FMT,c=FMT,base=ALG,..."
+                         f" (docs/golden.md, 'Instructions of your own')")
+    found: dict = {}
+    for s in specs:
+        ins = parse(s)
+        found.setdefault(ins.name, ins)
+    return list(found.values())
+
+
 def _split(text) -> list[str]:
     return [t.strip() for t in str(text).split(",") if t.strip()]
 
@@ -567,6 +596,8 @@ def select(arch: str | None = None, instr: str | None = None) -> list[Instructio
     """
     arches = [None] if arch is None or str(arch).strip().lower() in ("", "all") else \
         [canonical_arch(a) for a in _split(arch)]
+    if CUSTOM in arches:
+        return _select_custom(arches, instr)
     if not arches:
         raise ValueError(f"no architecture named in {arch!r}; valid: {', '.join(ARCHITECTURES)}")
     names = [None] if instr is None or str(instr).strip().lower() in ("", "all") else _split(instr)

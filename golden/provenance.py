@@ -32,6 +32,9 @@ evidence, in this order:
 ``reference``
     an architecture the paper left out, whose entries follow a reference model (not measured, not in
     the paper) and were compared with it bit for bit (:data:`REFERENCE_MODELS`: which model, the record).
+``design``
+    an instruction of your own (:mod:`golden.custom`): golden computes the Params it states; no GPU is
+    claimed, so there is nothing to measure (always ``inferred``).
 
 and its ``status`` says how the evidence came out: ``verified`` (every check bit for bit),
 ``inferred`` (no check of its own) or ``approximate`` (some measured data are not reproduced; the sets
@@ -42,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BASES = ("measured", "live", "datapath", "paper", "compiled", "reference")
+BASES = ("measured", "live", "datapath", "paper", "compiled", "reference", "design")
 STATUSES = ("verified", "inferred", "approximate")
 
 SOURCE = "Khattak and Mikaitis, MATLAB-tensor-core project (BSD 2-clause)"
@@ -299,6 +302,8 @@ _EVIDENCE: dict = {}        # cleared by a test that plants a stale claim
 def assess(ins, catalog, lookup) -> Provenance:
     """The :class:`Provenance` of ``ins``, an entry of ``catalog`` (``lookup`` finds entries by name)."""
     from .algorithms import disputed_rules
+    if ins.arch == "custom":                  # golden.catalog.CUSTOM (not imported: the catalog imports this)
+        return Provenance("design", "inferred", (), (), (), tuple(disputed_rules(ins)), (), None)
     measured, live, checked = _evidence(catalog, lookup)
     key = (ins.arch, ins.name)
     sets, checks = tuple(measured.get(key, ())), tuple(live.get(key, ()))
