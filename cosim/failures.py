@@ -64,28 +64,36 @@ def print_first(ins, f: dict, reference, out) -> None:
         print(f"  a={_hex(f['a'][0])}\n  b={_hex(f['b'][0])}\n  c=0x{int(f['c'][0]):x}", file=out)
 
 
-def rerun_with_waves(res, cfg, waves_build, out, plusargs: tuple = ()) -> None:
+def rerun_with_waves(res, cfg, waves_build, out, plusargs: tuple = (), layout=None, stream=None,
+                     reference=None, score=None) -> None:
     """Rerun the first failing vectors of ``res`` without stalls on ``waves_build()`` (a waveform-tracing
-    :class:`cosim.build.Build`), printing the waveform's path."""
+    :class:`cosim.build.Build`), printing the waveform's path.  ``layout``, ``stream(ops)``, ``reference``
+    and ``score``: a device whose transfers are not one dot-add per lane (a tile device's), scored
+    against ``reference`` by ``score`` (a :class:`cosim.session.Score` of its layout's kind)."""
     ins, f = res.ins, res.failing
     k = min(cfg.rerun_max, len(f["index"]))
     ops = tuple(None if f[x] is None else f[x][:k] for x in OPERANDS)
-    print(f"rerunning {k} failing vector(s) with waveforms (no stalls)...", file=out, flush=True)
-    layout = PayloadLayout(ins, cfg.lanes)
+    print(f"rerunning {k} failing transfer(s) with waveforms (no stalls)...", file=out, flush=True)
     try:
         b = waves_build()
     except bld.BuildError as e:
         print(f"  the waveform build failed: {e}", file=out)
         return
     scoring.note_wave_format(b)
-    wres = scoring.simulate_and_score(b, layout, ArrayStream(ins, *ops), FixedReference(f["expected"][:k]),
-                                      n=k, seed=cfg.seed, batch_vectors=cfg.batch_vectors, keep_run_dir=True,
-                                      plusargs=plusargs)
+    if layout is None:
+        layout, source, ref, score = PayloadLayout(ins, cfg.lanes), ArrayStream(ins, *ops), \
+            FixedReference(f["expected"][:k]), None
+    else:
+        source, ref = stream(ops), reference
+    wres = scoring.simulate_and_score(b, layout, source, ref, score=score, n=k, seed=cfg.seed,
+                                      batch_vectors=cfg.batch_vectors, keep_run_dir=True, plusargs=plusargs)
     res.waves_file = wres.waves_file
     if wres.status == "ERROR":
         print(f"  waveform run failed: {wres.message}", file=out)
     else:
-        print(f"  {wres.mismatches} of {k} mismatch again" +
+        again = (f"{wres.mismatches} of {k} mismatch again" if score is None else
+                 f"{wres.mismatches} result(s) of the {k} mismatch again")
+        print(f"  {again}" +
               ("" if wres.mismatches else ": the failure depends on the stall pattern or on earlier "
                "vectors; rerun the whole run with WAVES=1 and the same SEED and N"), file=out)
     print(f"  waves: {wres.waves_file}", file=out)
@@ -157,7 +165,7 @@ def load_failures(path) -> tuple[dict, dict]:
         x = arrays.get(k)
         if x is not None and x.dtype.kind != "u":
             raise FailureFileError(f"{what}: operand {k} holds {x.dtype} values, not bit patterns (unsigned integers)")
-    if arrays["c"].ndim != 1 or len(arrays["c"]) == 0:
+    if arrays["c"].ndim not in (1, 3) or len(arrays["c"]) == 0:      # dot-adds: c [n]; tiles: C [n, M, N]
         raise FailureFileError(f"{what} holds no vectors (c has shape {arrays['c'].shape})")
     for k in ("scale_a", "scale_b"):
         arrays.setdefault(k, None)

@@ -195,3 +195,54 @@ def _concat(parts):
     if len(parts) == 1:
         return parts[0]
     return tuple(None if parts[0][i] is None else np.concatenate([p[i] for p in parts]) for i in range(5))
+
+
+class TileStream:
+    """Whole tiles of a tile device: ``(A [n, M, k], B [n, k, N], C [n, M, N], scale_A, scale_B)`` for
+    ``n`` transactions, drawn from a dot-add generator so that the generator's crafted dot-adds land whole
+    in the tile: k-slice ``s`` of A's row ``i`` and B's column ``i`` (and, for slice 0, ``C[i, i]``) are
+    one generated dot-add, the other elements of C come from generated rows of their own.  Reproducible
+    for a seed whatever the batch sizes, as :class:`VectorStream` is."""
+
+    def __init__(self, ins, m: int, n: int, k: int, generator=None, seed: int = 1):
+        from .tile import slices
+        self.ins, self.m, self.n, self.k = ins, m, n, k
+        self.S = slices(ins, k)
+        self.R = max(m, n)
+        self.rows_each = self.S * self.R + m * n          # generator rows per transaction
+        self.rows = VectorStream(ins, generator, seed)
+        self.taken = 0
+
+    def take(self, count: int):
+        ins, m, n, S, R, K = self.ins, self.m, self.n, self.S, self.R, self.ins.k
+        a, b, c, sa, sb = self.rows.take(count * self.rows_each)
+        per = lambda x: None if x is None else x.reshape(count, self.rows_each, *x.shape[1:])   # noqa: E731
+        a, b, c, sa, sb = per(a), per(b), per(c), per(sa), per(sb)
+        split = S * R
+        A = a[:, :split].reshape(count, S, R, K)[:, :, :m].transpose(0, 2, 1, 3).reshape(count, m, S * K)
+        B = b[:, :split].reshape(count, S, R, K)[:, :, :n].transpose(0, 1, 3, 2).reshape(count, S * K, n)
+        C = c[:, split:].reshape(count, m, n).copy()
+        d = min(m, n)
+        C[:, np.arange(d), np.arange(d)] = c[:, :d]         # slice 0's generated c on the diagonal
+        SA = SB = None
+        if sa is not None:
+            nb = sa.shape[-1]
+            SA = sa[:, :split].reshape(count, S, R, nb)[:, :, :m].transpose(0, 2, 1, 3).reshape(count, m, S * nb)
+            SB = sb[:, :split].reshape(count, S, R, nb)[:, :, :n].transpose(0, 1, 3, 2).reshape(count, S * nb, n)
+        self.taken += count
+        return A, B, C, SA, SB
+
+
+class TileArrayStream:
+    """A fixed set of tiles (a replay) served like a :class:`TileStream`; padded by repeating."""
+
+    def __init__(self, ins, A, B, C, scale_A=None, scale_B=None):
+        self.ins = ins
+        self.ops = tuple(None if x is None else np.asarray(x, np.uint64) for x in (A, B, C, scale_A, scale_B))
+        self.count = self.ops[2].shape[0]
+        self.taken = 0
+
+    def take(self, n: int):
+        idx = np.arange(self.taken, self.taken + n) % max(self.count, 1)
+        self.taken += n
+        return tuple(None if x is None else x[idx] for x in self.ops)

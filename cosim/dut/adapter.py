@@ -15,6 +15,9 @@ payload layout of :class:`cosim.payload.PayloadLayout` (one lane).  Design side,
   cycles; a valid bit per stage (advancing with the enable) marks results ``latency`` enabled
   cycles after their inputs.
 
+* a tile device (``[tile]``): :mod:`cosim.dut.adapter_tile` feeds each transaction beat by beat and
+  collects D's beats.
+
 Reset: the harness's active-high reset, inverted for an active-low one and held ``cycles`` cycles
 longer; no handshake is allowed during it.  Target pins are constants; every other input of the
 top is tied to zero.
@@ -33,6 +36,9 @@ INSTANCE = "dut"
 
 def delay(desc: Description) -> int:
     """Cycles the adapter adds between the design's result and the harness."""
+    if desc.tile is not None:
+        from .adapter_tile import TILE_DELAY
+        return TILE_DELAY
     return FIFO_DELAY if desc.handshake.kind in (Handshake.VALID_ONLY, Handshake.FIXED) else 0
 
 
@@ -55,9 +61,16 @@ def generate(desc: Description, ports: dict, target: Target, layout: PayloadLayo
              f"    output wire [{layout.out_width - 1}:0] o__payload, output wire o__valid, input wire o__ready",
              ");"]
     lines += _reset(desc)
-    drive, conns = _operand_signals(desc, ports, target, layout)
-    lines += drive
-    lines += _handshake(desc, layout)
+    if desc.tile is not None:                 # a tile device: beats in, beats out (cosim.dut.adapter_tile)
+        from .adapter_tile import generate_body
+        body, conns = generate_body(desc, ports, layout)
+        lines += body
+    else:
+        drive, conns = _operand_signals(desc, ports, layout)
+        lines += drive
+        lines += _handshake(desc, layout)
+    for pin, value in target.pins.items():
+        conns[pin] = f"{ports[pin].width}'d{value}" if ports[pin].width else str(value)
     conns[desc.clock] = "clk"
     if desc.reset:
         conns[desc.reset] = "dut_rst" if desc.reset_active == "high" else "!dut_rst"
@@ -81,8 +94,8 @@ def _reset(desc: Description) -> list:
             "    wire dut_rst = rst || rst_hold != 0;"]
 
 
-def _operand_signals(desc: Description, ports: dict, target: Target, layout: PayloadLayout):
-    """Signals for each design port the operands, pins and d use; ``{port: expression}`` connections."""
+def _operand_signals(desc: Description, ports: dict, layout: PayloadLayout):
+    """Signals for each design port the operands and d use; ``{port: expression}`` connections."""
     fields_in: dict = {}          # port -> [(bit offset in port, payload offset, width)]
     for f in layout.fields:
         op = desc.operands[f.name]
@@ -95,8 +108,6 @@ def _operand_signals(desc: Description, ports: dict, target: Target, layout: Pay
         body = " ".join(f"op_{port}[{o} +: {fw}] = i__payload[{po} +: {fw}];" for o, po, fw in items)
         lines.append(f"    always_comb begin op_{port} = '0; {body} end")
         conns[port] = f"op_{port}"
-    for pin, value in target.pins.items():
-        conns[pin] = f"{ports[pin].width}'d{value}" if ports[pin].width else str(value)
     d = desc.operands["d"]
     port, off = d.element_port(0)
     lines.append(f"    wire [{ports[port].width - 1}:0] res_{port};")

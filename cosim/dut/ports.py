@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import toolchain
-from .description import Description, DescriptionError
+from .description import OUTPUT_ROLES, Description, DescriptionError
 from .sources import SourceSet
 
 PROBE_TOP = "mma_dut_ports_probe"
@@ -173,14 +173,13 @@ def check(desc: Description, ports: dict, pins_of_targets=True) -> None:
     need(desc.clock, Direction.INPUT, 1, "[clock] name")
     if desc.reset:
         need(desc.reset, Direction.INPUT, 1, "[reset] name")
-    outs = {"in_ready", "out_valid"}
     for role, name in desc.handshake.ports().items():
-        need(name, Direction.OUTPUT if role in outs else Direction.INPUT, 1, f"[handshake] {role}")
+        need(name, Direction.OUTPUT if role in OUTPUT_ROLES else Direction.INPUT, 1, f"[handshake] {role}")
     for op in desc.operands.values():
         direction = Direction.OUTPUT if op.name == "d" else Direction.INPUT
-        if op.ports is not None:
+        if not op.packed:
             for name in op.port_names():
-                need(name, direction, op.element_bits, f"[operands] {op.name}")
+                need(name, direction, op.bits_needed(name), f"[operands] {op.name}")
             continue
         p = need(op.port, direction, op.bits_needed(), f"[operands] {op.name}")
         if p.width is not None and p.width > op.bits_needed() and op.offset == 0 and not _shared(desc, op.port):
@@ -190,12 +189,12 @@ def check(desc: Description, ports: dict, pins_of_targets=True) -> None:
     if pins_of_targets:
         for t in desc.targets:
             for pin, value in t.pins.items():
-                p = need(pin, Direction.INPUT, None, f"[[target]] {t.arch} {t.instr} pins")
+                p = need(pin, Direction.INPUT, None, f"[[target]] {t.describe()} pins")
                 if p.width is not None and value >> p.width:
-                    raise DescriptionError(f"{desc.path}: [[target]] {t.arch} {t.instr} pins.{pin} = {value} does not "
+                    raise DescriptionError(f"{desc.path}: [[target]] {t.describe()} pins.{pin} = {value} does not "
                                            f"fit port {pin} ({p.width} bits)")
 
 
 def _shared(desc: Description, port: str) -> bool:
     """Whether more than one operand lives in ``port`` (fields of one bus)."""
-    return sum(op.port == port for op in desc.operands.values()) > 1
+    return sum(port in op.port_names() for op in desc.operands.values()) > 1

@@ -25,16 +25,14 @@ from pathlib import Path
 import numpy as np
 
 import golden
-from golden.streams import ArrayStream, VectorStream
 
 from .. import build as bld
 from .. import failures
 from ..build import Sources, UnitInterface
-from ..payload import PayloadLayout
 from ..scoring import Config, Result, simulate_and_score
-from ..session import Capture, Score, simulate
-from . import adapter, order, ports as dports, sources as dsources, targets as dtargets
-from .description import Description, DescriptionError, Handshake, Target, load
+from ..session import simulate
+from . import adapter, order, ports as dports, sources as dsources, targets as dtargets, transfers
+from .description import Description, DescriptionError, Handshake, Target, check_conflicts, load
 
 ADAPTER_FILE = "cosim_unit.sv"
 X_FLAGS = ("--x-assign", "unique", "--x-initial", "unique")    # X values random per +verilator+seed+N
@@ -84,12 +82,13 @@ def prepare(path, arch: str | None = None, instr: str | None = None, root=None) 
     with bld.locked(work.with_name("ports.lock")):         # campaign workers prepare the same design at once
         ports = dports.read_ports(desc, src, work)
     dports.check(desc, ports)
+    check_conflicts(desc)                # after the ports: a wrong width or element count is named first
     return Prepared(desc, src, ports, pairs, hashlib.sha256(desc.path.read_bytes()).hexdigest())
 
 
 def sources_for(prep: Prepared, target: Target, ins) -> tuple[Sources, UnitInterface]:
     """The build's sources for ``target``: the adapter, the design's files, include folders, defines."""
-    layout = PayloadLayout(ins, 1)
+    layout = transfers.layout(prep.desc, ins)
     text = adapter.generate(prep.desc, prep.ports, target, layout, prep.params)
     s = prep.sources
     latency = (prep.desc.handshake.latency if prep.desc.handshake.latency is not None else UNDECLARED_LATENCY)
@@ -109,30 +108,6 @@ def build(prep: Prepared, target: Target, ins, *, waves: bool = False, root=None
 def x_plusargs(seed: int) -> tuple:
     """Verilator's run-time randomisation of X and uninitialised values, seeded."""
     return ("+verilator+rand+reset+2", f"+verilator+seed+{seed}")
-
-
-class DutScore(Score):
-    """:class:`cosim.session.Score` that also keeps the first results (for the X check) and the whole
-    batch around the first difference (for the order diagnosis)."""
-
-    def __init__(self, ins, keep_first: int = X_CHECK_VECTORS):
-        super().__init__(ins, golden.dot_add)
-        self.first = np.zeros(0, np.uint64)
-        self.keep_first = keep_first
-        self.window = None             # (got, expected, start) of the first batch with a difference
-
-    def finished(self, batch, got) -> None:
-        if len(self.first) < self.keep_first:
-            self.first = np.concatenate([self.first, got[:self.keep_first - len(self.first)]])
-        before = self.count
-        super().finished(batch, got)
-        if self.count > before and self.window is None:
-            self.window = (got, batch.expected[:batch.used], batch.start)
-
-    def partial(self, batch, got) -> None:
-        """What came out of a batch the design stopped in (the session's timeout)."""
-        if self.window is None:
-            self.window = (got, batch.expected[:batch.used], batch.start)
 
 
 def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -> DutResult:
@@ -158,23 +133,39 @@ def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -
             more.result.message += f" (the structured pass: VECTORS={STRUCTURED_KIND}, {STRUCTURED_VECTORS:,} vectors)"
             dr = more
         else:
-            dr.notes.append(f"and {more.result.vectors:,} structured vectors: 0 mismatches")
-    if dr.result.status == "MISMATCH" and dr.result.failing is not None:
+            dr.notes.append(f"and {more.result.vectors:,} structured {_unit(prep)}: 0 mismatches")
+    if dr.result.failing is not None and dr.result.status in ("MISMATCH", "ERROR"):
         _report_failure(prep, dr, cfg, out)
     return dr
 
 
+def _unit(prep: Prepared) -> str:
+    return "dot-adds" if transfers.is_tile(prep.desc) else "vectors"
+
+
+def _schedule(prep: Prepared, ins, cfg: Config) -> dict:
+    """The session's keywords, its counts in transfers (a tile device's transfer holds many dot-adds)."""
+    per = transfers.dot_adds(prep.desc, ins)
+    return dict(n=transfers.transfers(prep.desc, ins, cfg.n), budget_s=cfg.budget_s,
+                min_n=transfers.transfers(prep.desc, ins, cfg.min_n), seed=cfg.seed,
+                stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
+                stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out,
+                batch_vectors=max(16, cfg.batch_vectors // per))
+
+
 def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_check: bool) -> DutResult:
     """One scored session of the built target, diagnosed (order, latency) and, with ``x_check``, X-checked."""
-    score = DutScore(ins)
+    desc = prep.desc
+    keep = transfers.transfers(desc, ins, X_CHECK_VECTORS)
+    score = transfers.score(desc, ins, keep)
     res = simulate_and_score(
-        b, PayloadLayout(ins, 1), VectorStream(ins, cfg.vectors, cfg.seed), golden.dot_add, score=score,
-        n=cfg.n, budget_s=cfg.budget_s, min_n=cfg.min_n, seed=cfg.seed,
-        stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
-        stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out, batch_vectors=cfg.batch_vectors,
-        progress=cfg.progress, keep_run_dir=cfg.keep_run_dir, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1))
+        b, transfers.layout(desc, ins), transfers.stream(desc, ins, cfg.vectors, cfg.seed), golden.dot_add,
+        score=score, progress=cfg.progress, keep_run_dir=cfg.keep_run_dir,
+        plusargs=desc.plusargs + x_plusargs(cfg.seed + 1), **_schedule(prep, ins, cfg))
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
     _report_timing(prep, res)
+    if transfers.is_tile(desc):
+        _tile_counts(prep, res, score)
     dr = DutResult(res, target)
     _diagnose(dr, score, prep)
     if x_check and len(score.first) and dr.diagnosis != order.Diagnosis.LATENCY.value:
@@ -182,8 +173,29 @@ def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_c
     return dr
 
 
+def _tile_counts(prep: Prepared, res: Result, score) -> None:
+    """A tile device's result in dot-adds and D elements (the session counts transactions), and a wrong
+    ``out_last`` named."""
+    layout = transfers.layout(prep.desc, res.ins)
+    tx = res.vectors
+    res.vectors = tx * layout.dot_adds
+    if res.status == "MISMATCH":
+        res.message = res.message.replace(
+            f"{score.count} of {tx} results differ from the reference",
+            f"{score.count} of {tx * layout.out_elements:,} D elements differ from golden "
+            f"({score.bad_transactions:,} of {tx:,} transactions)")
+    if score.framing:
+        line = (f"out_last: the design's last-beat mark was wrong in transaction #{score.framing[0]}"
+                + (f" and {len(score.framing) - 1} more" if len(score.framing) > 1 else "")
+                + f" (it must mark output beat {layout.out_elements // prep.desc.operands['d'].elements - 1}, "
+                  "the last of D)")
+        res.status = "ERROR" if res.status == "ok" else res.status
+        res.message = f"{line}; {res.message}" if res.message else line
+
+
 def _report_timing(prep: Prepared, res: Result) -> None:
-    """Latencies as the design's own (the adapter's cycles taken off)."""
+    """Latencies as the design's own (the adapter's cycles taken off); a wrong declared latency named
+    even when the values are wrong too."""
     extra = adapter.delay(prep.desc)
     res.latency = prep.desc.handshake.latency
     if res.latency_measured is not None:
@@ -191,12 +203,17 @@ def _report_timing(prep: Prepared, res: Result) -> None:
     if res.latency is None:
         res.latency = res.latency_measured
     res.initiation_interval = None if res.ii_measured is None else round(res.ii_measured)
-    if res.message.startswith("the unit declares latency"):
-        res.message = (f"latency: {prep.desc.path.name} declares {prep.desc.handshake.latency} cycles, the design's "
-                       f"first result came {res.latency_measured} cycles after its first input (no stalls)")
+    said = "the unit declares latency"
+    if said in res.message:
+        what = "last output beat" if transfers.is_tile(prep.desc) else "first result"
+        line = (f"latency: {prep.desc.path.name} declares {prep.desc.handshake.latency} cycles, the design's "
+                f"{what} came {res.latency_measured} cycles after its first input (no stalls)")
+        head, _, _ = res.message.partition(said)
+        head = head.removesuffix("; also: ")
+        res.message = f"{line}; {head}" if head else line
 
 
-def _diagnose(dr: DutResult, score: DutScore, prep: Prepared) -> None:
+def _diagnose(dr: DutResult, score, prep: Prepared) -> None:
     """Name what the results' order says (a wrong declared latency, lost, duplicated, reordered results)."""
     res = dr.result
     if score.window is None:
@@ -214,6 +231,8 @@ def _diagnose(dr: DutResult, score: DutScore, prep: Prepared) -> None:
                 f"{abs(k)} place(s) {'later' if k > 0 else 'earlier'})")
     else:
         kind, line = order.diagnose(got, expected, start)
+        if transfers.is_tile(prep.desc):
+            line = line.replace("vector", "transaction")
     if kind in (order.Diagnosis.LATENCY, order.Diagnosis.LOST, order.Diagnosis.DUPLICATED, order.Diagnosis.REORDERED):
         dr.diagnosis = kind.value
         res.status = "ERROR" if res.status == "ok" else res.status
@@ -224,22 +243,25 @@ def _diagnose(dr: DutResult, score: DutScore, prep: Prepared) -> None:
 
 def _x_check(prep: Prepared, dr: DutResult, b: bld.Build, first: np.ndarray, cfg: Config) -> None:
     """Rerun the first vectors under another X seed; results that change come from uninitialised state."""
-    ins, n = dr.result.ins, len(first)
-    cap = Capture(n)
-    s = simulate(b, PayloadLayout(ins, 1), VectorStream(ins, cfg.vectors, cfg.seed), cap, n=n, seed=cfg.seed,
-                 stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
-                 stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out,
-                 batch_vectors=cfg.batch_vectors, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 2))
+    ins, n, desc = dr.result.ins, len(first), prep.desc
+    cap = transfers.capture(desc, ins, n)
+    sched = _schedule(prep, ins, cfg)
+    sched.update(n=n, budget_s=60.0, min_n=0)
+    s = simulate(b, transfers.layout(desc, ins), transfers.stream(desc, ins, cfg.vectors, cfg.seed), cap,
+                 plusargs=desc.plusargs + x_plusargs(cfg.seed + 2), **sched)
     if s.run_dir is not None and not s.error:
         import shutil
         shutil.rmtree(s.run_dir, ignore_errors=True)
-    differ = np.nonzero(cap.d[:cap.filled] != first[:cap.filled])[0]
+    same = cap.d[:cap.filled] == first[:cap.filled]
+    differ = np.nonzero(~same.reshape(len(same), -1).all(axis=1))[0]
     failed_alike = s.error and dr.result.status == "ERROR"     # both runs failed: the order diagnosis speaks
     if differ.size or (s.error and not failed_alike):
         res = dr.result
         v = int(differ[0]) if differ.size else None
-        line = ("uninitialised state (X): " + (f"the result of vector #{v} differs between X seeds {cfg.seed + 1} "
-                f"and {cfg.seed + 2} (0x{int(first[v]):x} vs 0x{int(cap.d[v]):x})" if v is not None else
+        what = "transaction" if transfers.is_tile(desc) else "vector"
+        shown = "" if v is None else _x_values(first[v], cap.d[v])
+        line = ("uninitialised state (X): " + (f"the result of {what} #{v} differs between X seeds {cfg.seed + 1} "
+                f"and {cfg.seed + 2} ({shown})" if v is not None else
                 f"the run under X seed {cfg.seed + 2} failed where seed {cfg.seed + 1} did not "
                 f"({s.error.splitlines()[0]})")
                 + "; a register without reset or an X reaching the outputs")
@@ -248,19 +270,45 @@ def _x_check(prep: Prepared, dr: DutResult, b: bld.Build, first: np.ndarray, cfg
         res.message = f"{line}; {res.message}" if res.message else line
 
 
+def _x_values(one, other) -> str:
+    one, other = np.atleast_1d(one), np.atleast_1d(other)
+    e = int(np.nonzero(one != other)[0][0])
+    where = f"element {e}: " if one.size > 1 else ""
+    return f"{where}0x{int(one[e]):x} vs 0x{int(other[e]):x}"
+
+
 def _report_failure(prep: Prepared, dr: DutResult, cfg: Config, out) -> None:
     res, ins = dr.result, dr.result.ins
-    print(f"\n{prep.desc.name} as {ins.arch} {ins.name}: {res.message}", file=out)
-    failures.print_first(ins, res.failing, golden.dot_add, out)
+    print(f"\n{prep.desc.name} as {dr.target.describe()}: {res.message}", file=out)
+    if res.status != "MISMATCH":
+        return
+    transfers.print_first(prep.desc, ins, res.failing, out)
     res.failures_file = failures.write_failures(
         res, cfg.failures_dir or failures.FAILURES_DIR, seed=cfg.seed, lanes=1, vectors=cfg.vectors,
         dut=str(prep.desc.path), dut_sha256=prep.sha256, target=dataclasses.asdict(dr.target),
         build_key=res.build_key, stall=cfg.stall)
-    print(f"failing vectors ({len(res.failing['index'])} of {res.mismatches}) saved: {res.failures_file}\n"
+    what = "transactions" if transfers.is_tile(prep.desc) else "vectors"
+    print(f"failing {what} ({len(res.failing['index'])} kept) saved: {res.failures_file}\n"
           f"  replay: python -m cosim.dut replay {res.failures_file}", file=out)
+    if transfers.is_tile(prep.desc):
+        from .structure import report_structure
+        report_structure(prep, dr, build(prep, dr.target, ins, root=cfg.build_root), cfg, out)
     if cfg.rerun_with_waves and not cfg.waves:
         failures.rerun_with_waves(res, cfg, lambda: build(prep, dr.target, ins, waves=True, root=cfg.build_root),
-                                  out, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1))
+                                  out, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1),
+                                  layout=transfers.layout(prep.desc, ins),
+                                  stream=lambda ops: transfers.array_stream(prep.desc, ins, ops),
+                                  reference=_reference(prep, ins), score=transfers.score(prep.desc, ins, 0))
+    if prep.desc.signals:
+        from .signals import report_divergence
+        report_divergence(prep, dr, cfg, out)
+
+
+def _reference(prep: Prepared, ins):
+    if transfers.is_tile(prep.desc):
+        from .tile import reference
+        return reference(ins, prep.desc.tile)
+    return golden.dot_add
 
 
 def replay(path, cfg: Config | None = None) -> DutResult:
@@ -274,11 +322,16 @@ def replay(path, cfg: Config | None = None) -> DutResult:
     if prep.sha256 != meta.get("dut_sha256"):
         print(f"note: {prep.desc.path} changed since the failure was saved", file=out)
     saved = meta.get("target") or {}
-    same = [(t, i) for t, i in prep.pairs if (t.params, t.pins) == (saved.get("params"), saved.get("pins", {}))]
+    same = [(t, i) for t, i in prep.pairs if (t.instr, t.params, t.pins) ==
+            (saved.get("instr", t.instr), saved.get("params"), saved.get("pins", {}))]
     target, ins = (same or prep.pairs)[0]
     ops = tuple(arr[x] for x in failures.OPERANDS)
     b = build(prep, target, ins, waves=cfg.waves, root=cfg.build_root)
-    res = simulate_and_score(b, PayloadLayout(ins, 1), ArrayStream(ins, *ops), golden.dot_add, n=len(ops[2]),
-                             seed=cfg.seed, stall_in=0.0, stall_out=0.0, keep_run_dir=cfg.waves,
-                             plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1))
+    desc = prep.desc
+    score = transfers.score(desc, ins, 0)
+    res = simulate_and_score(b, transfers.layout(desc, ins), transfers.array_stream(desc, ins, ops), golden.dot_add,
+                             score=score, n=len(ops[2]), seed=cfg.seed, stall_in=0.0, stall_out=0.0,
+                             keep_run_dir=cfg.waves, plusargs=desc.plusargs + x_plusargs(cfg.seed + 1))
+    if transfers.is_tile(desc):
+        _tile_counts(prep, res, score)
     return DutResult(res, target)
