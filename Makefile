@@ -104,9 +104,14 @@ list: $(STAMP)
 report: $(STAMP)
 	$(PY) -m hw report $(ARCH) $(if $(call given,INSTR),$(INSTR)) $(if $(SIZE),--size $(SIZE)) $(if $(JOBS),-j $(JOBS)) $(if $(PIPELINE),--pipeline $(PIPELINE))
 
-# ARCH given without INSTR: every instruction of ARCH (make probe ARCH=cdna1); neither: hopper HGMMA
+# ARCH given without INSTR: every instruction of ARCH (make probe ARCH=cdna1); neither: hopper HGMMA;
+# DUT=path/unit.toml: every target of the description (ARCH/INSTR, when given, keep the targets they name)
 probe: $(STAMP)
-	$(PY) -m probe $(ARCH) $(if $(call given,INSTR),$(INSTR),$(if $(call given,ARCH),,$(INSTR))) $(if $(DUT),--backend dut:$(DUT),$(if $(BACKEND),--backend $(BACKEND)))
+ifdef DUT
+	$(PY) -m probe $(if $(call given,ARCH),$(ARCH)) $(if $(call given,INSTR),$(INSTR)) --backend dut:$(DUT)
+else
+	$(PY) -m probe $(ARCH) $(if $(call given,INSTR),$(INSTR),$(if $(call given,ARCH),,$(INSTR))) $(if $(BACKEND),--backend $(BACKEND))
+endif
 
 findings: $(STAMP)
 	$(PY) -m probe findings --out docs/findings

@@ -74,10 +74,12 @@ class RTLBackend:
                            stall=self.stall, where=f"{ins.arch} {ins.name}")
 
 
-def capture_all(built, layout, stream, n: int, *, seed: int, stall: float, where: str, plusargs: tuple = ()):
+def capture_all(built, layout, stream, n: int, *, seed: int, stall: float, where: str, plusargs: tuple = (),
+                capture=None):
     """Every output of ``n`` vectors of ``stream`` through the build, in input order (one simulation);
-    :class:`SimError` naming ``where`` when the simulation fails or returns fewer outputs."""
-    capture = Capture(n)
+    :class:`SimError` naming ``where`` when the simulation fails or returns fewer outputs.  ``capture``:
+    a hook of the caller's (a tile device's), default a :class:`cosim.session.Capture`."""
+    capture = capture if capture is not None else Capture(n)
     s = simulate(built, layout, stream, capture, n=n, batch_vectors=min(max(n, 256), BATCH), seed=seed,
                  stall_in=stall, stall_out=stall, plusargs=plusargs)
     if s.error:                                 # the run directory stays: the message names its log

@@ -9,13 +9,15 @@ HEADER = (f"{'arch':13s} {'instruction':42s} {'algorithm':9s} {'lanes':>5s} {'la
           f"{'mismatch':>8s} {'build s':>8s} {'time s':>7s} {'dot-adds/s':>10s}  status")
 
 
-def row(r) -> str:
-    """One :class:`cosim.Result` as a row under :data:`HEADER`."""
+def row(r, name: str | None = None) -> str:
+    """One :class:`cosim.Result` as a row under :data:`HEADER` (``name``: what to call the instruction,
+    default its name)."""
     lat = "-" if r.latency is None else str(r.latency)
     ii = "-" if r.initiation_interval is None else str(r.initiation_interval)
     build = "-" if not r.build_source else ("cached" if r.build_source == "cached" else f"{r.build_seconds:.1f}")
     status = r.status if r.ok else f"{r.status}: {r.message.splitlines()[0][:80]}" if r.message else r.status
-    return (f"{r.ins.arch:13s} {r.ins.name:42s} {r.ins.algorithm:9s} {r.lanes:5d} {lat:>4s} {ii:>3s} {r.vectors:9d} "
+    name = name or r.ins.name
+    return (f"{r.ins.arch:13s} {name:42s} {r.ins.algorithm:9s} {r.lanes:5d} {lat:>4s} {ii:>3s} {r.vectors:9d} "
             f"{r.mismatches:8d} {build:>8s} {r.seconds:7.1f} {r.rate:10.0f}  {status}")
 
 

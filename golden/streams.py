@@ -214,7 +214,7 @@ class TileStream:
         self.taken = 0
 
     def take(self, count: int):
-        ins, m, n, S, R, K = self.ins, self.m, self.n, self.S, self.R, self.ins.k
+        m, n, S, R, K = self.m, self.n, self.S, self.R, self.ins.k
         a, b, c, sa, sb = self.rows.take(count * self.rows_each)
         per = lambda x: None if x is None else x.reshape(count, self.rows_each, *x.shape[1:])   # noqa: E731
         a, b, c, sa, sb = per(a), per(b), per(c), per(sa), per(sb)

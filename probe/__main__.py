@@ -5,6 +5,9 @@ ARCH an architecture, a comma list of them or ``all``; INSTR a name or family, a
 of them, or all of ARCH's when left out (:func:`golden.select`).  One instruction gets the full
 report; several get one line each.  ``--all`` is ``all`` architectures.
 
+``python -m probe --backend dut:path/unit.toml [ARCH [INSTR]]``: every target of a described device, each
+against its own arithmetic (:mod:`probe.device`); ARCH and INSTR, when given, keep the targets they name.
+
 ``python -m probe findings --out docs/findings`` (the paper's section VI), and
 ``python -m probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit).
 
@@ -70,6 +73,8 @@ def _probe_main(argv) -> int:
     args = ap.parse_args(argv)
     if args.all and args.instr:
         ap.error("--all probes every instruction: give INSTR without --all")
+    if args.backend.startswith("dut:"):            # a described device: its targets, ARCH/INSTR filter them
+        return _device(args)
     if not (args.arch or args.all):
         ap.error("give ARCH [INSTR], or --all, or a sub-command (findings, compare)")
     pool = golden.select(args.arch, args.instr)
@@ -77,6 +82,16 @@ def _probe_main(argv) -> int:
     if len(pool) == 1 and not args.all:
         return _one(pool[0], backend, args)
     return _many(pool, backend, args)
+
+
+def _device(args) -> int:
+    """Every target of a described device (or those ARCH/INSTR name), each against its own arithmetic."""
+    from .device import probe_device
+    backend = backend_from_name(args.backend)
+    rc, reports = probe_device(backend, None if args.all else args.arch, args.instr, sys.stdout, args.quiet)
+    if args.json:
+        _write(args.json, [r.to_json() for r in reports])
+    return rc
 
 
 def _one(ins, backend, args) -> int:

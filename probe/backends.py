@@ -99,7 +99,9 @@ class SimulatedRTL:
 
 class SimulatedDUT:
     """A design of one's own described by a TOML file (:class:`cosim.dut.backend.DutBackend`), each
-    instruction through its target; unavailable as :class:`SimulatedRTL` is."""
+    instruction through its target; unavailable as :class:`SimulatedRTL` is.  :meth:`targets` lists the
+    description's targets and :meth:`bound` gives one of them as a backend of its own (two targets may
+    be one instruction with other Params or pins)."""
 
     name = "dut"
 
@@ -107,6 +109,20 @@ class SimulatedDUT:
         with _rtl_unavailable():
             from cosim.dut.backend import DutBackend
             self._dut = DutBackend(path, **options)
+
+    def targets(self) -> list:
+        """``[(target, instruction)]``: the description's targets, each as golden computes it (its Params)."""
+        return self._dut.pairs
+
+    def bound(self, index: int):
+        """Target ``index`` (0-based) as a backend, unavailable as this one is."""
+        dut = self._dut.bound(index)
+
+        def run(ins, a, b, c, scale_a=None, scale_b=None):
+            with _rtl_unavailable(ins):
+                return dut(ins, a, b, c, scale_a, scale_b)
+        run.name = dut.name
+        return run
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
         with _rtl_unavailable(ins):

@@ -39,6 +39,7 @@ class Report:
     exact: dict = None                   # the device against the exact sum rounded once (verify.exact_reference)
     lowering: str | None = None          # the entry is a compiled lowering: not inferred, verified
     checks: list = None                  # the differences beyond the fields (special values, verification)
+    inferred: object = None              # the inferred golden.Params (None: no algorithm inferred)
 
     def matches_for(self, ins) -> bool:
         """The verdict for another instruction of the same datapath (``--group``): its own field
@@ -77,10 +78,9 @@ class Report:
              f"{ins.a_format}*{ins.b_format}+{ins.c_format}->{ins.d_format}, K={ins.k}"
              + (f", scales {ins.scale_format}/{ins.block_size}" if ins.scale_format else "")]
         L.append(f"inferred: {self.family or '?'}  " + "  ".join(
-            f"{k}={v.value}" + ("" if v.status == "measured" else "?" if v.status == "unobservable" else "(bound)")
-            for k, v in self.fields.items()))
+            f"{k}={_shown(k, v.value)}" + _MARK.get(v.status, "(bound)") for k, v in self.fields.items()))
         L.append(f"catalog:  {ins.algorithm}  " + "  ".join(
-            f"{k}={getattr(ins.params, k)}" for k in ins.params.fields_read))
+            f"{k}={_shown(k, getattr(ins.params, k))}" for k in ins.params.fields_read))
         L.append(f"comparison: {self.summary()}")
         if self.lowering:
             L.append(f"not inferred: {self.lowering}")
@@ -132,6 +132,9 @@ class Report:
                 L.append(f"[extra] {label}: {f[key]}")
         L.append(f"({self.rows} dot-adds in {self.calls} backend calls, {self.seconds:.2f} s)")
         return "\n".join(L)
+
+
+_MARK = {"measured": "", "unobservable": "?"}          # how the text report marks a field's status
 
 
 def _checks_text(self) -> list[str]:
@@ -285,7 +288,7 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
     exact = exact_reference(rig, vectors, rounding if rounding in ("RZ", "RD", "RU", "RNE") else None)
     return Report(ins, rig.name, base, family, fields, facts, diffs + checks, unobs, time.perf_counter() - t0,
                   rig.rows, rig.calls, outside=outside, verification=ver, exact=exact, lowering=lowering,
-                  checks=checks)
+                  checks=checks, inferred=params)
 
 
 def _model(ins, p):

@@ -55,11 +55,11 @@ def special_differences(device: dict, entry: dict) -> list[str]:
 
 
 def nan_field(ins, device: dict, entry: dict):
-    """``(value, note)`` of ``nan_bits``: None where the device's NaN results are the entry's own (or the
-    entry leaves the payload open), the one pattern otherwise; a note when there are several."""
+    """``(value, note)`` of ``nan_bits``: the entry's own where the device's NaN results are the entry's (or
+    the entry leaves the payload open), the one pattern otherwise; a note when there are several."""
     got, want = device.get(NAN_PATTERNS, []), entry.get(NAN_PATTERNS, [])
     if not got or got == want:
-        return None, "NaN results as the entry's"
+        return ins.params.nan_bits, "NaN results as the entry's"
     shown = ", ".join(f"{b:#x}" for b in got)
     if len(got) > 1:
         return None, f"several NaN patterns ({shown})"

@@ -57,18 +57,27 @@ def cmd_run(args) -> int:
     for target, ins in prep.pairs:
         dr = run_target(prep, target, ins, cfg)
         results.append(dr)
-        print(table.row(dr.result), flush=True)
-        said = [f"params {target.params}" if target.params else "",
+        print(table.row(dr.result, target_name(target, ins)), flush=True)
+        said = [f"params {target.params}" if target.params else "", f"{ins.arch} {ins.name}" if target.custom else "",
                 " ".join(f"{k}={v}" for k, v in target.pins.items())]
-        if any(said):
-            said.insert(0, f"target {prep.desc.targets.index(target) + 1}:")
-        said = " ".join(filter(None, said + dr.notes))
+        said = [x for x in said if x]
+        head = f"target {prep.desc.targets.index(target) + 1}: " if said else ""
+        said = "; ".join(([head + "; ".join(said)] if said else []) + dr.notes)
         if said:
             print(f"{'':13s} ({said})")
     if args.report:
         junit.write(args.report, prep, results)
         print(f"JUnit report: {args.report}")
     return table.summarize([d.result for d in results])
+
+
+def target_name(target, ins) -> str:
+    """What the table calls a target: its label, an instruction of your own by its shape and formats."""
+    if target.label:
+        return target.label
+    if target.custom:
+        return f"k{ins.k} {ins.a_format}*{ins.b_format}+{ins.c_format}->{ins.d_format}"
+    return ins.name
 
 
 def cmd_lint(args) -> int:
