@@ -274,7 +274,7 @@ def plan_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str, 
     """The :class:`Build` of the harness around ``sources`` (a module ``cosim_unit`` of ``iface``'s widths)."""
     tc = toolchain.setup()
     params = {"IN_W": iface.in_width, "OUT_W": iface.out_width}
-    wave_format = toolchain.waves_format() if waves else None
+    wave_format = (waves if isinstance(waves, str) else toolchain.waves_format()) if waves else None
     flags = list(SIM_FLAGS) + list(sources.flags) + (list(WAVE_FLAGS[wave_format]) if waves else [])
     key = build_key(sources.digest(), params, flags, waves, tc)
     root = Path(root) if root is not None else BUILD_ROOT
@@ -358,7 +358,7 @@ def build_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str,
                 runner.build(sources=[str(HARNESS), *design], hdl_toplevel=TOP, build_dir=str(tmp),
                              parameters=meta["params"],
                              build_args=[*meta["flags"], *sources.verilator_args(), str(HARNESS_DPI)],
-                             waves=waves, always=True, log_file=str(tmp / "build.log"))
+                             waves=bool(waves), always=True, log_file=str(tmp / "build.log"))
         except (Exception, SystemExit) as e:     # the runner raises RuntimeError or exits
             _install(tmp, d)                     # no stamp: kept for its log, rebuilt next time
             tail = log_tail(d / "build.log")

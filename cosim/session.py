@@ -233,7 +233,7 @@ class _Session:
                 hdl_toplevel=bld.TOP, hdl_toplevel_lang="verilog", test_module=pr.TEST_MODULE,
                 build_dir=str(b.dir), test_dir=str(run_dir), plusargs=pr.plusargs(run_dir) + self.plusargs,
                 extra_env={pr.RUN_DIR_ENV: str(run_dir), "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"},
-                waves=b.waves, test_args=(["--trace-file", str(self.waves)] if b.waves else []),
+                waves=bool(b.waves), test_args=(["--trace-file", str(self.waves)] if b.waves else []),
                 log_file=str(run_dir / "sim.log"), results_xml=str(run_dir / "results.xml"))
         except BaseException as e:       # the runner exits (SystemExit) or raises on a failing test
             self.sim_errors.append(e)

@@ -6,6 +6,7 @@ Examples::
     python -m cosim.dut run unit.toml --arch ampere --instr HMMA.16816.F32 -n 100000 --report results.xml
     python -m cosim.dut lint unit.toml                                 # make lint-rtl DUT=...
     python -m cosim.dut ports unit.toml                                # the top's ports, checked
+    python -m cosim.dut signals unit.toml -n 8                         # the signal map, checked on a working design
     python -m cosim.dut replay build/cosim/failures/....npz --waves
     python -m cosim.dut export volta HMMA.884.F16.F16 build/hmma       # a hw unit as a DUT
     python -m cosim.dut bench volta HMMA.884.F16.F16 -n 200000         # DUT path vs native, per vector
@@ -94,6 +95,12 @@ def cmd_ports(args) -> int:
     return 0
 
 
+def cmd_signals(args) -> int:
+    from .run import prepare
+    from .signals import check_map
+    return check_map(prepare(args.description, args.arch, args.instr), _config(args), n=args.n or 8)
+
+
 def cmd_replay(args) -> int:
     from .run import replay
     dr = replay(args.file, Config(waves=args.waves, seed=args.seed))
@@ -139,6 +146,15 @@ def main(argv=None) -> int:
     for name in ("lint", "ports"):
         p = sub.add_parser(name)
         p.add_argument("description")
+    p = sub.add_parser("signals", help="check a description's signal map on random dot-adds of a design that works")
+    p.add_argument("description")
+    p.add_argument("--arch", default=None)
+    p.add_argument("--instr", default=None)
+    p.add_argument("-n", type=int, default=None, help="dot-adds per target (default 8)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--vectors", default="normal", help="generator (default normal: finite operands, whose every "
+                   "stage is the datapath's)")
+    p.set_defaults(budget=60.0, min_n=0, stall=0.0, waves=False, quiet=True)
     p = sub.add_parser("replay")
     p.add_argument("file")
     p.add_argument("--waves", action="store_true")
@@ -157,7 +173,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         return {"run": cmd_run, "lint": cmd_lint, "ports": cmd_ports, "replay": cmd_replay, "export": cmd_export,
-                "bench": cmd_bench}[args.cmd](args)
+                "bench": cmd_bench, "signals": cmd_signals}[args.cmd](args)
     except (DescriptionError, FailureFileError, bld.BuildError, toolchain.ToolchainError, ValueError, KeyError) as e:
         msg = str(e).strip("\"'").splitlines()[0]
         print(f"error: {msg}", file=sys.stderr)

@@ -294,21 +294,20 @@ def _report_failure(prep: Prepared, dr: DutResult, cfg: Config, out) -> None:
         from .structure import report_structure
         report_structure(prep, dr, build(prep, dr.target, ins, root=cfg.build_root), cfg, out)
     if cfg.rerun_with_waves and not cfg.waves:
+        tile = dict(layout=transfers.layout(prep.desc, ins),
+                    stream=lambda ops: transfers.array_stream(prep.desc, ins, ops),
+                    reference=_reference(prep, ins), score=transfers.score(prep.desc, ins, 0)) \
+            if transfers.is_tile(prep.desc) else {}
         failures.rerun_with_waves(res, cfg, lambda: build(prep, dr.target, ins, waves=True, root=cfg.build_root),
-                                  out, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1),
-                                  layout=transfers.layout(prep.desc, ins),
-                                  stream=lambda ops: transfers.array_stream(prep.desc, ins, ops),
-                                  reference=_reference(prep, ins), score=transfers.score(prep.desc, ins, 0))
+                                  out, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1), **tile)
     if prep.desc.signals:
         from .signals import report_divergence
         report_divergence(prep, dr, cfg, out)
 
 
 def _reference(prep: Prepared, ins):
-    if transfers.is_tile(prep.desc):
-        from .tile import reference
-        return reference(ins, prep.desc.tile)
-    return golden.dot_add
+    from .tile import reference
+    return reference(ins, prep.desc.tile)
 
 
 def replay(path, cfg: Config | None = None) -> DutResult:
