@@ -11,6 +11,7 @@ Examples::
     python -m cosim.dut export volta HMMA.884.F16.F16 build/hmma       # a hw unit as a DUT
     python -m cosim.dut bench volta HMMA.884.F16.F16 -n 200000         # DUT path vs native, per vector
     python -m cosim.dut bench volta HMMA.884.F16.F16 --plant F=22      # ... both built with a planted fault
+    python -m cosim.dut throughput tile/unit.toml lane/unit.toml       # devices side by side, the same dot-adds
 
 Every wrong description, missing file, wrong port or compile error is one ``error:`` line, exit 2,
 before anything is built.
@@ -120,6 +121,15 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_throughput(args) -> int:
+    from .throughput import compare
+    if args.n is not None and args.n < 1:
+        raise ValueError(f"-n must be a positive number of dot-adds, got {args.n}")
+    if not 0.0 <= args.stall < 1.0:
+        raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
+    return compare(args.descriptions, n=args.n or 1_000_000, seed=args.seed, stall=args.stall)
+
+
 def cmd_bench(args) -> int:
     from .bench import bench
     return bench(args.arch, args.instr, n=args.n or 200_000, seed=args.seed, plant=args.plant)
@@ -163,6 +173,11 @@ def main(argv=None) -> int:
     p.add_argument("arch")
     p.add_argument("instr")
     p.add_argument("folder")
+    p = sub.add_parser("throughput", help="devices side by side on the same dot-adds: per clock and per second")
+    p.add_argument("descriptions", nargs="+")
+    p.add_argument("-n", type=int, default=None, help="dot-adds per target (default 1,000,000)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--stall", type=float, default=0.1)
     p = sub.add_parser("bench")
     p.add_argument("arch")
     p.add_argument("instr")
@@ -173,7 +188,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         return {"run": cmd_run, "lint": cmd_lint, "ports": cmd_ports, "replay": cmd_replay, "export": cmd_export,
-                "bench": cmd_bench, "signals": cmd_signals}[args.cmd](args)
+                "bench": cmd_bench, "signals": cmd_signals, "throughput": cmd_throughput}[args.cmd](args)
     except (DescriptionError, FailureFileError, bld.BuildError, toolchain.ToolchainError, ValueError, KeyError) as e:
         msg = str(e).strip("\"'").splitlines()[0]
         print(f"error: {msg}", file=sys.stderr)
