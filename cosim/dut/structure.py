@@ -137,7 +137,8 @@ def infer(ins, tile, probes: Probes, D: np.ndarray, d_places: dict | None = None
         role_a = _roles_a(ans, inv, role_b, M, Kt, N)
         moved_b = {p: r for p, r in role_b.items() if p != r}
         moved_a = {p: r for p, r in role_a.items() if p != r}
-        score = len(moved_a) + len(moved_b)
+        unclear = sum(1 for (k, p), seen in ans.items() if k in "ab" and seen) - len(role_a) - len(role_b)
+        score = len(moved_a) + len(moved_b) + unclear       # elements this reading cannot give one role
         if best is None or score < best[0]:
             best = (score, which, moved_a, moved_b)
     _, which, moved_a, moved_b = best

@@ -179,6 +179,29 @@ def test_planted_fault_is_caught(design, tmp_path, plant, diagnosis, words):
     assert not dr.result.ok and dr.diagnosis == diagnosis and words in dr.result.message, dr.result.message
 
 
+def test_wrong_latency_is_named_when_the_values_are_wrong_too(design, tmp_path):
+    """A design whose values are wrong (plant 5) and whose declared latency is too: both are said."""
+    dr, _ = _run(design("late5", plant=5, latency=6), n=600, failures_dir=tmp_path)
+    m = dr.result.message
+    assert dr.result.status == "MISMATCH" and "differ from the reference" in m, m
+    assert m.startswith("latency: late5.toml declares 6 cycles, the design's first result came 5 cycles"), m
+
+
+def test_lint_elaborates_string_parameters(tmp_path, capsys):
+    """make lint-rtl DUT=: the top under the description's parameters, a SystemVerilog expression included;
+    one that does not elaborate is one line, exit 2."""
+    from cosim.dut.lint import lint
+    en = REPO / "examples" / "dut" / "dotp_en"
+    text = (en / "unit.toml").read_text().replace('"../common', f'"{en.parent}/common').replace(
+        '"rtl/dotp_en.sv"', f'"{en}/rtl/dotp_en.sv"')
+    good = _write(tmp_path, "good.toml", text.replace("[dut]\n", '[dut]\nparameters = { FMT = "fda_pkg::FMT_F16" }\n'))
+    assert lint(good) == 0 and "FMT=fda_pkg::FMT_F16" in capsys.readouterr().out
+    bad = _write(tmp_path, "bad.toml", text.replace("[dut]\n", '[dut]\nparameters = { FMT = "fda_pkg::NOPE" }\n'))
+    assert lint(bad) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not elaborate under the description's parameters" in err[0] and "NOPE" in err[0]
+
+
 @pytest.mark.slow
 def test_wrong_declared_latency_is_caught(design, tmp_path):
     dr, _ = _run(design("late", latency=6), n=600, failures_dir=tmp_path)

@@ -144,5 +144,7 @@ def test_planted_fault_is_caught(fault):
 
 
 def test_every_fault_toml_is_checked():
-    found = {f"{p.parent.parent.name}/{p.stem}" for p in DUT.glob("*/faults/*.toml")}
+    # the self-check harness takes dot-add devices with catalog targets: the tile and split-port designs run
+    # through the DUT path only (tests/cosim/test_dut_tile.py)
+    found = {f"{p.parent.parent.name}/{p.stem}" for p in DUT.glob("*/faults/*.toml") if p.parent.parent.name in DESIGNS}
     assert found == set(FAULTS)

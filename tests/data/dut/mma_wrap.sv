@@ -6,6 +6,7 @@
 //   2  a result duplicated (every 97th result is presented twice)
 //   3  an output register that is never reset (X after reset), XORed into the result
 //   4  a design that never answers (out_valid stuck low)
+//   5  a wrong value: every result's lowest bit inverted
 `default_nettype none
 module mma_wrap #(parameter int IN_W = 144, parameter int OUT_W = 16) (
     input  wire              clk,
@@ -46,6 +47,6 @@ module mma_wrap #(parameter int IN_W = 144, parameter int OUT_W = 16) (
     wire drop = (plant == 1) && u_valid && !o__ready && stalled[2:0] == 3'd7;
     always_comb u_ready = dup ? 1'b0 : (o__ready || drop);
     assign o__valid = (plant == 4) ? 1'b0 : dup ? 1'b1 : u_valid;
-    assign o__payload = dup ? last : (u_payload ^ ((plant == 3) ? junk : '0));
+    assign o__payload = dup ? last : (u_payload ^ ((plant == 3) ? junk : '0) ^ OUT_W'(plant == 5));
 endmodule
 `default_nettype wire
