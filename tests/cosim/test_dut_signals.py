@@ -54,7 +54,8 @@ def test_vcd_samples_before_each_rising_edge(tmp_path):
     vcd = tmp_path / "w.vcd"
     vcd.write_text("$timescale 1ps $end\n$scope module TOP $end\n$scope module unit $end\n"
                    "$var wire 1 ! clk $end\n$var wire 4 \" x [3:0] $end\n$upscope $end\n$upscope $end\n"
-                   "$enddefinitions $end\n#0\n0!\nb0000 \"\n#1\n1!\nb0011 \"\n#2\n0!\n#3\n1!\nb0101 \"\n#4\n0!\n#5\n1!\n")
+                   "$enddefinitions $end\n#0\n0!\nb0000 \"\n#1\n1!\nb0011 \"\n#2\n0!\n#3\n1!\nb0101 \"\n"
+                   "#4\n0!\n#5\n1!\n")
     names = {"TOP.unit.clk", "TOP.unit.x"}
     vals, widths = sample(vcd, "TOP.unit.clk", ["TOP.unit.x"])
     assert vals["TOP.unit.x"] == [0, 3, 5] and widths["TOP.unit.x"] == 4       # the value each edge saw
