@@ -89,7 +89,7 @@ def check_unit(unit: str, device: str) -> None:
 def dut_instructions(device: str, arch: str | None = None, instr: str | None = None) -> list:
     """The instructions of a ``dut:path/unit.toml`` device's targets (ARCH/INSTR filter them); a target with
     ``params`` is refused, since a campaign scores against the catalog entry."""
-    from cosim.dut.run import prepare
+    from cosim.dut.builds import prepare
     prep = prepare(device[4:], arch, instr)
     for t, _ in prep.pairs:
         if t.params:

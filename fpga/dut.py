@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 from cosim.build import UNIT_MODULE, Sources
 from cosim.dut.description import DescriptionError
-from cosim.dut.run import Prepared, prepare, sources_for
+from cosim.dut.builds import Prepared, prepare, sources_for
 
 
 POWER_ON_RESET = 16                 # cycles the design is held in reset after the board starts

@@ -518,8 +518,7 @@ def instructions(arch: str | None = None, family: str | None = None) -> list[Ins
         raise TypeError(f"an instruction name or family is a string (HGMMA.64xNx16.F32, HGMMA), "
                         f"got {family!r} ({type(family).__name__})")
     if arch is not None and canonical_arch(arch) == CUSTOM:
-        from .custom import parse                # the name of an instruction of your own is its spec
-        return [parse(family)] if family is not None else []
+        return [_custom(family)] if family is not None else []      # the name of one of your own is its spec
     pool = [i for i in CATALOG if arch is None or i.arch == canonical_arch(arch)]
     if family is None:
         return pool
@@ -540,8 +539,7 @@ def lookup(arch: str, name: str) -> Instruction:
     """The one instruction called ``name`` on ``arch``; clear errors with close matches otherwise."""
     arch = canonical_arch(arch)
     if arch == CUSTOM:
-        from .custom import parse
-        return parse(name)
+        return _custom(name)
     found = instructions(arch, name)
     if len(found) == 1:
         return found[0]
@@ -569,16 +567,30 @@ def _select_custom(arches: list, instr) -> list[Instruction]:
     if arches != [CUSTOM]:
         raise ValueError(f"{CUSTOM} goes alone: ARCH={CUSTOM} INSTR=SPEC (an instruction of your own), not "
                          f"beside other architectures")
-    from .custom import parse
     specs = [] if instr is None else [s for s in str(instr).split(";") if s.strip()]
     if not specs or str(instr).strip().lower() == "all":
         raise ValueError(f"ARCH={CUSTOM} needs INSTR=SPEC, an instruction of your own: k=K,a=FMT,c=FMT,base=ALG,..."
                          f" (docs/golden.md, 'Instructions of your own')")
     found: dict = {}
     for s in specs:
-        ins = parse(s)
+        ins = _custom(s)
         found.setdefault(ins.name, ins)
     return list(found.values())
+
+
+_SPEC_PARSER: list = []          # golden.custom.parse, registered when golden.custom is imported (golden does)
+
+
+def register_custom(parse) -> None:
+    """The parser of custom instructions' specs (:func:`golden.custom.parse` registers itself: the catalog
+    is below it and cannot import it)."""
+    _SPEC_PARSER[:] = [parse]
+
+
+def _custom(spec: str) -> Instruction:
+    if not _SPEC_PARSER:
+        raise RuntimeError("golden.custom is not imported (import golden does)")
+    return _SPEC_PARSER[0](spec)
 
 
 def _split(text) -> list[str]:

@@ -22,12 +22,15 @@ instruction golden cannot run is refused when it is made, in one line naming wha
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .algorithms import Params
-from .catalog import CATALOG, CUSTOM, Instruction
+from .api import dot_add
+from .catalog import CATALOG, CUSTOM, Instruction, register_custom
 from .descriptors import ALGORITHMS
-from .formats import FORMATS, get_format
+from .formats import FORMATS, from_float, get_format
 from .params import FIELDS, ParamsSpecError, parse_params
 
 __all__ = ["CUSTOM", "SHAPE_FIELDS", "FORMAT_FIELDS", "CustomError", "custom", "parse", "spec", "is_custom",
@@ -73,7 +76,6 @@ def custom(k: int, a: str, c: str, params: Params, *, b: str | None = None, d: s
 
 
 def _named(ins: Instruction, name: str) -> Instruction:
-    from dataclasses import replace
     return replace(ins, name=name, ptx=name)
 
 
@@ -105,13 +107,11 @@ def _check_scales(k: int, scale, block) -> None:
 def _smoke(ins: Instruction) -> None:
     """One all-zero dot-add on golden's numpy path: a design golden cannot run is refused now, not at
     its first vector (a window too wide for exact sums, a NaN pattern that is not a NaN of d, ...)."""
-    from .api import dot_add
     fa = get_format(ins.a_format)
     zeros = np.zeros((1, ins.k), fa.dtype)
     scales = None
     if ins.scale_format:
         one = get_format(ins.scale_format)
-        from .formats import from_float
         scales = np.full((1, ins.k // ins.block_size), from_float(one, 1.0), one.dtype)
     try:
         dot_add(ins, zeros, np.zeros((1, ins.k), get_format(ins.b_format).dtype),
@@ -193,3 +193,6 @@ def _shape_value(name: str, value: str):
         except ValueError:
             raise CustomError(f"custom instruction: {name}={value!r}; valid: a positive integer") from None
     return value
+
+
+register_custom(parse)

@@ -38,7 +38,7 @@ class LayoutError(ValueError):
 
 @dataclass(frozen=True)
 class Fragment:
-    """One operand's fragment layout of one ``mma.sync`` shape (PTX ISA 9.7.14.5).
+    """One operand's fragment layout of one ``mma.sync`` shape (the PTX ISA, section 9.7.14.5).
 
     Members
     -------

@@ -49,7 +49,8 @@ def _config(args) -> Config:
 
 def cmd_run(args) -> int:
     from . import junit
-    from .run import prepare, run_target
+    from .builds import prepare
+    from .run import run_target
     cfg = _config(args)
     bld.check_build_root()
     prep = prepare(args.description, args.arch, args.instr)
@@ -88,7 +89,7 @@ def cmd_lint(args) -> int:
 
 
 def cmd_ports(args) -> int:
-    from .run import prepare
+    from .builds import prepare
     prep = prepare(args.description)
     for p in prep.ports.values():
         print(f"{p.name:24s} {p.describe()}")
@@ -97,7 +98,7 @@ def cmd_ports(args) -> int:
 
 
 def cmd_signals(args) -> int:
-    from .run import prepare
+    from .builds import prepare
     from .signals import check_map
     return check_map(prepare(args.description, args.arch, args.instr), _config(args), n=args.n or 8)
 

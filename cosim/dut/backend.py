@@ -21,7 +21,7 @@ from ..backend import capture_all
 from ..payload import PayloadLayout
 from ..units import NoRTL
 from . import transfers
-from .run import build, prepare, x_plusargs
+from .builds import build, prepare, x_plusargs
 
 
 class DutBackend:

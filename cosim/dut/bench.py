@@ -17,7 +17,8 @@ from .. import build as bld
 from ..run import run_instruction
 from ..scoring import Config
 from . import export, targets
-from .run import prepare, run_target
+from .builds import prepare
+from .run import run_target
 
 
 def bench(arch: str, instr: str, n: int = 200_000, seed: int = 1, stall: float = 0.1, out=None,

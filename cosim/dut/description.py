@@ -25,9 +25,8 @@ from pathlib import Path
 
 from golden.catalog import CUSTOM
 
-
-class DescriptionError(ValueError):
-    """A description (or what it names) is wrong: one line, naming the field and what is valid."""
+from .reader import DescriptionError, Reader, is_identifier
+from .signal_map import read_signals
 
 
 class Handshake(str, enum.Enum):
@@ -206,44 +205,6 @@ class Description:
 
 # ---- reading ------------------------------------------------------------------------------------------
 
-class _Reader:
-    """Typed access to one table of the TOML, each error naming file and field."""
-
-    def __init__(self, path: Path, table: dict, where: str):
-        self.path, self.table, self.where = path, table, where
-
-    def fail(self, key: str, what: str):
-        raise DescriptionError(f"{self.path}: {self.where}{key}: {what}")
-
-    def get(self, key, kind, default=None, required=False, valid: str = ""):
-        if key not in self.table:
-            if required:
-                self.fail(key, f"missing (required{'; ' + valid if valid else ''})")
-            return default
-        v = self.table[key]
-        if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
-            self.fail(key, f"{v!r} is not an integer{'; ' + valid if valid else ''}")
-        if kind is not int and not isinstance(v, kind):
-            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-            self.fail(key, f"{v!r} is a {type(v).__name__}, expected {names}{'; ' + valid if valid else ''}")
-        return v
-
-    def name(self, key, default=None, required=False):
-        v = self.get(key, str, default, required, "a port or module name")
-        if v is not None and not _is_identifier(v.replace("{i}", "0")):
-            self.fail(key, f"{v!r} is not a Verilog identifier")
-        return v
-
-    def unknown(self, allowed):
-        extra = sorted(set(self.table) - set(allowed))
-        if extra:
-            self.fail(extra[0], f"unknown field; valid: {', '.join(allowed)}")
-
-
-def _is_identifier(s: str) -> bool:
-    return bool(s) and (s[0].isalpha() or s[0] == "_") and all(ch.isalnum() or ch in "_$" for ch in s)
-
-
 def load(path) -> Description:
     """Read and check the description at ``path`` (:class:`DescriptionError`, one line, if it is wrong)."""
     path = Path(path)
@@ -258,9 +219,9 @@ def load(path) -> Description:
     except tomllib.TOMLDecodeError as e:
         raise DescriptionError(f"{path}: not valid TOML ({e})") from None
     path = path.resolve()
-    top = _Reader(path, data, "")
+    top = Reader(path, data, "")
     top.unknown(("dut", "clock", "reset", "handshake", "tile", "operands", "signals", "target"))
-    dut = _Reader(path, top.get("dut", dict, required=True, valid="a [dut] table with name and top"), "[dut] ")
+    dut = Reader(path, top.get("dut", dict, required=True, valid="a [dut] table with name and top"), "[dut] ")
     dut.unknown(("name", "top", "sources", "include_dirs", "filelist", "core", "defines", "parameters", "plusargs"))
     kw = _read_dut(path, dut)
     kw.update(_read_clock_reset(path, top))
@@ -269,9 +230,8 @@ def load(path) -> Description:
     ops = _read_operands(path, top, hs, tile)
     targets = _read_targets(path, top)
     desc = Description(path=path, handshake=hs, operands=ops, targets=targets, tile=tile, **kw)
-    if "signals" in data:
-        from .signals import read_signals        # the signal map: golden's stages -> the design's signals
-        desc = _replace(desc, signals=read_signals(path, top.get("signals", dict), desc))
+    if "signals" in data:                        # the signal map: golden's stages -> the design's signals
+        desc = _replace(desc, signals=read_signals(path, top.get("signals", dict), tile))
     return desc
 
 
@@ -280,7 +240,7 @@ def _replace(desc: Description, **changes) -> Description:
     return replace(desc, **changes)
 
 
-def _read_dut(path: Path, dut: _Reader) -> dict:
+def _read_dut(path: Path, dut: Reader) -> dict:
     name = dut.get("name", str, required=True, valid="a short name used in reports and build folders")
     top = dut.name("top", required=True)
     given = [k for k in SOURCE_KEYS if k in dut.table]
@@ -300,11 +260,11 @@ def _read_dut(path: Path, dut: _Reader) -> dict:
     fl, core = dut.get("filelist", str), dut.get("core", str)
     defines = dut.get("defines", dict, {})
     for k, v in defines.items():
-        if not _is_identifier(k) or isinstance(v, (dict, list, float)):
+        if not is_identifier(k) or isinstance(v, (dict, list, float)):
             dut.fail(f"defines.{k}", "a define is NAME = integer, string or true")
     params = dut.get("parameters", dict, {})
     for k, v in params.items():
-        if not _is_identifier(k) or isinstance(v, (dict, list, float)):
+        if not is_identifier(k) or isinstance(v, (dict, list, float)):
             dut.fail(f"parameters.{k}",
                      "a parameter is NAME = integer, true/false or a SystemVerilog expression string")
     plusargs = dut.get("plusargs", list, [])
@@ -316,10 +276,10 @@ def _read_dut(path: Path, dut: _Reader) -> dict:
                 plusargs=tuple(plusargs))
 
 
-def _read_clock_reset(path: Path, top: _Reader) -> dict:
-    clk = _Reader(path, top.get("clock", dict, {}), "[clock] ")
+def _read_clock_reset(path: Path, top: Reader) -> dict:
+    clk = Reader(path, top.get("clock", dict, {}), "[clock] ")
     clk.unknown(("name",))
-    rst = _Reader(path, top.get("reset", dict, {}), "[reset] ")
+    rst = Reader(path, top.get("reset", dict, {}), "[reset] ")
     rst.unknown(("name", "active", "cycles"))
     active = rst.get("active", str, "high")
     if active not in ("high", "low"):
@@ -344,8 +304,8 @@ TILE_HANDSHAKES = BACKPRESSURE            # a tile device's beats need backpress
 LAST_FIELDS = ("in_last", "out_last")
 
 
-def _read_handshake(path: Path, top: _Reader, tile: Tile | None) -> HandshakeSpec:
-    hs = _Reader(path, top.get("handshake", dict, required=True, valid="a [handshake] table with kind"),
+def _read_handshake(path: Path, top: Reader, tile: Tile | None) -> HandshakeSpec:
+    hs = Reader(path, top.get("handshake", dict, required=True, valid="a [handshake] table with kind"),
                  "[handshake] ")
     kinds = ", ".join(k.value for k in Handshake)
     kind_s = hs.get("kind", str, required=True, valid=kinds)
@@ -371,10 +331,10 @@ def _read_handshake(path: Path, top: _Reader, tile: Tile | None) -> HandshakeSpe
     return HandshakeSpec(kind, latency=latency, **names, **last)
 
 
-def _read_tile(path: Path, top: _Reader) -> Tile | None:
+def _read_tile(path: Path, top: Reader) -> Tile | None:
     if "tile" not in top.table:
         return None
-    t = _Reader(path, top.get("tile", dict), "[tile] ")
+    t = Reader(path, top.get("tile", dict), "[tile] ")
     t.unknown(("m", "n", "k"))
     dims = {}
     for name in ("m", "n", "k"):
@@ -386,9 +346,9 @@ def _read_tile(path: Path, top: _Reader) -> Tile | None:
     return Tile(**dims)
 
 
-def _read_operands(path: Path, top: _Reader, hs: HandshakeSpec, tile: Tile | None) -> dict:
+def _read_operands(path: Path, top: Reader, hs: HandshakeSpec, tile: Tile | None) -> dict:
     table = top.get("operands", dict, required=True, valid="an [operands] table mapping a, b, c, d to ports")
-    ops = _Reader(path, table, "[operands] ")
+    ops = Reader(path, table, "[operands] ")
     ops.unknown(OPERAND_NAMES)
     out = {}
     for name in OPERAND_NAMES:
@@ -407,7 +367,7 @@ _TILE_FIELDS = ("lanes", "layout", "fragment_order", "first_beat")
 
 
 def _read_operand(path: Path, name: str, table: dict, hs: HandshakeSpec, tile: Tile | None) -> Operand:
-    r = _Reader(path, table, f"[operands] {name}.")
+    r = Reader(path, table, f"[operands] {name}.")
     if tile is not None:
         if "elements" in table:
             r.fail("elements", "a tile device's operands give lanes = L (elements per beat), not elements")
@@ -455,7 +415,7 @@ def _read_operand(path: Path, name: str, table: dict, hs: HandshakeSpec, tile: T
     return Operand(name, bits, elements, port, pattern, order, offset, places, **tile_kw)
 
 
-def _read_port_list(r: _Reader, ports: list) -> tuple[tuple, int | None]:
+def _read_port_list(r: Reader, ports: list) -> tuple[tuple, int | None]:
     """``["x[15:0]", "y", ...]``: ``((port, offset), ...)`` and the ranges' common width (None: no range)."""
     if not ports or not all(isinstance(x, str) for x in ports):
         r.fail("ports", "a list gives one port name (or name[hi:lo]) per element, "
@@ -481,7 +441,7 @@ def _read_port_list(r: _Reader, ports: list) -> tuple[tuple, int | None]:
     return tuple(places), (ranged.pop() if ranged else None)
 
 
-def _read_tile_operand(r: _Reader, tile: Tile) -> dict:
+def _read_tile_operand(r: Reader, tile: Tile) -> dict:
     from golden.layouts import LAYOUTS, ORDERS as FRAGMENT_ORDERS
     layout = r.get("layout", str, "row_major")
     if layout not in LAYOUTS:
@@ -495,7 +455,7 @@ def _read_tile_operand(r: _Reader, tile: Tile) -> dict:
     return dict(layout=layout, fragment_order=frag, first_beat=first)
 
 
-def _read_targets(path: Path, top: _Reader) -> tuple:
+def _read_targets(path: Path, top: Reader) -> tuple:
     raw = top.get("target", list, required=True, valid="one or more [[target]] tables (arch and instr, or k, "
                                                        "formats and params)")
     if not raw:
@@ -504,10 +464,10 @@ def _read_targets(path: Path, top: _Reader) -> tuple:
     for i, t in enumerate(raw):
         if not isinstance(t, dict):
             top.fail("target", "use [[target]] tables")
-        r = _Reader(path, t, f"[[target]] #{i + 1} ")
+        r = Reader(path, t, f"[[target]] #{i + 1} ")
         pins = r.get("pins", dict, {})
         for k, v in pins.items():
-            if not _is_identifier(k) or isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            if not is_identifier(k) or isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 r.fail(f"pins.{k}", f"{v!r}; a pin is PORT = non-negative integer")
         label = r.get("name", str)
         if "instr" in t or "arch" in t:
@@ -526,7 +486,7 @@ CUSTOM_TARGET_FIELDS = ("name", "k", "m", "n", "formats", "block", "params", "pi
 FORMAT_KEYS = ("a", "b", "c", "d", "scale")
 
 
-def params_text(r: _Reader, params) -> str:
+def params_text(r: Reader, params) -> str:
     """A target's ``params``, a spec string or a table of fields, as the one params grammar's text
     (``golden.params.parse_params`` reads it; a table's values are written as that grammar's words)."""
     if isinstance(params, str):
@@ -541,7 +501,7 @@ def params_text(r: _Reader, params) -> str:
     return ",".join(items)
 
 
-def custom_spec(r: _Reader) -> str:
+def custom_spec(r: Reader) -> str:
     """An instruction-of-your-own target (``k``, ``formats``, ``params``; :mod:`golden.custom`) as its spec."""
     k = r.get("k", int, required=True, valid="a catalog target gives arch and instr; one of your own gives k "
                                              "(products per dot-add), formats and params")
@@ -550,7 +510,7 @@ def custom_spec(r: _Reader) -> str:
         if dim in r.table:
             items.append(f"{dim}={r.get(dim, int)}")
     fmts = r.get("formats", dict, required=True, valid="formats = { a = \"f16\", c = \"f32\" } (b, d, scale too)")
-    fr = _Reader(r.path, fmts, f"{r.where}formats.")
+    fr = Reader(r.path, fmts, f"{r.where}formats.")
     fr.unknown(FORMAT_KEYS)
     for key in FORMAT_KEYS:
         v = fr.get(key, str, required=key in ("a", "c"), valid="a format name (python -m golden formats)")

@@ -1,26 +1,25 @@
 """Co-simulate a described design (:mod:`cosim.dut.description`) against the golden model.
 
-:func:`prepare` does every check that needs no build, in seconds: the description, its files, its
-targets against the catalog, the top's real ports against the description (all one-line
-:class:`DescriptionError`).  :func:`run_target` builds the harness around the generated adapter
-(:mod:`cosim.dut.adapter`) and the design's files (one cached build per target, :func:`cosim.build.build_sources`),
-runs the same session as ``make cosim`` (:func:`cosim.scoring.simulate_and_score`: calibration batch,
+A run starts from :func:`cosim.dut.builds.prepare` (every check that needs no build, in seconds).
+:func:`run_target` builds the harness around the generated adapter (:mod:`cosim.dut.adapter`) and the
+design's files (one cached build per target, :func:`cosim.dut.builds.build`), runs the same session as
+``make cosim`` (:func:`cosim.scoring.simulate_and_score`: calibration batch,
 random stalls, every result compared with golden), then:
 
 * tells lost, duplicated and reordered results from wrong ones (:mod:`cosim.dut.order`);
 * reruns the first vectors with another seed of Verilator's ``--x-assign``/``--x-initial`` randomisation
   and compares: results that change are uninitialised state (X) reaching the outputs;
-* on a failure, prints golden's trace of the first failing vector, saves a replay file naming the
-  description and its SHA-256, and reruns the failing vectors on a waveform build.
+* on a failure, prints golden's trace of the first failing vector (a tile device: each k-slice of its first
+  failing element, then the structure probe, :mod:`cosim.dut.structure`), saves a replay file naming the
+  description and its SHA-256, reruns the failing vectors on a waveform build and, with a signal map,
+  names the first stage where design and golden part (:mod:`cosim.dut.signals`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -28,33 +27,17 @@ import golden
 
 from .. import build as bld
 from .. import failures
-from ..build import Sources, UnitInterface
 from ..scoring import Config, Result, simulate_and_score
 from ..session import simulate
-from . import adapter, order, ports as dports, sources as dsources, targets as dtargets, transfers
-from .description import Description, DescriptionError, Handshake, Target, check_conflicts, load
+from . import adapter, order, transfers
+from .builds import Prepared, build, prepare, x_plusargs
+from .description import DescriptionError, Handshake, Target
+from .signals import report_divergence
+from .structure import report_structure
 
-ADAPTER_FILE = "cosim_unit.sv"
-X_FLAGS = ("--x-assign", "unique", "--x-initial", "unique")    # X values random per +verilator+seed+N
 X_CHECK_VECTORS = 4096                                          # vectors rerun under a second X seed
 NO_HANDSHAKE_OUT = (Handshake.ENABLE, Handshake.FIXED)        # results marked valid by the declared latency
 STRUCTURED_KIND, STRUCTURED_VECTORS = "structured", 4096                # the structured pass after a clean run
-UNDECLARED_LATENCY = 64                                         # the watchdog's idea of a latency not declared
-
-
-@dataclass
-class Prepared:
-    """A description with everything checked that needs no build."""
-
-    desc: Description
-    sources: dsources.SourceSet
-    ports: dict
-    pairs: list                         # [(Target, golden.Instruction)]
-    sha256: str = ""
-
-    @property
-    def params(self) -> dict:
-        return {**self.sources.parameters, **self.desc.parameters}
 
 
 @dataclass
@@ -65,49 +48,6 @@ class DutResult:
     target: Target
     diagnosis: str = "none"             # order.Diagnosis value, or "x" for uninitialised state
     notes: list = field(default_factory=list)
-
-
-def dut_root(root=None) -> Path:
-    return Path(root) if root is not None else bld.BUILD_ROOT / "dut"
-
-
-def prepare(path, arch: str | None = None, instr: str | None = None, root=None) -> Prepared:
-    """Load and check the description at ``path``; DescriptionError (one line) on anything wrong."""
-    desc = load(path)
-    if desc.top in (bld.TOP, bld.UNIT_MODULE):
-        raise DescriptionError(f"{desc.path}: [dut] top: {desc.top!r} is a name the harness uses; rename the top")
-    src = dsources.resolve(desc)
-    pairs = dtargets.select(desc, arch, instr)
-    work = dut_root(root) / bld.safe_name(desc.name) / "ports"
-    with bld.locked(work.with_name("ports.lock")):         # campaign workers prepare the same design at once
-        ports = dports.read_ports(desc, src, work)
-    dports.check(desc, ports)
-    check_conflicts(desc)                # after the ports: a wrong width or element count is named first
-    return Prepared(desc, src, ports, pairs, hashlib.sha256(desc.path.read_bytes()).hexdigest())
-
-
-def sources_for(prep: Prepared, target: Target, ins) -> tuple[Sources, UnitInterface]:
-    """The build's sources for ``target``: the adapter, the design's files, include folders, defines."""
-    layout = transfers.layout(prep.desc, ins)
-    text = adapter.generate(prep.desc, prep.ports, target, layout, prep.params)
-    s = prep.sources
-    latency = (prep.desc.handshake.latency if prep.desc.handshake.latency is not None else UNDECLARED_LATENCY)
-    iface = UnitInterface(layout.in_width, layout.out_width, latency + adapter.delay(prep.desc), 1)
-    return Sources({ADAPTER_FILE: text}, tuple(s.files), tuple(s.include_dirs), dict(s.defines), X_FLAGS), iface
-
-
-def build(prep: Prepared, target: Target, ins, *, waves: bool = False, root=None) -> bld.Build:
-    """The harness around the design for ``target`` (cached, :func:`cosim.build.build_sources`)."""
-    srcs, iface = sources_for(prep, target, ins)
-    b = bld.build_sources(srcs, iface, f"dut-{prep.desc.name}", f"{ins.arch}-{ins.name}", waves=waves,
-                          root=dut_root(root))
-    b.meta["check_timing"] = ("latency",) if prep.desc.handshake.latency is not None else ()
-    return b
-
-
-def x_plusargs(seed: int) -> tuple:
-    """Verilator's run-time randomisation of X and uninitialised values, seeded."""
-    return ("+verilator+rand+reset+2", f"+verilator+seed+{seed}")
 
 
 def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -> DutResult:
@@ -291,7 +231,6 @@ def _report_failure(prep: Prepared, dr: DutResult, cfg: Config, out) -> None:
     print(f"failing {what} ({len(res.failing['index'])} kept) saved: {res.failures_file}\n"
           f"  replay: python -m cosim.dut replay {res.failures_file}", file=out)
     if transfers.is_tile(prep.desc):
-        from .structure import report_structure
         report_structure(prep, dr, build(prep, dr.target, ins, root=cfg.build_root), cfg, out)
     if cfg.rerun_with_waves and not cfg.waves:
         tile = dict(layout=transfers.layout(prep.desc, ins),
@@ -301,7 +240,6 @@ def _report_failure(prep: Prepared, dr: DutResult, cfg: Config, out) -> None:
         failures.rerun_with_waves(res, cfg, lambda: build(prep, dr.target, ins, waves=True, root=cfg.build_root),
                                   out, plusargs=prep.desc.plusargs + x_plusargs(cfg.seed + 1), **tile)
     if prep.desc.signals:
-        from .signals import report_divergence
         report_divergence(prep, dr, cfg, out)
 
 

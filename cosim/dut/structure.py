@@ -31,6 +31,7 @@ from golden.layouts import positions
 
 from ..session import simulate
 from . import transfers
+from .builds import x_plusargs
 
 SHOWN = 4             # elements listed per finding
 
@@ -295,7 +296,6 @@ def run_probes(prep, target, ins, built, seed: int = 1):
     ops = (probes.A, probes.B, probes.C, probes.SA, probes.SB)
     n = len(probes.asks)
     cap = transfers.capture(desc, ins, n)
-    from .run import x_plusargs
     s = simulate(built, transfers.layout(desc, ins), transfers.array_stream(desc, ins, ops), cap, n=n, seed=seed,
                  stall_in=0.0, stall_out=0.0, batch_vectors=n, plusargs=desc.plusargs + x_plusargs(seed + 1))
     if s.error:

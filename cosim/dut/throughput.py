@@ -15,7 +15,8 @@ import sys
 
 from ..scoring import Config
 from . import transfers
-from .run import build, prepare, run_target
+from .builds import build, prepare
+from .run import run_target
 
 HEADER = (f"{'device':14s} {'target':28s} {'transfer':>9s} {'dot-adds':>10s} {'cycles':>10s} {'dot-adds/cycle':>14s} "
           f"{'sim s':>7s} {'dot-adds/s':>11s} {'vs first':>8s}  status")

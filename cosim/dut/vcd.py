@@ -18,7 +18,7 @@ class VcdError(ValueError):
     """A waveform that lacks a signal asked for (the message names close ones)."""
 
 
-def _names(path: Path) -> tuple[dict, int]:
+def names_of(path: Path) -> tuple[dict, int]:
     """``{full name: (id code, width)}`` from the header, and the offset where the changes begin."""
     names, scope = {}, []
     with open(path, "r", errors="replace") as f:
@@ -61,7 +61,7 @@ def find(names: dict, path: str, under: str = "") -> str:
 def sample(path: Path, clock: str, signals: list[str]) -> tuple[dict, list]:
     """``({signal: [value before each rising edge of clock]}, widths)``: integers (X and Z read as 0)."""
     path = Path(path)
-    names, start = _names(path)
+    names, start = names_of(path)
     clk = names[clock][0]
     codes = {names[s][0]: s for s in signals}
     cur = {s: 0 for s in signals}

@@ -18,6 +18,7 @@ import pytest
 import golden
 from cosim.dut import __main__ as cli
 from cosim.dut import export, run as drun
+from cosim.dut.builds import prepare
 from cosim.dut.description import DescriptionError, load
 from cosim.scoring import Config
 
@@ -153,7 +154,7 @@ def test_order_diagnosis():
 # ---- runs: one build of the wrapper, faults planted by plusarg ------------------------------------------
 
 def _run(path, n=3000, **kw):
-    prep = drun.prepare(path)
+    prep = prepare(path)
     (target, ins), = prep.pairs
     import io
     out = io.StringIO()
@@ -216,7 +217,7 @@ def test_failure_report_replay_and_junit(design, tmp_path):
     rep = drun.replay(dr.result.failures_file, Config(out=None))
     assert rep.result.mismatches == len(dr.result.failing["index"])
     from cosim.dut import junit
-    prep = drun.prepare(design("plant3", plant=3))
+    prep = prepare(design("plant3", plant=3))
     x = junit.write(tmp_path / "results.xml", prep, [dr]).read_text()
     assert "<testcase" in x and "<failure" in x
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cosim.dut import run as drun
+from cosim.dut.builds import prepare, sources_for
 from cosim.scoring import Config
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples" / "dut"
@@ -23,7 +24,7 @@ N = 8192
 
 def _run(toml: str, n: int = N) -> list:
     """``[(instruction name, target params, DutResult)]`` for every target of ``toml``."""
-    prep = drun.prepare(EXAMPLES / toml)
+    prep = prepare(EXAMPLES / toml)
     out = []
     for target, ins in prep.pairs:
         cfg = Config(n=n, progress=0, out=io.StringIO(), rerun_with_waves=False, seed=7)
@@ -133,10 +134,9 @@ def test_a_bitstream_build_carries_the_designs_files_and_options():
     """make fpga DUT=: the build plan carries the adapter, the design's files (a .f list nesting another,
     include folders) under dut/, and the -D/-I options Yosys reads them with."""
     from fpga.dut import DutBoard, platform_files
-    from cosim.dut import run as drun
-    prep = drun.prepare(EXAMPLES / "dotp_mf/unit.toml")
+    prep = prepare(EXAMPLES / "dotp_mf/unit.toml")
     target, ins = prep.pairs[0]
-    srcs, _ = drun.sources_for(prep, target, ins)
+    srcs, _ = sources_for(prep, target, ins)
     files, options = platform_files(DutBoard(prep, ins, srcs, None))
     assert "dut/cosim_unit.sv" in files and any(n.endswith("fda_pkg.sv") for n in files)
     assert any(n.endswith("fda_defs.svh") for n in files)                   # an include folder's file

@@ -15,8 +15,9 @@ import pytest
 
 import golden
 from cosim.dut import run as drun
+from cosim.dut.builds import prepare
 from cosim.dut.description import DescriptionError, load
-from cosim.dut.signals import Mapping, compare, first_divergence
+from cosim.dut.signal_map import Mapping, compare, first_divergence
 from cosim.dut.vcd import VcdError, find, sample
 from cosim.scoring import Config
 
@@ -59,8 +60,8 @@ def test_vcd_samples_before_each_rising_edge(tmp_path):
     names = {"TOP.unit.clk", "TOP.unit.x"}
     vals, widths = sample(vcd, "TOP.unit.clk", ["TOP.unit.x"])
     assert vals["TOP.unit.x"] == [0, 3, 5] and widths["TOP.unit.x"] == 4       # the value each edge saw
-    from cosim.dut.vcd import _names
-    full, _ = _names(vcd)
+    from cosim.dut.vcd import names_of
+    full, _ = names_of(vcd)
     assert set(full) == names and find(full, "x", "TOP.unit") == "TOP.unit.x"
     with pytest.raises(VcdError, match="no signal 'y'"):
         find(full, "y", "TOP.unit")
@@ -87,9 +88,9 @@ def test_the_map_agrees_on_the_working_design_and_names_the_planted_alignment_fa
     from cosim.dut.signals import check_map
     out = io.StringIO()
     cfg = Config(seed=1, vectors="normal", progress=0.0)
-    assert check_map(drun.prepare(V2K / "unit.toml"), cfg, n=16, out=out) == 0, out.getvalue()
+    assert check_map(prepare(V2K / "unit.toml"), cfg, n=16, out=out) == 0, out.getvalue()
     assert "aligned.products             16 of 16 agree" in out.getvalue()
-    prep = drun.prepare(V2K / "faults" / "short_align.toml")
+    prep = prepare(V2K / "faults" / "short_align.toml")
     (target, ins), = prep.pairs
     out = io.StringIO()
     dr = drun.run_target(prep, target, ins, Config(n=2000, progress=0.0, out=out, rerun_with_waves=False,

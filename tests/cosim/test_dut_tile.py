@@ -17,6 +17,7 @@ import pytest
 import golden
 from cosim.dut import __main__ as cli
 from cosim.dut import run as drun
+from cosim.dut.builds import prepare
 from cosim.dut.description import DescriptionError, Tile, load
 from cosim.dut.structure import infer, make_probes
 from cosim.dut.tile import TileLayout
@@ -208,7 +209,7 @@ def test_structure_probe_names_the_fault(fault, words):
 # ---- runs under Verilator ----------------------------------------------------------------------------
 
 def _run_desc(path, n, **kw):
-    prep = drun.prepare(path)
+    prep = prepare(path)
     out = io.StringIO()
     results = []
     for target, ins in prep.pairs:
@@ -251,9 +252,9 @@ def test_sdotp_probe_inference_pasted_back(tmp_path, capsys):
     desc = SDOTP.read_text().split("[[target]]")[0].replace('filelist = "rtl/', f'filelist = "{SDOTP.parent}/rtl/')
     pasted = tmp_path / "unit.toml"
     pasted.write_text(desc + "\n".join(blocks) + "\n")
-    prep = drun.prepare(pasted)
+    prep = prepare(pasted)
     assert [t.label for t, _ in prep.pairs] == ["f16 -> f32, exact (inferred)", "e5m2 -> f16, exact (inferred)"]
-    assert [i for _, i in prep.pairs] == [i for _, i in drun.prepare(SDOTP).pairs]     # the same arithmetic
+    assert [i for _, i in prep.pairs] == [i for _, i in prepare(SDOTP).pairs]     # the same arithmetic
     results, _ = _run_desc(pasted, 100_000, failures_dir=tmp_path)
     assert all(dr.result.ok and dr.result.vectors == 100_000 for dr in results)
     assert all(any("4,096 structured vectors: 0 mismatches" in n for n in dr.notes) for dr in results)
