@@ -96,21 +96,39 @@ def print_first(desc, ins, f: dict, out) -> None:
         print_dot_add(ins, f, golden.dot_add, out)
         return
     from golden.tile import element_traces
-    got, want = np.asarray(f["got"][0]), np.asarray(f["expected"][0])
+    t, e = _first_finite(ins, f)
+    got, want = np.asarray(f["got"][t]), np.asarray(f["expected"][t])
     n = desc.tile.n
     bad = np.nonzero(~golden.same_results(ins, got, want))[0]
     width = max(ins.formats[3].storage_bits // 4, 1)
-    e = int(bad[0])
     i, j = divmod(e, n)
-    others = ", ".join(f"D[{x // n}][{x % n}]" for x in bad[1:9]) + (" ..." if len(bad) > 9 else "")
-    print(f"first failing transaction #{int(f['index'][0])}: {len(bad)} of {got.size} elements differ; "
+    others = ", ".join(f"D[{x // n}][{x % n}]" for x in bad[bad != e][:8]) + (" ..." if len(bad) > 9 else "")
+    which = "first failing transaction" if t == 0 else "failing transaction"
+    print(f"{which} #{int(f['index'][t])}: {len(bad)} of {got.size} elements differ; "
           f"D[{i}][{j}]: got 0x{int(got[e]):0{width}x}, expected 0x{int(want[e]):0{width}x}"
           + (f" (also {others})" if others else ""), file=out)
-    sa = None if f.get("scale_a") is None else f["scale_a"][0]
-    sb = None if f.get("scale_b") is None else f["scale_b"][0]
-    traces = element_traces(ins, f["a"][0], f["b"][0], f["c"][0], i, j, sa, sb)
+    sa = None if f.get("scale_a") is None else f["scale_a"][t]
+    sb = None if f.get("scale_b") is None else f["scale_b"][t]
+    traces = element_traces(ins, f["a"][t], f["b"][t], f["c"][t], i, j, sa, sb)
     for s, t in enumerate(traces):
         k0 = s * ins.k
         print(f"-- D[{i}][{j}], k-slice {s} (k = {k0}..{k0 + ins.k - 1}, accumulator from "
               f"{'C' if s == 0 else f'k-slice {s - 1}'}):", file=out)
         print(t, file=out)
+
+
+def _first_finite(ins, f: dict) -> tuple[int, int]:
+    """``(transaction, element)`` of the first kept failing element whose expected value is finite (a NaN or
+    an infinity says less about a datapath), else of the first failing element."""
+    fd = ins.formats[3]
+    first = None
+    for t in range(len(f["index"])):
+        got, want = np.asarray(f["got"][t]), np.asarray(f["expected"][t])
+        bad = np.nonzero(~golden.same_results(ins, got, want))[0]
+        if not bad.size:
+            continue
+        first = first or (t, int(bad[0]))
+        finite = bad[np.isfinite(golden.to_float(fd, want[bad]))]
+        if finite.size:
+            return t, int(finite[0])
+    return first or (0, 0)
