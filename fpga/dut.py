@@ -69,6 +69,9 @@ def dut_board(path, arch: str | None = None, instr: str | None = None) -> DutBoa
     """The first target of the description (ARCH/INSTR filtering them) as a board's unit, checked."""
     prep = prepare(path, arch, instr)
     target, ins = prep.pairs[0]
+    if prep.desc.tile is not None:
+        raise DescriptionError(f"{prep.desc.path}: [tile]: a tile device does not go on the board: its link and "
+                               "self-test carry dot-adds, one per lane (make cosim DUT=... checks the tile)")
     if target.params:
         raise DescriptionError(f"{prep.desc.path}: [[target]] {target.arch} {target.instr} has params; the board "
                                "is scored against the catalog entry")

@@ -269,6 +269,7 @@ def replay(path, cfg: Config | None = None) -> DutResult:
     res = simulate_and_score(b, transfers.layout(desc, ins), transfers.array_stream(desc, ins, ops), golden.dot_add,
                              score=score, n=len(ops[2]), seed=cfg.seed, stall_in=0.0, stall_out=0.0,
                              keep_run_dir=cfg.waves, plusargs=desc.plusargs + x_plusargs(cfg.seed + 1))
+    _report_timing(prep, res)
     if transfers.is_tile(desc):
         _tile_counts(prep, res, score)
     return DutResult(res, target)

@@ -264,3 +264,17 @@ def test_cli_runs_a_tile_device(capsys):
     assert cli.main(["run", str(TILE), "-n", "2000", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "HMMA.1684.F32.TF32" in out and " ok" in out
+
+
+def test_a_tile_device_stays_off_the_board():
+    from fpga.dut import dut_board
+    with pytest.raises(DescriptionError, match=r"\[tile\]: a tile device does not go on the board"):
+        dut_board(TILE)
+
+
+def test_a_tile_failure_replays(tmp_path):
+    (dr,), _ = _run_desc(EXAMPLES / "tile_engine" / "faults" / "no_carry.toml", 2_000, failures_dir=tmp_path)
+    rep = drun.replay(dr.result.failures_file, Config(out=io.StringIO()))
+    r = rep.result
+    assert r.status == "MISMATCH" and r.vectors == 32 * len(dr.result.failing["index"])
+    assert (r.latency, r.initiation_interval) == (19, 8)
