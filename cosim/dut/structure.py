@@ -118,9 +118,10 @@ def _answers(ins, tile, probes: Probes, D: np.ndarray) -> dict:
     return out
 
 
-def infer(ins, tile, probes: Probes, D: np.ndarray, d_places: dict | None = None) -> Findings:
-    """The findings of the probes from the design's answers ``D [transactions, M*N]``; ``d_places``:
-    ``{(row, col): (beat, lane)}`` of D's layout, to name swapped lanes."""
+def infer(ins, tile, probes: Probes, D: np.ndarray, places: dict | None = None) -> Findings:
+    """The findings of the probes from the design's answers ``D [transactions, M*N]``; ``places``:
+    ``{operand: {(row, col): (beat, lane)}}`` of the operands' layouts, to name moves by beat and lane."""
+    places = places or {}
     M, N, Kt = tile.m, tile.n, tile.k
     ans = _answers(ins, tile, probes, D)
     f = Findings()
@@ -144,9 +145,9 @@ def infer(ins, tile, probes: Probes, D: np.ndarray, d_places: dict | None = None
             best = (score, which, moved_a, moved_b)
     _, which, moved_a, moved_b = best
     _report_lost(f, ins, tile, lost)
-    _report_d(f, which, c_moved, d_places)
-    _report_operand(f, "B", moved_b, Kt, N, ins.k)
-    _report_operand(f, "A", moved_a, M, Kt, ins.k, row_operand=True)
+    _report_d(f, which, c_moved, places.get("d"))
+    _report_operand(f, "B", moved_b, Kt, N, ins.k, places=places.get("b"))
+    _report_operand(f, "A", moved_a, M, Kt, ins.k, row_operand=True, places=places.get("a"))
     if garbled:
         k, p, q = garbled[0]
         f.lines.append(f"{k.upper()}{list(p)} gives D{list(map(int, q))} a value that is neither 1 nor 2 on a probe "
@@ -245,6 +246,18 @@ def _lane_swaps(moved: dict, places: dict) -> tuple | None:
     return (a, b) if (a, b) == (d, c) else None
 
 
+def _lane_moves(moved: dict, places: dict) -> list | None:
+    """``[(lane, lane it acts as)]`` when every move stays in its beat and is the same in every beat."""
+    pairs = set()
+    for p, q in moved.items():
+        (bp, lp), (bq, lq) = places[p], places[q]
+        if bp != bq:
+            return None
+        pairs.add((lp, lq))
+    lanes = dict(pairs)
+    return sorted(lanes.items()) if len(lanes) == len(pairs) else None
+
+
 def _column_swaps(moved: dict) -> list | None:
     """The columns two at a time when ``moved`` exchanges whole columns, else None."""
     cols = {(p[1], q[1]) for p, q in moved.items()}
@@ -257,7 +270,7 @@ def _column_swaps(moved: dict) -> list | None:
 
 
 def _report_operand(f: Findings, name: str, moved: dict, rows: int, cols: int, K: int,
-                    row_operand: bool = False) -> None:
+                    row_operand: bool = False, places: dict | None = None) -> None:
     """An operand whose elements play other positions' roles: a pattern if one explains every move."""
     if not moved:
         return
@@ -275,8 +288,13 @@ def _report_operand(f: Findings, name: str, moved: dict, rows: int, cols: int, K
         return
     shown = ", ".join(f"{name}[{p[0]}][{p[1]}] is used as {name}[{r[0]}][{r[1]}]"
                       for p, r in list(moved.items())[:SHOWN])
+    lanes = _lane_moves(moved, places) if places else None
+    crossed = ""
+    if lanes:
+        said = ", ".join(f"lane {a}'s element is used as lane {b}'s" for a, b in lanes)
+        crossed = f"; in every beat of {name.lower()}, {said}"
     f.lines.append(f"{len(moved)} element(s) of {name} play other positions' roles: {shown}"
-                   + (" ..." if len(moved) > SHOWN else ""))
+                   + (" ..." if len(moved) > SHOWN else "") + crossed)
 
 
 def _block_transpose(p, K: int, kdim: int):
@@ -315,10 +333,11 @@ def report_structure(prep, dr, built, cfg, out) -> Findings | None:
     except RuntimeError as e:
         print(f"  could not run: {e}", file=out)
         return None
-    d = prep.desc.operands["d"]
-    rows, cols = prep.desc.tile.shape("d")
-    places = {tuple(map(int, rc)): divmod(p, d.elements)
-              for p, rc in enumerate(positions(d.layout, rows, cols, d.fragment_order))}
+    places = {}
+    for op in prep.desc.operands.values():
+        rows, cols = prep.desc.tile.shape(op.name, ins.block_size)
+        places[op.name] = {tuple(map(int, rc)): divmod(p, op.elements)
+                           for p, rc in enumerate(positions(op.layout, rows, cols, op.fragment_order))}
     f = infer(ins, prep.desc.tile, probes, D, places)
     for line in f.lines:
         print(f"  {line}", file=out)

@@ -278,3 +278,84 @@ def test_a_tile_failure_replays(tmp_path):
     r = rep.result
     assert r.status == "MISMATCH" and r.vectors == 32 * len(dr.result.failing["index"])
     assert (r.latency, r.initiation_interval) == (19, 8)
+
+
+def test_block_scaled_tiles_and_their_probes():
+    """A block-scaled instruction as a tile (MX fp4, K=64, a 2x2x128 tile: two k-slices): the tile stream,
+    golden's tile and the structure probe take its scales; the probe names a lost k-slice."""
+    from golden.streams import TileStream
+    ins = golden.lookup("blackwell", "UTCOMMA.MXF4.E8")
+    tile = Tile(2, 2, 128)
+    A, B, C, SA, SB = TileStream(ins, 2, 2, 128, "mixed", 3).take(4)
+    assert SA.shape == (4, 2, 4) and SB.shape == (4, 4, 2)
+    D = tile_mma(ins, A, B, C, SA, SB)
+    d0 = golden.dot_add(ins, A[1, 0, :64], B[1, :64, 1], C[1, 0, 1], SA[1, 0, :2], SB[1, :2, 1])
+    assert D[1, 0, 1] == golden.dot_add(ins, A[1, 0, 64:], B[1, 64:, 1], d0, SA[1, 0, 2:], SB[1, 2:, 1])
+    layout = TileLayout(ins, tile)
+    assert layout.in_width == (2 * 128 + 128 * 2) * 4 + 4 * 4 * 8 + 2 * 2 * 32
+    probes = make_probes(ins, tile)
+    ok = tile_mma(ins, probes.A, probes.B, probes.C, probes.SA, probes.SB).reshape(len(probes.asks), -1)
+    assert infer(ins, tile, probes, ok).moves_as_described
+    no_carry = golden.dot_add(ins, probes.A[:, :, None, 64:], np.swapaxes(probes.B[:, 64:, :], 1, 2)[:, None],
+                              probes.C, probes.SA[:, :, None, 2:], np.swapaxes(probes.SB[:, 2:, :], 1, 2)[:, None])
+    f = infer(ins, tile, probes, no_carry.reshape(len(probes.asks), -1))
+    assert any("the accumulator is not carried between k-slices" in line for line in f.lines), f.lines
+
+
+WARP_TOML = '''[dut]
+name = "warp_tile"
+top = "warp_tile"
+sources = ["mma_unit.v", "warp_tile.sv"]
+{defines}
+[reset]
+name = "rst"
+
+[handshake]
+kind = "valid_ready"
+in_last = "in_last"
+
+[tile]
+m = 16
+n = 8
+k = 16
+
+[operands]
+a = {{ port = "a_frag", element_bits = 16, lanes = 8, layout = "mma.m16n8k16.a.f16" }}
+b = {{ port = "b_frag", element_bits = 16, lanes = 4, layout = "mma.m16n8k16.b.f16" }}
+c = {{ port = "c_frag", element_bits = 32, lanes = 4, layout = "mma.m16n8k16.c" }}
+d = {{ port = "d_frag", element_bits = 32, lanes = 4, layout = "mma.m16n8k16.c" }}
+
+[[target]]
+arch = "ampere"
+instr = "HMMA.16816.F32"
+'''
+
+
+@pytest.fixture(scope="module")
+def warp(tmp_path_factory):
+    """tests/data/dut/warp_tile.sv: operands as a warp's mma.m16n8k16 fragments, thread by thread, computed on
+    the project's own HMMA.16816.F32 unit exported to Verilog (a design this path was not fitted to)."""
+    import shutil
+    from cosim.dut import export
+    folder = tmp_path_factory.mktemp("warp")
+    export.export(golden.lookup("ampere", "HMMA.16816.F32"), folder)
+    shutil.copy(REPO / "tests" / "data" / "dut" / "warp_tile.sv", folder)
+
+    def describe(plant: str = ""):
+        name = f"warp{plant.lower()}.toml"
+        (folder / name).write_text(WARP_TOML.format(defines=f"defines = {{ {plant} = 1 }}" if plant else ""))
+        return folder / name
+    return describe
+
+
+def test_ptx_fragment_layouts_end_to_end(warp, tmp_path):
+    (dr,), _ = _run_desc(warp(), 6_000, failures_dir=tmp_path)
+    assert dr.result.ok and dr.result.vectors == 6_016, dr.result.message        # 47 tiles of 128 dot-adds
+
+
+@pytest.mark.slow
+def test_a_fragment_bug_is_named_by_lane(warp, tmp_path):
+    (dr,), report = _run_desc(warp("PLANT_FRAGMENT_HALVES"), 2_000, failures_dir=tmp_path)
+    assert dr.result.status == "MISMATCH"
+    assert ("in every beat of a, lane 2's element is used as lane 4's, lane 3's element is used as lane 5's, "
+            "lane 4's element is used as lane 2's, lane 5's element is used as lane 3's") in report, report
