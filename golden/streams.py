@@ -233,16 +233,11 @@ class TileStream:
         return A, B, C, SA, SB
 
 
-class TileArrayStream:
+class TileArrayStream(ArrayStream):
     """A fixed set of tiles (a replay) served like a :class:`TileStream`; padded by repeating."""
 
     def __init__(self, ins, A, B, C, scale_A=None, scale_B=None):
         self.ins = ins
         self.ops = tuple(None if x is None else np.asarray(x, np.uint64) for x in (A, B, C, scale_A, scale_B))
-        self.count = self.ops[2].shape[0]
+        self.n = self.ops[2].shape[0]
         self.taken = 0
-
-    def take(self, n: int):
-        idx = np.arange(self.taken, self.taken + n) % max(self.count, 1)
-        self.taken += n
-        return tuple(None if x is None else x[idx] for x in self.ops)

@@ -281,9 +281,7 @@ def _read_clock_reset(path: Path, top: Reader) -> dict:
     clk.unknown(("name",))
     rst = Reader(path, top.get("reset", dict, {}), "[reset] ")
     rst.unknown(("name", "active", "cycles"))
-    active = rst.get("active", str, "high")
-    if active not in ("high", "low"):
-        rst.fail("active", f"{active!r}; valid: high, low")
+    active = rst.choice("active", ("high", "low"), "high")
     cycles = rst.get("cycles", int, 4)
     if not 1 <= cycles <= 1000:
         rst.fail("cycles", f"{cycles}; valid: 1 to 1000 cycles held at reset")
@@ -403,9 +401,7 @@ def _read_operand(path: Path, name: str, table: dict, hs: HandshakeSpec, tile: T
         r.fail(count_key, f"{elements}; valid: 1 to 4096")
     if places and elements != len(places):
         r.fail(count_key, f"{elements}, but ports lists {len(places)} element(s)")
-    order = r.get("order", str, "lsb_first")
-    if order not in ORDERS:
-        r.fail("order", f"{order!r}; valid: {', '.join(ORDERS)}")
+    order = r.choice("order", ORDERS, "lsb_first")
     offset = r.get("offset", int, 0)
     if offset < 0:
         r.fail("offset", f"{offset}; valid: a bit offset >= 0")
@@ -443,12 +439,8 @@ def _read_port_list(r: Reader, ports: list) -> tuple[tuple, int | None]:
 
 def _read_tile_operand(r: Reader, tile: Tile) -> dict:
     from golden.layouts import LAYOUTS, ORDERS as FRAGMENT_ORDERS
-    layout = r.get("layout", str, "row_major")
-    if layout not in LAYOUTS:
-        r.fail("layout", f"{layout!r}; valid: {', '.join(LAYOUTS)}")
-    frag = r.get("fragment_order", str, "thread")
-    if frag not in FRAGMENT_ORDERS:
-        r.fail("fragment_order", f"{frag!r}; valid: {', '.join(FRAGMENT_ORDERS)}")
+    layout = r.choice("layout", LAYOUTS, "row_major")
+    frag = r.choice("fragment_order", FRAGMENT_ORDERS, "thread")
     first = r.get("first_beat", int, 0)
     if first < 0:
         r.fail("first_beat", f"{first}; valid: a beat number >= 0")

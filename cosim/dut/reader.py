@@ -42,6 +42,13 @@ class Reader:
             self.fail(key, f"{v!r} is not a Verilog identifier")
         return v
 
+    def choice(self, key, words, default):
+        """One of ``words`` (default ``default``): anything else is one line naming the valid ones."""
+        v = self.get(key, str, default)
+        if v not in words:
+            self.fail(key, f"{v!r}; valid: {', '.join(words)}")
+        return v
+
     def unknown(self, allowed):
         extra = sorted(set(self.table) - set(allowed))
         if extra:
