@@ -36,6 +36,8 @@ help:
 	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
 	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24] [DUT=path/unit.toml]"
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
+	@echo "                                  (DUT=: every target of the description, each against its own arithmetic)"
+	@echo "ARCH=custom INSTR=k=2,a=f16,c=f32,base=FDA,F=exact,...: an instruction of your own, wherever ARCH/INSTR go (docs/golden.md)"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
