@@ -82,14 +82,19 @@ def test_compare_names_the_first_stage_that_differs():
     assert line.startswith("max_exponent.e_max agrees; aligned.products differs: element 3 is"), line
 
 
-def test_the_map_agrees_on_the_working_design_and_names_the_planted_alignment_fault(tmp_path):
-    """dotp_v2k's map: every stage agrees on 16 dot-adds; with its planted fault (every aligned term one
-    fraction bit short) the run's report names the alignment stage as the first that differs."""
+@pytest.mark.slow
+def test_the_map_agrees_on_the_working_design():
+    """dotp_v2k's map: every mapped stage agrees on 16 dot-adds of the working design."""
     from cosim.dut.signals import check_map
     out = io.StringIO()
     cfg = Config(seed=1, vectors="normal", progress=0.0)
     assert check_map(prepare(V2K / "unit.toml"), cfg, n=16, out=out) == 0, out.getvalue()
     assert "aligned.products             16 of 16 agree" in out.getvalue()
+
+
+def test_the_map_names_the_planted_alignment_fault(tmp_path):
+    """dotp_v2k with its planted fault (every aligned term one fraction bit short): the run's report names the
+    alignment stage as the first that differs."""
     prep = prepare(V2K / "faults" / "short_align.toml")
     (target, ins), = prep.pairs
     out = io.StringIO()
