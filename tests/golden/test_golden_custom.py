@@ -125,3 +125,16 @@ def test_trace_values_have_stable_names():
             "rounded.d"} <= set(v)
     assert "pass1.aligned.products" in v and v["aligned.products"].shape == (8,)
     assert all(getattr(label, "stage", None) in Stage for label, _ in t.stages)
+
+
+def test_gemm_takes_an_instruction_of_your_own():
+    """golden.gemm over a spec: the K loop chains the instruction's dot-adds through the accumulator, as
+    golden.tile chains k-slices (both start from +0 here)."""
+    spec = "k=2,a=f16,c=f32,base=FDA,F=exact,e_zero=-126,out_rounding=RNE,overflow=ieee,zero_sign=ieee754"
+    ins = golden.lookup("custom", spec)
+    rng = np.random.default_rng(9)
+    A = from_float("f16", rng.standard_normal((6, 8)))
+    B = from_float("f16", rng.standard_normal((8, 5)))
+    D = golden.gemm(A, B, arch="custom", instr=spec)
+    assert D.shape == (6, 5) and (D == golden.gemm(A, B, instr=ins)).all()
+    assert (D == tile_mma(ins, A, B, np.zeros((6, 5), np.uint32))).all()
