@@ -114,6 +114,10 @@ class SimulatedDUT:
         """``[(target, instruction)]``: the description's targets, each as golden computes it (its Params)."""
         return self._dut.pairs
 
+    def latency_note(self, index: int) -> str | None:
+        """The line naming target ``index``'s wrong declared latency, once a probe has run it (None: right)."""
+        return self._dut.latency_notes.get(self._dut.prep.desc.targets.index(self._dut.pairs[index][0]))
+
     def bound(self, index: int):
         """Target ``index`` (0-based) as a backend, unavailable as this one is."""
         dut = self._dut.bound(index)

@@ -61,7 +61,8 @@ def catalog_twins(ins, params) -> list:
     """Catalog entries that compute exactly what ``params`` does on ``ins``'s formats and K."""
     mine = custom(ins.k, ins.a_format, ins.c_format, params, b=ins.b_format, d=ins.d_format,
                   scale=ins.scale_format, block=ins.block_size).datapath
-    return [c for c in golden.CATALOG if c.datapath == mine]
+    twins = [c for c in golden.CATALOG if c.datapath == mine]
+    return sorted(twins, key=lambda c: ((c.arch, c.name) != (ins.arch, ins.name), c.arch != ins.arch))
 
 
 def _reproduced(r: Report) -> bool:
@@ -88,8 +89,13 @@ def probe_device(backend, arch: str | None, instr: str | None, out, quiet: bool 
         head = f"== target {n + 1}: {target.describe()}" + (f" (pins {pins})" if pins else "")
         print(head, file=out, flush=True)
         r = probe(ins, backend.bound(n))
+        late = backend.latency_note(n)
+        if late:                                 # named beside the values, whatever they say
+            r.differences.append(late)
         reports.append(r)
         print(r.summary() if quiet else r.text(), file=out)
+        if late:
+            print(late, file=out)
         if r.inferred is not None:
             twins = catalog_twins(ins, r.inferred)
             if twins:

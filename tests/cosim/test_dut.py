@@ -188,6 +188,16 @@ def test_wrong_latency_is_named_when_the_values_are_wrong_too(design, tmp_path):
     assert m.startswith("latency: late5.toml declares 6 cycles, the design's first result came 5 cycles"), m
 
 
+def test_the_probe_names_a_wrong_latency_beside_wrong_values(design, capsys):
+    """make probe DUT=: a design whose declared latency is wrong and whose values are wrong (plant 5): the
+    probe runs, says the values are not the target's, and names the latency."""
+    from probe.__main__ import main as probe_main
+    assert probe_main(["--backend", f"dut:{design('late5p', plant=5, latency=6)}", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "latency: late5p.toml declares 6 cycles, the design's first result came 5 cycles" in out, out
+    assert "DIFFERS" in out and "target(s) differ from what the description says" in out, out
+
+
 def test_lint_elaborates_string_parameters(tmp_path, capsys):
     """make lint-rtl DUT=: the top under the description's parameters, a SystemVerilog expression included;
     one that does not elaborate is one line, exit 2."""
