@@ -31,6 +31,7 @@ from .api import dot_add
 from .catalog import CATALOG, CUSTOM, Instruction, register_custom
 from .descriptors import ALGORITHMS
 from .formats import FORMATS, from_float, get_format
+from .options import is_whole
 from .params import FIELDS, ParamsSpecError, parse_params
 
 __all__ = ["CUSTOM", "SHAPE_FIELDS", "FORMAT_FIELDS", "CustomError", "custom", "parse", "spec", "is_custom",
@@ -82,7 +83,7 @@ def _named(ins: Instruction, name: str) -> Instruction:
 def _check_shape(k, m, n, a, b, c, d, scale, block) -> None:
     """The shape and formats, each on its own (before the Params, whose errors name other fields)."""
     for name, value in (("k", k), ("m", m), ("n", n)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        if not is_whole(value) or value < 1:
             raise CustomError(f"custom instruction: {name}={value!r}; valid: a positive integer")
     for name, value in (("a", a), ("b", b), ("c", c), ("d", d)):
         if value not in FORMATS:
@@ -100,7 +101,7 @@ def _check_scales(k: int, scale, block) -> None:
     valid = scale_formats()
     if scale not in valid:
         raise CustomError(f"custom instruction: scale={scale!r}; valid: {', '.join(valid)}")
-    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1 or k % block:
+    if not is_whole(block) or block < 1 or k % block:
         raise CustomError(f"custom instruction: block={block!r}; valid: a positive divisor of k={k}")
 
 

@@ -35,21 +35,19 @@ module warp_tile (
   logic [4:0] beat;
   logic [7:0] issued, taken;
 
-  function automatic int a_row(int t, int i);
+  // the fragment element a register holds (the planted fault crosses a2, a3 with a4, a5)
+  function automatic int a_elem(int i);
 `ifdef PLANT_FRAGMENT_HALVES
-    int j = (i == 2 || i == 3) ? i + 2 : (i == 4 || i == 5) ? i - 2 : i;
+    return (i == 2 || i == 3) ? i + 2 : (i == 4 || i == 5) ? i - 2 : i;
 `else
-    int j = i;
+    return i;
 `endif
-    return (t >> 2) + (((j >> 1) & 1) != 0 ? 8 : 0);
+  endfunction
+  function automatic int a_row(int t, int i);
+    return (t >> 2) + (((a_elem(i) >> 1) & 1) != 0 ? 8 : 0);
   endfunction
   function automatic int a_col(int t, int i);
-`ifdef PLANT_FRAGMENT_HALVES
-    int j = (i == 2 || i == 3) ? i + 2 : (i == 4 || i == 5) ? i - 2 : i;
-`else
-    int j = i;
-`endif
-    return (t % 4) * 2 + (j & 1) + ((j >> 2) != 0 ? 8 : 0);
+    return (t % 4) * 2 + (a_elem(i) & 1) + ((a_elem(i) >> 2) != 0 ? 8 : 0);
   endfunction
   function automatic int b_row(int t, int i);
     return (t % 4) * 2 + (i & 1) + ((i >> 1) != 0 ? 8 : 0);
