@@ -32,10 +32,9 @@ from .catalog import CATALOG, CUSTOM, Instruction, register_custom
 from .descriptors import ALGORITHMS
 from .formats import FORMATS, from_float, get_format
 from .options import is_whole
-from .params import FIELDS, ParamsSpecError, parse_params
+from .params import FIELDS, ParamsSpecError, format_params, parse_params
 
-__all__ = ["CUSTOM", "SHAPE_FIELDS", "FORMAT_FIELDS", "CustomError", "custom", "parse", "spec", "is_custom",
-           "scale_formats"]
+__all__ = ["CUSTOM", "SHAPE_FIELDS", "FORMAT_FIELDS", "CustomError", "custom", "parse", "spec", "scale_formats"]
 
 SHAPE_FIELDS = ("m", "n", "k")
 FORMAT_FIELDS = ("a", "b", "c", "d", "scale", "block")
@@ -45,10 +44,6 @@ _DEFAULTS = Params(base="SFMA")          # the dataclass defaults every other fi
 
 class CustomError(ValueError):
     """A custom instruction golden cannot make or run (one line: the field, the value, what is valid)."""
-
-
-def is_custom(ins) -> bool:
-    return getattr(ins, "arch", None) == CUSTOM
 
 
 def scale_formats() -> tuple:
@@ -71,13 +66,9 @@ def custom(k: int, a: str, c: str, params: Params, *, b: str | None = None, d: s
     ins = Instruction(CUSTOM, "", "", int(m), int(n), int(k), a, b, c, d, scale, block, params,
                       shapes=((int(m), int(n)),), note=NOTE)
     name = spec(ins)
-    ins = _named(ins, name)
+    ins = replace(ins, name=name, ptx=name)
     _smoke(ins)
     return ins
-
-
-def _named(ins: Instruction, name: str) -> Instruction:
-    return replace(ins, name=name, ptx=name)
 
 
 def _check_shape(k, m, n, a, b, c, d, scale, block) -> None:
@@ -123,16 +114,6 @@ def _smoke(ins: Instruction) -> None:
 
 # ---- the spec grammar --------------------------------------------------------------------------------
 
-def _word(name: str, value) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if name == "nan_bits":
-        return f"{value:#x}"
-    return str(value)
-
-
 def spec(ins: Instruction) -> str:
     """The canonical name of ``ins`` as a custom instruction: shape, formats, then every Params field
     that differs from the defaults (``base`` always), in :data:`golden.params.FIELDS` order."""
@@ -142,8 +123,8 @@ def spec(ins: Instruction) -> str:
     if ins.scale_format:
         items += [f"scale={ins.scale_format}", f"block={ins.block_size}"]
     p = ins.params
-    items += [f"{nm}={_word(nm, getattr(p, nm))}" for nm in FIELDS
-              if nm == "base" or getattr(p, nm) != getattr(_DEFAULTS, nm)]
+    items.append(format_params({nm: getattr(p, nm) for nm in FIELDS
+                                if nm == "base" or getattr(p, nm) != getattr(_DEFAULTS, nm)}))
     return ",".join(items)
 
 
@@ -177,8 +158,7 @@ def parse(text: str) -> Instruction:
     except ParamsSpecError as e:
         raise CustomError(f"custom instruction: {e}") from None
     if "base" not in changes:
-        raise CustomError(f"custom instruction {text!r}: base is missing (the algorithm: "
-                          f"{', '.join(FIELDS['base'].valid().removeprefix('one of ').split(', '))})")
+        raise CustomError(f"custom instruction {text!r}: base is missing (the algorithm: {', '.join(ALGORITHMS)})")
     try:
         params = Params(**changes)
     except (TypeError, ValueError) as e:

@@ -170,7 +170,11 @@ def parse_params(spec: str, *, legacy_colon: bool = False) -> dict:
 
 
 def format_params(changes: dict) -> str:
-    """The spec :func:`parse_params` reads back as ``changes``."""
-    def word(v):
-        return "none" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
-    return ",".join(f"{k}={word(v)}" for k, v in changes.items())
+    """The spec :func:`parse_params` reads back as ``changes`` (a NaN pattern in hex, as it is written)."""
+    def word(k, v):
+        if v is None:
+            return "none"
+        if isinstance(v, bool):
+            return str(v).lower()
+        return f"{v:#x}" if k == "nan_bits" else str(v)
+    return ",".join(f"{k}={word(k, v)}" for k, v in changes.items())
