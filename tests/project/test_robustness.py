@@ -7,6 +7,7 @@ dot-add gives the same bits wherever it sits in a batch; memory follows the chun
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -440,10 +441,15 @@ def test_probing_several_where_the_backend_cannot_run_some_is_not_a_pass(capsys)
 def _first_line_then_close(argv: list[str]) -> tuple[int, str]:
     """Run ``argv``, read one line of its output, close the pipe (as ``| head -1`` does); its exit
     status and what it wrote to stderr."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+    # A pipe holds 64 KB by default: an output that fits would be written whole before the reader
+    # closes, and the command would never meet the closed pipe. The pipe is made one page deep.
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    proc = subprocess.Popen(argv, stdout=write_end, stderr=subprocess.PIPE, cwd=REPO,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
-    proc.stdout.readline()
-    proc.stdout.close()
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as out:
+        out.readline()
     err = proc.stderr.read().decode()
     return proc.wait(timeout=60), err
 
