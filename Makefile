@@ -12,6 +12,12 @@ SEED  ?= 1
 
 # a variable given on the command line or in the environment (not the default above)
 given = $(filter command line environment,$(origin $(1)))
+# the variables given are checked before anything runs (tools/make_vars.py has each target's list):
+# one the goals do not take is refused in one line (LANES= with DUT=, a misspelt LANE=), not dropped
+VARS_REFUSED := $(shell $(PYTHON) tools/make_vars.py $(if $(DUT),1,0) $(MAKECMDGOALS) -- $(MAKEOVERRIDES))
+ifneq ($(VARS_REFUSED),)
+$(error $(VARS_REFUSED))
+endif
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint lint-rtl report probe findings \
         fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench fpga-records fpga-records-bg campaign campaign-report campaign-bench \

@@ -12,10 +12,14 @@ survives crashes and resumes where it stopped.  The layers' rightmost consumer: 
 - :mod:`campaign.report`, :mod:`campaign.replay`, :mod:`campaign.bench`: what users read and rerun.
 """
 
-from .blocks import BlockResult, run_block
-from .engine import run
-from .report import report
-from .spec import Campaign
-from .store import Store
+from golden.launch import extra_needed
+
+# a missing [campaign] extra is one line naming it (an error line and exit 2 under python -m campaign)
+with extra_needed("campaign", "campaign"):
+    from .blocks import BlockResult, run_block
+    from .engine import run
+    from .report import report
+    from .spec import Campaign
+    from .store import Store
 
 __all__ = ["BlockResult", "Campaign", "Store", "report", "run", "run_block"]

@@ -17,15 +17,19 @@ of your own described by a TOML file, docs/your-rtl.md).
 The file protocol with the testbench is ``tb.protocol``.  ``python -m cosim --help``.
 """
 
-from .backend import RTLBackend
-from .build import Build, BuildError, build_unit, elaborate, unit_interface
-from .failures import load_failures, save_failures
-from .lint import lint_unit          # the module cosim.lint keeps its name: its lint() is cosim.lint.lint
-from .payload import PayloadLayout
-from .run import Config, Result, replay, run_instruction, run_many
-from .session import SimError
-from .toolchain import ToolchainError
-from .units import FixedReference, NoRTL, unit_provider
+from golden.launch import extra_needed
+
+# a missing [cosim] extra is one line naming it (an error line and exit 2 under python -m cosim)
+with extra_needed("cosim", "cosim"):
+    from .backend import RTLBackend
+    from .build import Build, BuildError, build_unit, elaborate, unit_interface
+    from .failures import load_failures, save_failures
+    from .lint import lint_unit          # the module cosim.lint keeps its name: its lint() is cosim.lint.lint
+    from .payload import PayloadLayout
+    from .run import Config, Result, replay, run_instruction, run_many
+    from .session import SimError
+    from .toolchain import ToolchainError
+    from .units import FixedReference, NoRTL, unit_provider
 
 __all__ = ["Build", "BuildError", "Config", "FixedReference", "NoRTL", "PayloadLayout", "RTLBackend", "Result",
            "SimError", "ToolchainError", "build_unit", "elaborate", "lint_unit", "load_failures", "replay",

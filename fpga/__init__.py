@@ -12,7 +12,11 @@
 - ``python -m fpga sim|build|program|run|replay|identify`` (``fpga.__main__``).
 """
 
-from .config import BoardConfig
-from .driver import Board, BoardError, BoardLink, BoardMismatch, LinkTimeout
+from golden.launch import extra_needed
+
+# a missing [fpga] extra is one line naming it (an error line and exit 2 under python -m fpga)
+with extra_needed("fpga", "fpga"):
+    from .config import BoardConfig
+    from .driver import Board, BoardError, BoardLink, BoardMismatch, LinkTimeout
 
 __all__ = ["BoardConfig", "BoardLink", "Board", "BoardError", "BoardMismatch", "LinkTimeout"]

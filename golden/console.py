@@ -5,6 +5,8 @@
 - a reader that stops reading (``python -m fpga records --table | head``) ends the command quietly,
   with the status a shell gives a Unix tool stopped by SIGPIPE, instead of a ``BrokenPipeError``
   traceback;
+- a module of an extra that is not installed (``python -m cosim run`` without Amaranth) ends it
+  with one line naming the extra to install, exit 2;
 - Ctrl-C ends it with one line, ``interrupted`` (and what was kept, when the command said so with
   :func:`on_interrupt`), and the status a shell gives a tool stopped by SIGINT, 130.
 
@@ -19,6 +21,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Callable, NoReturn
+
+from .launch import ExtraMissing
 
 __all__ = ["BROKEN_PIPE", "INTERRUPTED", "OutputError", "check_output", "exit_with", "on_interrupt"]
 
@@ -89,6 +93,10 @@ def exit_with(main: Callable[[], int | None]) -> NoReturn:
         # /dev/null first (the recipe of Python's signal module documentation)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = BROKEN_PIPE
+    except ExtraMissing as e:
+        # a layer imported on the way (cosim run imports hw) whose extra is not installed: one line
+        print(f"error: {e}", file=sys.stderr)
+        code = 2
     except KeyboardInterrupt:
         try:
             sys.stdout.flush()      # what was printed before Ctrl-C is kept

@@ -9,8 +9,12 @@ catalog); every stage states its latency and the unit checks that they add up.
 opcode, on datapaths shared between instructions.
 """
 
-from .pipelining import MAX_LEVEL, Pipelining
-from .tensor_core import TensorCore
-from .unit import SUPPORTED, DotAddUnit, dot_add_unit, lane_layout
+from golden.launch import extra_needed
+
+# a missing [rtl] extra is one line naming it (an error line and exit 2 under python -m hw)
+with extra_needed("hw", "rtl"):
+    from .pipelining import MAX_LEVEL, Pipelining
+    from .tensor_core import TensorCore
+    from .unit import SUPPORTED, DotAddUnit, dot_add_unit, lane_layout
 
 __all__ = ["MAX_LEVEL", "SUPPORTED", "DotAddUnit", "Pipelining", "TensorCore", "dot_add_unit", "lane_layout"]
