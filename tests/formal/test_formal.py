@@ -40,6 +40,14 @@ TIMEOUT = 120
 HOPPER = ("hopper", "HGMMA.64xNx16.F32")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def tools_started():
+    """The YoWASP tools started once before any proof's clock (a fresh machine compiles them first,
+    a minute or more under load); a second or so when they are compiled already."""
+    from formal.runner import warm
+    warm()
+
+
 def proves(prop, tmp_path):
     v = prop.run(TIMEOUT, workdir=tmp_path)
     assert v.status == "proved", v.line()
@@ -265,7 +273,7 @@ def test_filters_keep_the_units_stages(tmp_path):
 @pytest.mark.parametrize("argv, says", [(["--stage", "nope"], "unknown stage nope; valid: round"),
                                         (["--arch", "nope"], "unknown architecture"),
                                         (["--pipelining", "9"], "pipelining level must be 0..3"),
-                                        (["--timeout", "0"], "--timeout must be positive")])
+                                        (["--stage", ""], "--stage is empty; valid: round")])
 def test_bad_filters_say_what_is_valid(capsys, argv, says):
     from formal.__main__ import main
     assert main(argv) == 2
