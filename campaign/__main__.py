@@ -19,7 +19,7 @@ import sys
 import golden
 from golden.options import Parser, whole_number, yes_no_option
 from golden.paths import build_dir
-from golden.console import exit_with
+from golden.console import exit_with, on_interrupt
 
 DEFAULT_DB = str(build_dir("campaign", "campaign.sqlite"))
 
@@ -37,7 +37,10 @@ def _seconds(text: str) -> float:
 def cmd_run(args) -> int:
     from .engine import run
     from .report import report
-    from .spec import Campaign
+    from .spec import STALL, Campaign, check_applies
+    for option in ("lanes", "stall"):             # given to a device that would ignore it: refused
+        if getattr(args, option) is not None:
+            check_applies(option, getattr(args, option), args.device)
     if args.device.startswith("dut:"):           # the design's targets, ARCH/INSTR filtering them
         from .spec import dut_instructions
         pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
@@ -45,8 +48,11 @@ def cmd_run(args) -> int:
     else:
         instructions = golden.select(args.arch, args.instr)
     c = Campaign.of(instructions, device=args.device, target=args.n,
-                    vectors=args.vectors, seed=args.seed, block=args.block, lanes=args.lanes,
-                    unit=args.unit, stall=args.stall)
+                    vectors=args.vectors, seed=args.seed, block=args.block,
+                    lanes=1 if args.lanes is None else args.lanes, unit=args.unit,
+                    stall=STALL if args.stall is None else args.stall)
+    # Ctrl-C ends the command through golden.console.exit_with: "interrupted", this note, status 130
+    on_interrupt("the finished blocks are in the database; rerun with --resume (RESUME=1)")
     run(c, args.db, scheduler=args.scheduler, workers=args.workers, resume=args.resume, fresh=args.fresh,
         progress_s=args.progress)
     print()
@@ -82,9 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=whole_number(0), default=1)
     r.add_argument("--block", type=whole_number(1), default=DEFAULT_BLOCK,
                    help=f"vectors per block (default {DEFAULT_BLOCK})")
-    r.add_argument("--lanes", type=whole_number(1), default=1, help="dot-adds per cycle of the RTL unit")
+    r.add_argument("--lanes", type=whole_number(1), default=None,
+                   help="dot-adds per cycle of the rtl device's unit (default 1; rtl only)")
     r.add_argument("--unit", default="hw", help="unit provider of the rtl device (hw, hw:pipeline=3, standin:...)")
-    r.add_argument("--stall", type=float, default=0.1, help="handshake stall probability of the rtl device")
+    r.add_argument("--stall", type=float, default=None,
+                   help="handshake stall probability of the rtl, core and dut devices (default 0.1)")
     r.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
     r.add_argument("--resume", nargs="?", const=True, default=False, type=yes_no_option("RESUME"), metavar="YES|NO",
                    help="continue the campaign's rows in the database (also --resume=yes|no, make's RESUME=)")
@@ -120,10 +128,6 @@ def main(argv=None) -> int:
     except sqlite3.Error as e:
         print(f"error: results database: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: the finished blocks are in the database; rerun with --resume (RESUME=1)",
-              file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

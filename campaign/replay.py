@@ -22,16 +22,27 @@ def replay(path, out=None) -> int:
     except (OSError, ValueError, KeyError) as e:
         raise ValueError(f"{path}: not a campaign replay file ({e})") from None
     if "campaign" not in meta or "device" not in meta:
-        raise ValueError(f"{path}: not a campaign replay file (no campaign/device in its meta data); "
-                         "a co-simulation's file replays with python -m cosim replay")
+        # the command that replays it: a design's run (make cosim DUT=) or a unit's (make cosim, a board's)
+        command = "python -m cosim.dut replay" if meta.get("dut") else "python -m cosim replay"
+        saved = f"saved by a run of the design {meta['dut']}" if meta.get("dut") else "a co-simulation's file"
+        raise ValueError(f"{path}: not a campaign replay file ({saved}, no campaign/device in its meta data); "
+                         f"replay it with {command} {path}")
     ins = golden.lookup(meta["arch"], meta["instr"])
-    c = Campaign(((ins.arch, ins.name),), device=meta["device"], seed=int(meta["seed"]),
-                 vectors=meta.get("vectors_kind", "mixed"), lanes=int(meta.get("lanes", 1)),
-                 unit=meta.get("unit") or "hw", stall=0.0)
+    device_name = meta["device"]
+    # each device gets the options it takes (the simulators' lanes, unit and stalls; no stalls on a replay)
+    kind = "dut" if device_name.startswith("dut:") else device_name
+    options = {"lanes": int(meta.get("lanes") or 1), "unit": meta.get("unit") or "hw"} if kind == "rtl" else {}
+    if kind in ("rtl", "core", "dut"):
+        options["stall"] = 0.0
     from .blocks import device
+    try:
+        c = Campaign(((ins.arch, ins.name),), device=device_name, seed=int(meta["seed"]),
+                     vectors=meta.get("vectors_kind", "mixed"), **options)
+        dev = device(c)
+    except ValueError as e:
+        raise ValueError(f"{path}: its device {device_name} was refused: {e}") from None
     ops = tuple(arrays[k] for k in OPERANDS)
     n = len(ops[2])
-    dev = device(c)
     got = check_output(ins, dev(ins, *ops), n, c.device)
     expected = golden.dot_add(ins, *ops)
     bad = np.nonzero(~golden.same_results(ins, got, expected))[0]

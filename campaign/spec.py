@@ -32,6 +32,8 @@ DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's ten
                 "a planted-fault drill), golden, gpu (PyTorch on this host's GPU), fpga:URL (a board)")
 
 
+STALL = 0.1                 # the simulated devices' handshake stall probability, as make cosim's STALL
+
 # devices made one copy per worker (simulators, models, this host's GPU); any other (fpga:URL, a plugin) is hardware
 PER_WORKER_DEVICES = ("rtl", "core", "dut", "golden", "gpu", "torch", "cuda", "rocm", "")
 
@@ -66,11 +68,59 @@ def _try_golden(backend, name: str, instructions) -> None:
     for arch, instr in instructions:
         ins = golden.lookup(arch, instr)
         ops = [np.zeros((1, ins.k), np.uint64), np.zeros((1, ins.k), np.uint64), np.zeros(1, np.uint64)]
-        scales = [np.zeros((1, ins.scale_blocks), np.uint64)] * 2 if ins.scale_format else [None, None]
+        scales = [np.zeros((1, _scale_words(ins)), np.uint64)] * 2 if ins.scale_format else [None, None]
         try:
             backend(ins, *ops, *scales)
         except (ValueError, TypeError, KeyError, NotImplementedError) as e:
             raise ValueError(f"device {name!r} cannot run {arch} {instr}: {e}") from None
+
+
+def _scale_words(ins) -> int:
+    """Block scales per operand row of ``ins`` (0 when unscaled)."""
+    return ins.k // ins.block_size if ins.scale_format and ins.block_size else (1 if ins.scale_format else 0)
+
+
+# bytes one block may take on a worker: every worker holds a block at a time, so this bounds BLOCK
+BLOCK_MEMORY = 2 << 30
+
+
+def bytes_per_vector(ins) -> int:
+    """An upper estimate of one vector's memory while its block runs on a worker: its operand words
+    (a, b, their scales, c) and its result as uint64, as a simulator receives them, twice (golden's
+    own copies of the operands and its working arrays, the comparison)."""
+    return 2 * 8 * (2 * ins.k + 2 * _scale_words(ins) + 3)
+
+
+def max_block(instructions) -> tuple[int, int, tuple]:
+    """``(most, bytes, widest)``: the largest BLOCK whose vectors of the widest of ``instructions``
+    (``(arch, name)`` pairs, ``widest`` of them, ``bytes`` a vector) fit in :data:`BLOCK_MEMORY`, a
+    whole number of generator blocks."""
+    size, widest = max((bytes_per_vector(golden.lookup(*x)), x) for x in instructions)
+    return max(GENERATOR_BLOCK, BLOCK_MEMORY // size // GENERATOR_BLOCK * GENERATOR_BLOCK), size, widest
+
+
+def _kind(device: str) -> str:
+    return "dut" if device.startswith("dut:") else device
+
+
+# the simulators' options, and the devices that take them (any other device would ignore them)
+OPTION_DEVICES = {"lanes": ("rtl",), "stall": ("rtl", "core", "dut")}
+_OPTION_WORDS = {
+    "lanes": ("--lanes", "LANES", "the rtl device (the dot-adds per cycle of the unit it builds)"),
+    "stall": ("--stall", "STALL", "the simulated devices rtl, core and dut:path/unit.toml (their handshake stalls)"),
+}
+
+
+def check_applies(option: str, value, device: str) -> None:
+    """Refuse ``option`` (``lanes``, ``stall``) given to a device that would ignore it, in one line
+    naming the option, the device and the devices that take it."""
+    kind = _kind(device)
+    if kind in OPTION_DEVICES[option]:
+        return
+    flag, var, takers = _OPTION_WORDS[option]
+    why = {"dut": "has the lanes its description fixes", "core": "is a whole tensor core"}.get(kind, "has none")
+    raise ValueError(f"{flag} {value} ({var}=) applies to {takers}; the device {device} {why}: "
+                     f"leave out {var}=/{flag}")
 
 
 def check_unit(unit: str, device: str) -> None:
@@ -142,7 +192,7 @@ class Campaign:
     block: int = DEFAULT_BLOCK
     lanes: int = 1
     unit: str = "hw"
-    stall: float = 0.1
+    stall: float = STALL
     note: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -156,10 +206,19 @@ class Campaign:
             raise ValueError(f"SEED must be a non-negative integer, got {self.seed}")
         if self.block < GENERATOR_BLOCK or self.block % GENERATOR_BLOCK:
             raise ValueError(f"BLOCK must be a positive multiple of {GENERATOR_BLOCK:,} vectors, got {self.block:,}")
+        most, size, widest = max_block(self.instructions)
+        if self.block > most:
+            raise ValueError(f"BLOCK {self.block:,} vectors would not fit in a worker's memory; valid: a multiple "
+                             f"of {GENERATOR_BLOCK:,} from {GENERATOR_BLOCK:,} to {most:,} (a block may take "
+                             f"{BLOCK_MEMORY >> 30} GiB, and a vector of {' '.join(widest)} about {size:,} bytes)")
         if self.lanes < 1:
             raise ValueError(f"LANES must be at least 1, got {self.lanes}")
         if not 0.0 <= self.stall < 1.0:
             raise ValueError(f"STALL must be a probability in [0, 1), got {self.stall}")
+        if self.lanes != 1:
+            check_applies("lanes", self.lanes, self.device)
+        if self.stall != STALL:
+            check_applies("stall", self.stall, self.device)
         if not isinstance(self.vectors, str):
             raise ValueError("a campaign's vectors are named (a registered name or module:function), "
                              "so that every worker can make them")

@@ -99,13 +99,19 @@ class Store:
 
     def __init__(self, path, write: bool = True):
         self.path = Path(path)
+        if self.path.is_dir():
+            found = sorted(p.name for p in self.path.glob("*.sqlite"))
+            raise ValueError(f"results database {self.path} is a folder, give the .sqlite file (DB= / --db)"
+                             + (f"; in it: {', '.join(found[:5])}" if found else ""))
         if not write and not self.path.is_file():
             raise ValueError(f"results database {self.path}: no such file (a campaign run creates it; "
                              f"make campaign-report DB= names another)")
         try:
             if write:
                 self._check_writable()
-            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+                self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            else:
+                self.db = self._open_for_reading()
             why = _foreign(self.db, self.path)       # before anything is written to the file
             if why:
                 self.db.close()
@@ -117,6 +123,30 @@ class Store:
                 self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as e:
             raise ValueError(f"results database {self.path}: {e}") from None
+
+    def _open_for_reading(self) -> sqlite3.Connection:
+        """A connection that reads the database wherever it lies: as a campaign's own connection where
+        its folder can be written (SQLite keeps its WAL index beside the file), read-only where the
+        file or its folder cannot (a read-only copy, a read-only mount), and, where even that cannot
+        open it (SQLite cannot make the index file on a read-only mount), as an immutable file,
+        which is safe when no WAL file holds rows beside it."""
+        folder = self.path.absolute().parent
+        if os.access(self.path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK):
+            return sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        uri = self.path.absolute().as_uri()
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError as e:
+            wal = self.path.with_name(self.path.name + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise ValueError(
+                    f"results database {self.path}: cannot be read where it lies ({e}): it is read-only and "
+                    f"its {wal.name} holds rows not yet in the file (a campaign killed while writing), which "
+                    f"SQLite reads only through an index file it cannot make there; copy {self.path.name} "
+                    f"and {wal.name} to a writable folder and report the copy") from None
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
 
     def _check_writable(self) -> None:
         """A campaign writes a row per block (and SQLite its WAL beside the file): say so before any work."""

@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -162,7 +163,7 @@ def test_a_read_only_database_is_one_line(stored, capsys, no_cluster, monkeypatc
 SPECS = {
     "golden F=abc": (["--device", "golden:F=abc"], "backend 'golden:F=abc': Params.F='abc' is not valid; valid:"),
     "golden F=-3": (["--device", "golden:F=-3"], "Params.F=-3 is not valid; valid: an integer >= 0"),
-    "golden F=99": (["--device", "golden:F=99"], "F <= 46"),
+    "golden F=99": (["--device", "golden:F=99"], "device 'golden:F=99' cannot run hopper HMMA.16816.F32: "),
     "unit bogus": (["--device", "rtl", "--unit", "bogus"], "unknown unit 'bogus'"),
     "unit pipeline=9": (["--device", "rtl", "--unit", "hw:pipeline=9"], "--unit hw:pipeline=9 (PIPELINE=)"),
     "PIPELINE with golden": (["--unit", "hw:pipeline=2"], "applies to the rtl device"),
@@ -351,3 +352,123 @@ def test_ctrl_c_stops_the_run_without_worker_tracebacks(tmp_path):
     assert "rerun with --resume" in err
     (blocks, outcome), stored = _run_record(db)
     assert outcome == "interrupted" and blocks == stored >= 2
+
+
+# ---- options a device would ignore, blocks that cannot fit, files that are not what they seem ----------
+
+V2K = "dut:examples/dut/dotp_v2k/unit.toml"
+IGNORED = {
+    "lanes on a design": (["--device", V2K, "--lanes", "4"],
+                          f"--lanes 4 (LANES=) applies to the rtl device (the dot-adds per cycle of the unit it "
+                          f"builds); the device {V2K} has the lanes its description fixes"),
+    "lanes on golden": (["--device", "golden", "--lanes", "1"], "the device golden has none"),
+    "lanes on the core": (["--device", "core", "--lanes", "2"], "the device core is a whole tensor core"),
+    "stall on golden": (["--device", "golden", "--stall", "0.3"],
+                        "--stall 0.3 (STALL=) applies to the simulated devices rtl, core and dut:path/unit.toml"),
+    "stall on a drill": (["--device", "golden:F=24", "--stall", "0"], "the device golden:F=24 has none"),
+    "a huge block": (["--block", "81920000000"],
+                     "BLOCK 81,920,000,000 vectors would not fit in a worker's memory; valid: a multiple of 8,192 "
+                     "from 8,192 to 3,833,856"),
+    "golden drill on a scaled instruction": (["--device", "golden:F=-1"], "Params.F=-1 is not valid"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IGNORED))
+def test_options_a_device_ignores_and_huge_blocks_are_refused(case, tmp_path, capsys, no_cluster):
+    extra, words = IGNORED[case]
+    db = tmp_path / "c.sqlite"
+    argv = RUN + ["--db", str(db)] + extra
+    if case.startswith("golden drill"):            # a block-scaled instruction: its scales' shape
+        argv = ["run", "blackwell", "UTCOMMA.MXF4.E8"] + argv[3:]
+    _one_line(main(argv), capsys, words)
+    assert not db.exists()
+
+
+def test_a_campaign_refuses_what_its_device_would_ignore():
+    with pytest.raises(ValueError, match="--lanes 4 .* the device golden has none"):
+        Campaign((HMMA,), device="golden", lanes=4)
+    with pytest.raises(ValueError, match="--stall 0.3 .* the device gpu has none"):
+        Campaign((HMMA,), device="gpu", stall=0.3)
+    from campaign.spec import BLOCK_MEMORY, bytes_per_vector, max_block
+    import golden
+    most, size, widest = max_block([HMMA, ("blackwell", "UTCOMMA.MXF4.E8")])
+    assert widest == ("blackwell", "UTCOMMA.MXF4.E8") and most % BLOCK == 0
+    assert most * size <= BLOCK_MEMORY < (most + BLOCK) * size
+    assert size == bytes_per_vector(golden.lookup(*widest))
+    Campaign((HMMA,), device="golden", block=most // BLOCK * BLOCK if most <= 3_833_856 else BLOCK)
+
+
+def test_report_of_a_folder_names_the_file_to_give(stored, capsys):
+    db, _ = stored
+    _one_line(main(["report", str(db.parent)]), capsys, f"results database {db.parent} is a folder, give the "
+                                                        f".sqlite file (DB= / --db); in it: c.sqlite")
+    _one_line(main(RUN + ["--db", str(db.parent)]), capsys, "is a folder, give the .sqlite file")
+
+
+def _unshare_works() -> bool:
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["closed", "killed-with-its-wal"])
+def test_report_reads_a_database_on_a_read_only_mount(killed, tmp_path):
+    """The folder mounted read-only (in a user namespace of its own): SQLite cannot make its WAL index
+    there, and the report reads the file anyway; a campaign killed while writing left rows in the
+    -wal file, and they are read too."""
+    if not _unshare_works():
+        pytest.skip("no user namespaces here (unshare -rm) to mount a folder read-only")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "c.sqlite"
+    c = Campaign((HMMA,), **SPEC)
+    s = Store(db)
+    s.begin(c)
+    run_id = s.run_started(c.id, 1, "local")
+    for j in range(2):
+        s.record(c.id, BlockResult(*HMMA, j, vectors=BLOCK, started=time.time(), worker="test:1"), None, run_id)
+    s.run_finished(run_id, "interrupted")
+    s.release_lease(c.id)
+    if killed:
+        shutil.copytree(folder, tmp_path / "copy")        # what a killed run leaves: the file, its -wal, -shm
+        s.close()
+        shutil.rmtree(folder)
+        (tmp_path / "copy").rename(folder)
+        assert (folder / "c.sqlite-wal").stat().st_size
+    else:
+        s.close()
+    script = (f"mount --bind -o ro {folder} {folder} && touch {folder}/x 2>/dev/null && exit 9; "
+              f"exec {sys.executable} -m campaign report {db}")
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert done.returncode == 1, done.stderr           # 1: the campaign is incomplete (2 of 3 blocks)
+    assert "Traceback" not in done.stderr and "2/3" in done.stdout and "16,384" in done.stdout, done
+
+
+def test_replay_of_a_designs_run_names_the_command_that_replays_it(tmp_path, capsys):
+    """A replay file written by make cosim DUT=... is not a campaign's: the message names the command
+    that replays it (python -m cosim replay refuses it too)."""
+    import json
+    path = tmp_path / "ampere_HMMA.1688.F32_seed1.npz"
+    meta = {"arch": "ampere", "instr": "HMMA.1688.F32", "lanes": 1, "seed": 1, "mismatches": 1, "vectors": 1,
+            "vectors_kind": "mixed", "dut": "examples/dut/dotp_v2k/unit.toml"}
+    np.savez_compressed(path, meta=json.dumps(meta), a=np.zeros((1, 8), np.uint64), b=np.zeros((1, 8), np.uint64),
+                        c=np.zeros(1, np.uint64), got=np.ones(1, np.uint64), expected=np.zeros(1, np.uint64),
+                        index=np.zeros(1, np.int64))
+    _one_line(main(["replay", str(path)]), capsys,
+              f"{path}: not a campaign replay file (saved by a run of the design examples/dut/dotp_v2k/unit.toml, "
+              f"no campaign/device in its meta data); replay it with python -m cosim.dut replay {path}")
+
+
+def test_replay_of_a_campaign_whose_device_is_refused_names_the_file(tmp_path, capsys):
+    """A campaign's replay file whose design has since been removed."""
+    import json
+    gone = f"dut:{tmp_path}/gone/unit.toml"
+    path = tmp_path / "hopper_HMMA.16816.F32_block0.npz"
+    meta = {"arch": "hopper", "instr": "HMMA.16816.F32", "campaign": "0123456789abcdef", "device": gone,
+            "block": 0, "seed": 1, "vectors_kind": "mixed", "lanes": 1, "mismatches": 1, "vectors": 1, "unit": None}
+    np.savez_compressed(path, meta=json.dumps(meta), a=np.zeros((1, 8), np.uint64), b=np.zeros((1, 8), np.uint64),
+                        c=np.zeros(1, np.uint64), got=np.ones(1, np.uint64), expected=np.zeros(1, np.uint64),
+                        index=np.zeros(1, np.int64))
+    _one_line(main(["replay", str(path)]), capsys, f"{path}: its device {gone} was refused: ")
