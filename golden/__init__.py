@@ -4,7 +4,9 @@
 >>> ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 >>> golden.dot_add(ins, a_bits, b_bits, c_bits)          # doctest: +SKIP
 
-See README.md for the conventions (bit patterns, one element per integer).
+See README.md for the conventions (bit patterns, one element per integer).  ``golden.torch`` (PyTorch's
+matrix products through golden.gemm, the ``[torch]`` extra) is imported on first use, so ``import golden``
+never imports torch.
 """
 
 from .algorithms import Params
@@ -22,3 +24,11 @@ __all__ = [
     "get_format", "instructions", "lookup", "mismatching",
     "mma", "round_to_format", "same_results", "select", "to_float", "trace",
 ]
+
+
+def __getattr__(name: str):
+    """``golden.torch`` on first use (it imports torch, an optional extra: not at ``import golden``)."""
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'golden' has no attribute {name!r}")

@@ -41,7 +41,7 @@ from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, fro
 from .datapath import Datapath
 from .descriptors import ALGORITHMS, Algorithm, describe
 from .stages import Label, Stage
-from .params import EXACT, SPECIALS, check_params  # noqa: F401  (SPECIALS: re-exported)
+from .params import EXACT, SPECIALS, check_params, check_unused  # noqa: F401  (SPECIALS: re-exported)
 
 # Params fields each base algorithm reads (the descriptors at the end of this module say which); the
 # others are carried but never change a result (GPS always flushes subnormals and SFMA is IEEE
@@ -126,13 +126,17 @@ class Params:
         refused when the design runs.
     fma_rounding : str
         SFMA: the rounding of each fused multiply-add (``RNE``, the IEEE default, ``RZ``, ``RD``,
-        ``RU``); also the rounding of ``c_last``'s add.  Binary32 results; binary64 SFMA is RNE.
+        ``RU``).  Binary32 results; binary64 SFMA is RNE.  (``c_last``'s add rounds to nearest even.)
 
     F may also be ``"exact"`` (:data:`golden.params.EXACT`, FDA): no alignment window, the exact sum of
     the products and c, rounded once by ``out_rounding``.  ``zero_sign="ieee754"`` follows IEEE 754
     for zero sums in every algorithm (see :data:`golden.params.ZERO_SIGNS`).  Every field is checked
     on its own by :func:`golden.params.check_params` (one ValueError naming the field, the value and
-    what is valid).
+    what is valid); a field the algorithm does not read must keep its default
+    (:func:`golden.params.check_unused`); and the ranges that depend on the formats (``out_frac_bits``
+    up to the result's fraction bits, ``F`` and the floor bits within exact sums, ``pass_size`` a
+    divisor of K, ``nan_bits`` a NaN of the result, ...) are checked where the Params meets an
+    instruction, by :func:`golden.params.check_params_for`.
     """
 
     base: str
@@ -181,6 +185,7 @@ class Params:
             get_format(self.operand_format)          # an unknown format is named here
         if alg.check is not None:
             alg.check(self)
+        check_unused(self, alg)              # a field the algorithm never reads changes nothing: refused
 
     @property
     def fields_read(self) -> tuple[str, ...]:
@@ -873,8 +878,10 @@ _NEEDS_E_ZERO = {"e_zero": "e_zero (the exponent of zero terms)"}
 
 # One per algorithm, in the order of golden.kernels' codes; a new algorithm is one more (docs/extending.md)
 describe(Algorithm("SFMA", sfma, ("fma_rounding", "nan_bits"), chained=False,
+                   describes={"zero_sign": ("ieee", "ieee754")},
                    summary="sequential IEEE fused multiply-adds"))
 describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=True, check=_gps_group,
+                   describes={"zero_sign": ("ieee",), "flush_subnormals": (True,)},
                    summary="group pairwise sums with subnormal flushing"))
 describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,

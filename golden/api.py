@@ -20,16 +20,44 @@ BACKEND_ENV = "GOLDEN_BACKEND"
 _warned_no_numba: list = []
 
 
+def check_numba_environment() -> None:
+    """numba's own environment settings, checked before numba starts: ``NUMBA_NUM_THREADS`` must be a
+    whole number of threads, 1 or more (numba would stop at the first parallel launch, or warn and
+    ignore it).  One ValueError naming the variable and what is valid."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None or not text.strip():
+        return
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"NUMBA_NUM_THREADS={text!r}: valid: a whole number of threads, 1 or more "
+                         "(or unset: one per core)")
+
+
+def jit_disabled() -> bool:
+    """Whether ``NUMBA_DISABLE_JIT`` turns numba's compiler off (numba's reading: a non-zero integer).
+    Then golden runs its numpy path, which computes the same bits (the kernels would run as plain
+    Python, thousands of times slower)."""
+    try:
+        return int(os.environ.get("NUMBA_DISABLE_JIT", "0").strip() or 0) != 0
+    except ValueError:
+        return False
+
+
 def resolve_backend(backend: str | None = None) -> str:
     """The backend a call runs on: the argument, else ``$GOLDEN_BACKEND``, else ``numba`` when it
-    imports.  ``numba`` without numba installed runs numpy, with one warning per process."""
+    imports.  ``numba`` without numba installed, or with ``NUMBA_DISABLE_JIT`` set, runs numpy (the
+    same bits), with one warning per process where numba is missing."""
     from . import kernels
     name = backend if backend is not None else os.environ.get(BACKEND_ENV) or None
     if name is not None and name not in BACKENDS:
         where = "backend" if backend is not None else BACKEND_ENV
         raise ValueError(f"{where}={name!r} is not a golden backend; valid: {', '.join(BACKENDS)}")
-    if name == "numpy":
+    if name == "numpy" or jit_disabled():
         return "numpy"
+    check_numba_environment()
     if kernels.available():
         return "numba"
     if not _warned_no_numba:

@@ -17,6 +17,7 @@ from .algorithms import Params
 from .datapath import Datapath
 from .descriptors import ALGORITHMS
 from .formats import Format, get_format
+from .params import check_params_for
 from .provenance import Provenance, assess
 from .rules import EXACT, Overflow, Rounding, ZeroSign
 
@@ -109,6 +110,9 @@ class Instruction:
     blocks: int = 1
     note: str = ""
     native: bool = True
+
+    def __post_init__(self):
+        check_params_for(self.params, self)        # the Params against this instruction's formats and K
 
     @property
     def algorithm(self) -> str:
@@ -545,7 +549,8 @@ def lookup(arch: str, name: str) -> Instruction:
         return found[0]
     if len(found) > 1:
         names = ", ".join(i.name for i in found[:12]) + (" ..." if len(found) > 12 else "")
-        raise ValueError(f"{name!r} names {len(found)} instructions on {arch}, not one: {names}")
+        raise ValueError(f"the name {name.strip()} names {len(found)} instructions on {arch}, not one: {names}; "
+                         "give one of them")
     elsewhere = sorted({i.arch for i in instructions(None, name)})
     if elsewhere:
         raise ValueError(f"{name!r} is not available on {arch}; it exists on: {', '.join(elsewhere)}")

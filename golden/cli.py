@@ -13,15 +13,17 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 import numpy as np
 
 from . import gemm_bench, gemm_compare, gemm_error
-from .api import dot_add, trace
+from .api import BACKEND_ENV, check_numba_environment, dot_add, trace
 from .catalog import ARCHITECTURES, lookup, select
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
+from .options import Parser, whole_number
 from .provenance import BASES, STATUSES, counts
 from .vectors import KINDS, random_operands
 
@@ -113,13 +115,9 @@ RUN_CHUNK = 1_000_000          # vectors drawn and run at a time: memory stays f
 
 def cmd_run(args) -> int:
     found = select(args.arch, args.instr)
-    if not 1 <= args.n <= MAX_N:
-        raise ValueError(f"-n must be at least 1 and at most {MAX_N:,}, got {args.n:,}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     rng = np.random.default_rng(args.seed)
     print(f"{'instruction':44s} {'algorithm':9s} {'vectors':>9s} {'time s':>8s} {'dot-adds/s':>11s} "
-          f"{'finite':>7s} {'zero':>6s} {'inf':>6s} {'nan':>6s}")
+          f"{'finite':>7s} {'zero':>6s} {'inf':>6s} {'nan':>6s}", flush=True)
     for ins in found:
         dt, counts = 0.0, np.zeros(4, np.int64)
         for lo in range(0, args.n, RUN_CHUNK):
@@ -163,8 +161,7 @@ INSTR_HELP = "instruction name(s) or family prefix(es) (HGMMA, HMMA.16816, UTCOM
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m golden",
-                                description="Bit-accurate golden model of GPU MMA instructions.")
+    p = Parser(prog="python -m golden", description="Bit-accurate golden model of GPU MMA instructions.")
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="list catalog instructions")
     ls.add_argument("arch", nargs="?", default="all", help=ARCH_HELP + " (default all)")
@@ -178,8 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run matching instructions on random vectors")
     run.add_argument("arch", help=ARCH_HELP)
     run.add_argument("instr", help=INSTR_HELP)
-    run.add_argument("-n", type=int, default=100_000, help="dot-adds per instruction (default 100000)")
-    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("-n", type=whole_number(1, MAX_N), default=100_000,
+                     help=f"dot-adds per instruction, 1..{MAX_N:,} (default 100000)")
+    run.add_argument("--seed", type=whole_number(0), default=1, help="random seed, 0 or more (default 1)")
     run.add_argument("--vectors", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
     run.set_defaults(func=cmd_run)
     tr = sub.add_parser("trace", help="one dot-add, stage by stage")
@@ -217,8 +215,13 @@ def join_negative_values(argv: list[str], options=VALUE_OPTIONS) -> list[str]:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(join_negative_values(argv))
     try:
+        args = build_parser().parse_args(join_negative_values(argv))
+    except SystemExit as e:                  # a refused option (one line, golden.options.Parser) or --help
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        if os.environ.get(BACKEND_ENV) != "numpy":
+            check_numba_environment()        # numba's settings, before anything is printed
         return args.func(args)
     except (ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -63,8 +63,11 @@ def custom(k: int, a: str, c: str, params: Params, *, b: str | None = None, d: s
     _check_shape(k, m, n, a, b, c, d, scale, block)
     if params.pass_size is None and ALGORITHMS[params.base].chained:
         params = params.with_(pass_size=int(k))   # one pass of all k products: the same design, one spelling
-    ins = Instruction(CUSTOM, "", "", int(m), int(n), int(k), a, b, c, d, scale, block, params,
-                      shapes=((int(m), int(n)),), note=NOTE)
+    try:                                          # the Params against these formats (golden.params.check_params_for)
+        ins = Instruction(CUSTOM, "", "", int(m), int(n), int(k), a, b, c, d, scale, block, params,
+                          shapes=((int(m), int(n)),), note=NOTE)
+    except ValueError as e:
+        raise CustomError(f"custom instruction: {e}") from None
     name = spec(ins)
     ins = replace(ins, name=name, ptx=name)
     _smoke(ins)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .formats import Format
+from .params import check_params_for
 
 __all__ = ["Datapath"]
 
@@ -40,6 +41,9 @@ class Datapath:
     k: int
     scale_format: Format | None = None
     block_size: int | None = None
+
+    def __post_init__(self):
+        check_params_for(self.params, self)        # the Params against these formats and K, in one place
 
     @property
     def formats(self) -> tuple[Format, Format, Format, Format]:

@@ -72,6 +72,11 @@ class Algorithm:
         Whether the compiled-path fields (``operand_format``, ``pass_interleave``, ``c_last``) apply.
     check : callable or None
         ``check(params)`` raises ValueError for a design it cannot run (after the fields' own checks).
+    describes : dict
+        ``{field: values}`` of fields it does not read whose values state what it does anyway (GPS
+        flushes subnormals; SFMA's IEEE operations sign zeros as IEEE does): a catalog entry may say so.
+        Any other value of a field it does not read, other than the default, is refused
+        (:func:`golden.params.check_unused`).
     summary : str
         One line for the docs and error messages.
     """
@@ -86,6 +91,7 @@ class Algorithm:
     flushes: bool = False
     lowering: bool = False
     check: Callable | None = None
+    describes: dict = field(default_factory=dict)
     summary: str = ""
 
 

@@ -574,8 +574,11 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
             run(t)
     else:
         from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(workers) as pool:
+        pool = ThreadPoolExecutor(workers)
+        try:
             list(pool.map(run, tiles))
+        finally:                                  # Ctrl-C: the tiles not started are dropped, not run
+            pool.shutdown(wait=True, cancel_futures=True)
     return out
 
 
@@ -596,9 +599,23 @@ def gemm_float(A, B, C=None, *, arch=None, instr, kernel=None, scale_A=None, sca
     fa, fb = ins.formats[:2]
     sfmt = ins.scale_format if k.scaling is Scaling.BLOCK else F32
 
-    def q(fmt, x):
-        return None if x is None else from_float(fmt, np.asarray(x, np.float64))
+    shapes = {"A": "[M, K]", "B": "[K, N]", "C": "[M, N]", "bias": "[N]", "scale_A": "[M, blocks]",
+              "scale_B": "[blocks, N]"}
 
-    D = gemm(q(fa, A), q(fb, B), q(out_fmt, C), instr=ins, kernel=k, bias=q(out_fmt, bias),
-             scale_A=q(sfmt, scale_A), scale_B=q(sfmt, scale_B), **kw)
+    def q(fmt, x, what):
+        if x is None:
+            if what in ("A", "B"):
+                raise ValueError(f"gemm_float: {what} is required: an array {shapes[what]} of numbers")
+            return None
+        try:
+            values = np.asarray(x, np.float64)
+        except (TypeError, ValueError) as e:
+            why = str(e).splitlines()[0]
+            why = "its rows are not all the same length" if "inhomogeneous" in why else why
+            raise ValueError(f"gemm_float: {what} must be an array {shapes[what]} of numbers (floats or "
+                             f"integers); {why}") from None
+        return from_float(fmt, values)
+
+    D = gemm(q(fa, A, "A"), q(fb, B, "B"), q(out_fmt, C, "C"), instr=ins, kernel=k, bias=q(out_fmt, bias, "bias"),
+             scale_A=q(sfmt, scale_A, "scale_A"), scale_B=q(sfmt, scale_B, "scale_B"), **kw)
     return to_float(out_fmt, D)

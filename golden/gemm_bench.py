@@ -20,10 +20,12 @@ from .api import dot_add
 from .catalog import lookup
 from .gemm import PRESETS, gemm
 from .gemm_error import random_problem
+from .options import whole_number
 
 BENCH = [("hopper", "HGMMA.64xNx16.F32"), ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"),
          ("ampere", "HMMA.16816.F32.BF16"), ("cdna3", "v_mfma_f32_32x32x8_f16")]
 BIG = ("hopper", "HGMMA.64xNx16.F32")
+BIG_MAX = 2580               # BIG_MAX**3 is about 2**34 multiply-adds, the --shape limit
 
 
 def _timed(fn):
@@ -32,13 +34,20 @@ def _timed(fn):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+MAX_MACS = 1 << 34           # multiply-adds of one GEMM: hours of numpy beyond this
+
+
 def _shape(text: str) -> tuple[int, int, int]:
+    """``MxNxK`` checked for every row of the bench (before any row runs): each row also runs
+    ``golden.dot_add`` on the first K products, so K covers the longest instruction K."""
     try:
         M, N, K = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise ValueError(f"--shape {text!r}: give MxNxK, e.g. 128x128x1024") from None
-    if min(M, N, K) < 1 or M * N * K > 1 << 34:
-        raise ValueError(f"--shape {text!r}: each size >= 1 and M*N*K at most 2**34")
+    k_min = max(lookup(arch, name).k for arch, name in BENCH)
+    if min(M, N) < 1 or K < k_min or M * N * K > MAX_MACS:
+        raise ValueError(f"--shape {text!r}: M, N >= 1, K >= {k_min} (the longest instruction K of the bench) "
+                         f"and M*N*K at most 2**34")
     return M, N, K
 
 
@@ -65,9 +74,7 @@ def cpu_name() -> str:
 
 
 def cmd_gemm_bench(args) -> int:
-    M, N, K = _shape(args.shape)
-    if args.big < 0 or args.workers < 1:
-        raise ValueError("--big must be >= 0 (0 leaves the big GEMM out) and --workers >= 1")
+    M, N, K = _shape(args.shape)                 # every row's shape, before the first row
     print(f"# golden.gemm bench on {platform.node()} ({cpu_name()}, {os.cpu_count()} logical CPUs), "
           f"workers={args.workers}; MAC = one multiply-add of the GEMM; MMAC/cpu-s = per core")
     print(f"{'arch':8s} {'instruction':30s} {'MxNxK':13s} {'wall s':>8s} {'MMAC/s':>10s} {'MMAC/cpu-s':>10s} "
@@ -87,6 +94,7 @@ def cmd_gemm_bench(args) -> int:
 def add_parser(sub) -> None:
     p = sub.add_parser("gemm-bench", help="golden.gemm throughput and the time of a 1024^3 GEMM")
     p.add_argument("--shape", default="128x128x1024", help="MxNxK of the per-instruction rows (default 128x128x1024)")
-    p.add_argument("--big", type=int, default=1024, help="size of the square GEMM timed last (default 1024; 0: none)")
-    p.add_argument("--workers", type=int, default=1, help="threads over output tiles (default 1)")
+    p.add_argument("--big", type=whole_number(0, BIG_MAX), default=1024, help="size of the square GEMM timed last, "
+                   f"0..{BIG_MAX} (default 1024; 0: none)")
+    p.add_argument("--workers", type=whole_number(1, 1024), default=1, help="threads over output tiles (default 1)")
     p.set_defaults(func=cmd_gemm_bench)

@@ -207,11 +207,8 @@ def cmd_gemm_error(args) -> int:
     import sys
     from .catalog import select
     ks = parse_ks(args.k)
-    for what, v in (("--m", args.m), ("--n", args.n)):
-        if not 1 <= v <= M_MAX:
-            raise ValueError(f"{what} must be between 1 and {M_MAX}, got {v}")
-    if args.plot is not None and not args.plot.lower().endswith(".png"):
-        raise ValueError(f"--plot {args.plot!r}: give a .png path")
+    if args.plot is not None:
+        check_plot(args.plot)                              # before any work: the table is never lost to it
     kernels = [k for item in args.kernel or ["k-loop"] for k in item.split(",") if k]
     curves = make_curves(select(args.arch, args.instr), kernels, args.params or [])
     for c in curves:
@@ -220,7 +217,7 @@ def cmd_gemm_error(args) -> int:
     print(f"# python -m golden gemm-error: M={args.m} N={args.n} seed={args.seed} dist={args.dist}; relative error "
           f"|D - exact| / |exact| against the exact product (error-free terms, math.fsum)")
     print("| instruction | kernel | design | K | max rel. error | mean rel. error |")
-    print("|---|---|---|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|", flush=True)
 
     def row(curve, point):
         K, mx, mean, zeros = point
@@ -230,15 +227,38 @@ def cmd_gemm_error(args) -> int:
 
     measure(curves, ks, args.m, args.n, args.seed, args.dist, progress=row)
     if args.plot:
+        sys.stdout.flush()                                 # the table is out before the plot is drawn
         title = f"golden.gemm relative error, {args.dist} inputs, M=N={args.m}x{args.n}, seed {args.seed}"
-        plot(curves, args.plot, title)
+        try:
+            plot(curves, args.plot, title)
+        except OSError as e:
+            raise ValueError(f"--plot {args.plot}: the plot could not be written ({e.strerror or e}); "
+                             "the table above is complete") from None
         print(f"plot: {args.plot}", file=sys.stderr)
     return 0
+
+
+PLOT_EXTRA = "pip install 'mma-rtl[probe]'"      # the probe extra brings matplotlib
+
+
+def check_plot(path: str) -> None:
+    """``--plot PATH`` checked before the work: a .png path a file can be written to, and matplotlib
+    installed (one ValueError naming the extra that brings it)."""
+    from .console import check_output
+    if not str(path).lower().endswith(".png"):
+        raise ValueError(f"--plot {path!r}: give a .png path")
+    check_output(path, "--plot")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ValueError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA} (the probe extra "
+                         "brings it), or leave --plot out") from None
 
 
 def add_parser(sub, arch_help: str, instr_help: str) -> None:
     """``gemm-error`` on the ``python -m golden`` command line."""
     from .gemm import PRESETS
+    from .options import whole_number
     p = sub.add_parser("gemm-error", help="relative error of whole GEMMs against the exact product, by K")
     p.add_argument("arch", help=arch_help)
     p.add_argument("instr", help=instr_help)
@@ -247,9 +267,9 @@ def add_parser(sub, arch_help: str, instr_help: str) -> None:
     p.add_argument("--k", default="64..16384", help="LO..HI (doubling), a comma list, or one K (default 64..16384)")
     p.add_argument("--params", action="append", metavar="F=...", help="a design of your own, FIELD=VALUE,... of "
                    "golden.Params; repeatable: one curve each beside the catalog's")
-    p.add_argument("--m", type=int, default=32, help="rows of A (default 32)")
-    p.add_argument("--n", type=int, default=32, help="columns of B (default 32)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--m", type=whole_number(1, M_MAX), default=32, help=f"rows of A, 1..{M_MAX} (default 32)")
+    p.add_argument("--n", type=whole_number(1, M_MAX), default=32, help=f"columns of B, 1..{M_MAX} (default 32)")
+    p.add_argument("--seed", type=whole_number(0), default=1, help="random seed, 0 or more (default 1)")
     p.add_argument("--dist", choices=DISTS, default="uniform", help="input values: uniform in [0, 1) (no "
                    "cancellation; default) or standard normal")
     p.add_argument("--plot", metavar="OUT.png", help="draw error against K (matplotlib)")

@@ -28,7 +28,14 @@ What is modelled, and after whom:
 from __future__ import annotations
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError as e:                  # the optional extra: say which one
+    if e.name != "torch":
+        raise
+    raise ModuleNotFoundError("golden.torch needs PyTorch, which is not installed: pip install 'mma-rtl[torch]'",
+                              name="torch") from None
 from torch.overrides import TorchFunctionMode
 
 from .catalog import Instruction, canonical_arch, lookup

@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from .api import BACKEND_ENV
+from .api import BACKEND_ENV, check_numba_environment, jit_disabled
 from .catalog import Instruction
 from .formats import Format, from_float, get_format, special_bits, to_float
 from .params import EXACT
@@ -39,10 +39,12 @@ KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
 
 
 def _kernels():
-    """:mod:`golden.vector_kernels`, or None where numba does not import or ``GOLDEN_BACKEND=numpy``
-    keeps golden off numba (the test suite's setting: no compiles; the same values either way)."""
-    if os.environ.get(BACKEND_ENV) == "numpy":
-        return None
+    """:mod:`golden.vector_kernels`, or None where numba does not import, ``GOLDEN_BACKEND=numpy``
+    keeps golden off numba (the test suite's setting: no compiles; the same values either way) or
+    ``NUMBA_DISABLE_JIT`` turns its compiler off."""
+    if os.environ.get(BACKEND_ENV) == "numpy" or jit_disabled():
+        return None                  # NUMBA_DISABLE_JIT: numpy's own calls (compiled draws would run as Python)
+    check_numba_environment()
     try:
         from . import vector_kernels
     except ImportError:

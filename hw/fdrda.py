@@ -388,6 +388,20 @@ class FDRDAPass(DatapathPipeline):
                                       f"floor_rounding={p.floor_rounding!r} exists in golden only")
         if p.zero_sign == "ieee754":
             raise NotImplementedError(f"no RTL for zero_sign='ieee754' in {p.base} (FDA has it); golden has it")
+        # what the RTL builds of golden's round-down merge (golden.params.check_params_for has checked
+        # the ranges golden computes exactly): the even/odd merge keeps F bits, c and the dot are
+        # shifted left into place, the result is rounded at the full fraction
+        if p.out_frac_bits is not None:
+            raise NotImplementedError(f"no RTL for out_frac_bits in {p.base} (it rounds to the full "
+                                      f"{datapath.d_format.name} fraction); golden has it")
+        if p.base == "GFDRDA" and p.merge_floor_bits != p.F:
+            raise NotImplementedError(f"no RTL for merge_floor_bits={p.merge_floor_bits} other than F={p.F} "
+                                      "(the merge keeps the sets' F bits); golden has it")
+        fc = datapath.c_format
+        if p.c_floor_bits < fc.man_bits or p.dot_floor_bits < p.F:
+            raise NotImplementedError(f"no RTL for c_floor_bits={p.c_floor_bits} below the {fc.name} c's "
+                                      f"{fc.man_bits} fraction bits, or dot_floor_bits={p.dot_floor_bits} below "
+                                      f"F={p.F} (the RTL shifts them left into place); golden has it")
 
     def __init__(self, datapath, pipelining=None):
         self.fa, self.fb, self.fc, self.fd = datapath.formats

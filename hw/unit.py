@@ -81,7 +81,9 @@ def lane_layout(ins) -> data.StructLayout:
 
 
 def _datapath(ins: Instruction, params: Params | None):
-    return ins.datapath if params is None else ins.datapath.with_(params=params)
+    # with_params: golden's check of the Params against the instruction (golden.params.check_params_for),
+    # so the RTL accepts exactly the values golden does, refused in the same words
+    return ins.datapath if params is None else ins.with_params(params).datapath
 
 
 class DotAddUnit(Checked, wiring.Component):

@@ -170,9 +170,15 @@ def _call(rows, threads: int, R: int, args, out, final) -> None:
             final[lo:hi] = out[lo:hi]
 
     futures = [_pool(threads - 1).submit(work) for _ in range(threads - 1)]
-    work()
-    for f in futures:
-        f.result()
+    try:
+        work()
+        for f in futures:
+            f.result()
+    except BaseException:                   # Ctrl-C (or an error): the workers take no further range
+        with take:
+            for _ in starts:
+                pass
+        raise
 
 
 def _order(p, K: int) -> np.ndarray:

@@ -55,7 +55,8 @@ def test_scaled_custom_instruction():
     ("k=4,a=e2m1,c=f32,scale=ue8m0,block=3,base=GDFS", "block=3; valid: a positive divisor of k=4"),
     ("k=4,a=e2m1,c=f32,scale=f16,block=2,base=GDFS", "scale='f16'; valid:"),
     ("k=4,a=e2m1,c=f32,scale=ue8m0,base=GDFS", "scale and block go together"),
-    ("k=2,a=f16,c=f32,base=FDA,F=200,e_zero=-10", "golden cannot run it"),
+    ("k=2,a=f16,c=f32,base=FDA,F=200,e_zero=-10", "Params.F=200 is not valid for this custom instruction; "
+                                                   "valid: 0..49 or 'exact'"),
     ("k=2,a=f16,c=f32,base=FDA,F=exact,e_zero=-126,nan_bits=0x7e00", "not a NaN of the output format f32"),
     ("k=2,a=f16,c=f32,k=3,base=FDA", "'k' given twice"),
     ("k=2,a=f16,c=f32,base=FDA,G=3", "'G' is not a golden.Params field"),
