@@ -23,7 +23,7 @@ from . import gemm_bench, gemm_compare, gemm_error
 from .api import BACKEND_ENV, check_numba_environment, dot_add, trace
 from .catalog import ARCHITECTURES, lookup, select
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
-from .options import Parser, whole_number
+from .options import Parser, check_whole
 from .provenance import BASES, STATUSES, counts
 from .vectors import KINDS, random_operands
 
@@ -114,6 +114,8 @@ RUN_CHUNK = 1_000_000          # vectors drawn and run at a time: memory stays f
 
 
 def cmd_run(args) -> int:
+    check_whole(args.n, "-n", 1, MAX_N)
+    check_whole(args.seed, "--seed", 0)
     found = select(args.arch, args.instr)
     rng = np.random.default_rng(args.seed)
     print(f"{'instruction':44s} {'algorithm':9s} {'vectors':>9s} {'time s':>8s} {'dot-adds/s':>11s} "
@@ -175,9 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run matching instructions on random vectors")
     run.add_argument("arch", help=ARCH_HELP)
     run.add_argument("instr", help=INSTR_HELP)
-    run.add_argument("-n", type=whole_number(1, MAX_N), default=100_000,
-                     help=f"dot-adds per instruction, 1..{MAX_N:,} (default 100000)")
-    run.add_argument("--seed", type=whole_number(0), default=1, help="random seed, 0 or more (default 1)")
+    run.add_argument("-n", type=int, default=100_000, help=f"dot-adds per instruction, 1..{MAX_N:,} (default 100000)")
+    run.add_argument("--seed", type=int, default=1, help="random seed, 0 or more (default 1)")
     run.add_argument("--vectors", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
     run.set_defaults(func=cmd_run)
     tr = sub.add_parser("trace", help="one dot-add, stage by stage")

@@ -20,12 +20,13 @@ from .api import dot_add
 from .catalog import lookup
 from .gemm import PRESETS, gemm
 from .gemm_error import random_problem
-from .options import whole_number
+from .options import check_whole
 
 BENCH = [("hopper", "HGMMA.64xNx16.F32"), ("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3"),
          ("ampere", "HMMA.16816.F32.BF16"), ("cdna3", "v_mfma_f32_32x32x8_f16")]
 BIG = ("hopper", "HGMMA.64xNx16.F32")
 BIG_MAX = 2580               # BIG_MAX**3 is about 2**34 multiply-adds, the --shape limit
+MAX_WORKERS = 1024
 
 
 def _timed(fn):
@@ -74,6 +75,8 @@ def cpu_name() -> str:
 
 
 def cmd_gemm_bench(args) -> int:
+    check_whole(args.big, "--big", 0, BIG_MAX)
+    check_whole(args.workers, "--workers", 1, MAX_WORKERS)
     M, N, K = _shape(args.shape)                 # every row's shape, before the first row
     print(f"# golden.gemm bench on {platform.node()} ({cpu_name()}, {os.cpu_count()} logical CPUs), "
           f"workers={args.workers}; MAC = one multiply-add of the GEMM; MMAC/cpu-s = per core")
@@ -94,7 +97,7 @@ def cmd_gemm_bench(args) -> int:
 def add_parser(sub) -> None:
     p = sub.add_parser("gemm-bench", help="golden.gemm throughput and the time of a 1024^3 GEMM")
     p.add_argument("--shape", default="128x128x1024", help="MxNxK of the per-instruction rows (default 128x128x1024)")
-    p.add_argument("--big", type=whole_number(0, BIG_MAX), default=1024, help="size of the square GEMM timed last, "
+    p.add_argument("--big", type=int, default=1024, help="size of the square GEMM timed last, "
                    f"0..{BIG_MAX} (default 1024; 0: none)")
-    p.add_argument("--workers", type=whole_number(1, 1024), default=1, help="threads over output tiles (default 1)")
+    p.add_argument("--workers", type=int, default=1, help=f"threads over output tiles, 1..{MAX_WORKERS} (default 1)")
     p.set_defaults(func=cmd_gemm_bench)

@@ -20,7 +20,7 @@ import numpy as np
 from .catalog import canonical_arch
 from .formats import from_float
 from .gemm import Kernel, gemm, instruction_for, k_slices
-from .options import whole_number
+from .options import check_whole
 
 # compute capability -> architecture
 CAPABILITIES = {(7, 0): "volta", (7, 5): "turing", (8, 0): "ampere", (8, 6): "ampere", (8, 7): "ampere",
@@ -108,6 +108,8 @@ def case_operands(data, case: dict, fmt: str):
 
 
 def cmd_gemm_compare(args) -> int:
+    check_whole(args.rows, "--rows", 1)
+    check_whole(args.top, "--top", 1)
     files = [(path, *read(path)) for path in args.files]          # every file checked before any work
     plans = [(path, meta, data, route_instruction(meta, args.arch)) for path, meta, data in files]
     for path, meta, data, ins in plans:
@@ -133,8 +135,8 @@ def add_parser(sub) -> None:
                        "tools/gpu_gemm_capture.py)")
     p.add_argument("files", nargs="+", help="gemm_ROUTE.npz files")
     p.add_argument("--arch", help="architecture (default: from the capture's compute capability)")
-    p.add_argument("--rows", type=whole_number(1), default=8, help="rows of each result compared, 1 or more "
+    p.add_argument("--rows", type=int, default=8, help="rows of each result compared, 1 or more "
                    "(default 8)")
-    p.add_argument("--top", type=whole_number(1), default=4, help="compositions printed per case, best first, "
+    p.add_argument("--top", type=int, default=4, help="compositions printed per case, best first, "
                    "1 or more (default 4)")
     p.set_defaults(func=cmd_gemm_compare)

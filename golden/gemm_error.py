@@ -206,6 +206,10 @@ def cmd_gemm_error(args) -> int:
     """The table (and the plot): every argument checked before any GEMM runs."""
     import sys
     from .catalog import select
+    from .options import check_whole
+    check_whole(args.seed, "--seed", 0)
+    check_whole(args.m, "--m", 1, M_MAX)
+    check_whole(args.n, "--n", 1, M_MAX)
     ks = parse_ks(args.k)
     if args.plot is not None:
         check_plot(args.plot)                              # before any work: the table is never lost to it
@@ -258,7 +262,6 @@ def check_plot(path: str) -> None:
 def add_parser(sub, arch_help: str, instr_help: str) -> None:
     """``gemm-error`` on the ``python -m golden`` command line."""
     from .gemm import PRESETS
-    from .options import whole_number
     p = sub.add_parser("gemm-error", help="relative error of whole GEMMs against the exact product, by K")
     p.add_argument("arch", help=arch_help)
     p.add_argument("instr", help=instr_help)
@@ -267,9 +270,9 @@ def add_parser(sub, arch_help: str, instr_help: str) -> None:
     p.add_argument("--k", default="64..16384", help="LO..HI (doubling), a comma list, or one K (default 64..16384)")
     p.add_argument("--params", action="append", metavar="F=...", help="a design of your own, FIELD=VALUE,... of "
                    "golden.Params; repeatable: one curve each beside the catalog's")
-    p.add_argument("--m", type=whole_number(1, M_MAX), default=32, help=f"rows of A, 1..{M_MAX} (default 32)")
-    p.add_argument("--n", type=whole_number(1, M_MAX), default=32, help=f"columns of B, 1..{M_MAX} (default 32)")
-    p.add_argument("--seed", type=whole_number(0), default=1, help="random seed, 0 or more (default 1)")
+    p.add_argument("--m", type=int, default=32, help=f"rows of A, 1..{M_MAX} (default 32)")
+    p.add_argument("--n", type=int, default=32, help=f"columns of B, 1..{M_MAX} (default 32)")
+    p.add_argument("--seed", type=int, default=1, help="random seed, 0 or more (default 1)")
     p.add_argument("--dist", choices=DISTS, default="uniform", help="input values: uniform in [0, 1) (no "
                    "cancellation; default) or standard normal")
     p.add_argument("--plot", metavar="OUT.png", help="draw error against K (matplotlib)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import numbers
 
-__all__ = ["YES", "NO", "Parser", "whole_number", "yes_no", "yes_no_option"]
+__all__ = ["YES", "NO", "Parser", "check_whole", "whole_number", "yes_no", "yes_no_option"]
 
 YES = ("1", "yes", "y", "true", "on", "enable", "enabled")
 NO = ("0", "no", "n", "false", "off", "disable", "disabled", "")
@@ -68,6 +68,20 @@ def whole_number(low: int, high: int | None = None):
         return v
     parse.__name__ = "whole number"
     return parse
+
+
+def check_whole(value, option: str, low: int, high: int | None = None) -> int:
+    """``value`` (an option's parsed number) if it is a whole number in ``low..high``, else one ValueError
+    in the project's words: ``--seed must be a non-negative integer, got -1``, ``--top must be at least 1,
+    got 0``, ``-n must be at least 1 and at most 1,000,000,000, got 0``."""
+    if is_whole(value) and value >= low and (high is None or value <= high):
+        return value
+    shown = f"{value:,}" if is_whole(value) else repr(value)
+    if high is not None:
+        raise ValueError(f"{option} must be at least {low:,} and at most {high:,}, got {shown}")
+    if low == 0:
+        raise ValueError(f"{option} must be a non-negative integer, got {shown}")
+    raise ValueError(f"{option} must be at least {low:,}, got {shown}")
 
 
 class Parser(argparse.ArgumentParser):

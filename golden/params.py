@@ -215,8 +215,9 @@ def check_params_for(p, what, name: str | None = None) -> None:
     if "pass_size" in reads and p.pass_size is not None and k:
         divisors = [d for d in range(1, k + 1) if k % d == 0]
         if k % p.pass_size:
-            raise _in("pass_size", p.pass_size, where, f"a divisor of K={k} ({', '.join(map(str, divisors))}) "
-                      "or None (one pass)")
+            raise ParamsSpecError(f"Params.pass_size={p.pass_size} is not valid for {where}: K={k} is not a multiple "
+                                  f"of the pass size; valid: a divisor of K={k} ({', '.join(map(str, divisors))}) "
+                                  "or None (one pass)")
         if fs is not None and block and p.pass_size % block:
             raise _in("pass_size", p.pass_size, where, f"a multiple of the block size {block} that divides "
                       f"K={k} ({', '.join(str(d) for d in divisors if d % block == 0)})")

@@ -48,7 +48,7 @@ def test_table_and_plot(tmp_path, capsys):
     (["--kernel", "fast"], "unknown kernel preset 'fast'; valid: k-loop"),
     (["--params", "Q=3"], "'Q' is not a golden.Params field"),
     (["--params", "F=-1"], "Params.F=-1 is not valid"),
-    (["--m", "0"], "argument --m: must be 1..1024, got 0"),
+    (["--m", "0"], "--m must be at least 1 and at most 1,024, got 0"),
     (["--plot", "out.jpg"], "give a .png path"),
     (["--kernel", "block-scaled"], "is not block-scaled"),
     (["--kernel", "splitk-4-tree"], "leaves slices without k-steps: K=64 is 2 k-steps"),

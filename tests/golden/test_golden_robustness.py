@@ -177,14 +177,15 @@ def test_gemm_float_names_the_argument_and_what_is_valid(A, B, words):
 # ---- the command line's numbers --------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, words", [
-    (["run", "hopper", "HGMMA", "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
-    (["gemm-error", "hopper", "HGMMA.64xNx16.F32", "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
-    (["gemm-error", "hopper", "HGMMA.64xNx16.F32", "--m", "0"], "argument --m: must be 1..1024, got 0"),
-    (["gemm-compare", "x.npz", "--top", "0"], "argument --top: must be at least 1, got 0"),
-    (["gemm-compare", "x.npz", "--rows", "0"], "argument --rows: must be at least 1, got 0"),
-    (["gemm-bench", "--workers", "0"], "argument --workers: must be 1..1024, got 0"),
-    (["gemm-bench", "--big", "-1"], "argument --big: must be 0..2580, got -1"),
+    (["run", "hopper", "HGMMA", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    (["gemm-error", "hopper", "HGMMA.64xNx16.F32", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    (["gemm-error", "hopper", "HGMMA.64xNx16.F32", "--m", "0"], "--m must be at least 1 and at most 1,024, got 0"),
+    (["gemm-compare", "x.npz", "--top", "0"], "--top must be at least 1, got 0"),
+    (["gemm-compare", "x.npz", "--rows", "0"], "--rows must be at least 1, got 0"),
+    (["gemm-bench", "--workers", "0"], "--workers must be at least 1 and at most 1,024, got 0"),
+    (["gemm-bench", "--big", "-1"], "--big must be at least 0 and at most 2,580, got -1"),
     (["gemm-bench", "--shape", "4x4x17", "--big", "0"], "--shape '4x4x17': M, N >= 1, K >= 32"),
+    (["run", "hopper", "HGMMA", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
     (["gemm-error", "hopper", "HGMMA.64xNx16.F32", "--k", "64", "--params", "out_frac_bits=30"],
      "Params.out_frac_bits=30 is not valid for hopper HGMMA.64xNx16.F32; valid: 1..23"),
 ])
