@@ -112,11 +112,28 @@ def _passed_through(args) -> dict:
     return {}
 
 
-def dut_config(args):
+def _refuse_unit_options(args, clock: bool) -> None:
+    """The options that shape the hw unit (``--lanes``, ``--core``, ``--pipeline``, and the design clock
+    of a simulation, which runs at the board's) do not apply to a design of one's own: given with
+    ``--dut``, they are refused in one line instead of dropped."""
+    given = [flag for flag, on in (
+        ("--lanes", getattr(args, "lanes", 1) not in (1, "1")),
+        ("--core", getattr(args, "core", False)),
+        ("--pipeline", getattr(args, "pipeline", None) not in (None, "0", AUTO)),
+        ("--clock", not clock and getattr(args, "clock", None) not in (None, AUTO))) if on]
+    if given:
+        raise ValueError(f"--dut {args.dut} builds your design as it is: its description fixes the lanes (one "
+                         f"dot-add a beat), the pipeline and the unit; leave out {', '.join(given)}"
+                         + (" (a simulated board runs at the board's clock)" if "--clock" in given else ""))
+
+
+def dut_config(args, clock: bool = False):
     """``(board config, fpga.dut.DutBoard)`` of ``--dut UNIT.TOML``: its first target, ARCH/INSTR filtering
-    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``."""
+    them (``all``: every target); ``(config_from(args), None)`` without ``--dut``.  ``clock``: the
+    command takes ``--clock`` with a design of one's own (a bitstream build does, a simulation not)."""
     if not getattr(args, "dut", None):
         return config_from(args), None
+    _refuse_unit_options(args, clock)
     from .dut import dut_board
     pick = lambda x: None if x in (None, "", "all") else x  # noqa: E731
     dut = dut_board(args.dut, pick(args.arch), pick(args.instr))
@@ -200,7 +217,7 @@ def _built_dut(args, brd, standin: bool, reuse: bool):
     if standin or args.lanes not in (1, "1") or args.multipliers != "dsp" or args.pipeline not in (None, "0"):
         raise ValueError("--dut builds your design as it is: leave out --standin, --lanes, --multipliers "
                          "and --pipeline")
-    cfg, dut = dut_config(args)
+    cfg, dut = dut_config(args, clock=True)
     cfg = dataclasses.replace(cfg, clock_hz=args.clock or brd.clock_hz)
     if cfg.clock_hz != brd.clock_hz:
         brd.family.check_clock(brd.clock_hz, cfg.clock_hz)

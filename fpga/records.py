@@ -281,6 +281,17 @@ def _toml(value) -> str:
 
 # --- a record from a build -----------------------------------------------------------------------
 
+def _read_json(path: Path):
+    """The JSON in ``path``; a :class:`RecordError` naming the file, and the line and column, when it
+    is not JSON."""
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{path}: not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecordError(f"{path}: cannot be read ({e})") from None
+
+
 def record_from_build(folder: Path | str, request=None, *, commit: str | None = None, machine: str | None = None,
                       name: str | None = None) -> BuildRecord:
     """The record of the finished build in ``folder`` (``report.json``, nextpnr's ``top.report.json``).
@@ -295,13 +306,24 @@ def record_from_build(folder: Path | str, request=None, *, commit: str | None = 
     report_path = folder / "report.json"
     if not report_path.exists():
         raise RecordError(f"{folder}: no report.json: not a finished build folder (python -m fpga build writes one)")
-    report = BuildReport.from_json(report_path.read_text())
+    fields_ = _read_json(report_path)
+    try:
+        if not isinstance(fields_, dict):
+            raise TypeError(f"a JSON {type(fields_).__name__}, not an object")
+        report = BuildReport.from_json(json.dumps(fields_))
+    except KeyError as e:
+        raise RecordError(f"{report_path}: not a report python -m fpga build writes: no field {e}") from None
+    except (TypeError, ValueError, AttributeError) as e:
+        raise RecordError(f"{report_path}: not a report python -m fpga build writes ({e})") from None
     record = request_of_report(report, folder) if request is None else _as_record(request)
     domains = report.domains
     pnr_path = folder / "top.report.json"
     if not domains and pnr_path.exists():
-        domains = clock_domains(json.loads(pnr_path.read_text()), report.clock_mhz * 1e6,
-                                (report.board_clock_mhz or report.clock_mhz) * 1e6)
+        pnr = _read_json(pnr_path)
+        try:
+            domains = clock_domains(pnr, report.clock_mhz * 1e6, (report.board_clock_mhz or report.clock_mhz) * 1e6)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise RecordError(f"{pnr_path}: not a report nextpnr writes ({type(e).__name__}: {e})") from None
     if not domains:
         raise RecordError(f"{folder}: neither report.json nor top.report.json gives the clock domains' Fmax")
     date = datetime.datetime.fromtimestamp(report_path.stat().st_mtime, datetime.timezone.utc)

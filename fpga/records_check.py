@@ -125,6 +125,8 @@ def add_builds(manifest: list[BuildRecord], folders: list[str], commit: str | No
     file instead of a folder is a build log kept in docs/fpga/ (:func:`fpga.records.record_from_log`)."""
     records = list(manifest)
     for folder in folders:
+        if Path(folder).is_file() and Path(folder).name in ("report.json", "top.report.json"):
+            folder = str(Path(folder).parent)            # a build's report: its folder is the build
         if Path(folder).is_file():
             record = record_from_log(folder)
         elif Path(folder).is_dir():

@@ -10,6 +10,7 @@ link faults of :func:`fpga.run.check_recovery`.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -17,8 +18,8 @@ from cosim.table import HEADER, row, summarize
 
 from .. import run as board_run
 from ..config import BoardConfig
-from ..driver import Board
-from .board import BoardSim, build_board_sim
+from ..driver import Board, BoardError, LinkTimeout
+from .board import BoardSim, SimError, build_board_sim
 from ..top import BoardTop
 
 DEFAULT_N = 300                       # dot-adds per instruction: about a minute for an HGMMA unit
@@ -45,6 +46,52 @@ def build(cfg: BoardConfig, waves: bool = False, out=None, params=None, dut=None
     return b
 
 
+def _what(dut) -> str:
+    return f"the design {dut.prep.desc.name} ({dut.prep.desc.path})" if dut is not None else "the board's unit"
+
+
+def _stderr_tail(text: str, lines: int = 3) -> str:
+    """The executable's last words, on one line (its statistics line left out)."""
+    kept = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("board_sim: ")]
+    return " | ".join(kept[-lines:])[-400:]
+
+
+def cause(error: BoardError, sim, dut=None, identified: bool = False, timeout: float = SIM_TIMEOUT_S) -> str:
+    """What went wrong when the driver's request to a simulated board failed, in one line.
+
+    The driver words its errors for a real board behind a serial link ("is the board programmed?",
+    "cannot open ..."); a simulated board has no cable and no bitstream, so the cause is named
+    instead: the simulation stopped (with its last words), or it runs and the design never
+    answered (``identified``: the board's own link answered IDENTIFY, so the UART and the link work).
+    """
+    if not sim.running:
+        stats = sim.stop()
+        said = _stderr_tail(stats.get("stderr", ""))
+        return (f"the simulated board stopped (exit {stats.get('returncode')}) "
+                f"{'while running ' + _what(dut) if identified else 'before it answered'}: "
+                f"{said or '(it said nothing)'}")
+    if isinstance(error, LinkTimeout) and identified:
+        hint = (f"; its [handshake] in {dut.prep.desc.path} may not match the design (make cosim "
+                f"DUT={dut.prep.desc.path} runs it with waveforms)" if dut is not None else "")
+        return (f"the design never answered: the simulated board's link answered IDENTIFY, but "
+                f"{_what(dut)} gave no result within {timeout:g} s{hint}")
+    if isinstance(error, LinkTimeout):
+        return (f"the simulated board ran but did not answer IDENTIFY within {timeout:g} s: its board "
+                f"top does not run its link (the simulation executable {sim.exe})")
+    return f"the simulated board: {error}"
+
+
+@contextlib.contextmanager
+def _named_causes(sim, dut, timeout: float):
+    """Driver errors inside become :class:`SimError` with :func:`cause`'s line; the context's value is
+    a list whose truth says the board answered IDENTIFY (set by the caller)."""
+    identified: list = []
+    try:
+        yield identified
+    except BoardError as e:
+        raise SimError(cause(e, sim, dut, bool(identified), timeout)) from None
+
+
 def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool = False, serve: bool = False,
          port: int = 0, out=None, dut=None) -> int:
     out = out or sys.stdout
@@ -53,9 +100,11 @@ def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool =
     with BoardSim(b, cfg.clocks_per_bit, port=port, waves=waves_file) as sim:
         if serve:
             return _serve(sim, cfg, out)
-        with Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
-            print(board.describe(), file=out)
-            print(HEADER, file=out)
+        with _named_causes(sim, dut, SIM_TIMEOUT_S) as identified, \
+                Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+            identified.append(True)
+            print(board.describe(), file=out, flush=True)
+            print(HEADER, file=out, flush=True)
             results = board_run.run_board(board, n=n or DEFAULT_N, seed=seed, out=out)
             for r in results:
                 r.build_source, r.build_seconds = b.source, b.seconds
@@ -88,7 +137,9 @@ def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out
     out = out or sys.stdout
     b = build(cfg, out=out, params=params, dut=dut)
     with BoardSim(b, cfg.clocks_per_bit) as sim:
-        with Board(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
+        with _named_causes(sim, dut, timeout or SIM_TIMEOUT_S) as identified, \
+                Board(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
+            identified.append(True)
             planted = f"; planted fault: its unit built with {params}" if params is not None else ""
             print(board.describe() + planted, file=out, flush=True)
             report = board_selftest.run_selftest(board, out=out, **kw)

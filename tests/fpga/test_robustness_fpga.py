@@ -32,8 +32,8 @@ class Served:
     """``FakeBoard(cfg)`` behind ``socket://127.0.0.1:PORT``, one client at a time (as the simulated
     board serves); ``answers``: requests answered before the connection is dropped (a board reset)."""
 
-    def __init__(self, cfg: BoardConfig, answers: int | None = None):
-        self.cfg, self.answers = cfg, answers
+    def __init__(self, cfg: BoardConfig, answers: int | None = None, faults=()):
+        self.cfg, self.answers, self.faults = cfg, answers, faults
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(4)
@@ -48,7 +48,7 @@ class Served:
             conn, _ = self.sock.accept()
         except OSError:
             return
-        board = FakeBoard(self.cfg)
+        board = FakeBoard(self.cfg, faults=self.faults)
         with conn:
             while True:
                 data = conn.recv(65536)
@@ -67,8 +67,8 @@ class Served:
 def served():
     made = []
 
-    def make(cfg=None, answers=None):
-        s = Served(cfg or BoardConfig.from_names(*TF32, depth=4), answers)
+    def make(cfg=None, answers=None, faults=()):
+        s = Served(cfg or BoardConfig.from_names(*TF32, depth=4), answers, faults)
         made.append(s)
         return s
     yield make
@@ -226,3 +226,120 @@ def test_a_serial_port_another_program_holds_is_busy():
         first.close()
         os.close(master)
         os.close(slave)
+
+
+# ---- a design of one's own: options it would ignore, a simulated board's real causes ---------------------
+
+V2K = "examples/dut/dotp_v2k/unit.toml"
+
+
+@pytest.mark.parametrize("argv, given", [
+    (["sim", "all", "all", "--dut", V2K, "--lanes", "2"], "--lanes"),
+    (["sim", "all", "all", "--dut", V2K, "--core"], "--core"),
+    (["sim", "all", "all", "--dut", V2K, "--pipeline", "2"], "--pipeline"),
+    (["sim", "all", "all", "--dut", V2K, "--clock", "50"], "--clock"),
+    (["selftest", "all", "all", "--dut", V2K, "--lanes", "2"], "--lanes"),
+    (["build", "all", "all", "--dut", V2K, "--core"], "--core"),
+])
+def test_unit_options_with_a_design_of_ones_own_are_refused(argv, given, capsys, monkeypatch):
+    """The description fixes the design: --lanes and the other unit options were dropped without a word
+    by fpga sim and selftest; now refused in one line, before Yosys or Verilator is run."""
+    import fpga.dut
+    monkeypatch.setattr(fpga.dut, "dut_board", lambda *a, **k: pytest.fail("the design was read: too late"))
+    code = _code(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: --dut {V2K} builds your design as it is: "
+                                                                 f"its description fixes the lanes"), err
+    assert f"leave out {given}" in err, err
+
+
+class _FakeSim:
+    """A simulated board in Python: ``served``'s socket, ``running`` as given, the executable's last words."""
+
+    def __init__(self, url, running=True, stderr=""):
+        self.url, self._running, self.exe = url, running, "build/fpga-sim/x/board_sim"
+        self.stats = {}
+        self._stderr = stderr
+
+    @property
+    def running(self):
+        return self._running
+
+    def stop(self):
+        self.stats = {"returncode": None if self._running else -11, "stderr": self._stderr}
+        return self.stats
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _simulated(monkeypatch, sim):
+    import fpga.sim.cli as cli
+    build = types.SimpleNamespace(source="cached", seconds=0.0, dir=None, wave_format=None)
+    monkeypatch.setattr(cli, "build", lambda *a, **k: build)
+    monkeypatch.setattr(cli, "BoardSim", lambda *a, **k: sim)
+    monkeypatch.setattr(cli, "SIM_TIMEOUT_S", 0.5)
+
+
+def test_a_simulated_design_that_never_answers_is_named_not_the_serial_link(served, capsys, monkeypatch):
+    """The board's link answers IDENTIFY, the design never gives a result: the driver's "is the board
+    programmed?" is a real board's question; a simulated one says the design never answered."""
+    argv = ["sim", *TF32, "-n", "2"]
+    cfg = config_from(_parser().parse_args(argv))
+    board = served(cfg, faults=[None] + ["silence"] * 50)
+    _simulated(monkeypatch, _FakeSim(board.url))
+    _one_line(_code(argv), capsys, "the design never answered: the simulated board's link answered IDENTIFY, "
+                                   "but the board's unit gave no result within 0.5 s")
+    err = capsys.readouterr().err
+    assert "programmed" not in err and "baud" not in err
+
+
+def test_a_simulated_design_that_never_answers_names_its_description(served, monkeypatch):
+    import fpga.sim.cli as cli
+    from fpga.sim import SimError
+    cfg = BoardConfig.from_names(*TF32, depth=4)
+    board = served(cfg, faults=[None] + ["silence"] * 50)
+    _simulated(monkeypatch, _FakeSim(board.url))
+    dut = types.SimpleNamespace(prep=types.SimpleNamespace(desc=types.SimpleNamespace(name="mute",
+                                                                                       path="x/unit.toml")))
+    with pytest.raises(SimError, match=r"the design never answered: .* the design mute \(x/unit.toml\) gave no "
+                                       r"result within 0.5 s; its \[handshake\] in x/unit.toml may not match"):
+        cli.main(cfg, n=2, dut=dut, out=__import__("io").StringIO())
+
+
+def test_a_simulated_board_that_stopped_is_named_with_its_last_words(served, capsys, monkeypatch):
+    """The simulation executable died (a design's $fatal, a crash): not "cannot open socket" or "was the
+    board reset": the simulation stopped, and what it said last."""
+    argv = ["sim", *TF32, "-n", "2"]
+    cfg = config_from(_parser().parse_args(argv))
+    board = served(cfg, answers=1)
+    _simulated(monkeypatch, _FakeSim(board.url, running=False,
+                                     stderr="%Error: dotp.v:40: Assertion failed\nboard_sim: 12 cycles in 0.1 s"))
+    _one_line(_code(argv), capsys, "the simulated board stopped (exit -11) while running the board's unit: "
+                                   "%Error: dotp.v:40: Assertion failed")
+
+
+# ---- records from builds: files that are not what they should be --------------------------------------
+
+@pytest.mark.parametrize("text, words", [
+    ('{"design": "x",\n  "used": {oops}\n}', "report.json: not valid JSON at line 2, column 12: Expecting property"),
+    ('{"design": "x"}', "report.json: not a report python -m fpga build writes: no field 'timing_met'"),
+    ("[1, 2]", "report.json: not a report python -m fpga build writes (a JSON list, not an object)"),
+])
+@pytest.mark.parametrize("give", ["folder", "file"])
+def test_records_from_a_build_with_a_bad_report_name_the_file(text, words, give, tmp_path, capsys):
+    import shutil
+    from fpga.records import MANIFEST
+    manifest = tmp_path / "records.toml"
+    shutil.copy(MANIFEST, manifest)
+    before = manifest.read_bytes()
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "report.json").write_text(text)
+    where = build if give == "folder" else build / "report.json"
+    _one_line(_code(["records", "--manifest", str(manifest), "--from-build", str(where)]), capsys,
+              f"{build / words}")
+    assert manifest.read_bytes() == before
