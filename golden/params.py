@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .formats import FORMATS
+from .formats import FORMATS, Format, get_format
 from .rules import EXACT, FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZERO_SIGNS
 
 __all__ = ["ROUNDING_MODES", "OVERFLOWS", "ZERO_SIGNS", "FLOOR_ROUNDINGS", "SPECIALS", "EXACT",
@@ -170,8 +170,10 @@ class _Where:
 
 
 def _fmt(f):
-    from .formats import get_format
-    return None if f is None else get_format(f)
+    """A Format (an Instruction holds names, a Datapath Formats), or None."""
+    if f is None or isinstance(f, Format):
+        return f
+    return FORMATS.get(f) or get_format(f)
 
 
 def _in(name: str, value, where: str, valid: str) -> ParamsSpecError:
@@ -213,7 +215,8 @@ def check_params_for(p, what, name: str | None = None) -> None:
     L = p.pass_size if p.pass_size is not None and alg.chained else k
     # the pass: products per fused pass, a divisor of K (and a whole number of scale blocks)
     if "pass_size" in reads and p.pass_size is not None and k:
-        divisors = [d for d in range(1, k + 1) if k % d == 0]
+        if k % p.pass_size or (fs is not None and block and p.pass_size % block):
+            divisors = [d for d in range(1, k + 1) if k % d == 0]
         if k % p.pass_size:
             raise ParamsSpecError(f"Params.pass_size={p.pass_size} is not valid for {where}: K={k} is not a multiple "
                                   f"of the pass size; valid: a divisor of K={k} ({', '.join(map(str, divisors))}) "
