@@ -277,9 +277,7 @@ def main(argv=None) -> int:
     except (BoardError, BuildError, SimError, ValueError, LookupError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    # Ctrl-C: golden.console.exit_with says "interrupted" and exits 130, as every command does
 
 
 

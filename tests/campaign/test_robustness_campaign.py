@@ -369,7 +369,8 @@ IGNORED = {
     "a huge block": (["--block", "81920000000"],
                      "BLOCK 81,920,000,000 vectors would not fit in a worker's memory; valid: a multiple of 8,192 "
                      "from 8,192 to 3,833,856"),
-    "golden drill on a scaled instruction": (["--device", "golden:F=-1"], "Params.F=-1 is not valid"),
+    "golden drill on a scaled instruction": (["--device", "golden:F=99"],
+                                             "device 'golden:F=99' cannot run blackwell UTCOMMA.MXF4.E8: "),
 }
 
 
