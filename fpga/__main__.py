@@ -269,12 +269,13 @@ def plant_params(ins, text: str):
 
 
 def main(argv=None) -> int:
+    from cosim.build import BuildError as SimBuildError      # a simulator's build (Verilator)
     from .build import BuildError
     from .sim import SimError
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.cmd](args)
-    except (BoardError, BuildError, SimError, ValueError, LookupError) as e:
+    except (BoardError, BuildError, SimBuildError, SimError, ValueError, LookupError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     # Ctrl-C: golden.console.exit_with says "interrupted" and exits 130, as every command does

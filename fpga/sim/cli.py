@@ -19,7 +19,7 @@ from cosim.table import HEADER, row, summarize
 from .. import run as board_run
 from ..config import BoardConfig
 from ..driver import Board, BoardError, LinkTimeout
-from .board import BoardSim, SimError, build_board_sim
+from .board import BoardSim, BuildError, SimError, build_board_sim
 from ..top import BoardTop
 
 DEFAULT_N = 300                       # dot-adds per instruction: about a minute for an HGMMA unit
@@ -37,13 +37,28 @@ def build(cfg: BoardConfig, waves: bool = False, out=None, params=None, dut=None
     out = out or sys.stdout
     t0 = time.perf_counter()
     name = (cfg.name if params is None else f"{cfg.name}_planted") + ("_2clk" if two_domains else "")
-    if dut is not None:
-        b = build_board_sim(BoardTop(cfg, unit=dut.unit), name=f"dut-{dut.prep.desc.name}", waves=waves,
-                            sources=dut.sources)
-    else:
-        b = build_board_sim(BoardTop(cfg, params=params, two_domains=two_domains), name=name, waves=waves)
+    try:
+        if dut is not None:
+            b = build_board_sim(BoardTop(cfg, unit=dut.unit), name=f"dut-{dut.prep.desc.name}", waves=waves,
+                                sources=dut.sources)
+        else:
+            b = build_board_sim(BoardTop(cfg, params=params, two_domains=two_domains), name=name, waves=waves)
+    except BuildError as e:
+        raise SimError(build_failure(e, dut)) from None
     print(f"board simulator: {b.exe} ({b.source}, {time.perf_counter() - t0:.1f} s)", file=out)
     return b
+
+
+def build_failure(error: BuildError, dut=None) -> str:
+    """A failed build of the simulated board in one line: what failed, the first error it printed
+    (Verilator's ``%Error``, the C++ compiler's ``error:``) and where the whole log is."""
+    lines = str(error).splitlines()
+    first = next((ln.strip() for ln in lines[1:] if ln.lstrip().startswith("%Error") or " error: " in ln
+                  or ln.lstrip().startswith("error:")), None)
+    head = lines[0].rstrip(":") if lines else "the build failed"
+    return ((f"the simulated board of {_what(dut)}" if dut is not None else "the simulated board")
+            + " did not build: "
+            + (f"{first} ({head})" if first else head))
 
 
 def _what(dut) -> str:

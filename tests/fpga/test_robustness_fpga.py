@@ -322,6 +322,24 @@ def test_a_simulated_board_that_stopped_is_named_with_its_last_words(served, cap
                                    "%Error: dotp.v:40: Assertion failed")
 
 
+def test_a_simulated_board_that_does_not_build_is_one_line_naming_the_error(capsys, monkeypatch):
+    """Verilator refuses the design (here a delay it needs --timing for): the error it printed, in one
+    line with the build log's path; it was a traceback (the co-simulation's BuildError escaped)."""
+    import fpga.sim.cli as cli
+    from cosim.build import BuildError
+
+    def refuse(*a, **k):
+        raise BuildError("verilator failed (exit 1) building the board simulation; log b/build.log:\n"
+                         "$ verilator --cc board.v dotp.v\n"
+                         "%Error-NEEDTIMINGOPT: dotp.v:36:17: Use --timing or --no-timing to specify how delays "
+                         "should be handled\n%Error: Exiting due to 1 error(s)")
+    monkeypatch.setattr(cli, "build_board_sim", refuse)
+    _one_line(_code(["sim", *TF32, "-n", "2"]), capsys,
+              "the simulated board did not build: %Error-NEEDTIMINGOPT: dotp.v:36:17: Use --timing or --no-timing "
+              "to specify how delays should be handled (verilator failed (exit 1) building the board simulation; "
+              "log b/build.log)")
+
+
 # ---- records from builds: files that are not what they should be --------------------------------------
 
 @pytest.mark.parametrize("text, words", [
