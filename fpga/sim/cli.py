@@ -86,7 +86,7 @@ def cause(error: BoardError, sim, dut=None, identified: bool = False, timeout: f
                 f"{'while running ' + _what(dut) if identified else 'before it answered'}: "
                 f"{said or '(it said nothing)'}")
     if isinstance(error, LinkTimeout) and identified:
-        hint = (f"; its [handshake] in {dut.prep.desc.path} may not match the design (make cosim "
+        hint = (f"; its [handshake] or [reset] in {dut.prep.desc.path} may not match the design (make cosim "
                 f"DUT={dut.prep.desc.path} runs it with waveforms)" if dut is not None else "")
         return (f"the design never answered: the simulated board's link answered IDENTIFY, but "
                 f"{_what(dut)} gave no result within {timeout:g} s{hint}")
