@@ -306,7 +306,8 @@ def test_a_simulated_design_that_never_answers_names_its_description(served, mon
     dut = types.SimpleNamespace(prep=types.SimpleNamespace(desc=types.SimpleNamespace(name="mute",
                                                                                        path="x/unit.toml")))
     with pytest.raises(SimError, match=r"the design never answered: .* the design mute \(x/unit.toml\) gave no "
-                                       r"result within 0.5 s; its \[handshake\] or \[reset\] in x/unit.toml may not match"):
+                                       r"result within 0.5 s; its \[handshake\] or \[reset\] in x/unit.toml "
+                                       r"may not match"):
         cli.main(cfg, n=2, dut=dut, out=__import__("io").StringIO())
 
 
