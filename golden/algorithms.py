@@ -41,7 +41,7 @@ from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, fro
 from .datapath import Datapath
 from .descriptors import ALGORITHMS, Algorithm, describe
 from .stages import Label, Stage
-from .params import EXACT, SPECIALS, check_params, check_unused  # noqa: F401  (SPECIALS: re-exported)
+from .params import EXACT, SPECIALS, check_params  # noqa: F401  (SPECIALS: re-exported)
 
 # Params fields each base algorithm reads (the descriptors at the end of this module say which); the
 # others are carried but never change a result (GPS always flushes subnormals and SFMA is IEEE
@@ -132,11 +132,11 @@ class Params:
     the products and c, rounded once by ``out_rounding``.  ``zero_sign="ieee754"`` follows IEEE 754
     for zero sums in every algorithm (see :data:`golden.params.ZERO_SIGNS`).  Every field is checked
     on its own by :func:`golden.params.check_params` (one ValueError naming the field, the value and
-    what is valid); a field the algorithm does not read must keep its default
-    (:func:`golden.params.check_unused`); and the ranges that depend on the formats (``out_frac_bits``
-    up to the result's fraction bits, ``F`` and the floor bits within exact sums, ``pass_size`` a
-    divisor of K, ``nan_bits`` a NaN of the result, ...) are checked where the Params meets an
-    instruction, by :func:`golden.params.check_params_for`.
+    what is valid).  Where the Params meets an instruction (:func:`golden.params.check_params_for`,
+    called by every ``golden.Instruction`` and ``golden.Datapath``), a field the algorithm does not
+    read must keep its default, and the ranges that depend on the formats are checked
+    (``out_frac_bits`` up to the result's fraction bits, ``F`` and the floor bits within exact sums,
+    ``pass_size`` a divisor of K, ``nan_bits`` a NaN of the result, ...).
     """
 
     base: str
@@ -185,7 +185,6 @@ class Params:
             get_format(self.operand_format)          # an unknown format is named here
         if alg.check is not None:
             alg.check(self)
-        check_unused(self, alg)              # a field the algorithm never reads changes nothing: refused
 
     @property
     def fields_read(self) -> tuple[str, ...]:

@@ -120,7 +120,7 @@ def check_params(p) -> None:
         check_value(name, getattr(p, name))
 
 
-def check_unused(p, alg) -> None:
+def check_unused(p, alg, where="this instruction") -> None:
     """Refuse a field that ``p``'s algorithm ``alg`` (a :class:`golden.descriptors.Algorithm`) never reads
     when it is not its default: it would change nothing, silently (``fma_rounding="RZ"`` on FDA).  A
     value the descriptor lists in ``describes`` is what the algorithm does anyway (GPS flushes
@@ -140,8 +140,8 @@ def check_unused(p, alg) -> None:
             "no algorithm reads it" + (f"; it describes {', '.join(describers)}" if describers else "")
         described = [repr(v) for v in alg.describes.get(name, ())]
         also = f" (or {' or '.join(described)}, what {alg.name} does anyway)" if described else ""
-        raise ParamsSpecError(f"Params.{name}={value!r} is not used by {alg.name} ({who}): it would change "
-                              f"nothing; valid for {alg.name}: the default {f.default!r}{also}")
+        raise ParamsSpecError(f"Params.{name}={value!r} is not valid for {where}: {alg.name} does not read it "
+                              f"({who}), so it would change nothing; valid: the default {f.default!r}{also}")
 
 
 # --------------------------------------------------------------------------- a Params in an instruction
@@ -193,7 +193,9 @@ def _holds(fo, f) -> bool:
 
 
 def check_params_for(p, what, name: str | None = None) -> None:
-    """Every field of ``p`` (a :class:`golden.Params`) checked against the instruction it runs in.
+    """Every field of ``p`` (a :class:`golden.Params`) checked against the instruction it runs in:
+    the fields its algorithm does not read keep their defaults (:func:`check_unused`), the others lie
+    in the ranges the formats and K allow.
 
     ``what``: a :class:`golden.Instruction` or a :class:`golden.Datapath` (its formats, K, block
     scales).  The one place where a Params meets its formats: :class:`golden.Instruction` and
@@ -207,6 +209,7 @@ def check_params_for(p, what, name: str | None = None) -> None:
     if alg is None:
         return
     where = _Where(what, name)
+    check_unused(p, alg, where)      # a field the algorithm never reads would change nothing: refused
     fa, fb, fc, fd = (_fmt(getattr(what, f"{x}_format", None)) for x in "abcd")
     fs = _fmt(getattr(what, "scale_format", None))
     block = getattr(what, "block_size", None)

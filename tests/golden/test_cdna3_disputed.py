@@ -79,7 +79,8 @@ def test_disputed_rules_per_catalog_entry():
 def test_disputed_vectors_separate_the_settings_exactly_where_a_rule_is_reachable():
     """Every CDNA3 fused entry on the 'disputed' vector kind: the two settings differ on some
     vectors iff disputed_rules names a rule for it (the NVIDIA FDA never reads the field: refused there)."""
-    with pytest.raises(ValueError, match="specials='later_model' is not used by FDA"):
+    with pytest.raises(ValueError, match="specials='later_model' is not valid for hopper HGMMA.64xNx16.F32: FDA does "
+                                         "not read it"):
         later(golden.lookup("hopper", "HGMMA.64xNx16.F32"))
     for ins in golden.instructions("cdna3"):
         if ins.params.base not in ("FDRDA", "GFDRDA"):

@@ -138,26 +138,34 @@ def test_the_catalog_passes_its_own_check():
     ("GPS", {"pass_size": 4}, "only FDA, GDFS, FDRDA, GFDRDA read it"),
 ])
 def test_a_field_the_algorithm_does_not_read_is_refused(base, change, readers):
-    """fma_rounding=RZ on an FDA target was dropped without a word."""
+    """fma_rounding=RZ on an FDA target was dropped without a word.  A Params alone may carry it (a
+    spec checked before its instruction is known); it is refused where it meets an instruction."""
     needs = {"FDA": dict(F=24, e_zero=-133), "GPS": dict(group=4), "SFMA": {}}[base]
+    ins = golden.lookup(*{"FDA": HGMMA, "GPS": ("cdna2", "v_mfma_f32_32x32x8_f16"),
+                          "SFMA": ("ampere", "DMMA.884")}[base])
+    design = golden.Params(base=base, **needs, **change)
     with pytest.raises(ParamsSpecError) as e:
-        golden.Params(base=base, **needs, **change)
+        ins.with_params(design)
     (field, value), = change.items()
     text = str(e.value)
-    assert f"Params.{field}={value!r} is not used by {base} ({readers})" in text and "\n" not in text
+    assert text.startswith(f"Params.{field}={value!r} is not valid for {ins.arch} {ins.name}: {base} does not "
+                           f"read it ({readers}), so it would change nothing; valid: the default "), text
+    assert "\n" not in text
 
 
 def test_an_fda_target_refuses_fma_rounding():
     ins = golden.lookup("ampere", "HMMA.16816.F32")
-    with pytest.raises(ValueError, match="fma_rounding='RZ' is not used by FDA"):
+    with pytest.raises(ValueError, match="fma_rounding='RZ' is not valid for ampere HMMA.16816.F32: FDA does not read"):
         ins.with_params(**parse_params("fma_rounding=RZ"))
 
 
 def test_what_an_algorithm_does_anyway_may_be_stated():
     """The catalog says GPS flushes and AMD's SFMA signs zeros as IEEE: taken, as the defaults are."""
-    assert golden.Params(base="GPS", group=4, flush_subnormals=True, zero_sign="ieee").flush_subnormals
-    assert golden.Params(base="SFMA", zero_sign="ieee").zero_sign == "ieee"
-    assert golden.Params(base="FDA", F=24, e_zero=-133, fma_rounding="RNE").fma_rounding == "RNE"
+    gps, dmma, hgmma = (golden.lookup(*u) for u in (("cdna2", "v_mfma_f32_32x32x8_f16"), ("ampere", "DMMA.884"),
+                                                       HGMMA))
+    assert gps.with_params(golden.Params(base="GPS", group=4, flush_subnormals=True, zero_sign="ieee"))
+    assert dmma.with_params(golden.Params(base="SFMA", zero_sign="ieee754"))
+    assert hgmma.with_params(fma_rounding="RNE").params == hgmma.params
 
 
 # ---- golden.gemm_float ----------------------------------------------------------------------------
