@@ -50,7 +50,7 @@ help:
 	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
-	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s] [ROUTER=router2] [PLACER=static] [TMG_RIPUP=1|0]"
+	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s] [ROUTER=router2] [PLACER=static] [TMG_RIPUP=yes|no]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-fit ARCH= INSTR= [BOARD=] [MULT=dsp|lut|auto|all]  lanes of the unit that fit, per resource (Yosys only)"
 	@echo "make fpga-records [ONLY=pattern] [JOBS=] [UPDATE=1]  rebuild docs/fpga/records.toml's builds, flag what moved (hours)"
@@ -185,7 +185,7 @@ endif
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
 # a route that has not finished after ROUTE_TIMEOUT seconds stops with its best report (fpga/progress.py)
 FPGA_ROUTE = $(if $(ROUTE_TIMEOUT),--route-timeout $(ROUTE_TIMEOUT)) $(if $(ROUTER),--router $(ROUTER)) \
-	$(if $(PLACER),--placer $(PLACER)) $(if $(filter 1,$(TMG_RIPUP)),--tmg-ripup) $(if $(filter 0,$(TMG_RIPUP)),--no-tmg-ripup)
+	$(if $(PLACER),--placer $(PLACER)) $(if $(TMG_RIPUP),--tmg-ripup=$(TMG_RIPUP))
 # neither PIPELINE= nor CLOCK=: the level and design clock the board's family closes timing at (fpga/builds.py)
 FPGA_DEFAULTS = $(if $(PIPELINE)$(CLOCK),,--pipeline auto --clock auto)
 
@@ -210,7 +210,7 @@ fpga-fit: fpga-tools
 
 # the records of docs/fpga/records.toml rebuilt and compared (fpga/records_check.py): hours, never in make test;
 # fpga-records-bg runs it under nohup, its log in build/fpga-records.log and its table in build/fpga-records.md
-FPGA_RECORDS = $(PY) -m fpga records $(if $(ONLY),--only $(ONLY)) $(if $(JOBS),--jobs $(JOBS)) $(if $(UPDATE),--update)
+FPGA_RECORDS = $(PY) -m fpga records $(if $(ONLY),--only $(ONLY)) $(if $(JOBS),--jobs $(JOBS)) $(if $(UPDATE),--update=$(UPDATE))
 fpga-records: fpga-tools
 	$(FPGA_RECORDS) --report build/fpga-records.md
 

@@ -139,8 +139,12 @@ def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--placer", default=AUTO, choices=(*placers, AUTO),
                     help="nextpnr's placer, or auto (default): the one the design's record names (static where it "
                          "closed timing and HeAP did not), else nextpnr's own (heap)")
-    ap.add_argument("--tmg-ripup", action=argparse.BooleanOptionalAction, default=None,
+    # a flag that also takes make's yes/no word (TMG_RIPUP=on passes --tmg-ripup=on), and its negation
+    ap.add_argument("--tmg-ripup", nargs="?", const=True, default=None, type=yes_no_option("--tmg-ripup"),
+                    metavar="YES|NO",
                     help="nextpnr's timing-driven rip-up while routing (default: as the design's record, else off)")
+    ap.add_argument("--no-tmg-ripup", dest="tmg_ripup", action="store_const", const=False,
+                    help="no timing-driven rip-up")
 
 
 def _seconds(text: str) -> float:
@@ -217,7 +221,8 @@ def _records_args(sub) -> None:
                      help="records whose name matches (shell wildcards, or a part of it); repeatable")
     rec.add_argument("--jobs", type=whole_number(1), default=1, help="builds at a time (default 1)")
     rec.add_argument("--report", metavar="FILE", help="also write the table (Markdown) to FILE")
-    rec.add_argument("--update", action="store_true", help="rewrite the records from the new builds")
+    rec.add_argument("--update", nargs="?", const=True, default=False, type=yes_no_option("--update"),
+                     metavar="YES|NO", help="rewrite the records from the new builds (make's UPDATE=1)")
     rec.add_argument("--manifest", default=str(MANIFEST), metavar="FILE", help="the records (default %(default)s)")
     rec.add_argument("--from-build", nargs="+", metavar="FOLDER",
                      help="add the records of finished build folders (report.json, top.report.json) instead")

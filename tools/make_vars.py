@@ -35,8 +35,8 @@ _OPTIONS = _options()
 YES, NO = _OPTIONS.YES, _OPTIONS.NO       # the yes/no words every layer takes
 
 EVERYWHERE = ("PYTHON", "MMA_BUILD_DIR")
-# yes/no words: refused here when not one (the Makefile maps TMG_RIPUP to --tmg-ripup/--no-tmg-ripup)
-WORDS = ("TMG_RIPUP",)
+# yes/no words, passed on as --option=WORD and read by golden.options.yes_no (refused here already)
+WORDS = ("TMG_RIPUP", "UPDATE")
 
 _COSIM = ("ARCH", "INSTR", "N", "SEED", "STALL", "LANES", "WAVES", "VECTORS", "JOBS", "BUDGET", "UNIT", "PIPELINE")
 _FPGA_ROUTE = ("ROUTE_TIMEOUT", "ROUTER", "PLACER", "TMG_RIPUP")

@@ -375,10 +375,10 @@ def test_make_passes_nextpnrs_choices_through():
     done = subprocess.run(["make", "-n", "-s", "-o", ".venv/.installed", "fpga", "ARCH=cdna3",
                            "INSTR=v_mfma_f32_16x16x4_f32", "ROUTER=router2", "PLACER=static", "TMG_RIPUP=1"],
                           cwd=REPO, capture_output=True, text=True)
-    assert done.returncode == 0 and "--router router2 --placer static --tmg-ripup" in " ".join(done.stdout.split())
+    assert done.returncode == 0 and "--router router2 --placer static --tmg-ripup=1" in " ".join(done.stdout.split())
     done = subprocess.run(["make", "-n", "-s", "-o", ".venv/.installed", "fpga", "ARCH=cdna3",
                            "INSTR=v_mfma_f32_16x16x4_f32", "TMG_RIPUP=0"], cwd=REPO, capture_output=True, text=True)
-    assert done.returncode == 0 and "--no-tmg-ripup" in done.stdout and "--placer" not in done.stdout
+    assert done.returncode == 0 and "--tmg-ripup=0" in done.stdout and "--placer" not in done.stdout
 
 
 def test_make_targets_run_the_records_in_the_foreground_and_the_background():
