@@ -3,7 +3,8 @@
 
 Optional (``pip install mma-rtl[reference]``): without mmasim (or torch) :func:`reference_op`
 gives None and the bench prints ``-``.  Nothing here decides a result: the reference model only
-sets the pace the issue's targets are read against (issue 21: f64 SFMA >= 10x, fused >= 40x).
+sets the pace two throughput targets are read against (compiled f64 SFMA >= 10x the reference
+model, the fused algorithms >= 40x).
 """
 
 from __future__ import annotations
