@@ -34,7 +34,9 @@ __all__ = ["Algorithm", "ALGORITHMS", "Part", "describe", "register", "part", "p
 
 
 class Part(StrEnum):
-    """A layer's part of an algorithm descriptor (the value names the module that registers it)."""
+    """A layer's part of an algorithm descriptor.  The value is the part's name in a refusal
+    (:class:`Unsupported` prints ``hw.datapath has no part for algorithm ...``), not a module: the
+    modules that register each part are listed in this module's docstring."""
 
     HW_DATAPATH = "hw.datapath"
     HW_UNION = "hw.union"
@@ -53,8 +55,9 @@ class Algorithm:
     name : str
         The paper's name (``FDA``); a chain of passes is ``"Co" + name``.
     passes : callable
-        One pass: ``passes(params, datapath, a, b, c, scale_a, scale_b, trace)`` -> d bits (see
-        :func:`golden.algorithms.run`, which runs the chain).
+        One pass: ``passes(datapath, a, b, c, scale_a, scale_b, trace)`` -> d bits ``[R]``, on
+        ``[R, L]`` operands; ``datapath`` is the pass's :class:`golden.Datapath` (``k`` = L, the Params
+        at ``datapath.params``).  :func:`golden.algorithms.run_datapath` runs the chain of passes.
     fields_read : tuple of str
         The Params fields that can change a result; the others are carried, never read.
     requires : dict
