@@ -34,9 +34,9 @@ __all__ = ["Algorithm", "ALGORITHMS", "Part", "describe", "register", "part", "p
 
 
 class Part(StrEnum):
-    """A layer's part of an algorithm descriptor.  The value is the part's name in a refusal
-    (:class:`Unsupported` prints ``hw.datapath has no part for algorithm ...``), not a module: the
-    modules that register each part are listed in this module's docstring."""
+    """A layer's part of an algorithm descriptor.  The value is the part's name in the error for a
+    missing part (``hw.datapath``), not a module: the modules that register each part are listed in
+    this module's docstring."""
 
     HW_DATAPATH = "hw.datapath"
     HW_UNION = "hw.union"
