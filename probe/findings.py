@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import golden
+from golden.descriptors import ALGORITHMS
 from golden.formats import from_float, to_float
 
 from .backends import GoldenBackend, ParamsBackend
@@ -69,9 +70,10 @@ def precision_table(backend=None):
             ofb = f.get("out_frac_bits")
             if ofb is not None and ofb.value is not None:
                 txt += f", result {ofb.value} bits"
-            if r.base == "GPS":
+            alg = ALGORITHMS.get(r.base)
+            if alg is not None and alg.flushes:                    # GPS: its groups, flushed
                 txt += f" G={f['group'].value}, flush"
-            if r.base == "SFMA":
+            if alg is not None and "fma_rounding" in alg.fields_read:   # SFMA: a chain of fmas
                 txt += " (f32 fma)"
             cells[arch] = (txt, r.matches)
         rows.append((label, cells))
