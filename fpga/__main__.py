@@ -50,7 +50,7 @@ from golden.options import Parser, whole_number, yes_no_option
 from . import run as board_run
 from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, say, \
     timing_failure
-from .driver import Board, BoardError
+from .driver import BoardLink, BoardError
 from golden.console import exit_with
 
 
@@ -337,7 +337,7 @@ def _expected(args):
 def cmd_run(args) -> int:
     from cosim.table import HEADER, row, summarize
     wanted = _expected(args)
-    with Board(args.port, timeout=args.timeout) as board:
+    with BoardLink(args.port, timeout=args.timeout) as board:
         print(board.describe())
         if wanted is not None:
             missing = [i.name for i in wanted if i.arch != board.config.arch or i.name not in board.config.instructions]
@@ -353,7 +353,7 @@ def cmd_run(args) -> int:
 
 def cmd_replay(args) -> int:
     from cosim.table import HEADER, row
-    with Board(args.port, timeout=args.timeout) as board:
+    with BoardLink(args.port, timeout=args.timeout) as board:
         res = board_run.replay(board, args.file)
         print(HEADER)
         print(row(res))
@@ -361,7 +361,7 @@ def cmd_replay(args) -> int:
 
 
 def cmd_identify(args) -> int:
-    with Board(args.port, timeout=args.timeout) as board:
+    with BoardLink(args.port, timeout=args.timeout) as board:
         print(board.describe())
         for name, value in board.counters().items():
             print(f"  {name:16s} {value}")
@@ -384,7 +384,7 @@ def cmd_selftest(args) -> int:
     if args.port:
         if params is not None:
             raise ValueError("--plant builds a simulated board; leave out --port")
-        with Board(args.port, timeout=args.timeout or 5.0, expect=cfg) as board:
+        with BoardLink(args.port, timeout=args.timeout or 5.0, expect=cfg) as board:
             print(board.describe())
             report = selftest.run_selftest(board, **kw)
     else:

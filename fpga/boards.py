@@ -29,7 +29,7 @@ from amaranth_boards.ulx3s import ULX3S_12F_Platform, ULX3S_25F_Platform, ULX3S_
 
 from .families import Family, family as find_family
 
-__all__ = ["BoardSpec", "Board", "BOARDS", "board"]
+__all__ = ["BoardSpec", "BOARDS", "board"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,6 @@ class BoardSpec:
         return {sub.name: " ".join(sub.ios[0].names) for sub in resource.ios if sub.name in ("rx", "tx")}
 
 
-Board = BoardSpec          # the former name
 
 
 def _ulx3s(size: str, platform_class: type) -> BoardSpec:
@@ -103,7 +102,7 @@ def _ulx3s(size: str, platform_class: type) -> BoardSpec:
                  f"Radiona ULX3S with an LFE5U-{size.upper()}, 25 MHz, FT231X USB UART")
 
 
-BOARDS: dict[str, Board] = {b.name: b for b in (
+BOARDS: dict[str, BoardSpec] = {b.name: b for b in (
     _ulx3s("85f", ULX3S_85F_Platform),
     _ulx3s("45f", ULX3S_45F_Platform),
     _ulx3s("25f", ULX3S_25F_Platform),

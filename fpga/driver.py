@@ -1,6 +1,6 @@
-"""The host side of the link: :class:`Board` runs golden's dot_add bit API on a board.
+"""The host side of the link: :class:`BoardLink` runs golden's dot_add bit API on a board.
 
->>> with Board("/dev/ttyUSB0") as board:                          # doctest: +SKIP
+>>> with BoardLink("/dev/ttyUSB0") as board:                          # doctest: +SKIP
 ...     d = board.dot_add("HMMA.1684.F32.TF32", a, b, c)          # golden.dot_add's bits
 
 A board answers IDENTIFY with what it runs; the driver rebuilds that configuration from its own
@@ -24,7 +24,7 @@ from .protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC
                        Command, FrameParser, ProtocolError, Status, capture_request, encode_request, parse_counters,
                        parse_selftest, selftest_max_blocks, selftest_request)
 
-__all__ = ["BoardLink", "Board", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost",
+__all__ = ["BoardLink", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost",
            "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]
 
 FRAME_PAYLOAD_BYTES = 4096      # a LOAD or READ frame carries at most this much (41 ms at 1 Mbaud)
@@ -439,4 +439,3 @@ class BoardLink:
         return f"Board({self.url!r}: {self.config.describe()})"
 
 
-Board = BoardLink          # the former name (what a board *is* is fpga.boards.BoardSpec)

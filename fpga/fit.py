@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .boards import Board, board as find_board
+from .boards import BoardSpec, board as find_board
 from .build import RESOURCE_TITLES, RESOURCES, Resources, device_capacity, synthesise
 from .config import BoardConfig, max_depth
 from .families import Family, family as find_family
@@ -120,7 +120,7 @@ def cost_from(multipliers: str, one: Resources, two: Resources, buffers_one: int
     return LaneCost(multipliers, per_lane, fixed, ((1, one), (2, two)), two.ebr - (fixed.ebr + buffers_two))
 
 
-def lane_cost(arch: str, instr: str, board: Board | str = "ulx3s-85f", multipliers: str = "dsp", *,
+def lane_cost(arch: str, instr: str, board: BoardSpec | str = "ulx3s-85f", multipliers: str = "dsp", *,
               yosys_version: str | None = None, build_dir: Path | None = None, **config_kw) -> LaneCost:
     """Synthesise the board top of ``arch instr`` with 1 and 2 lanes (``"dsp"`` or ``"lut"``
     multipliers); its :class:`LaneCost`.  Syntheses are kept (``build/fpga/<board>/synth/``)."""
@@ -293,7 +293,7 @@ def fit(costs: dict, capacity: Resources, buffers_ebr, multipliers: str = "dsp",
                depth_at(shown) if depth_at else DEFAULT_DEPTH)
 
 
-def fit_unit(arch: str, instr: str, board: Board | str = "ulx3s-85f", multipliers: str = "dsp", *,
+def fit_unit(arch: str, instr: str, board: BoardSpec | str = "ulx3s-85f", multipliers: str = "dsp", *,
              headroom: float = LUT_HEADROOM, yosys_version: str | None = None, capacity: Resources | None = None,
              **config_kw) -> Fit:
     """Measure (:func:`lane_cost`, both kinds for ``"auto"``) and :func:`fit` one unit on a board."""

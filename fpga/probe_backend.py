@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from probe.contract import BackendError, Unavailable
 
-from .driver import Board, BoardError
+from .driver import BoardLink, BoardError
 
 
 class FPGABackend:
-    """:func:`golden.dot_add`'s bit API on a connected board (see :class:`fpga.Board`).
+    """:func:`golden.dot_add`'s bit API on a connected board (see :class:`fpga.BoardLink`).
 
     Parameters
     ----------
@@ -21,12 +21,12 @@ class FPGABackend:
         The board's serial port (``/dev/ttyUSB0``, ``COM3``) or any pyserial URL
         (``socket://127.0.0.1:5555`` for the simulated board of ``python -m fpga sim --serve``).
     **board_options
-        Passed to :class:`fpga.Board` (``timeout``, ``baud``).
+        Passed to :class:`fpga.BoardLink` (``timeout``, ``baud``).
     """
 
     def __init__(self, url: str, **board_options):
         try:
-            self.board = Board(url, **board_options)
+            self.board = BoardLink(url, **board_options)
         except BoardError as e:
             raise BackendError(f"fpga backend: {e}") from None
         self.name = f"fpga {url}"

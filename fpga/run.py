@@ -2,7 +2,7 @@
 
 :func:`run_board` streams vectors (golden's reproducible :class:`golden.streams.VectorStream`:
 uniform random bits, normal values and the structured edge cases) through
-:meth:`fpga.Board.dot_add` for each instruction the board runs, compares every result with
+:meth:`fpga.BoardLink.dot_add` for each instruction the board runs, compares every result with
 :func:`golden.dot_add` under the instruction's NaN rule (:func:`golden.mismatching`), and returns
 :class:`cosim.Result` rows, so the table is the one ``make cosim`` prints.  Failing vectors are
 saved as an ``.npz`` that ``python -m fpga replay`` (on a board) and ``python -m cosim replay``
@@ -39,12 +39,12 @@ def run_board(board, instructions=None, *, n: int = 10_000, seed: int = 1, vecto
     """Score ``n`` dot-adds of each instruction (default: all the board runs) against golden.
 
     On a tensor core running several of them the instructions go through mixed, entry by entry
-    (:meth:`fpga.Board.dot_add_mixed`), as a GPU issues them.
+    (:meth:`fpga.BoardLink.dot_add_mixed`), as a GPU issues them.
 
     Parameters
     ----------
-    board : fpga.Board
-        A connected board (``fpga.Board(url)``), or anything with its ``dot_add`` and ``config``.
+    board : fpga.BoardLink
+        A connected board (``fpga.BoardLink(url)``), or anything with its ``dot_add`` and ``config``.
     instructions : list of golden.Instruction, optional
         A subset of the board's instructions.
     n, seed, vectors

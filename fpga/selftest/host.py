@@ -118,7 +118,7 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
 
     Parameters
     ----------
-    board : fpga.Board
+    board : fpga.BoardLink
         A dot-add unit's board.
     instr : optional
         The board's instruction (checked; default: the one it runs).

@@ -18,7 +18,7 @@ from cosim.table import HEADER, row, summarize
 
 from .. import run as board_run
 from ..config import BoardConfig
-from ..driver import Board, BoardError, LinkTimeout
+from ..driver import BoardLink, BoardError, LinkTimeout
 from .board import BoardSim, BuildError, SimError, build_board_sim
 from ..top import BoardTop
 
@@ -116,7 +116,7 @@ def main(cfg: BoardConfig, *, n: int | None = None, seed: int = 1, waves: bool =
         if serve:
             return _serve(sim, cfg, out)
         with _named_causes(sim, dut, SIM_TIMEOUT_S) as identified, \
-                Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+                BoardLink(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
             identified.append(True)
             print(board.describe(), file=out, flush=True)
             print(HEADER, file=out, flush=True)
@@ -153,7 +153,7 @@ def selftest(cfg: BoardConfig, *, params=None, timeout: float | None = None, out
     b = build(cfg, out=out, params=params, dut=dut)
     with BoardSim(b, cfg.clocks_per_bit) as sim:
         with _named_causes(sim, dut, timeout or SIM_TIMEOUT_S) as identified, \
-                Board(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
+                BoardLink(sim.url, expect=cfg, timeout=timeout or SIM_TIMEOUT_S) as board:
             identified.append(True)
             planted = f"; planted fault: its unit built with {params}" if params is not None else ""
             print(board.describe() + planted, file=out, flush=True)

@@ -15,7 +15,7 @@ import pytest
 
 import golden
 from cosim import toolchain
-from fpga import Board, BoardConfig, BoardMismatch
+from fpga import BoardLink, BoardConfig, BoardMismatch
 from fpga import run as board_run
 from fpga.sim import BoardSim
 from fpga.sim.cli import SIM_TIMEOUT_S, build
@@ -52,7 +52,8 @@ def built():
 def run_sim(built, kind: str, n: int, tmp_path) -> tuple[list, list, str]:
     cfg = config(kind)
     out = io.StringIO()
-    with BoardSim(built(kind), cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+    with BoardSim(built(kind), cfg.clocks_per_bit) as sim, \
+            BoardLink(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
         results = board_run.run_board(board, n=n, seed=3, failures_dir=tmp_path, out=out)
         problems = board_run.check_recovery(board, out)
     return results, problems, out.getvalue()
@@ -91,7 +92,7 @@ def test_a_planted_wrong_result_is_caught_saved_and_traced(built, tmp_path, monk
     failing vector saved in cosim's replay format and golden's trace printed."""
     cfg = config("FDRDA")
     ins = cfg.instruction_objects[0]
-    original = Board.dot_add
+    original = BoardLink.dot_add
     flipped = []
 
     def flip_one(self, *args):
@@ -103,9 +104,9 @@ def test_a_planted_wrong_result_is_caught_saved_and_traced(built, tmp_path, monk
                 flipped.append(i)
                 return wrong
         raise AssertionError("no result to plant a fault in")
-    monkeypatch.setattr(Board, "dot_add", flip_one)
+    monkeypatch.setattr(BoardLink, "dot_add", flip_one)
     out = io.StringIO()
-    with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim, Board(sim.url, timeout=SIM_TIMEOUT_S) as board:
+    with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim, BoardLink(sim.url, timeout=SIM_TIMEOUT_S) as board:
         (res,) = board_run.run_board(board, n=16, failures_dir=tmp_path, out=out)
         assert res.status == "MISMATCH" and res.mismatches == 1
         assert int(res.failing["index"][0]) == flipped[0]
@@ -114,7 +115,7 @@ def test_a_planted_wrong_result_is_caught_saved_and_traced(built, tmp_path, monk
         meta, arrays = load_failures(res.failures_file)
         assert (meta["arch"], meta["instr"]) == (ins.arch, ins.name)
         assert arrays["got"][0] == arrays["expected"][0] ^ 1
-        monkeypatch.setattr(Board, "dot_add", original)
+        monkeypatch.setattr(BoardLink, "dot_add", original)
         again = board_run.replay(board, res.failures_file)
         assert again.ok and again.vectors == 1            # the board itself was right
 
@@ -126,9 +127,9 @@ def test_driver_refuses_a_board_running_something_else(built):
     with BoardSim(built("FDRDA"), cfg.clocks_per_bit) as sim:
         with pytest.raises(BoardMismatch, match=r"runs cdna3 v_mfma_f32_32x32x8_f16 .*expected cdna3 "
                                                 r"v_mfma_f32_32x32x8_bf16"):
-            Board(sim.url, expect=other, timeout=SIM_TIMEOUT_S)
+            BoardLink(sim.url, expect=other, timeout=SIM_TIMEOUT_S)
         # without expect: rebuilt from the blob, checked
-        with Board(sim.url, timeout=SIM_TIMEOUT_S) as board:
+        with BoardLink(sim.url, timeout=SIM_TIMEOUT_S) as board:
             assert board.config == cfg
             rng = np.random.default_rng(0)
             a, b, c, _, _ = golden.vectors.random_operands(board.config.instruction_objects[0], 300, rng)

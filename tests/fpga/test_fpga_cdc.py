@@ -150,7 +150,7 @@ def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
     import io
 
     from cosim import toolchain
-    from fpga import Board
+    from fpga import BoardLink
     from fpga import run as board_run
     from fpga.selftest import run_selftest
     from fpga.sim import BoardSim, has_fast_clock
@@ -163,7 +163,7 @@ def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
     b = build(cfg, out=io.StringIO(), two_domains=True)
     assert has_fast_clock((b.dir / "board.v").read_text())
     out = io.StringIO()
-    with BoardSim(b, cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+    with BoardSim(b, cfg.clocks_per_bit) as sim, BoardLink(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
         results = board_run.run_board(board, n=40, seed=3, failures_dir=tmp_path, out=out)
         assert all(r.ok for r in results), out.getvalue()
         report = run_selftest(board, seed=6, kind="bits", blocks=4, block_len=16, chunk=2, failures_dir=tmp_path,

@@ -1,4 +1,4 @@
-"""The host side: protocol frames, BoardConfig (identity, packing) and the driver fpga.driver.Board.
+"""The host side: protocol frames, BoardConfig (identity, packing) and the driver fpga.driver.BoardLink.
 
 The driver talks to :class:`FakeBoard`, a board in Python that unpacks entries with cosim's
 payload packer (an implementation independent of fpga.config's) and computes with golden; faults
@@ -20,7 +20,7 @@ import fpga.driver as driver
 import golden
 from cosim.payload import PayloadLayout
 from fpga.config import BoardConfig
-from fpga.driver import Board, BoardError, BoardMismatch, LinkTimeout
+from fpga.driver import BoardLink, BoardError, BoardMismatch, LinkTimeout
 from fpga.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser,
                            ProtocolError, Status, decode_frame, encode_request, encode_response)
 from golden.vectors import random_operands
@@ -212,7 +212,7 @@ def test_the_pipelining_is_shown_and_only_its_latency_is_hashed():
     with pytest.raises(ValueError, match="level must be 0..3"):
         config(pipelining="7")
     # a pipelined board is rebuilt as it is from its identify JSON (its latency is in the hash)
-    assert Board(FakeBoard(deep)).config == deep
+    assert BoardLink(FakeBoard(deep)).config == deep
 
 
 def test_configuration_errors_say_what_is_valid():
@@ -238,7 +238,7 @@ def test_dot_add_in_batches_and_bounded_frames_matches_golden(monkeypatch):
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 25, seed=4)
     fake = FakeBoard(cfg)
-    with Board(fake) as board:
+    with BoardLink(fake) as board:
         got = board.dot_add(ins.name, a.reshape(5, 5, 4), b.reshape(5, 5, 4), c.reshape(5, 5))
         want = golden.dot_add(ins, a, b, c).reshape(5, 5)
         assert got.shape == (5, 5) and got.dtype == want.dtype and np.array_equal(got, want)
@@ -254,7 +254,7 @@ def test_a_wrong_result_on_the_board_is_not_hidden():
     cfg = config()
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 6, seed=5)
-    got = Board(FakeBoard(cfg, flip_result=True)).dot_add(ins, a, b, c)
+    got = BoardLink(FakeBoard(cfg, flip_result=True)).dot_add(ins, a, b, c)
     want = golden.dot_add(ins, a, b, c)
     assert list(np.nonzero(got != want)[0]) == [0, 4]             # one per batch of depth 4
 
@@ -265,20 +265,20 @@ def test_damage_either_way_is_retried(fault):
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 4, seed=6)
     fake = FakeBoard(cfg, faults=[None, fault])                   # IDENTIFY fine, then LOAD hit
-    board = Board(fake)
+    board = BoardLink(fake)
     assert np.array_equal(board.dot_add(ins, a, b, c), golden.dot_add(ins, a, b, c))
     assert board.retries == 1 and [Command(c).name for c, _ in fake.log][:3] == ["IDENTIFY", "LOAD", "LOAD"]
 
 
 def test_persistent_damage_gives_up_with_the_status():
     cfg = config()
-    board = Board(FakeBoard(cfg, faults=[None] + ["bad_crc"] * 4))
+    board = BoardLink(FakeBoard(cfg, faults=[None] + ["bad_crc"] * 4))
     with pytest.raises(BoardError, match="answered BAD_CRC to COUNTERS after 3 retries: the request arrived damaged"):
         board.counters()
 
 
 def test_silence_is_a_link_timeout_naming_what_and_where():
-    board = Board(FakeBoard(config(), faults=[None, "silence"]), timeout=0.2)
+    board = BoardLink(FakeBoard(config(), faults=[None, "silence"]), timeout=0.2)
     with pytest.raises(LinkTimeout,
                        match=r"^no response to COUNTERS from fake://board within 0.2 s \(received nothing\)"):
         board.counters()
@@ -288,27 +288,27 @@ def test_another_configuration_is_refused():
     cfg = config()
     with pytest.raises(BoardMismatch, match=r"runs hopper HMMA.1684.F32.TF32 \(lanes=1, depth 4\) .* expected "
                                             r"hopper HMMA.1684.F32.TF32 \(lanes=2, depth 4\)"):
-        Board(FakeBoard(cfg), expect=config(lanes=2))
+        BoardLink(FakeBoard(cfg), expect=config(lanes=2))
     blob = bytearray(cfg.identify_blob)
     blob[8] ^= 1                                                  # built from other golden/hw sources
     with pytest.raises(BoardMismatch, match="this checkout's golden and hw give that configuration config hash"):
-        Board(FakeBoard(cfg, blob=bytes(blob)))
+        BoardLink(FakeBoard(cfg, blob=bytes(blob)))
     with pytest.raises(BoardError, match="not an identify blob"):
-        Board(FakeBoard(cfg, blob=b"hello"))
-    assert Board(FakeBoard(cfg), expect=cfg).config == cfg
+        BoardLink(FakeBoard(cfg, blob=b"hello"))
+    assert BoardLink(FakeBoard(cfg), expect=cfg).config == cfg
 
 
 def test_a_missing_port_lists_the_available_ones():
     with pytest.raises(BoardError, match=r"^cannot open /dev/ttyNOSUCHPORT0: .*; available serial ports: "):
-        Board("/dev/ttyNOSUCHPORT0")
+        BoardLink("/dev/ttyNOSUCHPORT0")
 
 
 def test_bad_arguments_are_one_line_errors():
-    board = Board(FakeBoard(config()))
+    board = BoardLink(FakeBoard(config()))
     with pytest.raises(ValueError, match="HMMA.1688.F16 is not on this board"):
         board.dot_add("HMMA.1688.F16", [[0] * 8], [[0] * 8], [0])
     with pytest.raises(ValueError, match="timeout must be positive"):
-        Board(FakeBoard(config()), timeout=0)
+        BoardLink(FakeBoard(config()), timeout=0)
 
 
 class SlowLink(FakeBoard):
@@ -324,8 +324,8 @@ def test_the_driver_measures_how_slow_the_link_is():
     """The wait for the answer to a long LOAD scales with the link's measured slowdown, so a simulated
     board gets time for its slow UART and a real one is not waited on needlessly."""
     cfg = config()
-    assert 1.0 <= Board(FakeBoard(cfg)).slowdown < 3             # instant: never below the baud rate
-    slow = Board(SlowLink(cfg))
+    assert 1.0 <= BoardLink(FakeBoard(cfg)).slowdown < 3             # instant: never below the baud rate
+    slow = BoardLink(SlowLink(cfg))
     line_s = (len(encode_request(Command.IDENTIFY)) + FRAME_OVERHEAD + len(cfg.identify_blob)) * 10 / slow.baud
     reads = -(-(FRAME_OVERHEAD + len(cfg.identify_blob)) // 16)
     assert slow.slowdown >= reads * 0.002 / line_s > 2

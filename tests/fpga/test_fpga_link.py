@@ -4,7 +4,7 @@ No UART here: request bytes go straight into the link's ``rx`` stream and respon
 its ``tx`` stream.  Results are compared bit for bit with golden.dot_add; every fault the link
 must survive (bad CRC, a truncated frame, bad commands, lengths and ranges, overflow) is planted
 and the board is shown to answer the next request.  The last tests run the real driver
-(fpga.driver.Board) against the simulated gateware through a port object.
+(fpga.driver.BoardLink) against the simulated gateware through a port object.
 """
 
 from __future__ import annotations
@@ -456,11 +456,11 @@ class SimPort:
 
 
 def test_driver_runs_batches_on_the_gateware():
-    from fpga.driver import Board
+    from fpga.driver import BoardLink
     cfg = small_config(depth=2, lanes=2)                         # 4 rows a batch: 11 rows take 3
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 11, seed=11)
-    board = Board(SimPort(cfg), expect=cfg)
+    board = BoardLink(SimPort(cfg), expect=cfg)
     got = board.dot_add(ins, a, b, c)
     assert np.array_equal(got, golden.dot_add(ins, a, b, c))
     assert board.cycles == 2 + cfg.latency                       # the last batch: 3 rows, 2 entries
@@ -468,12 +468,12 @@ def test_driver_runs_batches_on_the_gateware():
 
 
 def test_a_request_damaged_in_transit_is_refused_by_the_board_and_resent():
-    from fpga.driver import Board
+    from fpga.driver import BoardLink
     cfg = small_config(depth=4)
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 4, seed=12)
     identify = len(encode_request(Command.IDENTIFY))
-    board = Board(SimPort(cfg, damage=identify + 40), expect=cfg)   # a byte inside the LOAD's entries
+    board = BoardLink(SimPort(cfg, damage=identify + 40), expect=cfg)   # a byte inside the LOAD's entries
     assert np.array_equal(board.dot_add(ins, a, b, c), golden.dot_add(ins, a, b, c))
     assert board.retries == 1 and board.counters()["crc_errors"] == 1
 

@@ -238,12 +238,12 @@ def _board_config():
 
 @pytest.fixture(scope="module")
 def sim_board():
-    """``open(params=None)``: a connected Board on the simulated board (its unit built with ``params``)."""
+    """``open(params=None)``: a connected BoardLink on the simulated board (its unit built with ``params``)."""
     import contextlib
     import io
 
     from cosim import toolchain
-    from fpga import Board
+    from fpga import BoardLink
     from fpga.sim import BoardSim
     from fpga.sim.cli import SIM_TIMEOUT_S, build
     try:
@@ -255,7 +255,7 @@ def sim_board():
     def open_board(params=None):
         cfg = _board_config()
         b = build(cfg, out=io.StringIO(), params=params)
-        with BoardSim(b, cfg.clocks_per_bit) as sim, Board(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
+        with BoardSim(b, cfg.clocks_per_bit) as sim, BoardLink(sim.url, expect=cfg, timeout=SIM_TIMEOUT_S) as board:
             yield board
     return open_board
 

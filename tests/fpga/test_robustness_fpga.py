@@ -22,7 +22,7 @@ pytest.importorskip("serial")
 import golden  # noqa: E402
 from fpga.__main__ import _parser, config_from, main  # noqa: E402
 from fpga.config import BoardConfig  # noqa: E402
-from fpga.driver import Board, BoardError, LinkLost, LinkTimeout  # noqa: E402
+from fpga.driver import BoardLink, BoardError, LinkLost, LinkTimeout  # noqa: E402
 from tests.fpga.test_fpga_driver import FakeBoard  # noqa: E402
 
 TF32 = ("hopper", "HMMA.1684.F32.TF32")
@@ -149,10 +149,10 @@ def test_probe_on_a_board_that_goes_away_or_runs_another_instruction(served, cap
 
 def test_a_busy_board_is_named_as_busy(served):
     s = served()
-    first = Board(s.url, timeout=2.0)                  # holds the board
+    first = BoardLink(s.url, timeout=2.0)                  # holds the board
     try:
         with pytest.raises(LinkTimeout, match="is another client connected to it"):
-            Board(s.url, timeout=0.3)
+            BoardLink(s.url, timeout=0.3)
     finally:
         first.close()
 
@@ -161,7 +161,7 @@ def test_the_driver_refuses_bad_selftest_requests_before_packing_them():
     import re
     cfg = BoardConfig.from_names(*TF32, depth=4)
     fake = FakeBoard(cfg)
-    board = Board(fake)
+    board = BoardLink(fake)
     sent = len(fake.log)
     for kw, words in ((dict(seed=-1), "seed must be an integer in 0..2**64-1"),
                       (dict(seed=1 << 64), "seed must be an integer in 0..2**64-1"),
