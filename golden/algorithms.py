@@ -39,9 +39,9 @@ import numpy as np
 from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
                       round_to_format, special_bits, to_float)
 from .datapath import Datapath
-from .descriptors import ALGORITHMS, Algorithm, describe
+from .descriptors import ALGORITHMS, Algorithm, KernelCode, describe
 from .stages import Label, Stage
-from .params import EXACT, SPECIALS, check_params  # noqa: F401  (SPECIALS: re-exported)
+from .params import EXACT, SPECIALS, ParamsSpecError, _in, check_params  # noqa: F401  (SPECIALS: re-exported)
 
 # Params fields each base algorithm reads (the descriptors at the end of this module say which); the
 # others are carried but never change a result (GPS always flushes subnormals and SFMA is IEEE
@@ -635,13 +635,14 @@ def disputed_rules(what) -> tuple[str, ...]:
     p = getattr(datapath, "params", datapath)
     if not isinstance(p, Params):
         raise TypeError(f"disputed_rules takes a Params, Datapath or Instruction, not {type(what).__name__}")
-    if p.base not in ("FDRDA", "GFDRDA"):
+    reachable = ALGORITHMS[p.base].disputed
+    if not reachable:
         return ()
     fa, fb, fc = (get_format(f) for f in datapath.formats[:3]) if datapath is not p else (None, None, None)
     rules = []
-    if p.product_overflow and (fa is None or _products_overflow(fa, fb)):
+    if "inf_meets_overflow" in reachable and p.product_overflow and (fa is None or _products_overflow(fa, fb)):
         rules.append("inf_meets_overflow")
-    if p.base == "GFDRDA" and p.c_drop is not None and \
+    if "nonfinite_small_c" in reachable and p.c_drop is not None and \
             (fa is None or ((fc.inf or fc.nan != "none") and NONFINITE_C_EXP < fa.emax + fb.emax - p.c_drop)):
         rules.append("nonfinite_small_c")
     return tuple(rules)
@@ -872,28 +873,60 @@ def _gps_group(p: Params) -> None:
         raise ValueError("GPS needs group G, a power of two up to 16")
 
 
+def _sfma_formats(p: Params, d) -> None:
+    if d.fd is not None and d.fa is not None:
+        names = {f.name for f in (d.fa, d.fb, d.fc, d.fd) if f is not None}
+        if len(names) != 1 or d.fd.name not in ("f32", "f64"):
+            raise ParamsSpecError(f"{d.where}: SFMA runs IEEE fused multiply-adds in one format, f32 or f64, "
+                                  f"for a, b, c and d; got {d.fa.name}, {d.fb.name}, {d.fc.name}, {d.fd.name}")
+
+
+def _gps_formats(p: Params, d) -> None:
+    if d.fd is not None:
+        if d.fc.name != "f32" or d.fd.name != "f32":
+            raise ParamsSpecError(f"{d.where}: GPS accumulates in f32 (c and d f32), not {d.fc.name} -> {d.fd.name}")
+        for f in (d.fa, d.fb):
+            if f is not None and (f.nan != "ieee" or not f.subnormals or f.value_bits > 16):
+                raise ParamsSpecError(f"{d.where}: GPS takes IEEE-style operands with subnormals of at most 16 bits "
+                                      f"(f16, bf16), not {f.name}")
+
+
+def _gdfs_formats(p: Params, d) -> None:
+    if d.fd is not None and d.fs is None:
+        raise ParamsSpecError(f"{d.where}: GDFS needs block scales (a scale format and block size)")
+    if d.fs is not None and d.L:
+        g = p.group or 16
+        if d.L % g or d.block % g:
+            raise _in("group", p.group, d.where, f"a divisor of the pass K={d.L} and of the block size {d.block}")
+
+
 _NEEDS_F = {"F": "F >= 0 (fraction bits kept after alignment) or F='exact'"}
 _NEEDS_E_ZERO = {"e_zero": "e_zero (the exponent of zero terms)"}
+_AMD_READS = ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits", "final_floor_bits",
+              "floor_rounding", "c_drop", "specials")
 
-# One per algorithm, in the order of golden.kernels' codes; a new algorithm is one more (docs/extending.md)
+# One per algorithm; its compiled kernel is named by kernel_code (a new algorithm is one more, anywhere:
+# docs/extending.md)
 describe(Algorithm("SFMA", sfma, ("fma_rounding", "nan_bits"), chained=False,
-                   describes={"zero_sign": ("ieee", "ieee754")},
-                   summary="sequential IEEE fused multiply-adds"))
+                   describes={"zero_sign": ("ieee", "ieee754")}, check_formats=_sfma_formats,
+                   kernel_code=KernelCode.SFMA, summary="sequential IEEE fused multiply-adds"))
 describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=True, check=_gps_group,
-                   describes={"zero_sign": ("ieee",), "flush_subnormals": (True,)},
-                   summary="group pairwise sums with subnormal flushing"))
+                   describes={"zero_sign": ("ieee",), "flush_subnormals": (True,)}, check_formats=_gps_formats,
+                   kernel_code=KernelCode.GPS, summary="group pairwise sums with subnormal flushing"))
 describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,
+                   kernel_code=KernelCode.FDA, exact_terms=lambda p, L: (2, L + 1),       # L products and c
                    summary="fused dot-add: products aligned to the largest exponent, truncated, summed"))
 describe(Algorithm("GDFS", gdfs, ("pass_size", "F", "e_zero", "group") + _FINISH,
-                   requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True,
+                   requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, check_formats=_gdfs_formats,
+                   kernel_code=KernelCode.GDFS, exact_terms=lambda p, L: (12, L // (p.group or 16) + 1),
                    summary="group dot, fused sum: exact group sums times their block scales, fused"))
-describe(Algorithm("FDRDA", fdrda, ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_bits",
-                                    "final_floor_bits", "floor_rounding", "c_drop", "specials") + _FINISH,
-                   requires=_NEEDS_F, summary="fused dot, round-down add"))
-describe(Algorithm("GFDRDA", gfdrda, ("pass_size", "F", "product_overflow", "merge_floor_bits", "dot_floor_bits",
-                                      "c_floor_bits", "final_floor_bits", "floor_rounding", "c_drop", "specials")
-                   + _FINISH, requires=_NEEDS_F, summary="group fused dot, round-down add (even and odd sets)"))
+describe(Algorithm("FDRDA", fdrda, _AMD_READS + _FINISH, requires=_NEEDS_F, kernel_code=KernelCode.FDRDA,
+                   disputed=("inf_meets_overflow",), summary="fused dot, round-down add"))
+describe(Algorithm("GFDRDA", gfdrda, _AMD_READS[:3] + ("merge_floor_bits",) + _AMD_READS[3:] + _FINISH,
+                   requires=_NEEDS_F, kernel_code=KernelCode.GFDRDA,
+                   disputed=("inf_meets_overflow", "nonfinite_small_c"),
+                   summary="group fused dot, round-down add (even and odd sets)"))
 
 BASES = tuple(ALGORITHMS)                                    # the algorithm names, in descriptor order
 FIELDS_READ = {n: a.fields_read for n, a in ALGORITHMS.items()}   # kept for callers of the old table

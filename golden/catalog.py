@@ -246,18 +246,19 @@ def _tcgen05_shapes():
     return tuple((64, n) for n in range(8, 257, 8)) + tuple((128, n) for n in range(16, 257, 16))
 
 
+# the designs of NVIDIA's SFMA (f64) and GDFS (block-scaled fp4) entries
+_NV_SFMA = Params(base="SFMA", zero_sign="ieee")
+_NV_GDFS = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
+
+
 def _nvidia() -> list[Instruction]:
     out = []
 
     def add(arches, name, ptx, m, n, k, a, b, c, d, shapes=None, scale=None, block=None, fp8_narrow=(),
-            datapath=None, base=None, note="", fixed=None, native=True, aliases=()):
+            datapath=None, note="", fixed=None, native=True, aliases=()):
         for arch in arches:
             if fixed is not None:
                 params = fixed
-            elif base == "SFMA":
-                params = Params(base="SFMA", zero_sign="ieee")
-            elif base == "GDFS":
-                params = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
             else:
                 params = _nvidia_params(arch, a, d, k, arch in fp8_narrow, scale is not None,
                                         datapath.get(arch) if datapath else None)
@@ -278,7 +279,7 @@ def _nvidia() -> list[Instruction]:
     add(after_turing, "HMMA.1688.F32", "mma.m16n8k8.f32.f16.f16.f32", 16, 8, 8, "f16", "f16", "f32", "f32")
     add(after_turing, "HMMA.1688.F16", "mma.m16n8k8.f16.f16.f16.f16", 16, 8, 8, "f16", "f16", "f16", "f16")
     add([A, AD, H, B, R], lambda arch: "DMMA.884" if arch in (A, AD) else "DMMA.8x8x4",
-        "mma.m8n8k4.f64.f64.f64.f64", 8, 8, 4, "f64", "f64", "f64", "f64", base="SFMA")
+        "mma.m8n8k4.f64.f64.f64.f64", 8, 8, 4, "f64", "f64", "f64", "f64", fixed=_NV_SFMA)
     amp = [A, AD, H, B, R]
     add(amp, "HMMA.1688.F32.TF32", "mma.m16n8k8.f32.tf32.tf32.f32", 16, 8, 8, "tf32", "tf32", "f32", "f32")
     add(amp, "HMMA.16816.F32", "mma.m16n8k16.f32.f16.f16.f32", 16, 8, 16, "f16", "f16", "f32", "f32")
@@ -296,7 +297,7 @@ def _nvidia() -> list[Instruction]:
                         x, y, d, d, fp8_narrow=(AD,))
     for k in (16, 8, 4):
         add([H], f"DMMA.16x8x{k}", f"mma.m16n8k{k}.f64.f64.f64.f64", 16, 8, k, "f64", "f64", "f64", "f64",
-            base="SFMA")
+            fixed=_NV_SFMA)
     wg = _wgmma_shapes()
     add([H], "HGMMA.64xNx8.F32.TF32", "wgmma.m64nNk8.f32.tf32.tf32", 64, 8, 8, "tf32", "tf32", "f32", "f32", wg)
     add([H], "HGMMA.64xNx16.F32", "wgmma.m64nNk16.f32.f16.f16", 64, 8, 16, "f16", "f16", "f32", "f32", wg)
@@ -333,7 +334,7 @@ def _nvidia() -> list[Instruction]:
            ("UTCOMMA.MXF4NVF4.E8.B16", "tcgen05.mma.block_scale.kind::mxf4nvf4.block16.ue8m0", "ue8m0", 16),
            ("UTCOMMA.4X", "tcgen05.mma.block_scale.kind::mxf4nvf4.block16.ue4m3", "ue4m3", 16)]
     for name, ptx, sf, blk in fp4:
-        add([B], name, ptx, 64, 8, 64, "e2m1", "e2m1", "f32", "f32", tc, scale=sf, block=blk, base="GDFS")
+        add([B], name, ptx, 64, 8, 64, "e2m1", "e2m1", "f32", "f32", tc, scale=sf, block=blk, fixed=_NV_GDFS)
     omma = [("OMMA.SF.16864.F32.E2M1.E2M1.E8", "mma.block_scale.m16n8k64.kind::mxf4.block32.ue8m0", "ue8m0", 32),
             ("OMMA.SF.16864.F32.E2M1.E2M1.E8.NVF4.B32",
              "mma.block_scale.m16n8k64.kind::mxf4nvf4.block32.ue8m0", "ue8m0", 32),
@@ -342,7 +343,7 @@ def _nvidia() -> list[Instruction]:
             ("OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X",
              "mma.block_scale.m16n8k64.kind::mxf4nvf4.block16.ue4m3", "ue4m3", 16)]
     for name, ptx, sf, blk in omma:
-        add([R], name, ptx, 16, 8, 64, "e2m1", "e2m1", "f32", "f32", scale=sf, block=blk, base="GDFS")
+        add([R], name, ptx, 16, 8, 64, "e2m1", "e2m1", "f32", "f32", scale=sf, block=blk, fixed=_NV_GDFS)
     for x in F8:
         for y in F8:
             X, Y = _SASS_TYPE[x], _SASS_TYPE[y]

@@ -10,6 +10,8 @@ imported here (golden is the bottom layer), so each registers its part of every 
 part (:class:`Part`)      who registers it, and what it is
 ========================  ===================================================================
 ``HW_DATAPATH``           hw/unit.py: the datapath class that builds it (a ``DatapathPipeline``)
+``HW_LOWERED``            hw/unit.py: the class that builds its compiled path (``Algorithm.lowering``),
+                          or None
 ``HW_UNION``              hw/unit.py: True when the datapath sees a and b only decoded, so a
                           tensor core shares it between format pairs through a union decoder
 ``PIPELINING``            hw/unit.py: the stage kinds (:class:`hw.pipelining.StageKind`) whose
@@ -20,17 +22,46 @@ part (:class:`Part`)      who registers it, and what it is
 ``REFERENCE``             tests/support/reference_model.py: the independent reference model's function
 ========================  ===================================================================
 
-``tests/golden/test_descriptors.py`` checks that every algorithm has every part; docs/extending.md is the
-recipe for a new algorithm.
+A layer asked for a part an algorithm lacks raises :class:`Unsupported`, naming the layer and the
+algorithm: the named refusal of a layer that does not support it.  Golden's own compiled kernels are
+chosen by :attr:`Algorithm.kernel_code` (explicit, never the order of the describe() calls).
+
+``tests/golden/test_descriptors.py`` checks that every algorithm has every part;
+``tests/project/test_extending.py`` registers a toy algorithm and finds it, or each layer's refusal,
+everywhere; docs/extending.md is the recipe for a new algorithm.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Callable
 
-__all__ = ["Algorithm", "ALGORITHMS", "Part", "describe", "register", "part", "parts", "missing_parts"]
+__all__ = ["Algorithm", "ALGORITHMS", "KernelCode", "Part", "Unsupported", "describe", "withdraw", "register",
+           "part", "parts", "missing_parts"]
+
+
+class KernelCode(IntEnum):
+    """The compiled kernels' algorithm codes (``golden.kernels.spec``'s ``prm[P_BASE]``), one per row
+    kernel of :mod:`golden.kernels`; an algorithm names its own in :attr:`Algorithm.kernel_code`.  A
+    new compiled kernel is a new member (the next free number: the codes are the kernels' ABI)."""
+
+    SFMA = 0
+    GPS = 1
+    FDA = 2
+    GDFS = 3
+    FDRDA = 4
+    GFDRDA = 5
+
+
+class Unsupported(NotImplementedError, LookupError):
+    """A layer's named refusal: it has nothing for this algorithm (``layer``: the part it lacks,
+    e.g. ``hw.datapath``).  A NotImplementedError (hw's refusals) and a LookupError (a missing part)."""
+
+    def __init__(self, algorithm: str, layer: str, detail: str = ""):
+        self.algorithm, self.layer = algorithm, str(layer)
+        super().__init__(f"{self.layer} has no part for algorithm {algorithm}"
+                         f"{f' ({detail})' if detail else ''}; docs/extending.md, 'A new algorithm'")
 
 
 class Part(StrEnum):
@@ -39,6 +70,7 @@ class Part(StrEnum):
     this module's docstring."""
 
     HW_DATAPATH = "hw.datapath"
+    HW_LOWERED = "hw.lowered"
     HW_UNION = "hw.union"
     PIPELINING = "hw.pipelining"
     FORMAL = "formal.stages"
@@ -82,6 +114,20 @@ class Algorithm:
         (:func:`golden.params.check_unused`).
     summary : str
         One line for the docs and error messages.
+    kernel_code : KernelCode or None
+        The compiled kernel that computes it (:class:`KernelCode`); None: golden runs it on the numpy
+        path only.
+    exact_terms : callable or None
+        ``exact_terms(params, L) -> (int_bits, terms)``: a pass of ``L`` products sums ``terms`` terms
+        of ``int_bits`` integer bits at ``F`` fraction bits (the bound that keeps its sums exact in
+        float64); None: ``(2, L)``.  Read only when it reads ``F``.
+    check_formats : callable or None
+        ``check_formats(params, design)`` raises :class:`golden.params.ParamsSpecError` for formats
+        (or block scales) it cannot compute in; ``design`` has ``where`` (for the message), ``fa``,
+        ``fb``, ``fc``, ``fd``, ``fs`` (:class:`golden.formats.Format` or None), ``block``, ``k`` and
+        ``L`` (the products of one pass).
+    disputed : tuple of str
+        The :data:`golden.algorithms.DISPUTED_RULES` its results can depend on (``Params.specials``).
     """
 
     name: str
@@ -96,6 +142,14 @@ class Algorithm:
     check: Callable | None = None
     describes: dict = field(default_factory=dict)
     summary: str = ""
+    kernel_code: KernelCode | None = None
+    exact_terms: Callable | None = None
+    check_formats: Callable | None = None
+    disputed: tuple = ()
+
+    def terms(self, params, L: int) -> tuple[int, int]:
+        """``(int_bits, terms)`` of a pass of ``L`` products (:attr:`exact_terms`)."""
+        return (2, L) if self.exact_terms is None else self.exact_terms(params, L)
 
 
 ALGORITHMS: dict[str, Algorithm] = {}
@@ -106,9 +160,21 @@ def describe(algorithm: Algorithm) -> Algorithm:
     """Add ``algorithm`` to :data:`ALGORITHMS` (golden.algorithms does, once per algorithm)."""
     if algorithm.name in ALGORITHMS:
         raise ValueError(f"algorithm {algorithm.name} is described twice")
+    if algorithm.kernel_code is not None:
+        code = KernelCode(algorithm.kernel_code)
+        taken = [a.name for a in ALGORITHMS.values() if a.kernel_code == code]
+        if taken:
+            raise ValueError(f"kernel code {code.name} of {algorithm.name} is {taken[0]}'s already")
     ALGORITHMS[algorithm.name] = algorithm
     _PARTS.setdefault(algorithm.name, {})
     return algorithm
+
+
+def withdraw(name: str) -> None:
+    """Remove algorithm ``name`` and every part registered for it (a test's toy algorithm)."""
+    _known(name)
+    del ALGORITHMS[name]
+    _PARTS.pop(name, None)
 
 
 def _known(name: str) -> None:
@@ -127,14 +193,14 @@ def register(name: str, what: Part, value) -> None:
 
 
 def part(name: str, what: Part):
-    """The part ``what`` of algorithm ``name``; ``LookupError`` naming the algorithms that have it."""
+    """The part ``what`` of algorithm ``name``; :class:`Unsupported` (naming the layer, the algorithm
+    and the algorithms that have it) when its layer registered none."""
     _known(name)
     try:
         return _PARTS[name][Part(what)]
     except KeyError:
         have = [n for n, p in _PARTS.items() if what in p]
-        raise LookupError(f"{name} has no {what} part yet (registered for: {', '.join(have) or 'none'}); "
-                          "docs/extending.md, 'A new algorithm'") from None
+        raise Unsupported(name, what, f"registered for: {', '.join(have) or 'none'}") from None
 
 
 def parts(what: Part) -> dict:

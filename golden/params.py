@@ -12,6 +12,7 @@ Words that two modules exchange are the constants below, never display strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from .formats import FORMATS, Format, get_format
 from .rules import EXACT, FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZERO_SIGNS
@@ -227,21 +228,9 @@ def check_params_for(p, what, name: str | None = None) -> None:
         if fs is not None and block and p.pass_size % block:
             raise _in("pass_size", p.pass_size, where, f"a multiple of the block size {block} that divides "
                       f"K={k} ({', '.join(str(d) for d in divisors if d % block == 0)})")
-    # the formats each algorithm computes in
-    if p.base == "SFMA" and fd is not None and fa is not None:
-        names = {f.name for f in (fa, fb, fc, fd) if f is not None}
-        if len(names) != 1 or fd.name not in ("f32", "f64"):
-            raise ParamsSpecError(f"{where}: SFMA runs IEEE fused multiply-adds in one format, f32 or f64, "
-                                  f"for a, b, c and d; got {fa.name}, {fb.name}, {fc.name}, {fd.name}")
-    if p.base == "GPS" and fd is not None:
-        if fc.name != "f32" or fd.name != "f32":
-            raise ParamsSpecError(f"{where}: GPS accumulates in f32 (c and d f32), not {fc.name} -> {fd.name}")
-        for f in (fa, fb):
-            if f is not None and (f.nan != "ieee" or not f.subnormals or f.value_bits > 16):
-                raise ParamsSpecError(f"{where}: GPS takes IEEE-style operands with subnormals of at most 16 bits "
-                                      f"(f16, bf16), not {f.name}")
-    if p.base == "GDFS" and fd is not None and fs is None:
-        raise ParamsSpecError(f"{where}: GDFS needs block scales (a scale format and block size)")
+    # the formats each algorithm computes in (its descriptor's check)
+    if alg.check_formats is not None:
+        alg.check_formats(p, SimpleNamespace(where=where, fa=fa, fb=fb, fc=fc, fd=fd, fs=fs, block=block, k=k, L=L))
     fused = "F" in reads
     fo = _fmt(p.operand_format) if "operand_format" in reads else None
     if fo is not None:
@@ -269,13 +258,7 @@ def check_params_for(p, what, name: str | None = None) -> None:
                   "other roundings are a binary32 design")
     # the window: F fraction bits, exact in float64; e_zero within the exponents the datapath holds
     if fused and L and isinstance(p.F, int):
-        if p.base == "GDFS":
-            g = p.group or 16
-            top = _exact_limit(12, L // g + 1)
-        elif p.base == "FDA":
-            top = _exact_limit(2, L + 1)
-        else:
-            top = _exact_limit(2, L)
+        top = _exact_limit(*alg.terms(p, L))
         if p.F > top:
             exact = " or 'exact'" if alg.exact_F else ""
             raise _in("F", p.F, where, f"0..{top}{exact} (sums of {L}-product passes at F fraction bits are exact "
@@ -285,10 +268,6 @@ def check_params_for(p, what, name: str | None = None) -> None:
         if not low <= p.e_zero <= E_ZERO_MAX:
             raise _in("e_zero", p.e_zero, where, f"{low}..{E_ZERO_MAX} (an exponent; below {low} the aligned "
                       f"window 2**(F - e_zero) leaves float64)")
-    if p.base == "GDFS" and fs is not None and L:
-        g = p.group or 16
-        if L % g or block % g:
-            raise _in("group", p.group, where, f"a divisor of the pass K={L} and of the block size {block}")
     # the round-down merge of FDRDA / GFDRDA (docs/spec.md §4.4): integers exact in float64
     if "dot_floor_bits" in reads and L:
         top = _exact_limit(2, L + 1)

@@ -231,6 +231,11 @@ class EvenOddMerge(Stage):
         return m
 
 
+def _grouped(params: Params) -> bool:
+    """Whether the algorithm sums even and odd sets and merges them (its descriptor reads merge_floor_bits)."""
+    return "merge_floor_bits" in params.fields_read
+
+
 def drops_nonfinite_c(params: Params) -> bool:
     """Whether the merge can drop a NaN or infinite c (the later model's GFDRDA small-c test)."""
     return params.specials == "later_model" and params.c_drop is not None
@@ -394,7 +399,7 @@ class FDRDAPass(DatapathPipeline):
         if p.out_frac_bits is not None:
             raise NotImplementedError(f"no RTL for out_frac_bits in {p.base} (it rounds to the full "
                                       f"{datapath.d_format.name} fraction); golden has it")
-        if p.base == "GFDRDA" and p.merge_floor_bits != p.F:
+        if _grouped(p) and p.merge_floor_bits != p.F:
             raise NotImplementedError(f"no RTL for merge_floor_bits={p.merge_floor_bits} other than F={p.F} "
                                       "(the merge keeps the sets' F bits); golden has it")
         fc = datapath.c_format
@@ -408,7 +413,7 @@ class FDRDAPass(DatapathPipeline):
         k, params = datapath.k, datapath.params
         self.k, self.params = k, params
         self.pipelining = pl = as_pipelining(pipelining)
-        self.grouped = params.base == "GFDRDA"
+        self.grouped = _grouped(params)
         self.mul = AMDProducts(self.fa, self.fb, self.fc, k, params.product_overflow, pl, params.specials,
                                dot_specials=drops_nonfinite_c(params))
         if self.grouped:

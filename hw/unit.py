@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 import golden
 from golden.algorithms import Params, check_nan_bits
 from golden.catalog import Instruction
-from golden.descriptors import Part, parts, register
+from golden.descriptors import ALGORITHMS, Part, Unsupported, part, parts, register
 from golden.formats import get_format
 from golden.options import is_whole
 
@@ -35,7 +35,8 @@ __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS"
 # golden.Datapath and is a DatapathPipeline: ports a, b, c, [scale_a, scale_b], d; `latency`,
 # `stage_latencies`), whether it sees a and b only decoded (sign, exponent, significand) so that a
 # tensor core shares it between format pairs through a union decoder, and the stage kinds
-# (hw.pipelining.STAGE_KINDS) whose register placements it reads
+# (hw.pipelining.STAGE_KINDS) whose register placements it reads.  LOWERED: the datapath of an
+# algorithm's compiled path (its descriptor's `lowering`, golden.Params' lowering fields), or none
 _SHARED = (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.MAX_LEVELS, StageKind.ALIGN, StageKind.COMPRESS,
            StageKind.FINAL_ADD, StageKind.NORMALISE)
 HW_PARTS = {
@@ -47,22 +48,28 @@ HW_PARTS = {
                                 StageKind.PARTIALS, StageKind.DECODE)),
     "GPS": (GPS, False, (StageKind.OPERANDS, StageKind.MULTIPLY, StageKind.NORMALISE, StageKind.F32)),
 }
+LOWERED = {"FDA": LoweredFDA}
 for _name, (_cls, _union, _kinds) in HW_PARTS.items():
     register(_name, Part.HW_DATAPATH, _cls)
+    register(_name, Part.HW_LOWERED, LOWERED.get(_name))
     register(_name, Part.HW_UNION, _union)
     register(_name, Part.PIPELINING, _kinds)
-DATAPATHS = parts(Part.HW_DATAPATH)     # base algorithm -> datapath class
+DATAPATHS = parts(Part.HW_DATAPATH)     # base algorithm -> datapath class (the ones hw registers)
 SUPPORTED = tuple(DATAPATHS)          # base algorithms with RTL so far
 
 
 def datapath_class(datapath, who: str = ""):
-    """The class that builds ``datapath``, its arguments checked (nothing is built)."""
-    base = datapath.params.base
-    if base not in DATAPATHS:
-        raise NotImplementedError(f"no RTL for {base} yet{f' ({who})' if who else ''}; "
-                                  f"RTL exists for: {', '.join(SUPPORTED)}")
+    """The class that builds ``datapath``, its arguments checked (nothing is built).  An algorithm
+    without a datapath: :class:`golden.descriptors.Unsupported` naming ``hw.datapath`` and it."""
+    p = datapath.params
+    try:
+        cls = part(p.base, Part.HW_DATAPATH)
+    except Unsupported as e:
+        raise Unsupported(p.base, Part.HW_DATAPATH, f"no RTL for {p.base} yet{f', {who}' if who else ''}; RTL "
+                          f"exists for: {', '.join(parts(Part.HW_DATAPATH))}") from e
     # a compiled path (golden.Params' lowering fields) wraps its base's chain
-    cls = LoweredFDA if base == "FDA" and is_lowered(datapath.params) else DATAPATHS[base]
+    if ALGORITHMS[p.base].lowering and is_lowered(p):
+        cls = part(p.base, Part.HW_LOWERED)
     cls.check(datapath)
     return cls
 

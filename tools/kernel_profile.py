@@ -23,7 +23,6 @@ from numba import njit
 import golden
 from golden import kernels
 from golden.api import Operands
-from golden.kernels import fused as F
 from golden.kernels import fused_int as FI
 from golden.kernels import spec as S
 from golden.vectors import random_operands
@@ -113,7 +112,7 @@ def profile(arch: str, name: str, narrow: bool = False) -> None:
     order, out = kernels._order(dp.params, dp.k), np.empty(ROWS, np.uint64)
     float_prm = prm.copy()
     float_prm[S.P_FAST] = S.FAST_NONE
-    rows = F.fda_rows if dp.params.base == "FDA" else F.gdfs_rows
+    rows = kernels._families()[S.kernel_code(dp.params)]          # the float64 kernel of the same design
     runs = [("integer kernel", whole, (*ops, fmts, drows, prm, order, out)),
             ("loads only", loads_only, (*ops, fmts, drows, prm, order, out)),
             ("loads+products", loads_products, (*ops, fmts, drows, prm, order, out)),

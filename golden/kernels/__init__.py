@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from ..descriptors import KernelCode
 from . import spec
 from .spec import supports  # noqa: F401  (public: the predicate)
 
@@ -63,11 +64,12 @@ def planted_fault():
 
 
 def _families():
-    """The row kernel of each algorithm family: ``rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab,
-    etab, prm, order, out)`` computes rows ``lo .. hi - 1`` without the GIL (threads share them)."""
+    """The row kernel of each kernel code (golden.descriptors.KernelCode, an algorithm descriptor's
+    ``kernel_code``): ``rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)``
+    computes rows ``lo .. hi - 1`` without the GIL (threads share them)."""
     from . import amd, fused, gps, sfma
-    return {"FDA": fused.fda_rows, "GDFS": fused.gdfs_rows, "FDRDA": amd.fdrda_rows, "GFDRDA": amd.fdrda_rows,
-            "GPS": gps.gps_rows, "SFMA": sfma.sfma_rows}
+    return {KernelCode.FDA: fused.fda_rows, KernelCode.GDFS: fused.gdfs_rows, KernelCode.FDRDA: amd.fdrda_rows,
+            KernelCode.GFDRDA: amd.fdrda_rows, KernelCode.GPS: gps.gps_rows, KernelCode.SFMA: sfma.sfma_rows}
 
 
 _EMPTY = np.empty(0, np.uint8)
@@ -93,7 +95,7 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
         prm[spec.P_FAULT] = 1
     K = dp.k
     order = _order(dp.params, K)
-    rows = _families()[dp.params.base]
+    rows = _families()[spec.kernel_code(dp.params)]
     threads = default_threads() if threads is None else max(1, int(threads))
     R = ops.count
     out = np.empty(R, dp.d_format.dtype)
@@ -195,7 +197,7 @@ def handles(datapath) -> bool:
     dp = datapath
     if not supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size):
         return False
-    return dp.params.base != "SFMA" or _fma_exact()
+    return spec.kernel_code(dp.params) != KernelCode.SFMA or _fma_exact()
 
 
 _FMA_OK: list = []

@@ -44,9 +44,10 @@ def available() -> bool:
 def supports(ins) -> bool:
     """Whether the GPU kernel computes this instruction: an FDA-family design the CPU kernels
     compute, without ``c_last``."""
-    from . import handles
+    from ..descriptors import KernelCode
+    from . import handles, spec
     dp = ins.datapath
-    return dp.params.base == "FDA" and not dp.params.c_last and handles(dp)
+    return spec.kernel_code(dp.params) == KernelCode.FDA and not dp.params.c_last and handles(dp)
 
 
 _kernel = None

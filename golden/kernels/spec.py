@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import algorithms
 from ..algorithms import Params
+from ..descriptors import ALGORITHMS, KernelCode
 from ..formats import Format, get_format, special_bits
 from ..rules import FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZeroSign
 
@@ -48,10 +49,9 @@ _CHOICES = {"out_rounding": ROUNDING_MODES, "overflow": OVERFLOWS, "zero_sign": 
  P_FLOOR_RD, P_CDROP, P_PROD_OVER, P_LATER, P_CLAST, P_INTERLEAVED, P_FAULT, P_BLOCK, P_SCALED, P_FLUSH,
  P_BASE, P_FAST) = range(24)
 NPARAMS = 24
-BASE_CODE = {b: i for i, b in enumerate(algorithms.BASES)}     # prm[P_BASE]
-GFDRDA_CODE = BASE_CODE["GFDRDA"]
-# the algorithms with compiled kernels (golden.kernels._families); any other runs on the numpy path
-KERNEL_BASES = ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")
+# prm[P_BASE]: the algorithm descriptor's kernel_code (golden.descriptors.KernelCode); an algorithm
+# without one runs on the numpy path
+GFDRDA_CODE = int(KernelCode.GFDRDA)
 NO_C_DROP = -(1 << 40)
 # Formats up to this many value bits are decoded by table, wider ones (TF32, f32, f64) from their
 # fields; decoding f16/bf16 from their fields (_common.fields_value_exp) measured 2.5x slower than
@@ -142,8 +142,13 @@ def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarr
     prm[P_BLOCK] = block or 1
     prm[P_SCALED] = int(scaled)
     prm[P_FLUSH] = int(p.flush_subnormals)
-    prm[P_BASE] = BASE_CODE[p.base]
+    prm[P_BASE] = kernel_code(p)
     return prm
+
+
+def kernel_code(p: Params) -> KernelCode | None:
+    """The compiled kernel of ``p``'s algorithm (its descriptor's ``kernel_code``), or None."""
+    return ALGORITHMS[p.base].kernel_code
 
 
 def _defaults_kept(p: Params) -> bool:
@@ -173,7 +178,8 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
     does not model one of its fields.
     """
     p = params
-    if p.base not in KERNEL_BASES:
+    code = kernel_code(p)
+    if code is None:
         return False                             # an algorithm without a kernel: the numpy path
     fa, fb, fc, fd = (get_format(f) for f in formats)
     fs = get_format(scale_format) if scale_format is not None else None
@@ -181,9 +187,9 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
         return False
     if p.F is not None and (isinstance(p.F, bool) or not isinstance(p.F, int)):
         return False                             # F="exact" (no alignment window): numpy only
-    if p.base == "SFMA":
+    if code == KernelCode.SFMA:
         return fd.name in ("f32", "f64") and all(f.name == fd.name for f in (fa, fb, fc))
-    if p.base == "GPS":
+    if code == KernelCode.GPS:
         return (fd.name == "f32" and fa.value_bits <= TABLE_BITS and fb.value_bits <= TABLE_BITS and fs is None
                 and k % p.group == 0 and fc.name in ("f32", "f16", "bf16"))
     L = p.pass_size if p.pass_size else k
@@ -195,7 +201,7 @@ def supports(params: Params, formats, k: int, scale_format=None, block=None) -> 
         return False
     if p.c_last and (fc.name != fd.name or fd.name not in ("f16", "f32")):
         return False
-    return _exact(p, L, block, fs is not None)
+    return _exact(p, code, L, block, fs is not None)
 
 
 def _lowering_ok(fa, fb, fo) -> bool:
@@ -209,17 +215,13 @@ def _lowering_ok(fa, fb, fo) -> bool:
     return True
 
 
-def _exact(p: Params, L: int, block, scaled: bool) -> bool:
-    """algorithms._check_exact's bound for this base (the numpy path raises its error otherwise)."""
-    if p.base == "FDA":
-        int_bits, terms = 2, L + 1
-    elif p.base == "GDFS":
+def _exact(p: Params, code: KernelCode, L: int, block, scaled: bool) -> bool:
+    """The descriptor's bound (``exact_terms``) for this design (the numpy path raises its error otherwise)."""
+    if code == KernelCode.GDFS:
         g = p.group or 16
         if not scaled or L % g or (block % g if block >= g else g % block) or block < g:
             return False
-        int_bits, terms = 12, L // g + 1
-    else:
-        int_bits, terms = 2, L
+    int_bits, terms = ALGORITHMS[p.base].terms(p, L)
     return p.F + int_bits + int(terms).bit_length() <= algorithms.EXACT_BITS
 
 
@@ -258,9 +260,9 @@ def fast_kind(fmts: np.ndarray, prm: np.ndarray, scaled: bool) -> int:
              and prm[P_INTERLEAVED] == 0 and prm[P_CLAST] == 0 and prm[P_FLUSH] == 0)
     if not plain:
         return FAST_NONE
-    if prm[P_BASE] == BASE_CODE["FDA"]:
+    if prm[P_BASE] == KernelCode.FDA:
         return FAST_FDA if max(F, mab) + 2 <= 30 and (not scaled or _pow2_scale(s)) else FAST_NONE
-    if prm[P_BASE] == BASE_CODE["GDFS"] and scaled and _group_scale(s):
+    if prm[P_BASE] == KernelCode.GDFS and scaled and _group_scale(s):
         if a[NAN_KIND] != NAN_NONE or b[NAN_KIND] != NAN_NONE or a[HAS_INF] or b[HAS_INF]:
             return FAST_NONE
         span = int(a[EMAX] - a[EMIN] + b[EMAX] - b[EMIN])

@@ -19,6 +19,8 @@ def first_calls():
     """``[(label, callable)]``: one call per algorithm family's kernel, then the vector draws."""
     import golden
     from golden.catalog import instructions
+    from golden.descriptors import KernelCode
+    from golden.kernels import spec
     from golden.vectors import random_operands
 
     seen = {}
@@ -29,7 +31,7 @@ def first_calls():
         ops = random_operands(ins, 4, np.random.default_rng(0), "bits")
         calls.append((f"{base} kernel ({ins.arch} {ins.name})",
                       lambda ins=ins, ops=ops: golden.dot_add(ins, *ops, backend="numba", threads=1)))
-    fda = seen["FDA"]
+    fda = next(i for i in seen.values() if spec.kernel_code(i.params) == KernelCode.FDA)
     calls.append(("vector draws (golden.vector_kernels)",
                   lambda: random_operands(fda, 4, np.random.default_rng(0), "mixed")))
     return calls

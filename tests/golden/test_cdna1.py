@@ -51,7 +51,7 @@ def test_parameters_per_operand_format(fmt, L):
     for ins in (i for i in CDNA1 if i.a_format == fmt):
         p = ins.params
         if fmt == "f32":
-            assert p.base == "SFMA" and ins.algorithm == "SFMA"
+            assert (p.base, ins.algorithm) == ("SFMA", "SFMA")
             continue
         assert (p.base, p.F, p.pass_size, p.out_rounding, p.overflow, p.zero_sign) == \
             ("FDA", EXACT, min(L, ins.k), "RNE", "ieee", "ieee")

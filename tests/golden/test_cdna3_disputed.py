@@ -15,7 +15,8 @@ from amaranth_sim import simulate
 
 import golden
 import golden.vectors as gv
-from golden.algorithms import DISPUTED_RULES, FIELDS_READ, Params, disputed_rules
+from golden.algorithms import DISPUTED_RULES, Params, disputed_rules
+from golden.descriptors import ALGORITHMS
 from golden.formats import from_float, special_bits
 
 F32_PINF, F32_NINF = 0x7F800000, 0xFF800000
@@ -57,8 +58,8 @@ def test_the_field_is_validated_and_read_by_the_amd_fused_algorithms_only():
     with pytest.raises(ValueError, match="Params.specials='mmasim' is not valid; valid: one of paper, later_model"):
         Params(base="FDRDA", F=24, specials="mmasim")
     assert Params(base="FDRDA", F=24).specials == "paper"
-    for base, reads in FIELDS_READ.items():
-        assert ("specials" in reads) == (base in ("FDRDA", "GFDRDA")), base
+    for base, alg in ALGORITHMS.items():                  # read exactly where a disputed rule can be reached
+        assert ("specials" in alg.fields_read) == bool(alg.disputed), base
     for ins in golden.CATALOG:                    # the project follows the paper everywhere
         assert ins.params.specials == "paper"
 
@@ -83,7 +84,7 @@ def test_disputed_vectors_separate_the_settings_exactly_where_a_rule_is_reachabl
                                          "not read it"):
         later(golden.lookup("hopper", "HGMMA.64xNx16.F32"))
     for ins in golden.instructions("cdna3"):
-        if ins.params.base not in ("FDRDA", "GFDRDA"):
+        if not ALGORITHMS[ins.params.base].disputed:
             continue
         a, b, c, sa, sb = gv.random_operands(ins, 400, np.random.default_rng(5), "disputed")
         differ = len(golden.mismatching(ins, golden.dot_add(ins, a, b, c, sa, sb),

@@ -13,7 +13,8 @@ import hw  # noqa: F401  (registers hw's parts)
 import probe  # noqa: F401  (registers the probe's parts)
 import reference_model  # noqa: F401  (registers the reference model's parts)
 from golden import descriptors
-from golden.descriptors import ALGORITHMS, Algorithm, Part, describe, missing_parts, part, parts
+from golden.descriptors import (ALGORITHMS, Algorithm, KernelCode, Part, Unsupported, describe, missing_parts, part,
+                                parts)
 from hw.pipelining import STAGE_KINDS, StageKind
 
 FIELDS = {f.name for f in dataclasses.fields(golden.Params)}
@@ -21,7 +22,16 @@ FIELDS = {f.name for f in dataclasses.fields(golden.Params)}
 
 def test_every_algorithm_has_every_part():
     assert missing_parts() == []
-    assert tuple(ALGORITHMS) == ("SFMA", "GPS", "FDA", "GDFS", "FDRDA", "GFDRDA")     # golden.kernels' codes
+
+
+def test_kernel_codes_are_explicit_and_each_has_a_kernel():
+    """golden.kernels dispatch by the descriptor's kernel_code (never the order of describe() calls)."""
+    from golden import kernels
+    codes = [a.kernel_code for a in ALGORITHMS.values() if a.kernel_code is not None]
+    assert len(codes) == len(set(codes)) and set(codes) == set(KernelCode) == set(kernels._families())
+    with pytest.raises(ValueError, match="kernel code FDA of NEW is FDA's already"):
+        describe(Algorithm("NEW", lambda *a: None, (), kernel_code=KernelCode.FDA))
+    assert "NEW" not in ALGORITHMS
 
 
 def test_a_missing_part_is_named(monkeypatch):
@@ -32,7 +42,7 @@ def test_a_missing_part_is_named(monkeypatch):
     del descriptors._PARTS["FDA"][Part.PROBE]
     missing = descriptors.missing_parts()
     assert ("FDA", Part.PROBE) in missing and {p for n, p in missing if n == "NEW"} == set(Part)
-    with pytest.raises(LookupError, match="FDA has no probe.infer part yet.*docs/extending.md"):
+    with pytest.raises(Unsupported, match="probe.infer has no part for algorithm FDA.*docs/extending.md"):
         descriptors.part("FDA", Part.PROBE)
 
 
@@ -61,6 +71,8 @@ def test_the_layer_parts_agree(name):
     assert kinds and all(isinstance(k, StageKind) for k in kinds)
     assert isinstance(part(name, Part.HW_UNION), bool) and isinstance(part(name, Part.FORMAL), dict)
     assert callable(part(name, Part.REFERENCE)) and callable(part(name, Part.PROBE).recognise)
+    lowered = part(name, Part.HW_LOWERED)            # a compiled path's datapath exactly where golden has one
+    assert (lowered is not None) == ALGORITHMS[name].lowering and (lowered is None or name in lowered.BASES)
 
 
 def test_every_stage_kind_has_a_row_and_a_reader():
@@ -72,7 +84,7 @@ def test_every_stage_kind_has_a_row_and_a_reader():
 
 def test_the_union_bases_come_from_the_descriptors():
     from hw.tensor_core import UNION_BASES
-    assert UNION_BASES == ("FDA", "FDRDA", "GFDRDA")
+    assert UNION_BASES == tuple(n for n in ALGORITHMS if part(n, Part.HW_UNION)) and UNION_BASES
 
 
 def test_instruction_algorithm_is_derived_and_with_params_keeps_it_true():

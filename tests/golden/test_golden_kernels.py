@@ -12,7 +12,9 @@ import golden
 from golden import api, kernels
 from golden.algorithms import Params
 from golden.catalog import instructions, lookup
+from golden.descriptors import KernelCode
 from golden.formats import get_format
+from golden.kernels import spec
 from golden.provenance import MEASURED_SETS
 from golden.rules import EXACT
 from golden.vectors import KINDS, random_operands
@@ -93,7 +95,7 @@ def test_planted_rounding_fault_is_caught(unit):
 
 
 def _fused(ins) -> bool:
-    return ins.params.base in ("FDA", "GDFS")
+    return spec.kernel_code(ins.params) in (KernelCode.FDA, KernelCode.GDFS)    # the kernels with an integer path
 
 
 def test_fused_designs_take_the_integer_path():
