@@ -8,13 +8,14 @@
 
 Modules: toolchain (find Verilator/Yosys/cocotb), build (elaborate, cached Verilator
 builds), lint (verilator --lint-only and its waivers), payload (the unit's payload layout),
-vectors (pluggable generators), units (unit providers), session (one simulation: batches
+units (unit providers), session (one simulation: batches
 in, outputs to a scoring or capturing hook), scoring (a session scored, as a Result; Config),
 run (score instructions, replay), failures (report and
 save failing vectors), table (the run table), backend (the RTL as a function),
 tensor_core (a whole tensor core), standin (a stand-in unit for testing the machinery), dut (a Verilog/SV unit
 of your own described by a TOML file, docs/your-rtl.md).
-The file protocol with the testbench is ``tb.protocol``.  ``python -m cosim --help``.
+The vector streams are golden's (``golden.streams``); the file protocol with the testbench is
+``tb.protocol``.  ``python -m cosim --help``.
 """
 
 from golden.launch import extra_needed

@@ -17,8 +17,9 @@ scale format and block size.
     python -m probe findings --out docs/findings
     python -m probe compare hopper HGMMA.64xNx16.F32 --backend golden:F=24 -n 100000
 
-The package is the top layer: it imports :mod:`golden` (and :mod:`cosim` for the RTL backend,
-only when asked for); nothing else imports it.
+It imports :mod:`golden` (and :mod:`cosim` for the RTL backend, only when asked for); the layers
+above it import it: :mod:`fpga` (the board as a backend) and :mod:`campaign` (every device is a
+backend, and its output is checked by :func:`probe.contract.check_output`).
 
 * :mod:`probe.probes`: the experiments, one module per thing probed (``tree``, ``precision``,
   ``rounding``, ``specials``, ``fasi``); :mod:`probe.rig` turns summand values into operands.
@@ -27,6 +28,9 @@ only when asked for); nothing else imports it.
 * :mod:`probe.contract`: :class:`Backend` (any callable with golden.dot_add's signature), its
   errors and the check of its output; :mod:`probe.backends`: golden, golden with changed
   parameters, the RTL co-simulated; :mod:`probe.torch_backend`: a GPU through PyTorch.
+* :mod:`probe.algorithms`: each algorithm's part of its descriptor (how the probe recognises it);
+  :mod:`probe.verify`: the inference's conclusions checked against golden; :mod:`probe.device`: the
+  probe on a described device of your own (``make probe DUT=...``).
 * :mod:`probe.compare`: a backend against golden on random dot-adds, bit for bit.
 * :mod:`probe.findings`: the paper's section VI reproduced.
 * :mod:`probe.__main__`: the command line (``main`` is the console-script entry point).
