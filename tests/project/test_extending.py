@@ -6,6 +6,9 @@ KeyError or a wrong answer.  The fixture withdraws it, so no other test sees it.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -21,6 +24,7 @@ from golden.formats import from_float, to_float
 from golden.kernels import spec
 
 TOY = "TOY"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def toy(dp, a, b, c, scale_a=None, scale_b=None, trace=None):
@@ -104,3 +108,28 @@ def test_withdrawn_it_is_gone_everywhere():
     assert TOY not in ALGORITHMS and all(n != TOY for n, _ in missing_parts())
     with pytest.raises(ValueError, match="unknown algorithm 'TOY'"):
         golden.Params(base=TOY)
+
+
+def _recipe() -> str:
+    text = (REPO / "docs" / "extending.md").read_text()
+    return text[text.index("## The algorithm descriptor"):text.index("## 3. A new board")]
+
+
+def test_the_recipe_names_files_and_tables_that_exist():
+    """docs/extending.md, file by file: each `path` it names is there, each `path:NAME` is a name of it."""
+    import importlib
+    named = re.findall(r"`((?:golden|hw|formal|probe|tests|tools|docs)/[\w/<>.]+?\.(?:py|md))(?::(\w+))?`", _recipe())
+    assert len(named) > 15
+    for path, name in named:
+        if "<" in path:
+            continue                                 # a file of the new algorithm's own
+        assert (REPO / path).is_file(), path
+        if name and path.endswith(".py") and not path.startswith("tests/"):
+            module = importlib.import_module(path[:-3].replace("/", ".").removesuffix(".__init__"))
+            assert hasattr(module, name), f"{path}:{name}"
+
+
+def test_the_recipe_table_has_every_part():
+    table = {m for cell in re.findall(r"^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \|", _recipe(), re.M)
+             for m in re.findall(r"`(\w+)`", cell)}
+    assert table == {p.name for p in Part}

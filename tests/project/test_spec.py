@@ -74,9 +74,15 @@ def offences(root: Path) -> list[str]:
 
 
 def test_spec_has_the_cited_numbering():
-    """The numbering the code cites: four parts, nine algorithms, eight facts, note (a)."""
+    """The numbering the code cites: four parts, a section per algorithm and chain (numbered from
+    1, every descriptor's among them), eight facts, note (a)."""
+    from golden.descriptors import ALGORITHMS
     text = (REPO / SPEC).read_text()
-    assert spec_sections(text) == ({"1", "2", "3", "4"} | {f"3.{i}" for i in range(1, 10)}
+    algorithms = re.findall(r"^### 3\.(\d+) (\w+):", text, re.M)
+    assert [int(n) for n, _ in algorithms] == list(range(1, len(algorithms) + 1))
+    assert set(ALGORITHMS) <= {name for _, name in algorithms}
+    assert all(name.removeprefix("Co") in ALGORITHMS for _, name in algorithms)
+    assert spec_sections(text) == ({"1", "2", "3", "4"} | {f"3.{n}" for n, _ in algorithms}
                                    | {f"4.{i}" for i in range(1, 9)})
     assert "**Note (a)" in text
 
