@@ -53,7 +53,7 @@ help:
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s] [ROUTER=router2] [PLACER=static] [TMG_RIPUP=yes|no]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-fit ARCH= INSTR= [BOARD=] [MULT=dsp|lut|auto|all]  lanes of the unit that fit, per resource (Yosys only)"
-	@echo "make fpga-records [ONLY=pattern] [JOBS=] [UPDATE=1]  rebuild docs/fpga/records.toml's builds, flag what moved (hours)"
+	@echo "make fpga-records [ONLY=pattern] [JOBS=] [UPDATE=1]  rebuild fpga/toolchain/records.toml's builds, flag what moved (hours)"
 	@echo "make fpga-records-bg [ONLY=] [JOBS=] [UPDATE=1]  the same in the background, its log in build/fpga-records.log"
 	@echo "make fpga-bench [BENCH_UNITS='hopper HGMMA.64xNx16.F32 ...'] [BENCH_CLOCK=75|''] [SECONDS=2] [JOBS=]"
 	@echo "                                  board dot-adds/s (lanes x clock) against golden on this host's cores"
@@ -181,15 +181,15 @@ else
 	    $(if $(WAVES),--waves=$(WAVES))
 endif
 
-# the multiplier choice (fpga/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
+# the multiplier choice (fpga/toolchain/multipliers.py) of builds and fits: DSP blocks unless MULT= says otherwise
 FPGA_MULT = $(if $(MULT),--multipliers $(MULT))
-# a route that has not finished after ROUTE_TIMEOUT seconds stops with its best report (fpga/progress.py)
+# a route that has not finished after ROUTE_TIMEOUT seconds stops with its best report (fpga/toolchain/progress.py)
 FPGA_ROUTE = $(if $(ROUTE_TIMEOUT),--route-timeout $(ROUTE_TIMEOUT)) $(if $(ROUTER),--router $(ROUTER)) \
 	$(if $(PLACER),--placer $(PLACER)) $(if $(TMG_RIPUP),--tmg-ripup=$(TMG_RIPUP))
-# neither PIPELINE= nor CLOCK=: the level and design clock the board's family closes timing at (fpga/builds.py)
+# neither PIPELINE= nor CLOCK=: the level and design clock the board's family closes timing at (fpga/toolchain/builds.py)
 FPGA_DEFAULTS = $(if $(PIPELINE)$(CLOCK),,--pipeline auto --clock auto)
 
-# the Yosys releases the families pin other than the venv's (ECP5: 0.64, fpga/families/ecp5.py),
+# the Yosys releases the families pin other than the venv's (ECP5: 0.64, fpga/toolchain/families/ecp5.py),
 # installed once into build/fpga-tools before a build needs them
 fpga-tools: $(STAMP)
 	$(PY) -m fpga tools
@@ -208,7 +208,7 @@ fpga-program: fpga-tools
 fpga-fit: fpga-tools
 	$(PY) -m fpga fit $(ARCH) $(FPGA_INSTR) --board $(BOARD) $(if $(BAUD),--baud $(BAUD)) $(if $(CLOCK),--clock $(CLOCK)) $(FPGA_MULT)
 
-# the records of docs/fpga/records.toml rebuilt and compared (fpga/records_check.py): hours, never in make test;
+# the records of fpga/toolchain/records.toml rebuilt and compared (fpga/toolchain/records_check.py): hours, never in make test;
 # fpga-records-bg runs it under nohup, its log in build/fpga-records.log and its table in build/fpga-records.md
 FPGA_RECORDS = $(PY) -m fpga records $(if $(ONLY),--only $(ONLY)) $(if $(JOBS),--jobs $(JOBS)) $(if $(UPDATE),--update=$(UPDATE))
 fpga-records: fpga-tools

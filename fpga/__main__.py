@@ -8,7 +8,7 @@
 [--clock MHZ] [--pipeline SPEC]``
     the bitstream and its utilisation and timing report (YoWASP yosys, nextpnr-ecp5, ecppack);
     ``--clock``: the design clock, made by the FPGA's PLL from the board's oscillator; ``--pipeline``,
-    ``--clock`` and ``--yosys`` default to ``auto`` (:func:`fpga.builds.resolve_defaults`: the family's
+    ``--clock`` and ``--yosys`` default to ``auto`` (:func:`fpga.toolchain.builds.resolve_defaults`: the family's
     level, the fastest clock the design's record closed, the Yosys release that builds it; said on
     stderr).  A build that misses timing names each failing clock domain and what to try.
     ``--lanes max``: as many lanes as fit (``fit``); ``--multipliers``: DSP blocks (default), LUTs,
@@ -18,8 +18,8 @@
 ``python -m fpga bench [ARCH INSTR ...] [--reports DIR ...] [--seconds S]``
     per unit: the board's dot-adds per second (lanes x design clock) against golden's on one host core.
 ``python -m fpga records [--only PATTERN] [--jobs N] [--report FILE] [--update] [--from-build FOLDER ...] [--table]``
-    rebuild the configurations of ``docs/fpga/records.toml`` and flag any whose Fmax or resources
-    moved beyond the placement noise, or whose verdict changed (exit 1) (``fpga.records_check``).
+    rebuild the configurations of ``fpga/toolchain/records.toml`` and flag any whose Fmax or resources
+    moved beyond the placement noise, or whose verdict changed (exit 1) (``fpga.toolchain.records_check``).
 ``python -m fpga program ARCH INSTR [--board ulx3s-85f]``
     load that bitstream into a connected board with openFPGALoader.
 ``python -m fpga run ARCH INSTR --port URL [-n N]``, ``python -m fpga replay FILE --port URL``,
@@ -47,14 +47,14 @@ from fractions import Fraction
 import golden
 from golden.options import Parser, whole_number, yes_no_option
 
-from . import run as board_run
-from .builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, say, \
+from .host import run as board_run
+from .toolchain.builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, say, \
     timing_failure
-from .driver import BoardLink, BoardError
+from .host.driver import BoardLink, BoardError
 from golden.console import exit_with
 
 
-AUTO = "auto"        # --clock and --pipeline: the board's family's default (fpga.builds.resolve_defaults)
+AUTO = "auto"        # --clock and --pipeline: the board's family's default (fpga.toolchain.builds.resolve_defaults)
 TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (default 5; a simulated "
                 "board wants 120: python -m fpga sim --serve prints it)")
 
@@ -66,7 +66,7 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True, auto:
                     help="dot-adds per unit input beat (default 1); max: as many as fit (build, program)")
     ap.add_argument("--core", action="store_true", help="a tensor core even for one instruction")
     ap.add_argument("--baud", type=whole_number(1), default=None, help="UART rate (default: the board's, 1,000,000)")
-    clock_default = ("auto: the fastest clock this design's record in docs/fpga/records.toml closed at this "
+    clock_default = ("auto: the fastest clock this design's record in fpga/toolchain/records.toml closed at this "
                      "level, else the family's default (ECP5: 75 MHz at level 3), else the board's"
                      if auto else "the board's clock")
     ap.add_argument("--clock", type=_mhz, default=AUTO if auto else None, metavar="MHZ|auto" if auto else "MHZ",
@@ -78,7 +78,7 @@ def _config_args(ap: argparse.ArgumentParser, instr_required: bool = True, auto:
 
 def _mhz(text: str) -> int | str:
     """``--clock MHZ`` in Hz (whole hertz: a PLL must make it exactly), or ``auto`` (build, program:
-    the family's default, :func:`fpga.builds.resolve_defaults`)."""
+    the family's default, :func:`fpga.toolchain.builds.resolve_defaults`)."""
     if text == AUTO:
         return AUTO
     try:
@@ -92,7 +92,7 @@ def _mhz(text: str) -> int | str:
 
 def _lanes(text: str):
     """``--lanes``: a positive integer or ``max``."""
-    from .fit import parse_lanes
+    from .toolchain.fit import parse_lanes
     try:
         return parse_lanes(text)
     except ValueError as e:
@@ -101,7 +101,7 @@ def _lanes(text: str):
 
 def _yosys_version(text: str) -> str:
     """``--yosys``: a release number as PyPI spells YoWASP's (checked before pip is asked), or ``env``."""
-    from .build import check_yosys_version
+    from .toolchain.build import check_yosys_version
     if text == AUTO:
         return AUTO
     try:
@@ -111,7 +111,7 @@ def _yosys_version(text: str) -> str:
 
 
 def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"), auto: bool = True) -> None:
-    from .boards import BOARDS
+    from .toolchain.boards import BOARDS
     _config_args(ap, auto=auto)        # build and program: the defaults the records close; fit: level 0 as before
     ap.add_argument("--board", default="ulx3s-85f", help=f"one of {', '.join(BOARDS)} (default ulx3s-85f)")
     ap.add_argument("--multipliers", default="dsp", choices=multipliers,
@@ -126,11 +126,11 @@ def _build_args(ap: argparse.ArgumentParser, multipliers=("dsp", "lut", "auto"),
 
 
 def _route_timeout_arg(ap: argparse.ArgumentParser) -> None:
-    from .progress import ROUTE_TIMEOUT_S
+    from .toolchain.progress import ROUTE_TIMEOUT_S
     ap.add_argument("--route-timeout", type=_seconds, default=ROUTE_TIMEOUT_S, metavar="SECONDS",
                     help=f"stop a route that has not finished after this long, with the best report it has "
                          f"(default {ROUTE_TIMEOUT_S:g} s)")
-    from .families import FAMILIES
+    from .toolchain.families import FAMILIES
     routers = sorted({r for fam in FAMILIES.values() for r in fam.routers})     # each family checks its own
     ap.add_argument("--router", default=AUTO, choices=(*routers, AUTO),
                     help="nextpnr's router, or auto (default): the one the design's record names (router2 where "
@@ -187,7 +187,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--headroom", type=float, default=None,
                      help="fraction of the device's LUT4s a fit may use (default 0.8: room for placement and routing)")
     bench = sub.add_parser("bench", help="the board's dot-adds per second against golden's on this machine's cores")
-    from .bench import add_arguments as bench_arguments
+    from .host.bench import add_arguments as bench_arguments
     bench_arguments(bench)
     sub.add_parser("tools", help="install the Yosys releases the families pin beside the builds (build/fpga-tools)")
     _records_args(sub)
@@ -214,8 +214,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _records_args(sub) -> None:
-    from .records import MANIFEST
-    rec = sub.add_parser("records", help="rebuild the records of docs/fpga/records.toml and flag what moved "
+    from .toolchain.records import MANIFEST
+    rec = sub.add_parser("records", help="rebuild the records of fpga/toolchain/records.toml and flag what moved "
                                          "beyond the placement noise (hours; make fpga-records-bg)")
     rec.add_argument("--only", action="append", metavar="PATTERN",
                      help="records whose name matches (shell wildcards, or a part of it); repeatable")
@@ -232,7 +232,7 @@ def _records_args(sub) -> None:
 
 
 def _selftest_args(sub) -> None:
-    from .selftest.model import KINDS
+    from .board.selftest.model import KINDS
     st = sub.add_parser("selftest", help="the on-board self-test: operands made and results signed on the board")
     _config_args(st)
     st.add_argument("--blocks", type=whole_number(1), default=16, help="blocks to check (default 16)")
@@ -275,8 +275,8 @@ def plant_params(ins, text: str):
 
 def main(argv=None) -> int:
     from cosim.build import BuildError as SimBuildError      # a simulator's build (Verilator)
-    from .build import BuildError
-    from .sim import SimError
+    from .toolchain.build import BuildError
+    from .host.sim import SimError
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.cmd](args)
@@ -289,7 +289,7 @@ def main(argv=None) -> int:
 
 
 def cmd_sim(args) -> int:
-    from .sim import cli as simrun
+    from .host.sim import cli as simrun
     cfg, dut = dut_config(args)
     return simrun.main(cfg, n=args.n, seed=args.seed, waves=args.waves, serve=args.serve, port=args.port, dut=dut)
 
@@ -303,7 +303,7 @@ def cmd_sim(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .boards import board as find_board
+    from .toolchain.boards import board as find_board
     report, cfg = build_board(args, args.standin)
     print(report.text(), end="")
     if not report.timing_met and not args.allow_timing_fail:
@@ -313,8 +313,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_program(args) -> int:
-    from .boards import board as find_board
-    from .build import program
+    from .toolchain.boards import board as find_board
+    from .toolchain.build import program
     report, cfg = build_board(args)
     if not report.timing_met:
         raise ValueError(f"the bitstream misses timing, not loading it: "
@@ -369,8 +369,8 @@ def cmd_identify(args) -> int:
 
 
 def cmd_selftest(args) -> int:
-    from .selftest import host as selftest
-    from .sim import cli as simrun
+    from .host.selftest import run as selftest
+    from .host.sim import cli as simrun
     cfg, dut = dut_config(args)
     if dut is not None and (args.port or args.plant):
         raise ValueError("--dut builds a simulated board of your design; leave out --port and --plant")
@@ -394,8 +394,8 @@ def cmd_selftest(args) -> int:
 
 
 def cmd_fit(args) -> int:
-    from .boards import board as find_board
-    from .fit import LUT_HEADROOM, fit_unit
+    from .toolchain.boards import board as find_board
+    from .toolchain.fit import LUT_HEADROOM, fit_unit
     brd = find_board(args.board)
     if args.core or len(golden.select(args.arch, args.instr)) > 1:
         raise ValueError("fit counts the lanes of one instruction's dot-add unit; a tensor core has one lane")
@@ -426,8 +426,8 @@ def cmd_fit(args) -> int:
 
 def cmd_tools(args) -> int:
     """Install each family's pinned Yosys release (other than the environment's) before a build needs it."""
-    from .build import ENV_YOSYS, tool_command
-    from .families import FAMILIES
+    from .toolchain.build import ENV_YOSYS, tool_command
+    from .toolchain.families import FAMILIES
     for fam in FAMILIES.values():
         release = fam.yosys_version or ENV_YOSYS
         if release != ENV_YOSYS:
@@ -436,12 +436,12 @@ def cmd_tools(args) -> int:
 
 
 def cmd_records(args) -> int:
-    from .records_check import main as records_main
+    from .toolchain.records_check import main as records_main
     return records_main(args)
 
 
 def cmd_bench(args) -> int:
-    from .bench import main as bench_main
+    from .host.bench import main as bench_main
     return bench_main(args)
 
 

@@ -61,14 +61,14 @@ _MEM_INPUTS = ("RD_CLK", "RD_EN", "RD_ARST", "RD_SRST", "RD_ADDR", "WR_CLK", "WR
 
 
 def _config(instr, core):
-    from fpga.config import BoardConfig
+    from fpga.board.config import BoardConfig
     return BoardConfig(ARCH, instr, core=core, pipelining=PIPELINE, clock_hz=CLOCK_HZ)
 
 
 def _plant(name):
     """A change the check must catch: one column of the CRC's XOR network (one bit of the CRC)."""
     if name == "crc":
-        import fpga.link as link
+        import fpga.board.link as link
         module = sys.modules[link.crc16_step.__module__]
         module._CRC_COLUMNS[3] ^= 1 << 5
 
@@ -84,8 +84,8 @@ def rtlil_of(top, name: str) -> str:
 
 def dump(out: Path, plant=None) -> None:
     """This tree's designs as RTLIL files in ``out`` (``<name>.il``)."""
-    from fpga.link import HostLink
-    from fpga.top import BoardTop
+    from fpga.board.link import HostLink
+    from fpga.board.top import BoardTop
     if plant is not None:
         _plant(plant)
     out.mkdir(parents=True, exist_ok=True)

@@ -464,7 +464,7 @@ def test_runtime_objects_are_kept_per_verilator_root():
     checkout, a venv made anew) gets its own cache entry, not objects whose headers are gone."""
     import dataclasses
     from cosim import build as bld, toolchain
-    from fpga.sim import board as sim
+    from fpga.host.sim import board as sim
     tc = toolchain.setup()
     moved = dataclasses.replace(tc, verilator_root=tc.verilator_root + "-elsewhere")
     meta = {"wave_format": None}

@@ -110,7 +110,7 @@ def test_yosys_reads_the_verilog_design_and_refuses_the_systemverilog_one():
     """dotp_v2k (Verilog-2005) passes the board's Yosys check; dotp_vr (structs, functions returning
     them, casts to typedefs) is refused in one line before anything is built."""
     from cosim.dut.description import DescriptionError
-    from fpga.dut import dut_board
+    from fpga.board.dut import dut_board
     board = dut_board(EXAMPLES / "dotp_v2k/unit.toml")
     assert board.ins.name == "HMMA.1688.F32" and board.iface.latency >= 3
     with pytest.raises(DescriptionError, match="Yosys cannot read the design"):
@@ -133,7 +133,7 @@ def test_fpga_sim_runs_the_verilog_design_end_to_end(capsys, toml, rc, status):
 def test_a_bitstream_build_carries_the_designs_files_and_options():
     """make fpga DUT=: the build plan carries the adapter, the design's files (a .f list nesting another,
     include folders) under dut/, and the -D/-I options Yosys reads them with."""
-    from fpga.dut import DutBoard, platform_files
+    from fpga.board.dut import DutBoard, platform_files
     prep = prepare(EXAMPLES / "dotp_mf/unit.toml")
     target, ins = prep.pairs[0]
     srcs, _ = sources_for(prep, target, ins)

@@ -267,7 +267,7 @@ def test_cli_runs_a_tile_device(capsys):
 
 
 def test_a_tile_device_stays_off_the_board():
-    from fpga.dut import dut_board
+    from fpga.board.dut import dut_board
     with pytest.raises(DescriptionError, match=r"\[tile\]: a tile device does not go on the board"):
         dut_board(TILE)
 

@@ -1,14 +1,14 @@
-"""fpga.bench: the host's self-test check against a board lane, numpy and compiled side by side, on
+"""fpga.host.bench: the host's self-test check against a board lane, numpy and compiled side by side, on
 made-up build reports or a given clock and a tiny budget (no timing is asserted: the numbers are the
 benchmark's, not the test's)."""
 
 import golden
 import pytest
 
-from fpga import bench
+from fpga.host import bench
 from fpga.__main__ import main
-from fpga.build import BuildReport, Resources
-from fpga.selftest.fast import available
+from fpga.toolchain.build import BuildReport, Resources
+from fpga.host.selftest.fast import available
 
 HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 UNIT = "hopper HGMMA.64xNx16.F32"

@@ -16,9 +16,9 @@ import pytest
 import golden
 from cosim import toolchain
 from fpga import BoardLink, BoardConfig, BoardMismatch
-from fpga import run as board_run
-from fpga.sim import BoardSim
-from fpga.sim.cli import SIM_TIMEOUT_S, build
+from fpga.host import run as board_run
+from fpga.host.sim import BoardSim
+from fpga.host.sim.cli import SIM_TIMEOUT_S, build
 
 CONFIGS = {
     "FDA": ("hopper", "HGMMA.64xNx16.F32"),

@@ -1,4 +1,5 @@
-"""fpga.boards and fpga.build: the board table, the fit check, the report, programming's command line.
+"""fpga.toolchain.boards and fpga.toolchain.build: the board table, the fit check, the report, programming's
+command line.
 
 The fast tests need no toolchain.  The toolchain tests build a blinky-and-loopback top for the
 smallest ULX3S with the real YoWASP tools; the bitstream of a real unit is behind the slow marker.
@@ -16,8 +17,8 @@ import pytest
 from amaranth import Elaboratable, Module, Signal
 from amaranth.lib import io
 
-from fpga import boards, build
-from fpga.build import BuildError, BuildReport, CriticalPath, DoesNotFit, Resources
+from fpga.toolchain import boards, build
+from fpga.toolchain.build import BuildError, BuildReport, CriticalPath, DoesNotFit, Resources
 
 SMALL = "ulx3s-12f"
 
@@ -156,7 +157,7 @@ def test_fpga_builds_synthesise_with_the_pinned_yosys(monkeypatch):
 
 def test_ecp5_synthesises_with_its_pinned_yosys_as_requirements_txt_states():
     """ECP5 keeps 0.64 (0.70 aborts on a CDNA3 board top); the pin is written in requirements.txt."""
-    from fpga.families import FAMILIES
+    from fpga.toolchain.families import FAMILIES
     release = FAMILIES["ecp5"].yosys_version
     assert release and release != build.ENV_YOSYS
     pins = (Path(__file__).resolve().parents[2] / "requirements.txt").read_text()
@@ -271,7 +272,7 @@ def test_a_known_place_and_route_failure_says_what_to_try():
 
 def test_a_webassembly_trap_is_explained(tmp_path):
     """A YoWASP tool that traps (no ERROR line) is named for what it likely is, with a way out."""
-    from fpga.build import _tool_error
+    from fpga.toolchain.build import _tool_error
     out = tmp_path / "synthesis.out"
     out.write_text("Traceback ...\nCaused by:\n    wasm trap: wasm `unreachable` instruction executed\n")
     said = _tool_error(out)

@@ -1,4 +1,4 @@
-"""The link on a slow clock, the compute on an unrelated fast one (fpga.crossing), in Amaranth's simulator.
+"""The link on a slow clock, the compute on an unrelated fast one (fpga.board.crossing), in Amaranth's simulator.
 
 The same requests go to a one-clock link and to a two-clock link (fast clock 0.37 or 2.3 times the
 slow clock's period): the results, RUN's cycles (counted on the compute clock), the self-test's
@@ -17,10 +17,10 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 import golden
-from fpga.config import BoardConfig
-from fpga.crossing import FAST
-from fpga.link import HostLink
-from fpga.protocol import Command, Status, capture_request, encode_request, parse_selftest, selftest_request
+from fpga.board.config import BoardConfig
+from fpga.board.crossing import FAST
+from fpga.board.link import HostLink
+from fpga.board.protocol import Command, Status, capture_request, encode_request, parse_selftest, selftest_request
 from tests.fpga.test_fpga_link import CLOCKS_PER_BIT, Host, Linked, operands, run_and_read, small_config
 
 SLOW_PERIOD = 1e-6
@@ -121,7 +121,7 @@ def test_a_plant_needs_two_domains():
 def test_board_top_without_a_platform_takes_a_fast_clock_port_when_asked():
     from amaranth.back import verilog
 
-    from fpga.top import BoardTop
+    from fpga.board.top import BoardTop
     from tests.fpga.test_fpga_link import _ports
     two = verilog.convert(BoardTop(small_config(), two_domains=True), name="board")
     assert _ports(two) == {"clk", "rst", "fast_clk", "fast_rst", "uart_rx", "uart_tx"}
@@ -131,7 +131,7 @@ def test_board_top_without_a_platform_takes_a_fast_clock_port_when_asked():
 @pytest.mark.slow      # two board tops prepared; make test: test_fpga_clocks' 16 MHz top has the bridge and both clocks
 def test_a_pll_board_defaults_to_two_domains_with_the_link_on_the_oscillator():
     boards = pytest.importorskip("amaranth_boards.ulx3s")
-    from fpga.top import BoardTop
+    from fpga.board.top import BoardTop
     cfg = _selftest_config()                         # 4 MHz design clock from the 25 MHz oscillator
     two = boards.ULX3S_85F_Platform().prepare(BoardTop(cfg), name="board").files
     one = boards.ULX3S_85F_Platform().prepare(BoardTop(cfg, two_domains=False), name="board").files
@@ -145,16 +145,16 @@ def test_a_pll_board_defaults_to_two_domains_with_the_link_on_the_oscillator():
 
 @pytest.mark.slow
 def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
-    """``fpga.sim``'s main drives ``fast_clk`` (period 0.37 of ``clk``'s): the driver's dot-adds equal
+    """``fpga.host.sim``'s main drives ``fast_clk`` (period 0.37 of ``clk``'s): the driver's dot-adds equal
     golden and the self-test passes, as on the one-clock board."""
     import io
 
     from cosim import toolchain
     from fpga import BoardLink
-    from fpga import run as board_run
-    from fpga.selftest import run_selftest
-    from fpga.sim import BoardSim, has_fast_clock
-    from fpga.sim.cli import SIM_TIMEOUT_S, build
+    from fpga.host import run as board_run
+    from fpga.host.selftest import run_selftest
+    from fpga.host.sim import BoardSim, has_fast_clock
+    from fpga.host.sim.cli import SIM_TIMEOUT_S, build
     try:
         toolchain.setup()
     except toolchain.ToolchainError as e:
@@ -171,11 +171,11 @@ def test_two_domain_board_simulation_runs_dot_adds_and_the_selftest(tmp_path):
         assert report.ok, report.summary()
 
 
-# ---- the structural check (fpga.cdc_check) -----------------------------------------------------------
+# ---- the structural check (fpga.board.cdc_check) -----------------------------------------------------------
 
 def test_every_crossing_of_the_two_domain_top_is_approved_and_a_bare_flag_is_found():
-    from fpga.cdc_check import crossings
-    from fpga.top import BoardTop
+    from fpga.board.cdc_check import crossings
+    from fpga.board.top import BoardTop
     cfg = _selftest_config()
     assert crossings(BoardTop(cfg, two_domains=True)) == []
     assert crossings(BoardTop(cfg, two_domains=False)) == []
@@ -186,8 +186,8 @@ def test_every_crossing_of_the_two_domain_top_is_approved_and_a_bare_flag_is_fou
 def test_the_check_sees_handshaked_values_that_are_not_declared(monkeypatch):
     """Planted: the bridge forgets to declare its handshaked registers; the check lists every one of
     them that a register of the other domain reads."""
-    from fpga import cdc_check
-    from fpga.top import BoardTop
+    from fpga.board import cdc_check
+    from fpga.board.top import BoardTop
     monkeypatch.setattr(cdc_check._Walk, "fragment", _forgetting(cdc_check._Walk.fragment))
     found = cdc_check.crossings(BoardTop(_selftest_config(), two_domains=True))
     assert any("cycles (fast) -> sync" in f for f in found) and any("run_count (sync) -> fast" in f for f in found)

@@ -1,4 +1,4 @@
-"""fpga.clocks and the design clock: the ECP5 PLL's dividers (checked against Project Trellis's
+"""fpga.toolchain.families.ecp5_pll and the design clock: the ECP5 PLL's dividers (checked against Project Trellis's
 ``ecppll``), the board top's PLL and reset, the timing verdict on the design clock's net, and the
 command line's ``--clock``.  The real build of the CDNA3 FDRDA board top at 16 MHz is slow."""
 
@@ -15,13 +15,13 @@ from amaranth.back import rtlil
 from amaranth_boards.ecp5_5g_evn import ECP55GEVNPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from fpga import build
+from fpga.toolchain import build
 from fpga.__main__ import _parser, config_from, main
-from fpga.build import BuildError, BuildReport, CriticalPath, Resources
-from fpga.clocks import (FEEDBACK_HZ, OUTPUT_HZ, PFD_HZ, VCO_HZ, ECP5PLL, PLLParams, ecp5_pll,
+from fpga.toolchain.build import BuildError, BuildReport, CriticalPath, Resources
+from fpga.toolchain.families.ecp5_pll import (FEEDBACK_HZ, OUTPUT_HZ, PFD_HZ, VCO_HZ, ECP5PLL, PLLParams, ecp5_pll,
                          makes_exactly)
-from fpga.config import BoardConfig
-from fpga.top import BoardTop
+from fpga.board.config import BoardConfig
+from fpga.board.top import BoardTop
 
 REPO = Path(__file__).resolve().parent.parent.parent
 ECPPLL = Path(sys.executable).parent / "yowasp-ecppll"

@@ -4,7 +4,7 @@ catalog entry's (make fpga-sim ARCH=custom INSTR=SPEC)."""
 from __future__ import annotations
 
 import golden
-from fpga.config import BoardConfig
+from fpga.board.config import BoardConfig
 
 SPEC = "k=2,a=e5m2,c=f16,base=FDA,F=exact,e_zero=-126,out_rounding=RNE,overflow=ieee,zero_sign=ieee754"
 

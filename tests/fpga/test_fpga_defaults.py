@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fpga import build
+from fpga.toolchain import build
 from fpga.__main__ import main
-from fpga.families import FAMILIES
+from fpga.toolchain.families import FAMILIES
 
 REPO = Path(__file__).resolve().parent.parent.parent
 RECORDS = REPO / "docs" / "fpga"
@@ -57,7 +57,7 @@ def test_a_faster_default_would_be_caught_by_the_records():
 
 
 def test_auto_builds_at_the_familys_default_and_says_so(capsys, monkeypatch, tmp_path):
-    from fpga import records
+    from fpga.toolchain import records
     monkeypatch.setattr(records, "MANIFEST", tmp_path / "none.toml")       # no record: the family's default
     seen = {}
 

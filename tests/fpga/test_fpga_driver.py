@@ -1,7 +1,7 @@
-"""The host side: protocol frames, BoardConfig (identity, packing) and the driver fpga.driver.BoardLink.
+"""The host side: protocol frames, BoardConfig (identity, packing) and the driver fpga.host.driver.BoardLink.
 
 The driver talks to :class:`FakeBoard`, a board in Python that unpacks entries with cosim's
-payload packer (an implementation independent of fpga.config's) and computes with golden; faults
+payload packer (an implementation independent of fpga.board.config's) and computes with golden; faults
 are planted in it (damaged requests and responses, silence, a wrong result, another bitstream).
 The driver against the simulated gateware is in test_fpga_link.py.
 """
@@ -16,12 +16,12 @@ from collections import deque
 import numpy as np
 import pytest
 
-import fpga.driver as driver
+import fpga.host.driver as driver
 import golden
 from cosim.payload import PayloadLayout
-from fpga.config import BoardConfig
-from fpga.driver import BoardLink, BoardError, BoardMismatch, LinkTimeout
-from fpga.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser,
+from fpga.board.config import BoardConfig
+from fpga.host.driver import BoardLink, BoardError, BoardMismatch, LinkTimeout
+from fpga.board.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser,
                            ProtocolError, Status, decode_frame, encode_request, encode_response)
 from golden.vectors import random_operands
 

@@ -1,4 +1,4 @@
-"""fpga.families: the ECP5 and Gowin GW5A families behind one interface, and the board that names
+"""fpga.toolchain.families: the ECP5 and Gowin GW5A families behind one interface, and the board that names
 each; the plans they make (no tool runs: these cost about a second)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from fpga import boards, build
-from fpga.families import FAMILIES, Resources, Step, family
-from fpga.families.gowin import chipdb
-from fpga.fit import board_config, buffer_ebr
-from fpga.top import BoardTop, platform_family
+from fpga.toolchain import boards, build
+from fpga.toolchain.families import FAMILIES, Resources, Step, family
+from fpga.toolchain.families.gowin import chipdb
+from fpga.toolchain.fit import board_config, buffer_ebr
+from fpga.board.top import BoardTop, platform_family
 from tests.fpga.test_fpga_build import Blinky
 
 GOWIN = "tang-mega-138k"

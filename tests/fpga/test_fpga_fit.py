@@ -1,4 +1,4 @@
-"""fpga.fit and fpga.multipliers: lanes that fit a device, from costs measured by synthesis.
+"""fpga.toolchain.fit and fpga.toolchain.multipliers: lanes that fit a device, from costs measured by synthesis.
 
 The arithmetic runs on made-up costs; the multiplier choices are synthesised for real on a toy
 two-lane design (seconds); one real unit's lane cost is behind the slow marker.
@@ -10,11 +10,11 @@ import pytest
 from amaranth import Module, Signal
 from amaranth.lib import io, wiring
 
-from fpga import fit as fitting
+from fpga.toolchain import fit as fitting
 from fpga.__main__ import main
-from fpga.build import Resources, synthesise
-from fpga.fit import LaneCost, buffer_ebr, board_config, cost_from, depth_for, fit, parse_lanes
-from fpga.multipliers import check_multipliers, yosys_overrides
+from fpga.toolchain.build import Resources, synthesise
+from fpga.toolchain.fit import LaneCost, buffer_ebr, board_config, cost_from, depth_for, fit, parse_lanes
+from fpga.toolchain.multipliers import check_multipliers, yosys_overrides
 
 DEVICE = Resources(lut4=10_000, ff=10_000, dsp=20, ebr=50)
 

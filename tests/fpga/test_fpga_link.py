@@ -1,10 +1,10 @@
-"""The host-link controller (fpga.link.HostLink) with its unit, byte by byte in Amaranth's simulator.
+"""The host-link controller (fpga.board.link.HostLink) with its unit, byte by byte in Amaranth's simulator.
 
 No UART here: request bytes go straight into the link's ``rx`` stream and response bytes come off
 its ``tx`` stream.  Results are compared bit for bit with golden.dot_add; every fault the link
 must survive (bad CRC, a truncated frame, bad commands, lengths and ranges, overflow) is planted
 and the board is shown to answer the next request.  The last tests run the real driver
-(fpga.driver.BoardLink) against the simulated gateware through a port object.
+(fpga.host.driver.BoardLink) against the simulated gateware through a port object.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from amaranth.sim import Simulator
 
 import golden
 import hw
-from fpga.config import BoardConfig
-from fpga.link import HostLink
-from fpga.protocol import (REQUEST_SYNC, Command, FrameParser, Status, crc16, encode_request,
+from fpga.board.config import BoardConfig
+from fpga.board.link import HostLink
+from fpga.board.protocol import (REQUEST_SYNC, Command, FrameParser, Status, crc16, encode_request,
                            parse_counters)
 from golden.vectors import random_operands
 
@@ -378,7 +378,7 @@ def test_counters_count_skips_and_framing_errors_and_reset_clears_them():
 def test_link_crc_is_the_protocol_crc():
     """The check value of CRC-16/CCITT-FALSE (a published constant), on the host and the gateware."""
     from amaranth.sim import Simulator as Sim
-    from fpga.link import crc16_step
+    from fpga.board.link import crc16_step
     from amaranth import Signal
     assert crc16(b"123456789") == 0x29B1
     crc, byte = Signal(16), Signal(8)
@@ -456,7 +456,7 @@ class SimPort:
 
 
 def test_driver_runs_batches_on_the_gateware():
-    from fpga.driver import BoardLink
+    from fpga.host.driver import BoardLink
     cfg = small_config(depth=2, lanes=2)                         # 4 rows a batch: 11 rows take 3
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 11, seed=11)
@@ -468,7 +468,7 @@ def test_driver_runs_batches_on_the_gateware():
 
 
 def test_a_request_damaged_in_transit_is_refused_by_the_board_and_resent():
-    from fpga.driver import BoardLink
+    from fpga.host.driver import BoardLink
     cfg = small_config(depth=4)
     ins = cfg.instruction_objects[0]
     a, b, c, _, _ = operands(ins, 4, seed=12)
@@ -478,12 +478,12 @@ def test_a_request_damaged_in_transit_is_refused_by_the_board_and_resent():
     assert board.retries == 1 and board.counters()["crc_errors"] == 1
 
 
-# ---- the board top (needs fpga.uart) -------------------------------------------------------------
+# ---- the board top (needs fpga.board.uart) -------------------------------------------------------------
 
 def _board_verilog(config) -> str:
-    pytest.importorskip("fpga.uart", reason="fpga/uart.py (the UART helper's) is not in this checkout yet")
+    pytest.importorskip("fpga.board.uart", reason="fpga/board/uart.py (the UART helper's) is not in this checkout yet")
     from amaranth.back import verilog
-    from fpga.top import BoardTop
+    from fpga.board.top import BoardTop
     return verilog.convert(BoardTop(config), name="board")
 
 
@@ -503,9 +503,9 @@ def test_board_top_converts_for_hopper_hgmma():
 
 
 def test_board_top_takes_the_platforms_pins_and_checks_its_clock():
-    pytest.importorskip("fpga.uart", reason="fpga/uart.py (the UART helper's) is not in this checkout yet")
+    pytest.importorskip("fpga.board.uart", reason="fpga/board/uart.py (the UART helper's) is not in this checkout yet")
     boards = pytest.importorskip("amaranth_boards.ulx3s")
-    from fpga.top import BoardTop
+    from fpga.board.top import BoardTop
     plan = boards.ULX3S_85F_Platform().prepare(BoardTop(small_config(clock_hz=25_000_000)), name="board")
     rtlil = plan.files["board.il"]
     assert all(pin in rtlil for pin in ("uart_0__rx", "uart_0__tx", "led_0", "led_1", "rx_pin", "tx_pin"))

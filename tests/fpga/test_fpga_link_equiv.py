@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from fpga.config import BoardConfig
-from fpga.link import HostLink, frame
+from fpga.board.config import BoardConfig
+from fpga.board.link import HostLink, frame
 from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""fpga.progress: a build's phases and the router's progress on the way, and a route that does not
+"""fpga.toolchain.progress: a build's phases and the router's progress on the way, and a route that does not
 converge stopped at its limit, shown with a fake nextpnr (a script that writes router lines to its
 log) so the tests cost seconds, not a place and route.
 """
@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from fpga import build, progress
-from fpga.progress import Phase, PnrState, parse_line
+from fpga.toolchain import build, progress
+from fpga.toolchain.progress import Phase, PnrState, parse_line
 
 # lines as nextpnr-ecp5 0.11.1 writes them (router1), and router2's summary line
 ECP5_LOG = """\
@@ -175,7 +175,7 @@ def _router1_line(iteration: int, arcs: int) -> str:
 
 def test_a_route_that_stops_falling_is_called_not_converging():
     """The CoGFDRDA top's route here: 104,778 arcs, then about 101,000 for a quarter of an hour."""
-    from fpga.progress import STALL_S, _status
+    from fpga.toolchain.progress import STALL_S, _status
     state = _fed(ECP5_LOG.split("Info:    IterCnt")[0])
     t = 0.0
     for n, arcs in enumerate((104_778, 103_100, 101_534, 102_400, 100_816)):

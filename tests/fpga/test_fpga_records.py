@@ -1,4 +1,4 @@
-"""The build records (``fpga.records``, ``python -m fpga records``) and the defaults that come from
+"""The build records (``fpga.toolchain.records``, ``python -m fpga records``) and the defaults that come from
 them: the manifest read and written, a record made from a finished build folder and from a kept
 log, the re-check flagging a planted moved Fmax, a planted moved resource and a planted changed
 verdict (and not a move within the noise), every clock domain judged (a sync domain below the
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from fpga import build, records, records_table
+from fpga.toolchain import build, records, records_table
 from fpga.__main__ import _parser, main
-from fpga.build import BuildReport, CriticalPath, Resources
-from fpga.families import FAMILIES, PlaceAndRoute
+from fpga.toolchain.build import BuildReport, CriticalPath, Resources
+from fpga.toolchain.families import FAMILIES, PlaceAndRoute
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MHZ = 1_000_000
@@ -82,7 +82,7 @@ def test_the_manifest_round_trips_and_each_command_is_the_cli(tmp_path):
     env = replace(rec, name="x/env", yosys="env", seed=2)
     text = records.dumps([rec, env])
     assert records.parse(text) == [rec, env]
-    kept = records.load(REPO / "docs" / "fpga" / "records.toml")
+    kept = records.load(records.MANIFEST)
     assert len(kept) >= 10 and all(r.result is not None for r in kept)
     for r in kept:                                      # the command a record shows is one the parser takes
         args = _parser().parse_args(r.command().split()[3:])
@@ -127,7 +127,7 @@ def test_the_build_names_the_failing_domain_in_one_line(capsys, monkeypatch, tmp
 # --- the re-check ---------------------------------------------------------------------------------
 
 def _fake_builds(monkeypatch, tmp_path, planted: dict):
-    """``fpga.build.build`` replaced: a report of HGMMA at the record's numbers, or as ``planted`` says
+    """``fpga.toolchain.build.build`` replaced: a report of HGMMA at the record's numbers, or as ``planted`` says
     (design -> fmax dict, lut4)."""
     def fake_build(top, brd, design, **kw):
         top._MustUse__silence = True
@@ -318,7 +318,7 @@ def test_auto_pipeline_takes_an_override_only_where_the_level_missed(capsys, mon
 def test_the_plan_names_nextpnrs_choices_and_one_the_family_lacks_is_refused():
     from amaranth import Elaboratable, Module, Signal
 
-    from fpga.boards import board as find_board
+    from fpga.toolchain.boards import board as find_board
 
     class Blink(Elaboratable):
         def elaborate(self, platform):
@@ -390,11 +390,11 @@ def test_make_targets_run_the_records_in_the_foreground_and_the_background():
 
 def test_the_defaults_pick_a_passing_record_wherever_one_exists():
     """The defaults come from these records: for each ECP5 board top recorded, the pipelining and clock
-    the defaults pick (fpga.records.pipeline_choice, fastest_clock) are a record that met timing at
+    the defaults pick (fpga.toolchain.records.pipeline_choice, fastest_clock) are a record that met timing at
     the family's clock or faster, whenever some record of that top at the family's level (or an
     override of it) did; the tops that no record closes are the README's "Not done"."""
     ecp5 = FAMILIES["ecp5"]
-    manifest = records.load(REPO / "docs" / "fpga" / "records.toml")
+    manifest = records.load(records.MANIFEST)
     tops = {(r.arch, r.instr) for r in manifest if not r.standin and r.board == "ulx3s-85f"}
     assert len({records_table.algorithm(r) for r in manifest if (r.arch, r.instr) in tops}) == 9
     level = ecp5.default_pipeline
@@ -414,7 +414,7 @@ def test_every_algorithms_board_top_closes_the_familys_clock_at_the_defaults():
     defaults pick a record that met the family's clock or faster, and place and route the way that
     record was (so that a build with no options is that record's build)."""
     ecp5 = FAMILIES["ecp5"]
-    manifest = records.load(REPO / "docs" / "fpga" / "records.toml")
+    manifest = records.load(records.MANIFEST)
     tops = {(r.arch, r.instr) for r in manifest if not r.standin and r.board == "ulx3s-85f"}
     for arch, instr in sorted(tops):
         spec, _ = records.pipeline_choice(manifest, arch, instr, "ulx3s-85f", ecp5.default_pipeline)
@@ -460,9 +460,9 @@ def test_a_release_that_fails_is_retried_with_the_other(capsys, monkeypatch, tmp
 def test_the_docs_table_is_the_manifests():
     """docs/fpga/README.md's records table is ``python -m fpga records --table``: a record changed in the
     manifest and not in the docs (or the other way) fails here."""
-    from fpga.records_table import docs_block, markdown
+    from fpga.toolchain.records_table import docs_block, markdown
     shown = docs_block((REPO / "docs" / "fpga" / "README.md").read_text())
-    manifest = records.load(REPO / "docs" / "fpga" / "records.toml")
+    manifest = records.load(records.MANIFEST)
     assert shown == markdown(manifest), "regenerate it: python -m fpga records --table"
     first = manifest[0]
     planted = [replace(first, result=replace(first.result, lut4=first.result.lut4 + 1))] + manifest[1:]
@@ -470,7 +470,7 @@ def test_the_docs_table_is_the_manifests():
 
 
 def test_table_rows_name_the_algorithm_the_build_and_every_domain(capsys, tmp_path, manifest):
-    from fpga.records_table import algorithm, built_as, markdown
+    from fpga.toolchain.records_table import algorithm, built_as, markdown
     rec = _hgmma_record(tmp_path)
     standin = replace(rec, name="standin", standin=True)
     text = markdown([rec, standin])
@@ -484,13 +484,13 @@ def test_table_rows_name_the_algorithm_the_build_and_every_domain(capsys, tmp_pa
 
 
 def test_a_document_without_the_table_is_one_line():
-    from fpga.records_table import docs_block
+    from fpga.toolchain.records_table import docs_block
     with pytest.raises(ValueError, match="no records table"):
         docs_block("# a README\n")
 
 
 def test_from_build_rewrites_the_table_beside_the_manifest(capsys, tmp_path, manifest):
-    from fpga.records_table import BEGIN, END, docs_block, markdown
+    from fpga.toolchain.records_table import BEGIN, END, docs_block, markdown
     readme = manifest.with_name("README.md")
     readme.write_text(f"# records\n\n{BEGIN}\n{markdown([])}{END}\n\nafter\n")
     _hgmma_record(tmp_path)

@@ -8,11 +8,11 @@ from amaranth.sim import Simulator
 
 import golden
 from cosim.payload import PayloadLayout
-from fpga.selftest import model
-from fpga.config import BoardConfig
-from fpga.selftest.crc import SplitCRC
-from fpga.selftest.engine import SelfTestEngine
-from fpga.selftest.generator import SelfTestGenerator
+from fpga.board.selftest import model
+from fpga.board.config import BoardConfig
+from fpga.board.selftest.crc import SplitCRC
+from fpga.board.selftest.engine import SelfTestEngine
+from fpga.board.selftest.generator import SelfTestGenerator
 
 # scaled and unscaled, 16-, 32-bit and narrow formats; a CRC over 16- and 32-bit results; NaN
 # canonicalised (FDRDA: exact_nan False) and not
@@ -244,8 +244,8 @@ def sim_board():
 
     from cosim import toolchain
     from fpga import BoardLink
-    from fpga.sim import BoardSim
-    from fpga.sim.cli import SIM_TIMEOUT_S, build
+    from fpga.host.sim import BoardSim
+    from fpga.host.sim.cli import SIM_TIMEOUT_S, build
     try:
         toolchain.setup()
     except toolchain.ToolchainError as e:
@@ -265,8 +265,8 @@ def test_selftest_on_the_simulated_board_matches_golden(sim_board, tmp_path):
     import io
 
     from fpga import BoardError
-    from fpga.protocol import Command, selftest_request
-    from fpga.selftest import run_selftest
+    from fpga.board.protocol import Command, selftest_request
+    from fpga.host.selftest import run_selftest
     out = io.StringIO()
     with sim_board() as board:
         report = run_selftest(board, seed=PLANT_SEED, kind="bits", blocks=6, block_len=24, first_block=3, chunk=4,
@@ -309,7 +309,7 @@ def test_selftest_catches_a_planted_datapath_fault_at_the_right_vector(sim_board
     import io
 
     from cosim.failures import load_failures
-    from fpga.selftest import run_selftest
+    from fpga.host.selftest import run_selftest
     cfg = _board_config()
     ins = cfg.instruction_objects[0]
     params = ins.params.with_(F=ins.params.F + 1)

@@ -11,9 +11,9 @@ import pytest
 
 import golden
 from golden.formats import get_format, special_bits
-from fpga.selftest import check as selftest_check, fast as selftest_fast
-from fpga.selftest import model
-from fpga.config import BoardConfig
+from fpga.host.selftest import check as selftest_check, fast as selftest_fast
+from fpga.board.selftest import model
+from fpga.board.config import BoardConfig
 
 pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
 
@@ -104,7 +104,7 @@ class StandInBoard:
 def test_selftest_against_a_stand_in_board_and_a_planted_fault(tmp_path):
     """The pipelined host checker agrees with a right board (many requests, the host ahead of it)
     and names the first vector golden says differs on a board whose unit has F one larger."""
-    from fpga.selftest import first_difference, run_selftest
+    from fpga.host.selftest import first_difference, run_selftest
     cfg = BoardConfig("hopper", "HMMA.1684.F32.TF32", lanes=2)
     ins = cfg.instruction_objects[0]
     good = StandInBoard(cfg)
@@ -129,7 +129,7 @@ def test_ctrl_c_keeps_the_checked_blocks():
             if self.requests == 2:
                 raise KeyboardInterrupt
             return super().selftest(*a)
-    from fpga.selftest import run_selftest
+    from fpga.host.selftest import run_selftest
     board = Interrupting(BoardConfig("hopper", "HMMA.1684.F32.TF32", lanes=2))
     with contextlib.redirect_stderr(io.StringIO()):
         report = run_selftest(board, seed=1, blocks=8, block_len=8, chunk=2, out=io.StringIO())
@@ -139,7 +139,7 @@ def test_ctrl_c_keeps_the_checked_blocks():
 def test_the_host_kernels_release_the_gil():
     """The checker thread runs beside the link only if its kernels drop the GIL: the self-test's
     and every golden kernel the compiled path calls are compiled ``nogil``."""
-    from fpga.selftest import _kernels as k
+    from fpga.host.selftest import _kernels as k
     from golden import kernels
     golden_kernels = []
     for family in kernels._families().values():             # a row kernel (or with its parallel variant)

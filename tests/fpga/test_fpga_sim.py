@@ -1,4 +1,4 @@
-"""The Verilator board simulation (fpga.sim): serial pins bridged to TCP, talked to through pyserial.
+"""The Verilator board simulation (fpga.host.sim): serial pins bridged to TCP, talked to through pyserial.
 
 The board tops here are stand-ins written for the bridge: a pin loopback (what goes in comes back,
 so both UART models of the executable are proven at once) and a top that plants faults in the
@@ -20,7 +20,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from cosim import toolchain
-from fpga.sim import BoardSim, BuildError, SimError, build_board_sim, check_board_ports, board_verilog
+from fpga.host.sim import BoardSim, BuildError, SimError, build_board_sim, check_board_ports, board_verilog
 
 FAULT_CPB = 25
 
@@ -169,7 +169,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_forgotten_simulation_exits_with_its_parent(loopback):
-    code = (f"import os; from fpga.sim import BoardSim; sim = BoardSim({str(loopback.exe)!r}, 8).start(); "
+    code = (f"import os; from fpga.host.sim import BoardSim; sim = BoardSim({str(loopback.exe)!r}, 8).start(); "
             f"print(sim._proc.pid, flush=True); os._exit(0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).resolve().parents[2])
@@ -231,7 +231,7 @@ def test_wrong_ports_are_clear_build_errors():
 def test_failed_compile_shows_the_log(loopback, tmp_path, monkeypatch):
     broken = tmp_path / "board_sim.cpp"
     broken.write_text("int main() { this is not C++; }\n")
-    monkeypatch.setattr("fpga.sim.board.MAIN_SOURCE", broken)
+    monkeypatch.setattr("fpga.host.sim.board.MAIN_SOURCE", broken)
     with pytest.raises(BuildError, match=r"(?s)make failed.*build\.log.*error"):
         build_board_sim(PinLoopback(), name="broken", root=tmp_path / "builds")
 

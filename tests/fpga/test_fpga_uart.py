@@ -1,4 +1,4 @@
-"""The UART PHY (fpga.uart): Amaranth simulations against bit-level models, and an echo through
+"""The UART PHY (fpga.board.uart): Amaranth simulations against bit-level models, and an echo through
 Verilator checked by an independent UART model (cocotbext-uart, tests/support/fpga_uart_cocotb.py).
 
 The receiver is checked against a testbench sender whose bit edges fall at real times (not on
@@ -22,7 +22,7 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from fpga.uart import FRAME_BITS, UARTRx, UARTTx, clocks_per_bit
+from fpga.board.uart import FRAME_BITS, UARTRx, UARTTx, clocks_per_bit
 
 CLOCK_S = 40e-9                # 25 MHz, the ULX3S's clock (only the ratio to the bit time matters)
 
@@ -353,7 +353,7 @@ def echo_bench() -> EchoBench:
 
 
 def echo_build_dir(text: str, tc) -> Path:
-    """``build/fpga/uart/<hash>`` (beside cosim's builds): the hash covers the Verilog, the flags
+    """``build/fpga/board/uart/<hash>`` (beside cosim's builds): the hash covers the Verilog, the flags
     and the toolchain, so an unchanged bench is not rebuilt."""
     from cosim import build as cosim_build, toolchain
     h = hashlib.sha256()
@@ -425,7 +425,7 @@ def echo_outcome(tmp_path_factory):
         return run_echo_bench(build_dir, tmp_path_factory.mktemp("uart_echo"), mp)
 
 
-@pytest.mark.slow          # ~30 s: the Verilator build (cached in build/fpga/uart: ~4 s after)
+@pytest.mark.slow          # ~30 s: the Verilator build (cached in build/fpga/board/uart: ~4 s after)
 @pytest.mark.parametrize("echo", [name for name, (_, bit) in ECHOES.items() if bit is None])
 def test_echo_through_verilator_matches_cocotbext_uart(echo_outcome, echo):
     """cocotbext-uart's source and sink against the echo: 300 random bytes back identical."""

@@ -2,7 +2,7 @@
 
 Bad options are refused by the parser, in one line, before any simulator or bitstream is built.  A
 board that goes away (reset, unplugged, the simulated board stopped) is the driver's own
-:class:`fpga.driver.LinkLost`, one line, in ``identify``, ``run``, ``selftest`` and ``probe --backend
+:class:`fpga.host.driver.LinkLost`, one line, in ``identify``, ``run``, ``selftest`` and ``probe --backend
 fpga:``; a busy board is named as busy.  The board is :class:`tests.fpga.test_fpga_driver.FakeBoard` (a
 board in Python) behind a TCP socket, as ``python -m fpga sim --serve`` serves the simulated one, so
 no Verilator build is needed.
@@ -21,8 +21,8 @@ pytest.importorskip("serial")
 
 import golden  # noqa: E402
 from fpga.__main__ import _parser, config_from, main  # noqa: E402
-from fpga.config import BoardConfig  # noqa: E402
-from fpga.driver import BoardLink, BoardError, LinkLost, LinkTimeout  # noqa: E402
+from fpga.board.config import BoardConfig  # noqa: E402
+from fpga.host.driver import BoardLink, BoardError, LinkLost, LinkTimeout  # noqa: E402
 from tests.fpga.test_fpga_driver import FakeBoard  # noqa: E402
 
 TF32 = ("hopper", "HMMA.1684.F32.TF32")
@@ -179,8 +179,8 @@ def test_the_driver_refuses_bad_selftest_requests_before_packing_them():
 
 def test_ctrl_c_during_a_selftest_keeps_what_is_done():
     """The board answers one request, then the user presses Ctrl-C: the blocks checked are kept."""
-    from fpga.selftest import run_selftest
-    from fpga.selftest.model import SelfTestSpec
+    from fpga.host.selftest import run_selftest
+    from fpga.board.selftest.model import SelfTestSpec
     cfg = BoardConfig.from_names(*TF32, depth=4)
     spec = SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, 1, "normal", 4)
     calls = []
@@ -215,7 +215,7 @@ def test_replay_of_a_file_for_another_instruction_names_it(served, capsys, tmp_p
 def test_a_serial_port_another_program_holds_is_busy():
     """A serial port is opened exclusively: a second opener is told the board is busy, by name."""
     import os
-    from fpga.driver import BoardBusy, _open
+    from fpga.host.driver import BoardBusy, _open
     master, slave = os.openpty()
     path = os.ttyname(slave)
     first = _open(path, 115200, 0.05)
@@ -244,8 +244,8 @@ V2K = "examples/dut/dotp_v2k/unit.toml"
 def test_unit_options_with_a_design_of_ones_own_are_refused(argv, given, capsys, monkeypatch):
     """The description fixes the design: --lanes and the other unit options were dropped without a word
     by fpga sim and selftest; now refused in one line, before Yosys or Verilator is run."""
-    import fpga.dut
-    monkeypatch.setattr(fpga.dut, "dut_board", lambda *a, **k: pytest.fail("the design was read: too late"))
+    import fpga.board.dut
+    monkeypatch.setattr(fpga.board.dut, "dut_board", lambda *a, **k: pytest.fail("the design was read: too late"))
     code = _code(argv)
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: --dut {V2K} builds your design as it is: "
@@ -277,7 +277,7 @@ class _FakeSim:
 
 
 def _simulated(monkeypatch, sim):
-    import fpga.sim.cli as cli
+    import fpga.host.sim.cli as cli
     build = types.SimpleNamespace(source="cached", seconds=0.0, dir=None, wave_format=None)
     monkeypatch.setattr(cli, "build", lambda *a, **k: build)
     monkeypatch.setattr(cli, "BoardSim", lambda *a, **k: sim)
@@ -298,8 +298,8 @@ def test_a_simulated_design_that_never_answers_is_named_not_the_serial_link(serv
 
 
 def test_a_simulated_design_that_never_answers_names_its_description(served, monkeypatch):
-    import fpga.sim.cli as cli
-    from fpga.sim import SimError
+    import fpga.host.sim.cli as cli
+    from fpga.host.sim import SimError
     cfg = BoardConfig.from_names(*TF32, depth=4)
     board = served(cfg, faults=[None] + ["silence"] * 50)
     _simulated(monkeypatch, _FakeSim(board.url))
@@ -326,7 +326,7 @@ def test_a_simulated_board_that_stopped_is_named_with_its_last_words(served, cap
 def test_a_simulated_board_that_does_not_build_is_one_line_naming_the_error(capsys, monkeypatch):
     """Verilator refuses the design (here a delay it needs --timing for): the error it printed, in one
     line with the build log's path; it was a traceback (the co-simulation's BuildError escaped)."""
-    import fpga.sim.cli as cli
+    import fpga.host.sim.cli as cli
     from cosim.build import BuildError
 
     def refuse(*a, **k):
@@ -351,7 +351,7 @@ def test_a_simulated_board_that_does_not_build_is_one_line_naming_the_error(caps
 @pytest.mark.parametrize("give", ["folder", "file"])
 def test_records_from_a_build_with_a_bad_report_name_the_file(text, words, give, tmp_path, capsys):
     import shutil
-    from fpga.records import MANIFEST
+    from fpga.toolchain.records import MANIFEST
     manifest = tmp_path / "records.toml"
     shutil.copy(MANIFEST, manifest)
     before = manifest.read_bytes()

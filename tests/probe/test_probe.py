@@ -452,4 +452,4 @@ def test_the_project_registers_the_fpga_backend():
     eps = pb.plugins()
     if "fpga" not in eps:
         pytest.skip("the project is not installed (make venv installs it editable, registering its entry points)")
-    assert eps["fpga"].value == "fpga.probe_backend:from_url"
+    assert eps["fpga"].value == "fpga.host.probe_backend:from_url"

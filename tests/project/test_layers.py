@@ -121,7 +121,8 @@ def test_every_package_is_seen():
     ("golden/api.py", "    from cosim.run import Config", "golden.api imports cosim.run (golden may not import cosim)"),
     ("hw/unit.py", "from cosim import build", "hw.unit imports cosim.build (hw may not import cosim)"),
     ("cosim/run.py", "def f():\n    import probe", "cosim.run imports probe (cosim may not import probe)"),
-    ("campaign/engine.py", "import fpga.driver", "campaign.engine imports fpga.driver (campaign may not import fpga)"),
+    ("campaign/engine.py", "import fpga.host.driver",
+     "campaign.engine imports fpga.host.driver (campaign may not import fpga)"),
 ])
 def test_a_planted_up_import_is_caught(tmp_path, where, line, expected):
     for pkg in LAYERS:

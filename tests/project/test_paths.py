@@ -40,13 +40,13 @@ def test_build_dir_is_the_checkout_or_the_setting(monkeypatch, tmp_path):
 
 LAYER_FOLDERS = """
 import json, sys
-import cosim.build, cosim.failures, fpga.build, fpga.sim, fpga.run, formal.runner, formal.catalog
+import cosim.build, cosim.failures, fpga.toolchain.build, fpga.host.sim, fpga.host.run, formal.runner, formal.catalog
 import campaign.__main__
 from formal.bitscan import bitscan_property
 verdict = bitscan_property(4, "lod.halves").run(60)    # no workdir given: the default folder
 print(json.dumps({"cosim": str(cosim.build.BUILD_ROOT), "cosim failures": str(cosim.failures.FAILURES_DIR),
-                  "fpga": str(fpga.build.BUILD_ROOT), "fpga tools": str(fpga.build.TOOLS_ROOT),
-                  "fpga-sim": str(fpga.sim.SIM_ROOT), "fpga failures": str(fpga.run.FAILURES_DIR),
+                  "fpga": str(fpga.toolchain.build.BUILD_ROOT), "fpga tools": str(fpga.toolchain.build.TOOLS_ROOT),
+                  "fpga-sim": str(fpga.host.sim.SIM_ROOT), "fpga failures": str(fpga.host.run.FAILURES_DIR),
                   "formal": str(formal.runner.WORKDIR), "formal cache": str(formal.catalog.CACHE),
                   "campaign db": campaign.__main__.DEFAULT_DB, "proof": verdict.status}))
 """

@@ -1,0 +1,343 @@
+"""The board against the host: how many host cores check one board lane in real time, before and after.
+
+``python -m fpga bench [ARCH INSTR ...] [--clock MHZ] [--reports DIR ...] [--seconds S] [--jobs N]``
+(``make fpga-bench``) prints, for each unit, side by side:
+
+* the board's rate per lane: the design clock, one dot-add a cycle.  The design clock is the frequency
+  the bitstream was built and timed for (the board's oscillator or its PLL output); nextpnr's Fmax
+  above it is headroom the board does not use.  It comes from the unit's build report
+  (``build/fpga/<board>/<design>/report.json``; a named unit is built first when its report is
+  missing, or always with ``--build``; a build that misses its clock has no rate, ``timing FAIL``),
+  or from ``--clock MHZ`` with no build at all (a clock such a build met: docs/fpga/benchmark.md).
+* the host's check rate on one core: what the host recomputes for the self-test (``make
+  fpga-selftest``), the on-chip generator's operands, golden's results and the block signatures
+  (:func:`fpga.host.selftest.check.expected_signatures`), on blocks of :data:`BLOCK_LEN` entries, for the
+  generator's two kinds (``normal`` and ``bits``; the stream is half of each, so its rate is their
+  harmonic mean), timed as this thread's CPU time:
+    - *before*, the numpy path (:mod:`fpga.board.selftest.model`, golden's numpy path);
+    - *after*, the compiled path (:mod:`fpga.host.selftest.fast`, golden's numba kernels), with its
+      stages' rates (generator, golden, signatures) to say what limits it.
+* host cores per board lane = lane rate / check rate per core, before and after; and the compiled
+  path on ``--jobs`` cores at once (default every core this process may use), wall time: how many
+  lanes this host checks in real time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+import golden
+
+from .selftest.check import STAGES, STEP_ROWS, expected_signatures, host_path
+from ..board.selftest.model import SelfTestSpec
+
+__all__ = ["BLOCK_LEN", "BATCH", "KINDS", "Rate", "check_rate", "BenchRow", "row_of", "table", "markdown",
+           "machine", "add_arguments", "main"]
+
+BLOCK_LEN = 1024               # entries per self-test block (the self-test's default)
+BATCH = 16 * BLOCK_LEN         # dot-adds per timed call: one SELFTEST request's worth (16 blocks, one lane)
+KINDS = ("normal", "bits")
+
+
+def harmonic(rates) -> float:
+    """The rate of a stream made of equal shares at ``rates``."""
+    rates = list(rates)
+    return len(rates) / sum(1 / r for r in rates)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Dot-adds checked per second, per operand kind, and per stage (the stages' own rates)."""
+
+    by_kind: dict
+    rows: int                  # dot-adds timed in all
+    seconds: float
+    stages: dict = field(default_factory=dict)
+
+    @property
+    def stream(self) -> float:
+        """Equal numbers of each kind: the harmonic mean of the kinds' rates."""
+        return harmonic(self.by_kind.values())
+
+
+def _time_kind(ins, kind: str, path: str, seconds: float, batch: int, threads, stages: dict) -> tuple[int, float]:
+    """(rows, seconds) of the host's check of successive blocks, after one untimed warm-up call (the
+    first call compiles), called until ``seconds`` pass and at least twice.  One thread: its CPU time
+    (the machine's other load is not counted); several: wall time."""
+    spec = SelfTestSpec(ins, 1, 1, kind, min(BLOCK_LEN, batch))
+    blocks = max(1, batch // spec.block_len)
+    expected_signatures(spec, 0, blocks, backend=path, threads=threads)
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    rows, spent, calls = 0, 0.0, 0
+    while spent < seconds or calls < 2:
+        calls += 1
+        started = clock()
+        expected_signatures(spec, calls * blocks, blocks, backend=path, threads=threads, stages=stages)
+        spent += clock() - started
+        rows += blocks * spec.block_len
+    return rows, spent
+
+
+def check_rate(instructions, path: str, seconds: float = 2.0, batch: int = BATCH, threads: int | None = 1) -> Rate:
+    """The host's self-test check rate for a stream of ``instructions`` (equal shares) on ``path``
+    (``"numpy"`` or ``"numba"``) and ``threads`` cores, each kind timed for ``seconds`` split among
+    the instructions."""
+    if seconds <= 0 or batch < 1:
+        raise ValueError(f"seconds must be positive and batch at least 1, not {seconds!r} and {batch!r}")
+    rows_total, spent_total, by_kind, stages = 0, 0.0, {}, {}
+    for kind in KINDS:
+        per_dot_add = 0.0                  # seconds per dot-add of the mix: the mean over instructions
+        for ins in instructions:
+            rows, spent = _time_kind(ins, kind, path, seconds / len(instructions), batch, threads, stages)
+            per_dot_add += spent / rows / len(instructions)
+            rows_total, spent_total = rows_total + rows, spent_total + spent
+        by_kind[kind] = 1 / per_dot_add
+    return Rate(by_kind, rows_total, spent_total, {s: rows_total / stages[s] for s in STAGES if stages.get(s)})
+
+
+# --- rows and tables -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One unit: its design clock (from a build report or ``--clock``) and the host's check rates."""
+
+    unit: str
+    algorithm: str
+    lanes: int
+    clock_mhz: float
+    before: Rate               # numpy path, one core
+    after: Rate                # compiled path, one core
+    all_cores: float | None = None    # compiled path on ``jobs`` cores, wall time
+    jobs: int = 1
+    report: object = None      # fpga.toolchain.build.BuildReport, or None (``--clock``: not built)
+
+    @property
+    def lane_rate(self) -> float | None:
+        """Dot-adds per second of one lane (its design clock), or None when the build misses it."""
+        if self.report is not None and not self.report.timing_met:
+            return None
+        return self.clock_mhz * 1e6
+
+    def cores(self, rate: Rate) -> float | None:
+        """Host cores per board lane at ``rate`` per core."""
+        lane = self.lane_rate
+        return None if lane is None else lane / rate.stream
+
+    @property
+    def lanes_checked(self) -> float | None:
+        """Lanes this host checks in real time on ``jobs`` cores."""
+        lane = self.lane_rate
+        return None if lane is None or self.all_cores is None else self.all_cores / lane
+
+
+def _instructions(unit: str, where: str) -> list:
+    if not unit:
+        raise ValueError(f"the report in {where} does not say which unit it built "
+                         f"(built before fpga.host.bench existed): rebuild it, e.g. python -m fpga build ARCH INSTR")
+    arch, names = unit.split(" ", 1)
+    return [golden.lookup(arch, n) for n in names.split(",")]
+
+
+def row_of(unit: str, clock_mhz: float, seconds: float, *, lanes: int = 1, jobs: int | None = None,
+           batch: int | None = None, report=None) -> BenchRow:
+    """Measure the host for ``unit`` (``"ARCH INSTR[,INSTR...]"``) against a lane at ``clock_mhz``:
+    both paths on one core, and the compiled one on ``jobs`` cores (None: every core; 0: not run)."""
+    found = _instructions(unit, getattr(report, "build_dir", unit))
+    batch = batch or BATCH
+    before = check_rate(found, "numpy", seconds, batch)
+    after = check_rate(found, host_path("numba"), seconds, batch)
+    # every core: a request's worth of rows at once, as the self-test recomputes them (fewer leave threads idle)
+    pooled = check_rate(found, host_path("numba"), seconds, max(batch, STEP_ROWS), threads=jobs).stream \
+        if jobs != 0 else None
+    algorithms = ",".join(dict.fromkeys(i.algorithm for i in found))
+    threads = jobs or _default_threads()
+    return BenchRow(unit, algorithms, lanes, clock_mhz, before, after, pooled, threads, report)
+
+
+def _default_threads() -> int:
+    from golden.kernels import available, default_threads
+    return default_threads() if available() else 1
+
+
+def _rate_cell(x: float | None, digits: int = 0) -> str:
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+COLUMNS = ("unit", "algorithm", "design clock", "lane dot-adds/s", "check/s numpy (1 core)",
+           "check/s compiled (1 core)", "speed-up", "cores per lane numpy", "cores per lane compiled",
+           "compiled on N cores /s", "lanes checked by this host")
+STAGE_COLUMNS = ("unit", "generator/s", "golden/s", "signatures/s", "golden's share")
+
+
+def _cells(r: BenchRow) -> list[str]:
+    fail = r.lane_rate is None
+    return [r.unit, r.algorithm, f"{r.clock_mhz:g} MHz" + (" (timing FAIL)" if fail else ""),
+            "-" if fail else f"{r.lane_rate:,.0f}", f"{r.before.stream:,.0f}", f"{r.after.stream:,.0f}",
+            f"{r.after.stream / r.before.stream:.1f}x", _rate_cell(r.cores(r.before), 1),
+            _rate_cell(r.cores(r.after), 1), "-" if r.all_cores is None else f"{r.all_cores:,.0f} ({r.jobs})",
+            _rate_cell(r.lanes_checked, 2)]
+
+
+def _stage_cells(r: BenchRow) -> list[str]:
+    s = r.after.stages
+    share = (1 / s["golden"]) / sum(1 / v for v in s.values()) if len(s) == len(STAGES) else None
+    return [r.unit] + [_rate_cell(s.get(k)) for k in STAGES] + ["-" if share is None else f"{share:.0%}"]
+
+
+def _aligned(header, rows) -> list[str]:
+    grid = [list(header)] + rows
+    widths = [max(len(line[i]) for line in grid) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+            for line in grid]
+
+
+def table(rows: list[BenchRow]) -> str:
+    """The rows as aligned text: the rates, then the compiled path's stages."""
+    lines = _aligned(COLUMNS, [_cells(r) for r in rows]) + ["", "compiled path on one core, by stage:"]
+    lines += _aligned(STAGE_COLUMNS, [_stage_cells(r) for r in rows])
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    """``lscpu``'s model name and the cores this process may use, e.g. ``AMD EPYC 7B13, 2 cores``."""
+    model = ""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}).stdout
+        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "")
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model or platform.processor() or 'unknown CPU'}, {cores} cores"
+
+
+def _md_table(header, rows) -> list[str]:
+    return (["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+            + ["| " + " | ".join(c) + " |" for c in rows])
+
+
+def _versions() -> str:
+    try:
+        import numba
+        return f"numpy {np.__version__}, numba {numba.__version__}"
+    except ImportError:
+        return f"numpy {np.__version__}, no numba"
+
+
+def markdown(rows: list[BenchRow], command: str, seconds: float, when: str | None = None) -> str:
+    """The tables in markdown with the machine, the versions and the command that made them."""
+    lines = ["# The board against the host (`python -m fpga bench`)", "",
+             f"Made by `{command}` on {when or date.today().isoformat()}; host: {machine()}; Python "
+             f"{platform.python_version()}, {_versions()}.", "",
+             "Lane rate = the design clock (one dot-add a cycle). Check = what the host recomputes for the "
+             f"self-test: the on-chip generator's operands, golden, the block signatures, on blocks of {BLOCK_LEN:,} "
+             f"entries, {seconds:g} s per path and operand kind, half `normal`, half `bits` (harmonic mean); one core "
+             "= this thread's CPU time. Cores per lane = lane rate / check rate per core. The N-core column is "
+             "wall time on a shared machine.", ""]
+    lines += _md_table(COLUMNS, [_cells(r) for r in rows])
+    lines += ["", "The compiled path on one core, by stage (each stage's own rate):", ""]
+    lines += _md_table(STAGE_COLUMNS, [_stage_cells(r) for r in rows])
+    built = [r for r in rows if r.report is not None]
+    if built:
+        lines += ["", "Builds:", ""] + [f"- {r.unit}: {r.report.used.lut4:,} LUT4, {r.report.used.ff:,} FF, "
+                                         f"{r.report.used.dsp} DSP, {r.report.used.ebr} EBR, Fmax "
+                                         f"{r.report.fmax_mhz:.2f} MHz" for r in built]
+    return "\n".join(lines) + "\n"
+
+
+# --- command line ----------------------------------------------------------------------------------
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from ..toolchain.boards import BOARDS
+    ap.add_argument("units", nargs="*", metavar="ARCH INSTR", help="units, as pairs: hopper HGMMA.64xNx16.F32 ...")
+    ap.add_argument("--clock", type=float, default=None, metavar="MHZ",
+                    help="named units: this design clock, no build (default: build, or reuse the build's report)")
+    ap.add_argument("--reports", nargs="+", default=[], metavar="DIR",
+                    help="build folders (or their report.json) to take as they are")
+    ap.add_argument("--board", default="ulx3s-85f", help=f"for named units: one of {', '.join(BOARDS)}")
+    ap.add_argument("--lanes", default="1", help="for named units: lanes, or max (default 1)")
+    ap.add_argument("--multipliers", default="dsp", choices=("dsp", "lut", "auto"), help="for named units")
+    ap.add_argument("--build", action="store_true", help="build named units even when a report exists")
+    ap.add_argument("--seconds", type=float, default=2.0, help="timing per unit, path and operand kind (default 2)")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="cores for the compiled path's all-core rate (default: every core; 0: skip it)")
+    ap.add_argument("--markdown", metavar="FILE", help="write the tables as markdown (docs/fpga/benchmark.md)")
+
+
+def _named_units(units: list[str]) -> list[tuple[str, str]]:
+    if len(units) % 2:
+        raise ValueError(f"units come in pairs ARCH INSTR; {units[-1]!r} has no instruction")
+    return [(units[n], units[n + 1]) for n in range(0, len(units), 2)]
+
+
+def _report_at(path: str):
+    from ..toolchain.build import BuildReport
+    file = Path(path) / "report.json" if Path(path).is_dir() else Path(path)
+    if not file.exists():
+        raise ValueError(f"no build report at {file}: build it (python -m fpga build ARCH INSTR) or name "
+                         f"the folder holding its report.json")
+    return BuildReport.from_json(file.read_text())
+
+
+def _report_of(arch: str, instr: str, args, build_unit=None):
+    """The report of a named unit's build (:func:`fpga.toolchain.builds.build_board`, or ``build_unit(request,
+    reuse=)``): an unchanged earlier build is reused unless ``--build``."""
+    from ..toolchain.builds import BuildRequest, build_board
+    from ..toolchain.fit import parse_lanes
+    request = BuildRequest(arch, instr, board=args.board, lanes=parse_lanes(args.lanes), multipliers=args.multipliers)
+    return (build_unit or build_board)(request, reuse=not args.build)[0]
+
+
+def _targets(args, build_unit=None) -> list[tuple[str, float, int, object]]:
+    """``(unit, design clock MHz, lanes, report or None)`` of every unit to measure."""
+    named = _named_units(args.units)
+    if not named and not args.reports:
+        raise ValueError("name units (ARCH INSTR pairs) or build folders (--reports DIR ...) to benchmark")
+    out = []
+    for rep in [_report_at(p) for p in args.reports]:
+        _instructions(rep.unit, rep.build_dir)
+        out.append((rep.unit, rep.clock_mhz, rep.lanes or 1, rep))
+    for arch, instr in named:
+        if args.clock is not None:
+            lanes = int(args.lanes) if str(args.lanes).isdigit() else 1
+            out.append((f"{arch} {','.join(i.name for i in golden.select(arch, instr))}", args.clock, lanes, None))
+        else:
+            rep = _report_of(arch, instr, args, build_unit)
+            out.append((rep.unit, rep.clock_mhz, rep.lanes or 1, rep))
+    return out
+
+
+def main(args, build_unit=None) -> int:
+    """``python -m fpga bench``; a named unit is built as ``python -m fpga build`` would
+    (:func:`fpga.toolchain.builds.build_board`; ``build_unit(request, reuse=)`` in its place, for a test)."""
+    if args.seconds <= 0 or (args.jobs is not None and args.jobs < 0):
+        raise ValueError(f"--seconds must be positive and --jobs at least 0, not {args.seconds} and {args.jobs}")
+    if args.clock is not None and args.clock <= 0:
+        raise ValueError(f"--clock must be a positive frequency in MHz, not {args.clock}")
+    targets = _targets(args, build_unit)
+    print(f"the host's self-test check on {machine()}: numpy and compiled on one core, compiled on "
+          f"{args.jobs or _default_threads()} core(s); {args.seconds:g} s per unit, path and kind", file=sys.stderr)
+    rows = []
+    for unit, clock, lanes, rep in targets:
+        rows.append(row_of(unit, clock, args.seconds, lanes=lanes, jobs=args.jobs, report=rep))
+        r = rows[-1]
+        print(f"  {unit}: {r.before.stream:,.0f} -> {r.after.stream:,.0f} dot-adds/s a core", file=sys.stderr,
+              flush=True)
+    print(table(rows), end="")
+    if args.markdown:
+        command = "python -m fpga bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) \
+            if sys.argv[1:2] == ["bench"] else "python -m fpga bench"
+        Path(args.markdown).write_text(markdown(rows, command, args.seconds))
+        print(f"wrote {args.markdown}", file=sys.stderr)
+    return 0

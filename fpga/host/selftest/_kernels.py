@@ -1,0 +1,182 @@
+"""The numba kernels of :mod:`fpga.host.selftest.fast` (imported only when numba is there).
+
+Every integer is uint64 with explicit casts: numba would otherwise promote a uint64 mixed with an
+int64 to float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from golden.nbcache import njit
+
+from ...board.selftest.model import CRC_POLY, ROUNDS
+
+TILE = 64               # entries whose words are mixed together (the vectorised ARX loop)
+INTERLEAVE = 8          # CRC chains advanced together
+M32 = np.uint64(0xFFFFFFFF)
+U0, U1, U3, U8, U24, U29, U31, U32, U64 = (np.uint64(n) for n in (0, 1, 3, 8, 24, 29, 31, 32, 64))
+POLY = np.uint64(CRC_POLY)
+JIT = {"cache": True, "nogil": True}
+# per-tile helpers inlined into their kernel: a call taking arrays costs tens of ns (the arrays'
+# reference counts), more than a tile's work for a narrow field
+HOT = {"cache": True, "nogil": True, "inline": "always"}
+
+
+@njit(**HOT)
+def _arx(v0, T, j, keys, X, Y):
+    """Words ``j`` of entries ``v0 .. v0 + T - 1`` (mod 2**32): x in ``X``, y in ``Y``."""
+    for t in range(T):
+        X[t] = (v0 + np.uint64(t)) & M32
+        Y[t] = j
+    for r in range(ROUNDS):
+        k = keys[r]
+        for t in range(T):                       # the tile at once: vectorised
+            x = (((((X[t] << U24) | (X[t] >> U8)) & M32) + Y[t]) & M32) ^ k
+            Y[t] = (((Y[t] << U3) | (Y[t] >> U29)) & M32) ^ x
+            X[t] = x
+
+
+@njit(**HOT)
+def _cut(words, T, f, tab, normal, tile):
+    """Field ``f`` of the tile's entries (``words[w, t]``) into ``tile[f, t]``, shaped for the kind;
+    branch-free (a field that does not spill or a kind that does not shape folds to identities),
+    so the loop over the tile vectorises."""
+    wi, shift, width = tab[f, 2], tab[f, 3], tab[f, 4]
+    sh = np.uint64(shift)
+    back = U64 - sh if shift > 0 else U0
+    spill = ~U0 if shift > 0 and shift + width > 64 else U0
+    mask = (U1 << np.uint64(width)) - U1 if width < 64 else ~U0
+    off = np.uint64(tab[f, 5]) if normal else U0
+    keep = ~(((U1 << np.uint64(tab[f, 6])) - U1) << off) if normal else ~U0
+    lo = np.uint64(tab[f, 7]) if normal else U0
+    low = (U1 << np.uint64(tab[f, 8])) - U1 if normal else U0
+    for t in range(T):
+        x = ((words[wi, t] >> sh) | ((words[wi + 1, t] << back) & spill)) & mask
+        tile[f, t] = (x & keep) | ((lo + ((x >> off) & low)) << off)
+
+
+@njit(**HOT)
+def _copy(tile, T, f0, f1, out, row0, lanes):
+    cols = f1 - f0
+    for t in range(T):
+        at = (row0 + t * lanes) * cols - f0
+        for f in range(f0, f1):
+            out[at + f] = tile[f, t]
+
+
+@njit(**HOT)
+def _widths(buf):
+    """An operand's bytes as u8, u16, u32 and u64 views, made once per call."""
+    n = buf.shape[0]
+    return buf, buf[:n - n % 2].view(np.uint16), buf[:n - n % 4].view(np.uint32), buf[:n - n % 8].view(np.uint64)
+
+
+@njit(**HOT)
+def _store(tile, T, f0, f1, views, isz, row0, lanes):
+    """Fields ``f0 .. f1 - 1`` of the tile: the columns of one operand's rows ``row0 + t * lanes``,
+    written in the operand's item size (``views``: its :func:`_widths`)."""
+    if f1 == f0:
+        return
+    if isz == 1:
+        _copy(tile, T, f0, f1, views[0], row0, lanes)
+    elif isz == 2:
+        _copy(tile, T, f0, f1, views[1], row0, lanes)
+    elif isz == 4:
+        _copy(tile, T, f0, f1, views[2], row0, lanes)
+    else:
+        _copy(tile, T, f0, f1, views[3], row0, lanes)
+
+
+@njit(**JIT)
+def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb, isz):
+    """Entries ``lo .. hi - 1`` of a run starting at entry ``first``: rows ``e * lanes + l`` of the
+    operands (:func:`fpga.board.selftest.model.operands`), each given as its bytes with item size
+    ``isz[operand]``; ``bounds``: where each operand's fields start in ``tab`` (and the last ends)."""
+    X = np.empty(TILE, np.uint64)
+    Y = np.empty(TILE, np.uint64)
+    words = np.zeros((nw + 1, TILE), np.uint64)          # the last row: the model's spill word, zero
+    tile = np.empty((tab.shape[0], TILE), np.uint64)
+    va, vb, vc, vsa, vsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
+    normal = kind == 1
+    for e0 in range(lo, hi, TILE):
+        T = min(TILE, hi - e0)
+        v0 = np.uint64(first) + np.uint64(e0)
+        for lane in range(lanes):
+            for w in range(nw):
+                _arx(v0, T, np.uint64(lane * nw + w), keys, X, Y)
+                for t in range(T):
+                    words[w, t] = (X[t] << U32) | Y[t]
+            for f in range(tab.shape[0]):
+                _cut(words, T, f, tab, normal, tile)
+            row0 = e0 * lanes + lane
+            _store(tile, T, bounds[0], bounds[1], va, isz[0], row0, lanes)
+            _store(tile, T, bounds[1], bounds[2], vb, isz[1], row0, lanes)
+            _store(tile, T, bounds[2], bounds[3], vc, isz[2], row0, lanes)
+            _store(tile, T, bounds[3], bounds[4], vsa, isz[3], row0, lanes)
+            _store(tile, T, bounds[4], bounds[5], vsb, isz[4], row0, lanes)
+
+
+@njit(inline="always", **JIT)
+def _fold32(crc, piece, p, slices):
+    """The register after a ``p``-bit piece (8, 16, 24 or 32 bits): ``p / 8`` independent table reads."""
+    x = crc ^ (piece << np.uint64(32 - p))
+    new = (crc << np.uint64(p)) & M32 if p < 32 else U0
+    n = p // 8
+    for i in range(n):
+        new ^= slices[n - 1 - i, (x >> np.uint64(24 - 8 * i)) & np.uint64(0xFF)]
+    return new
+
+
+@njit(inline="always", **JIT)
+def _fold(crc, word, width, slices):
+    """The CRC register after one ``width``-bit result word, MSB first."""
+    if width == 32:
+        return _fold32(crc, word, 32, slices)
+    if width == 16:
+        return _fold32(crc, word, 16, slices)
+    if width == 64:
+        return _fold32(_fold32(crc, word >> U32, 32, slices), word & M32, 32, slices)
+    for bit in range(width - 1, -1, -1):         # any other width: a bit at a time, as the model
+        feedback = ((crc >> U31) ^ (word >> np.uint64(bit))) & U1
+        crc = ((crc << U1) & M32) ^ (feedback * POLY)
+    return crc
+
+
+@njit(**JIT)
+def _chains(d, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out):
+    """Signatures of chains ``lo .. hi - 1`` (chain ``block * lanes + lane``) of results ``d``
+    (an unsigned array)."""
+    crc = np.empty(INTERLEAVE, np.uint64)
+    base = np.empty(INTERLEAVE, np.int64)
+    man = (U1 << np.uint64(man_bits)) - U1
+    emax = (U1 << np.uint64(exp_bits)) - U1
+    mb = np.uint64(man_bits)
+    for c0 in range(lo, hi, INTERLEAVE):
+        n = min(INTERLEAVE, hi - c0)
+        for g in range(n):
+            crc[g] = np.uint64(init)
+            base[g] = ((c0 + g) // lanes) * block_len * lanes + (c0 + g) % lanes
+        for e in range(block_len):
+            at = e * lanes
+            for g in range(n):                   # independent chains: their table reads overlap
+                word = np.uint64(d[base[g] + at])
+                if canon and ((word >> mb) & emax) == emax and (word & man) != U0:
+                    word = np.uint64(nan)
+                crc[g] = _fold(crc[g], word, width, slices)
+        for g in range(n):
+            out[c0 + g] = crc[g]
+
+
+@njit(**JIT)
+def crc_chains(d, isz, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out):
+    """Signatures of chains ``lo .. hi - 1`` (chain ``block * lanes + lane``) of results given as
+    their bytes ``d`` with item size ``isz`` (one compiled kernel for every result width)."""
+    if isz == 1:
+        _chains(d, block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+    elif isz == 2:
+        _chains(d.view(np.uint16), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+    elif isz == 4:
+        _chains(d.view(np.uint32), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+    else:
+        _chains(d.view(np.uint64), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)

@@ -1,0 +1,175 @@
+"""The self-test's host model compiled (numba): the on-chip generator's operands and the signatures.
+
+The same functions as :mod:`fpga.board.selftest.model` (the numpy model, the reference: tests show the two
+equal bit for bit), compiled with ``nogil`` so a checker thread runs them beside the link, and split
+across threads by rows (generator) or by signature chains (signatures).  Only used when numba imports
+(:func:`available`); :mod:`fpga.host.selftest.check` falls back to the numpy model otherwise.
+
+Generator
+    A tile of ``TILE`` entries at a time (:mod:`fpga.host.selftest._kernels`): each 64-bit word of the
+    lane is its six ARX rounds over the tile (a loop LLVM vectorises), then every field of the lane
+    layout is cut from the
+    words and, for the ``normal`` kind, its exponent field forced into the window.  Operands come
+    out in their formats' own widths (``Format.dtype``), so golden reads a quarter of the bytes of
+    the model's uint64 arrays.
+Signatures
+    CRC-32/MPEG-2 a result word at a time (``width`` bits, MSB first) with slicing tables: a 32-bit
+    word is four independent table reads instead of four dependent ones; ``INTERLEAVE`` chains
+    (a block's lane each) advance together so their table reads overlap.  Widths that are not a
+    whole number of bytes take the bitwise loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from cosim.payload import PayloadLayout
+from golden.formats import get_format, special_bits
+
+from ...board.selftest.model import _TABLE, CRC_INIT, _check_kind, exponent_window, round_keys
+
+__all__ = ["available", "field_table", "operands", "signatures"]
+
+MIN_SPLIT = 4096        # fewer rows (or chains x entries) than this run on the calling thread
+_FIELD_COLUMNS = 9      # dest, column, word, shift, width, window offset, window width, window lo, window wb
+_DESTS = ("a", "b", "c", "scale_a", "scale_b")
+
+
+def available() -> bool:
+    """Whether numba imports (the compiled host model can run)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def field_table(ins) -> np.ndarray:
+    """One lane's fields as an int64 table ``[fields, 9]``: destination operand (index of
+    ``a, b, c, scale_a, scale_b``), its column, the 64-bit word and bit shift the field starts at,
+    its width, and its format's ``normal`` exponent window (offset, width, lo, wb)."""
+    layout = PayloadLayout(ins, 1)
+    fmts = {"a": ins.formats[0], "b": ins.formats[1], "c": ins.formats[2]}
+    if ins.scale_format:
+        fmts["scale_a"] = fmts["scale_b"] = get_format(ins.scale_format)
+    rows = []
+    for f in layout.fields:
+        win = exponent_window(fmts[f.name])
+        rows.append((_DESTS.index(f.name), f.index, f.offset // 64, f.offset % 64, f.width,
+                     win.offset, win.width, win.lo, win.wb))
+    return np.array(rows, np.int64).reshape(-1, _FIELD_COLUMNS)
+
+
+def _jit():
+    """The compiled kernels (numba imported on first use: the module imports without it)."""
+    global _kernels
+    if _kernels is None:
+        from . import _kernels as _selftest_kernels
+        _kernels = _selftest_kernels
+    return _kernels
+
+
+_kernels = None
+
+
+def _split(n: int, threads: int, minimum: int = MIN_SPLIT) -> list[tuple[int, int]]:
+    """``[(lo, hi)]`` cutting ``0..n`` into at most ``threads`` parts of at least ``minimum``."""
+    parts = max(1, min(threads, n // max(1, minimum)))
+    edges = [n * p // parts for p in range(parts + 1)]
+    return [(edges[p], edges[p + 1]) for p in range(parts) if edges[p + 1] > edges[p]]
+
+
+_pool: list = []                  # [ThreadPoolExecutor, its size], made on first use and kept
+_pool_lock = threading.Lock()
+
+
+def _workers(n: int) -> ThreadPoolExecutor:
+    """A kept pool of at least ``n`` threads (starting threads on every call costs more than a
+    step's work on a machine of many cores)."""
+    with _pool_lock:
+        if not _pool or _pool[1] < n:
+            if _pool:
+                _pool[0].shutdown(wait=False)
+            _pool[:] = [ThreadPoolExecutor(n, thread_name_prefix="selftest-fast"), n]
+        return _pool[0]
+
+
+def _in_threads(fn, parts: list[tuple[int, int]]) -> None:
+    """``fn(lo, hi)`` for every part: the first on this thread, the others on the kept pool's (the
+    kernels release the GIL, so they run at once)."""
+    rest = [_workers(len(parts) - 1).submit(fn, lo, hi) for lo, hi in parts[1:]] if len(parts) > 1 else []
+    fn(*parts[0])
+    for f in rest:
+        f.result()
+
+
+def _threads(threads) -> int:
+    if threads is None:
+        from golden.kernels import default_threads
+        return default_threads()
+    return max(1, int(threads))
+
+
+def operands(ins, lanes: int, seed: int, kind, first: int, entries: int, threads: int | None = None):
+    """:func:`fpga.board.selftest.model.operands`, compiled: the same bits, each operand in its format's
+    dtype (``c`` a contiguous ``[R]`` column of a ``[R, 1]`` array)."""
+    k = _jit()
+    code = _check_kind(kind)
+    if not 0 <= first < 1 << 32 or entries < 0:
+        raise ValueError(f"entries {first}..{first + entries - 1}: the first must be in 0..2**32-1")
+    tab = field_table(ins)
+    bounds = np.array([0] + [int((tab[:, 0] <= d).sum()) for d in range(5)], np.int64)
+    nw = -(-PayloadLayout(ins, 1).in_width // 64)
+    keys = np.array(round_keys(seed), np.uint64)
+    layout = PayloadLayout(ins, 1)
+    R = entries * lanes
+    fmts = [ins.formats[0], ins.formats[1], ins.formats[2]]
+    if ins.scale_format:
+        fmts += [get_format(ins.scale_format)] * 2
+    out = [np.empty((R, layout.counts[name]), get_format(f).dtype) for name, f in zip(_DESTS, fmts)]
+    arrays = [x.reshape(-1).view(np.uint8) for x in out] + [np.empty(0, np.uint8)] * (5 - len(out))
+    isz = np.array([x.dtype.itemsize for x in out] + [1] * (5 - len(out)), np.int64)
+    _in_threads(lambda lo, hi: k.generate(first, lo, hi, lanes, nw, keys, code, tab, bounds, *arrays, isz),
+                _split(entries, _threads(threads), max(1, MIN_SPLIT // lanes)))
+    a, b, c = out[0], out[1], out[2][:, 0]
+    return (a, b, c, out[3] if len(out) > 3 else None, out[4] if len(out) > 4 else None)
+
+
+def _slicing_tables() -> np.ndarray:
+    """``T[k][byte]``: the CRC register after ``byte`` and then ``k`` zero bytes (k = 0..3)."""
+    t = np.zeros((4, 256), np.uint64)
+    t[0] = _TABLE
+    for n in range(1, 4):
+        prev = t[n - 1]
+        t[n] = ((prev << np.uint64(8)) & np.uint64(0xFFFFFFFF)) ^ _TABLE[(prev >> np.uint64(24)).astype(np.int64)]
+    return t
+
+
+_SLICES = _slicing_tables()
+
+
+def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -> np.ndarray:
+    """:func:`fpga.board.selftest.model.signatures`, compiled: uint64 ``[blocks, lanes]``."""
+    k = _jit()
+    d = np.ascontiguousarray(d).reshape(-1)
+    if d.dtype.kind not in "ui" or d.dtype.itemsize not in (1, 2, 4, 8):
+        d = d.astype(np.uint64)
+    if d.shape[0] % (block_len * lanes):
+        raise ValueError(f"{d.shape[0]} results are not a whole number of blocks of {block_len} x {lanes} lanes")
+    blocks = d.shape[0] // (block_len * lanes)
+    fd = ins.formats[3]
+    canon = not ins.params.exact_nan
+    if canon and fd.nan != "ieee":
+        raise NotImplementedError(f"a self-test signature of {fd.name} results with unspecified NaN bits")
+    nan = special_bits(fd, "nan") if canon else 0
+    out = np.empty(blocks * lanes, np.uint64)
+    chains = blocks * lanes
+    _in_threads(lambda lo, hi: k.crc_chains(d.view(np.uint8), d.dtype.itemsize, block_len, lanes, lo, hi,
+                                            fd.storage_bits, canon, fd.man_bits, fd.exp_bits, nan, CRC_INIT,
+                                            _SLICES, out),
+                _split(chains, _threads(threads), max(1, MIN_SPLIT // block_len)))
+    return out.reshape(blocks, lanes)
+
