@@ -929,4 +929,3 @@ describe(Algorithm("GFDRDA", gfdrda, _AMD_READS[:3] + ("merge_floor_bits",) + _A
                    summary="group fused dot, round-down add (even and odd sets)"))
 
 BASES = tuple(ALGORITHMS)                                    # the algorithm names, in descriptor order
-FIELDS_READ = {n: a.fields_read for n, a in ALGORITHMS.items()}   # kept for callers of the old table

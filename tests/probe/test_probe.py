@@ -75,7 +75,7 @@ def test_summation_trees_print():
     assert r.facts["tree"]["text"] == "((((c + #0) + #1) + #2) + #3)"
     r = probe(golden.lookup("cdna2", "v_mfma_f32_32x32x8_f16"), GoldenBackend())
     assert r.facts["tree"]["text"] == "((c + ((#0 + #1) + (#2 + #3))) + ((#4 + #5) + (#6 + #7)))"
-    assert r.fields["group"].value == 4 and set(r.fields) == set(golden.algorithms.FIELDS_READ["GPS"])
+    assert r.fields["group"].value == 4 and set(r.fields) == set(golden.algorithms.ALGORITHMS["GPS"].fields_read)
     assert {r.facts["special"][x] for x in (Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.SUBNORMAL_C)} == {"flushed"}
     r = probe(golden.lookup("ampere", "HMMA.1688.F32.TF32"), GoldenBackend())
     assert r.facts["tree"]["text"] == "fused5(fused5(c, #0, #1, #2, #3), #4, #5, #6, #7)"
