@@ -36,7 +36,7 @@ RULES = {
     "probe": "probe",
     "fpga": "fpga", "robustness_fpga": "fpga",
     "campaign": "campaign", "robustness_campaign": "campaign",
-    "layers": "project", "readme": "project", "robustness": "project", "packaging": "project",
+    "layers": "project", "extending": "project", "readme": "project", "robustness": "project", "packaging": "project",
     "paths": "project", "spec": "project", "layout": "project", "ruff": "project", "venv_install": "project",
 }
 FOLDERS = sorted(set(RULES.values()))
