@@ -29,7 +29,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import golden  # noqa: E402
-from golden.options import yes_no  # noqa: E402,F401  (make's WAVES= words; one parser for every layer)
+from golden.options import Parser, whole_number, yes_no  # noqa: E402,F401  (make's WAVES= words: one parser)
 from golden.paths import build_dir  # noqa: E402
 from golden.streams import check_generator, resolve as resolve_vectors  # noqa: E402
 
@@ -37,6 +37,8 @@ from . import build as bld  # noqa: E402
 from . import failures, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
+from .scoring import check_budget  # noqa: E402
+from .session import no_progress_limit  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
 from golden.console import exit_with
 
@@ -49,8 +51,7 @@ def _check_common(args) -> None:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
     if getattr(args, "progress", 0) < 0:
         raise ValueError(f"--progress must be >= 0 seconds, got {args.progress}")
-    if getattr(args, "budget", None) is not None and not args.budget > 0:
-        raise ValueError(f"--budget must be a positive number of seconds, got {args.budget}")
+    check_budget(getattr(args, "budget", None))
     if getattr(args, "waves_word", None) is not None:
         args.waves = args.waves or yes_no(args.waves_word, "WAVES")
 
@@ -203,8 +204,7 @@ def cmd_toolchain(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m cosim", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="python -m cosim", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
 
     def common(sp):
@@ -230,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="name or family, several separated by commas, or all (default: all)")
     run.add_argument("-n", type=int, default=None,
                      help="vectors per instruction (default: ~1 minute each and at least 100,000; 2,000 with --waves)")
-    run.add_argument("--budget", type=float, default=None, help="seconds per instruction when -n is not given (60)")
+    run.add_argument("--budget", type=float, default=None,
+                     help="seconds per instruction when -n is not given, a positive number (default 60)")
     run.add_argument("--vectors", default="mixed",
                      help="generator: bits, normal, mixed (default), a registered name or module:function")
     run.add_argument("-j", "--jobs", type=int, default=1,
@@ -243,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("instr", nargs="?", default=None,
                     help="only the instructions matching this name or family, or a comma list (default: all)")
     tc.add_argument("-n", type=int, default=None, help="dot-adds (default: ~1 minute and at least 100,000)")
-    tc.add_argument("--budget", type=float, default=None, help="seconds when -n is not given (60)")
+    tc.add_argument("--budget", type=float, default=None, help="seconds when -n is not given, a positive number "
+                    "(default 60)")
     tc.add_argument("--vectors", default="mixed",
                     help="generator: bits, normal, mixed (default), a registered name or module:function")
     tc.add_argument("--seed", type=int, default=1, help="vector and stall seed (default 1)")
@@ -306,9 +308,11 @@ def os_error_line(e: OSError) -> str:
 
 
 def main(argv=None) -> int:
+    bld.quiet_unused_designs()
     args = build_parser().parse_args(argv)
     try:
         if args.cmd != "toolchain":
+            no_progress_limit()                     # a wrong MMA_COSIM_NO_PROGRESS: one line, before any build
             bld.check_build_root()
         return args.func(args)
     except (ValueError, TypeError, toolchain.ToolchainError, bld.BuildError, NoRTL) as e:
@@ -317,9 +321,6 @@ def main(argv=None) -> int:
     except OSError as e:                            # a build folder that cannot be written, a full disk
         print(f"error: {os_error_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

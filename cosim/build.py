@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import time
+import warnings
 import dataclasses
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,10 +41,23 @@ REPO = Path(__file__).resolve().parent.parent
 BUILD_ROOT = build_dir("cosim")      # builds, replay files and lint runs (golden.paths: MMA_BUILD_DIR)
 
 
+def check_make_safe(root: Path) -> None:
+    """Raise :class:`BuildError` (one line) when Verilator's generated makefile could not build in ``root``: make
+    splits paths at spaces, so a build folder (or the project's folder, whose C++ testbench file the
+    makefile names) with whitespace in its path is refused up front, not after a failed build."""
+    for folder, what in ((Path(root), "the build folder"), (REPO, "the project's folder")):
+        if any(ch.isspace() for ch in str(folder)):
+            fix = ("set MMA_BUILD_DIR to a folder without one, e.g. MMA_BUILD_DIR=/tmp/mma-build (make passes it on)"
+                   if what == "the build folder" else "move the project to a folder without one")
+            raise BuildError(f"{what} {str(folder)!r} has a space in its path, which Verilator's generated makefile "
+                             f"cannot build in: {fix}")
+
+
 def check_build_root(root: Path | None = None) -> None:
     """Raise :class:`BuildError` (one line, how to choose another folder) unless the build folder can
-    be written; commands call it before they print or build anything."""
+    be written (and built in: :func:`check_make_safe`); commands call it before they print or build anything."""
     root = Path(root) if root is not None else BUILD_ROOT
+    check_make_safe(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=root, prefix=".writable"):
@@ -107,6 +121,17 @@ def unit_interface(component) -> UnitInterface:
             raise BuildError(f"{name}.{attr} must be an int (cycles), got {v!r}")
         timing.append(v)
     return UnitInterface(widths[0], widths[1], timing[0], timing[1])
+
+
+UNUSED_DESIGN_WARNING = r"(?s).* created but never used$"       # Amaranth's UnusedElaboratable (UnusedMustUse)
+
+
+def quiet_unused_designs() -> None:
+    """Ignore Amaranth's ``UnusedElaboratable`` warnings in this process from now on (a command's ``main``
+    calls it): a design refused before it was elaborated (a Params change the RTL does not have, a build that
+    fails) would otherwise print one warning per block at exit, burying the refusal's one line.  A user cannot
+    act on them; the tests check them where they matter (tests/hw)."""
+    warnings.filterwarnings("ignore", message=UNUSED_DESIGN_WARNING)
 
 
 def elaborate(component, name: str = UNIT_MODULE) -> str:
@@ -320,6 +345,7 @@ def build_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str,
     tc = toolchain.setup()
     plan = plan_sources(sources, iface, arch, instr, waves=waves, root=root)
     d, key, meta = plan.dir, plan.key, plan.meta
+    check_make_safe(d)
     root = d.parent.parent.parent
 
     def result(source, seconds):

@@ -7,6 +7,7 @@ tensor core (:mod:`cosim.tensor_core`).
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from . import build as bld
 from . import session
 from .payload import PayloadLayout
 
-__all__ = ["Config", "Result", "simulate_and_score", "build_checked", "note_wave_format"]
+__all__ = ["Config", "Result", "check_budget", "simulate_and_score", "build_checked", "note_wave_format"]
 
 
 @dataclass
@@ -44,6 +45,13 @@ class Config:
     rerun_max: int = 64                # failing vectors rerun with waves
     keep_run_dir: bool = False
     out: object = None                 # stream for reports (default sys.stdout)
+
+
+def check_budget(budget) -> None:
+    """A ``--budget`` (make's BUDGET=) as the commands take it: None (not given) or a positive, finite number of
+    seconds; ``-3``, ``0``, ``nan`` and ``inf`` are a ValueError in one line."""
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"--budget must be a positive number of seconds, got {budget:g}")
 
 
 @dataclass

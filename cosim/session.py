@@ -11,13 +11,25 @@ backend).
 Batch 0 is a calibration batch without stalls: its cycle counts give the measured latency
 (first output minus first input) and initiation interval, which must equal what the unit
 declares.  The other batches run with the requested valid/ready stall probability on both sides.
+
+Two watchdogs stop a unit that hangs.  The harness's cycle watchdog ends a batch in which no
+handshake happens for a number of cycles (a stuck ready/valid, a lost output).  A unit that stops
+simulated time itself (a loop inside one evaluation that never ends, a combinational loop the
+simulator keeps evaluating) is stopped by the wall clock: when no batch has finished for
+:func:`no_progress_limit` seconds (the environment variable :data:`NO_PROGRESS_ENV`, default
+:data:`NO_PROGRESS_S`, and never less than ten times the slowest batch so far), the simulator
+process is killed and the session fails with one line saying so.  The simulator process is also
+killed when the session ends early for any other reason (Ctrl-C included), so none is left behind.
 """
 
 from __future__ import annotations
 
 import gc
 import math
+import os
+import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -37,6 +49,26 @@ from .table import progress as show_progress
 
 CAL_BEATS = 256                                   # calibration batch (no stalls)
 OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
+NO_PROGRESS_ENV = "MMA_COSIM_NO_PROGRESS"          # seconds without a finished batch before the simulator is stopped
+NO_PROGRESS_S = 300.0
+SLOWEST_BATCH_FACTOR = 10                         # ... and never less than this many times the slowest batch
+
+
+def no_progress_limit() -> float:
+    """The wall-clock seconds a session waits for a batch before it stops a simulator that makes no
+    progress (:data:`NO_PROGRESS_ENV`, default :data:`NO_PROGRESS_S`); a ValueError (one line) when
+    the variable is not a positive number of seconds.  Commands call it before they build anything."""
+    text = os.environ.get(NO_PROGRESS_ENV, "").strip()
+    if not text:
+        return NO_PROGRESS_S
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{NO_PROGRESS_ENV}={text}: expected a positive number of seconds (how long a simulation "
+                         f"may go without finishing a batch before it is stopped; default {NO_PROGRESS_S:g})")
+    return v
 
 
 class SimError(RuntimeError):
@@ -192,6 +224,8 @@ class _Session:
         self.produced = self.batch_no = 0
         self.done_producing = False
         self.sim_errors: list = []
+        self.limit_s = no_progress_limit()
+        self.slowest_batch = 0.0
 
     def run(self) -> SessionResult:
         pr.Job(watchdog=self.watchdog, drain_cycles=2 * (self.b.latency + self.b.initiation_interval) + 16
@@ -205,7 +239,7 @@ class _Session:
             self._serve()
             self._finish()
         except BaseException as e:
-            self._stop()
+            self._stop(wait=10.0 if isinstance(e, SimError) else 1.0)   # a failed unit's testbench ends itself
             if isinstance(e, SimError):
                 self.res.error = str(e)
                 return self.res
@@ -240,17 +274,66 @@ class _Session:
 
     def _serve(self) -> None:
         """Keep two batches ahead of the simulator; hand each finished batch to the hook."""
+        self.last_progress_t = time.perf_counter()
         while True:
             if not self.done_producing and len(self.pending) < 2:
                 self._produce()
+                self.last_progress_t = time.perf_counter()      # the wait for the simulator starts now
             elif self.pending and (self.run_dir / pr.out_stats(self.pending[0].index)).exists():
                 self._collect(self.pending.popleft())
+                self.last_progress_t = time.perf_counter()
             elif self.done_producing and not self.pending:
                 return
             elif not self.thread.is_alive():
-                raise SimError("the simulator stopped early" + self._failure())
+                raise SimError(self._stopped_early())
             else:
+                self._check_progress()
                 time.sleep(0.0005)
+
+    def _limit(self) -> float:
+        return max(self.limit_s, SLOWEST_BATCH_FACTOR * self.slowest_batch)
+
+    def _check_progress(self) -> None:
+        """A SimError when no batch has finished for the limit's seconds (the simulator is killed first)."""
+        waited = time.perf_counter() - self.last_progress_t
+        if waited > self._limit():
+            self._kill_simulator()
+            raise SimError(self._no_progress_message(waited))
+
+    def _no_progress_message(self, waited: float) -> str:
+        design = self.b.meta.get("design") or f"the unit ({self.label})"
+        return (f"the simulation made no progress for {waited:.0f} s: {design} stopped simulated time, stuck inside "
+                "one evaluation (a loop in the design that never ends, or a combinational loop the simulator keeps "
+                f"evaluating); the simulator was stopped ({NO_PROGRESS_ENV}=SECONDS sets the limit, now "
+                f"{self._limit():g} s)")
+
+    def _simulator_pids(self) -> list[int]:
+        """The simulator processes of this session: children of this process working in its run directory."""
+        me, run_dir, found = os.getpid(), os.path.realpath(self.run_dir), []
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return found
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rpartition(")")[2].split()[1])
+                if ppid == me and os.path.realpath(f"/proc/{entry}/cwd") == run_dir:
+                    found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+        return found
+
+    def _kill_simulator(self) -> None:
+        """Kill the simulator process (a hung one does not read the abort file) and wait for its thread."""
+        for pid in self._simulator_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.thread.join(timeout=10)
 
     def _remaining(self) -> int | None:
         """Vectors still to produce; None while the time budget runs."""
@@ -286,6 +369,7 @@ class _Session:
         stats = pr.BatchStats.read(self.run_dir / pr.out_stats(batch.index))
         self.res.cycles += stats.cycles
         self.res.sim_seconds += stats.wall
+        self.slowest_batch = max(self.slowest_batch, stats.wall)
         if stats.timeout and hasattr(self.hook, "partial"):     # what came out before the unit stopped
             path = self.run_dir / pr.out_payloads(batch.index)
             if path.exists() and stats.n_out:
@@ -309,19 +393,30 @@ class _Session:
                           f"{self.res.vectors / (now - self.t0):,.0f} dot-adds/s")
 
     def _finish(self) -> None:
-        self.thread.join(timeout=120)
-        if self.thread.is_alive():
-            raise SimError("the simulator did not finish" + self._failure())
+        t0 = time.perf_counter()
+        while self.thread.is_alive():
+            self.thread.join(timeout=0.05)
+            if time.perf_counter() - t0 > self._limit():
+                self._kill_simulator()
+                raise SimError(self._no_progress_message(time.perf_counter() - t0))
         final = self.run_dir / pr.FINAL
         if not final.exists():
-            raise SimError("the simulator ended without completing" + self._failure())
+            raise SimError(self._stopped_early("the simulator ended without completing"))
         extra = pr.Final.read(final).extra
         if extra:
             raise SimError(f"the unit produced {extra} output(s) more than it was given inputs")
 
-    def _stop(self) -> None:
-        (self.run_dir / pr.ABORT).touch()
-        self.thread.join(timeout=10)
+    def _stop(self, wait: float) -> None:
+        """End the simulator: the abort file for a running testbench, then the process itself if it is
+        still there ``wait`` seconds later (a hung one never reads the file; after Ctrl-C nothing waits
+        long for it; a testbench that saw the unit fail ends itself, its log and waveform complete)."""
+        try:
+            (self.run_dir / pr.ABORT).touch()
+        except OSError:
+            pass
+        self.thread.join(timeout=wait)
+        if self.thread.is_alive():
+            self._kill_simulator()
 
     def _check_timing(self) -> None:
         res, b = self.res, self.b
@@ -345,6 +440,46 @@ class _Session:
         tail = bld.log_tail(log, 30) if log.exists() else "(no simulator log)"
         why = f" ({self.sim_errors[0]!r})" if self.sim_errors else ""
         return f"{why}; simulator log {log}:\n{tail}"
+
+    def _stopped_early(self, what: str = "the simulator stopped early") -> str:
+        """Why the simulator ended: the unit's logic that did not settle named (its signals, from the
+        build's warnings), else the simulator's own first error line, then the log."""
+        log = self.run_dir / "sim.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        design = self.b.meta.get("design") or f"the unit ({self.label})"
+        m = re.search(r"%Error-DIDNOTCONVERGE: [^\n]*?: (\w+ region did not converge[^\n]*)", text)
+        if m:
+            loops = circular_signals(self.b)
+            where = (f": a combinational loop through {', '.join(loops)}" if loops else
+                     ": a combinational loop (Verilator's UNOPTFLAT warnings in the build log name its signals: "
+                     f"{self.b.log})")
+            return (f"{design}: its combinational logic never settled (Verilator: {m.group(1).strip()}){where}; "
+                    f"simulator log {log}")
+        first = next((ln.strip() for ln in text.splitlines() if ln.startswith("%Error")), None)
+        if first:
+            return f"{what}: {first}; simulator log {log}"
+        return what + self._failure()
+
+
+_UNOPTFLAT = re.compile(r"%Warning-UNOPTFLAT: (?P<file>[^:\n]+):(?P<line>\d+):\d+: .*?'(?P<signal>[^']+)'")
+
+
+def circular_signals(b: bld.Build, most: int = 4) -> list[str]:
+    """``signal (file:line)`` of the signals Verilator's build found in circular combinational logic
+    (UNOPTFLAT in the build log), the unit's own first; the hierarchy above the unit left out."""
+    try:
+        text = b.log.read_text(errors="replace")
+    except OSError:
+        return []
+    prefix = b.meta.get("hierarchy", f"{bld.TOP}.unit.")
+    found, theirs = [], []
+    for m in _UNOPTFLAT.finditer(text):
+        name = m["signal"]
+        mine = name.startswith(prefix)
+        item = f"{name.removeprefix(prefix) if mine else name} ({m['file']}:{m['line']})"
+        (found if mine else theirs).append(item)
+    items = list(dict.fromkeys(found + theirs))
+    return items[:most] + ([f"{len(items) - most} more"] if len(items) > most else [])
 
 
 def _ensure_importable():

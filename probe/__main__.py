@@ -22,17 +22,22 @@ import argparse
 import json
 import sys
 import time
+import warnings
+from pathlib import Path
 
 import golden
 
 from .backends import backend_from_name
 from .contract import BackendError, Unavailable
 from .infer import probe
-from golden.console import exit_with
+from golden.console import check_output, exit_with
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # Amaranth's UnusedElaboratable warnings of a design refused before it was elaborated (the rtl backend's):
+    # nothing a user can act on, and they would bury the refusal's one line (cosim.build.quiet_unused_designs)
+    warnings.filterwarnings("ignore", message=r"(?s).* created but never used$")
     if argv and argv[0] == "findings":
         from .findings import main as findings_main
         return findings_main(argv[1:])
@@ -42,11 +47,16 @@ def main(argv=None) -> int:
             return compare_main(argv[1:])
         return _probe_main(argv)
     except Unavailable as e:                     # asked for, and cannot run: nothing was probed
-        print(f"error: the backend cannot run here: {e}", file=sys.stderr)
+        print(f"error: the backend cannot run here: {_line(e)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, BackendError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_line(e)}", file=sys.stderr)
         return 2
+
+
+def _line(e: Exception) -> str:
+    """An error's first line (a simulator's log tail, which may follow it, is in the log it names)."""
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,6 +83,8 @@ def _probe_main(argv) -> int:
     args = ap.parse_args(argv)
     if args.all and args.instr:
         ap.error("--all probes every instruction: give INSTR without --all")
+    if args.json and args.json != "-":
+        check_output(args.json, "--json")        # before the probe: a path that cannot be written, in one line
     if args.backend.startswith("dut:"):            # a described device: its targets, ARCH/INSTR filter them
         return _device(args)
     if not (args.arch or args.all):
@@ -90,7 +102,7 @@ def _device(args) -> int:
     backend = backend_from_name(args.backend)
     rc, reports = probe_device(backend, None if args.all else args.arch, args.instr, sys.stdout, args.quiet)
     if args.json:
-        _write(args.json, [r.to_json() for r in reports])
+        return _write(args.json, [r.to_json() for r in reports]) or rc
     return rc
 
 
@@ -99,7 +111,7 @@ def _one(ins, backend, args) -> int:
     r = probe(ins, backend)
     print(r.summary() if args.quiet else r.text())
     if args.json:
-        _write(args.json, r.to_json())
+        return _write(args.json, r.to_json()) or (0 if r.matches else 1)
     return 0 if r.matches else 1
 
 
@@ -125,8 +137,8 @@ def _many(pool, backend, args) -> int:
                   f"{'matches' if ok else r.summary()}", flush=True)
     print(f"{len(pool)} instruction(s), {len(groups) - len(cannot)} probed, {len(pool) - differ - missed} match the "
           f"catalog, {differ} differ, {missed} could not run ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
-    if args.json:
-        _write(args.json, [r.to_json() for r in reports])
+    if args.json and _write(args.json, [r.to_json() for r in reports]):
+        return 2
     if cannot:
         print(f"error: {missed} instruction(s) could not run on the backend (first: {cannot[0]})", file=sys.stderr)
         return 2 if differ == 0 else 1
@@ -141,13 +153,22 @@ def _by_datapath(instrs) -> list[list]:
     return list(groups.values())
 
 
-def _write(path, obj):
+def _write(path, obj) -> int:
+    """Write the JSON report (checked before the probe); 2 and one line if it cannot be written after all
+    (the report printed above is kept), else 0."""
     text = json.dumps(obj, indent=2)
     if path == "-":
         print(text)
-    else:
+        return 0
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w") as f:
             f.write(text + "\n")
+    except OSError as e:
+        print(f"error: --json {path}: the report could not be written ({e.strerror or e}); the report above is "
+              "what was probed", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import dataclasses
 import golden
 from golden import Instruction
 
-from .contract import Unavailable
+from .contract import BackendError, Unavailable
 
 
 class GoldenBackend:
@@ -152,7 +152,9 @@ class SimulatedCore:
 @contextlib.contextmanager
 def _rtl_unavailable(ins: Instruction | None = None):
     """``ImportError``, ``cosim.NoRTL`` and ``cosim.ToolchainError`` as :class:`Unavailable`
-    (a missing simulator or a unit not written yet is a skip, not a failure)."""
+    (a missing simulator or a unit not written yet is a skip, not a failure); a simulation that failed
+    (``cosim.SimError``: a design that never answers, hangs, never settles or sends extra outputs) or a
+    build that failed (``cosim.BuildError``) as a :class:`BackendError` of one line."""
     where = f" for {ins.arch} {ins.name}" if ins is not None else ""
     try:
         yield
@@ -164,6 +166,10 @@ def _rtl_unavailable(ins: Instruction | None = None):
             raise Unavailable(f"no RTL{where}: {e}") from None
         if isinstance(e, cosim.ToolchainError):
             raise Unavailable(f"no simulator toolchain: {e}") from None
+        if isinstance(e, (cosim.SimError, cosim.BuildError)):
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            what = "the simulation" if isinstance(e, cosim.SimError) else "the build"
+            raise BackendError(first if " failed" in first else f"{what}{where} failed: {first}") from None
         raise
 
 

@@ -8,13 +8,14 @@ Examples::
     python -m cosim.dut ports unit.toml                                # the top's ports, checked
     python -m cosim.dut signals unit.toml -n 8                         # the signal map, checked on a working design
     python -m cosim.dut replay build/cosim/failures/....npz --waves
-    python -m cosim.dut export volta HMMA.884.F16.F16 build/hmma       # a hw unit as a DUT
+    python -m cosim.dut export volta HMMA.884.F16.F16 build/hmma       # a hw unit as a DUT (--force: overwrite)
     python -m cosim.dut bench volta HMMA.884.F16.F16 -n 200000         # DUT path vs native, per vector
     python -m cosim.dut bench volta HMMA.884.F16.F16 --plant F=22      # ... both built with a planted fault
     python -m cosim.dut throughput tile/unit.toml lane/unit.toml       # devices side by side, the same dot-adds
 
-Every wrong description, missing file, wrong port or compile error is one ``error:`` line, exit 2,
-before anything is built.
+Every wrong description, missing file, wrong port, compile error or option out of range is one ``error:``
+line, exit 2, before anything is built; a file the command will write (``--report``, an export's files) is
+checked before the work too.
 """
 
 from __future__ import annotations
@@ -23,22 +24,23 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-from golden.options import yes_no_option  # noqa: E402
+from golden.console import OutputError, check_output, exit_with  # noqa: E402
+from golden.options import Parser, whole_number, yes_no_option  # noqa: E402
 
 from .. import build as bld  # noqa: E402
 from .. import table, toolchain  # noqa: E402
 from ..failures import FailureFileError  # noqa: E402
-from ..scoring import Config  # noqa: E402
+from ..scoring import Config, check_budget  # noqa: E402
+from ..units import NoRTL  # noqa: E402
+from ..session import no_progress_limit  # noqa: E402
 from .description import DescriptionError  # noqa: E402
-from golden.console import exit_with
 
 
 def _config(args) -> Config:
-    if args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    check_budget(args.budget)
     if not 0.0 <= args.stall < 1.0:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
     from golden.streams import resolve
@@ -52,6 +54,7 @@ def cmd_run(args) -> int:
     from .builds import prepare
     from .run import run_target
     cfg = _config(args)
+    report = check_output(args.report, "--report") if args.report is not None else None
     bld.check_build_root()
     prep = prepare(args.description, args.arch, args.instr)
     print(f"{prep.desc.name}: {prep.desc.top} ({prep.desc.handshake.kind.value}), {len(prep.pairs)} target(s)")
@@ -68,10 +71,16 @@ def cmd_run(args) -> int:
         said = "; ".join(([head + "; ".join(said)] if said else []) + dr.notes)
         if said:
             print(f"{'':13s} ({said})")
-    if args.report:
-        junit.write(args.report, prep, results)
-        print(f"JUnit report: {args.report}")
-    return table.summarize([d.result for d in results])
+    status = table.summarize([d.result for d in results])
+    if report is not None:                       # checked before the run; the table above is kept whatever happens
+        try:
+            junit.write(report, prep, results)
+        except OSError as e:
+            print(f"error: --report {report}: the JUnit report could not be written ({e.strerror or e}); "
+                  "the results are in the table above", file=sys.stderr)
+            return 2
+        print(f"JUnit report: {report}")
+    return status
 
 
 def target_name(target, ins) -> str:
@@ -116,16 +125,25 @@ def cmd_replay(args) -> int:
 
 def cmd_export(args) -> int:
     import golden
-    from .export import export
-    path = export(golden.lookup(args.arch, args.instr), args.folder)
-    print(f"wrote {path} and {path.parent / 'mma_unit.v'}")
+    from .export import DESCRIPTION, MODULE, export
+    ins = golden.lookup(args.arch, args.instr)
+    folder = Path(args.folder)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"FOLDER={args.folder}: is a file; give the folder to write {DESCRIPTION} and "
+                          f"{MODULE}.v into")
+    for name in (DESCRIPTION, f"{MODULE}.v"):          # before the unit is elaborated
+        path = folder / name
+        if path.is_file() and not args.force:
+            raise OutputError(f"{path} already exists and would be overwritten; give another folder, remove it, "
+                              "or add --force to overwrite it")
+        check_output(path, "FOLDER")
+    path = export(ins, folder)
+    print(f"wrote {path} and {path.parent / f'{MODULE}.v'}")
     return 0
 
 
 def cmd_throughput(args) -> int:
     from .throughput import compare
-    if args.n is not None and args.n < 1:
-        raise ValueError(f"-n must be a positive number of dot-adds, got {args.n}")
     if not 0.0 <= args.stall < 1.0:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
     return compare(args.descriptions, n=args.n or 1_000_000, seed=args.seed, stall=args.stall)
@@ -133,26 +151,29 @@ def cmd_throughput(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import bench
-    return bench(args.arch, args.instr, n=args.n or 200_000, seed=args.seed, plant=args.plant)
+    return bench(args.arch, args.instr, n=args.n, seed=args.seed, plant=args.plant)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cosim.dut", description=__doc__.splitlines()[0])
+    bld.quiet_unused_designs()
+    ap = Parser(prog="python -m cosim.dut", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="co-simulate a described design against golden")
     r.add_argument("description")
     r.add_argument("--arch", default=None)
     r.add_argument("--instr", default=None)
-    r.add_argument("-n", type=int, default=None, help="vectors per target (default: --budget seconds)")
-    r.add_argument("--budget", type=float, default=60.0)
-    r.add_argument("--min-n", type=int, default=100_000)
-    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("-n", type=whole_number(1), default=None, help="vectors per target, at least 1 (default: "
+                   "--budget seconds)")
+    r.add_argument("--budget", type=float, default=60.0, help="seconds per target when -n is not given (default 60)")
+    r.add_argument("--min-n", type=whole_number(0), default=100_000,
+                   help="vectors per target at least, when the budget runs out first (default 100,000)")
+    r.add_argument("--seed", type=whole_number(0), default=1)
     r.add_argument("--stall", type=float, default=0.1)
     r.add_argument("--waves", nargs="?", const=True, default=False, type=yes_no_option("WAVES"), metavar="YES|NO",
                    help="build with waveforms and trace the whole run (also --waves=yes|no, make's WAVES=)")
     r.add_argument("--vectors", default="mixed", help="generator: a name (mixed, bits, normal, structured, all) or "
                    "module:function; with mixed, a clean run ends with 4,096 structured vectors (the structured pass)")
-    r.add_argument("--report", default=None, help="write JUnit XML here")
+    r.add_argument("--report", default=None, help="write JUnit XML here (checked before the run)")
     r.add_argument("--quiet", action="store_true")
     for name in ("lint", "ports"):
         p = sub.add_parser(name)
@@ -161,38 +182,46 @@ def main(argv=None) -> int:
     p.add_argument("description")
     p.add_argument("--arch", default=None)
     p.add_argument("--instr", default=None)
-    p.add_argument("-n", type=int, default=None, help="dot-adds per target (default 8)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-n", type=whole_number(1), default=None, help="dot-adds per target, at least 1 (default 8)")
+    p.add_argument("--seed", type=whole_number(0), default=1)
     p.add_argument("--vectors", default="normal", help="generator (default normal: finite operands, whose every "
                    "stage is the datapath's)")
     p.set_defaults(budget=60.0, min_n=0, stall=0.0, waves=False, quiet=True)
     p = sub.add_parser("replay")
     p.add_argument("file")
     p.add_argument("--waves", action="store_true")
-    p.add_argument("--seed", type=int, default=1)
-    p = sub.add_parser("export")
+    p.add_argument("--seed", type=whole_number(0), default=1)
+    p = sub.add_parser("export", help="a hw unit as a design of one's own: FOLDER/unit.toml and FOLDER/mma_unit.v")
     p.add_argument("arch")
     p.add_argument("instr")
     p.add_argument("folder")
+    p.add_argument("--force", action="store_true", help="overwrite FOLDER/unit.toml and FOLDER/mma_unit.v when they "
+                   "exist (without it, existing files are refused)")
     p = sub.add_parser("throughput", help="devices side by side on the same dot-adds: per clock and per second")
     p.add_argument("descriptions", nargs="+")
-    p.add_argument("-n", type=int, default=None, help="dot-adds per target (default 1,000,000)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-n", type=whole_number(1), default=None, help="dot-adds per target, at least 1 (default 1,000,000)")
+    p.add_argument("--seed", type=whole_number(0), default=1)
     p.add_argument("--stall", type=float, default=0.1)
     p = sub.add_parser("bench")
     p.add_argument("arch")
     p.add_argument("instr")
-    p.add_argument("-n", type=int, default=None)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-n", type=whole_number(1), default=200_000, help="vectors, at least 1 (default 200,000)")
+    p.add_argument("--seed", type=whole_number(0), default=1)
     p.add_argument("--plant", default=None, metavar="FIELD=VALUE",
                    help="build both units with this Params change (e.g. F=22), score both against the catalog")
     args = ap.parse_args(argv)
     try:
+        no_progress_limit()                      # a wrong MMA_COSIM_NO_PROGRESS: one line, before any build
         return {"run": cmd_run, "lint": cmd_lint, "ports": cmd_ports, "replay": cmd_replay, "export": cmd_export,
                 "bench": cmd_bench, "signals": cmd_signals, "throughput": cmd_throughput}[args.cmd](args)
-    except (DescriptionError, FailureFileError, bld.BuildError, toolchain.ToolchainError, ValueError, KeyError) as e:
+    except (DescriptionError, FailureFileError, bld.BuildError, toolchain.ToolchainError, ValueError, KeyError,
+            NotImplementedError, NoRTL) as e:          # the last two: the RTL refuses a planted change
         msg = str(e).strip("\"'").splitlines()[0]
         print(f"error: {msg}", file=sys.stderr)
+        return 2
+    except OSError as e:                         # a folder that cannot be written, a full disk
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
         return 2
 
 

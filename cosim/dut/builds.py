@@ -17,7 +17,7 @@ from pathlib import Path
 from .. import build as bld
 from ..build import Sources, UnitInterface
 from . import adapter, ports as dports, sources as dsources, targets as dtargets, transfers
-from .description import Description, DescriptionError, Target, check_conflicts, load
+from .description import Description, DescriptionError, Target, check_conflicts, check_roles, load
 
 ADAPTER_FILE = "cosim_unit.sv"
 X_FLAGS = ("--x-assign", "unique", "--x-initial", "unique")    # X values random per +verilator+seed+N
@@ -48,6 +48,7 @@ def prepare(path, arch: str | None = None, instr: str | None = None, root=None) 
     desc = load(path)
     if desc.top in (bld.TOP, bld.UNIT_MODULE):
         raise DescriptionError(f"{desc.path}: [dut] top: {desc.top!r} is a name the harness uses; rename the top")
+    check_roles(desc)                    # before the ports: two jobs for one port say so, not a wrong direction
     src = dsources.resolve(desc)
     pairs = dtargets.select(desc, arch, instr)
     work = dut_root(root) / bld.safe_name(desc.name) / "ports"
@@ -74,6 +75,8 @@ def build(prep: Prepared, target: Target, ins, *, waves: bool = False, root=None
     b = bld.build_sources(srcs, iface, f"dut-{prep.desc.name}", f"{ins.arch}-{ins.name}", waves=waves,
                           root=dut_root(root))
     b.meta["check_timing"] = ("latency",) if prep.desc.handshake.latency is not None else ()
+    b.meta["design"] = f"the design {prep.desc.top} ({prep.desc.path})"      # what a session's failures name
+    b.meta["hierarchy"] = f"{bld.TOP}.unit.{adapter.INSTANCE}."              # its signals, as the build log names them
     return b
 
 

@@ -46,6 +46,7 @@ REQUIRED_OPERANDS = ("a", "b", "c", "d")
 INPUT_OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
 ORDERS = ("lsb_first", "msb_first")
 SOURCE_KEYS = ("sources", "filelist", "core")
+EXAMPLE = "examples/dut/dotp_vr/unit.toml"        # what a message shows as a description's path
 _SLICE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_$]*(?:\{i\}[A-Za-z0-9_$]*)?)(?:\[(?P<hi>\d+):(?P<lo>\d+)\])?$")
 
 
@@ -207,8 +208,13 @@ class Description:
 
 def load(path) -> Description:
     """Read and check the description at ``path`` (:class:`DescriptionError`, one line, if it is wrong)."""
+    if not str(path).strip():                   # DEVICE=dut:, --backend dut:, DUT= with nothing after it
+        raise DescriptionError(f"dut: needs the description's path, e.g. dut:{EXAMPLE} (DUT={EXAMPLE})")
     path = Path(path)
-    if path.is_dir() and (path / "unit.toml").exists():
+    if path.is_dir():
+        if not (path / "unit.toml").exists():
+            raise DescriptionError(f"{path}: is a folder without a unit.toml; give the description's path, "
+                                   f"e.g. {EXAMPLE}")
         path = path / "unit.toml"
     try:
         data = tomllib.loads(path.read_text())
@@ -516,17 +522,36 @@ def custom_spec(r: Reader) -> str:
     return ",".join(items)
 
 
-def check_conflicts(desc: Description) -> None:
-    """Two operands on the same bits of a port, an operand on a clock, reset, handshake or pin port, or
-    a tile operand whose beats do not fit: one line naming both."""
-    fixed = {desc.clock: "[clock] name"}
+def check_roles(desc: Description) -> dict:
+    """One port given two jobs: the clock, the reset, a handshake pin or a target's constant pin on the same port
+    (an AXI-Stream handshake's pins are its prefixes' ``_tvalid``/``_tready``): one line naming both.  Returns
+    ``{port: its job}``, for :func:`check_conflicts`."""
+    fixed: dict = {}
+
+    def claim(port: str, role: str, pin: bool = False) -> None:
+        other = fixed.get(port)
+        if other is not None and not (pin and other[1]):      # every target may set the same pin
+            axi = desc.handshake.kind is Handshake.AXI_STREAM and "[handshake]" in role + other[0]
+            how = " (an axi_stream handshake's pins are in_prefix and out_prefix + _tvalid, _tready)" if axi else ""
+            raise DescriptionError(f"{desc.path}: {role} is {port}, which is also {other[0]}{how}; each needs a "
+                                   "port of its own")
+        fixed.setdefault(port, (role, pin))
+
+    claim(desc.clock, "[clock] name")
     if desc.reset:
-        fixed[desc.reset] = "[reset] name"
+        claim(desc.reset, "[reset] name")
     for role, name in desc.handshake.ports().items():
-        fixed.setdefault(name, f"[handshake] {role}")
+        claim(name, f"[handshake] {role}")
     for t in desc.targets:
         for pin in t.pins:
-            fixed.setdefault(pin, f"[[target]] {t.describe()} pins.{pin}")
+            claim(pin, f"[[target]] {t.describe()} pins.{pin}", pin=True)
+    return {port: role for port, (role, _) in fixed.items()}
+
+
+def check_conflicts(desc: Description) -> None:
+    """A port given two jobs (:func:`check_roles`), two operands on the same bits of a port, an operand on a
+    clock, reset, handshake or pin port, or a tile operand whose beats do not fit: one line naming both."""
+    fixed = check_roles(desc)
     bits: dict = {}
     for op in desc.operands.values():
         for i, (port, off, width) in enumerate(op.fields()):

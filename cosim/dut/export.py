@@ -12,6 +12,7 @@ from pathlib import Path
 from ..payload import PayloadLayout
 
 MODULE = "mma_unit"
+DESCRIPTION = "unit.toml"
 
 
 def description_text(ins, top: str = MODULE, sources=("mma_unit.v",), latency: int | None = None,
@@ -48,6 +49,6 @@ def export(ins, folder, pipeline: str = "0", built_as=None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     unit = hw.dot_add_unit(built_as or ins, pipelining=pipeline)
     (folder / f"{MODULE}.v").write_text(elaborate(unit, MODULE))
-    path = folder / "unit.toml"
+    path = folder / DESCRIPTION
     path.write_text(description_text(ins, latency=unit.latency))
     return path
