@@ -32,180 +32,21 @@ that into the stage-by-stage report.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, bit_length, decode, from_float, get_format,
+from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, NanKind, bit_length, decode, from_float, get_format,
                       round_to_format, special_bits, to_float)
 from .datapath import Datapath
 from .descriptors import ALGORITHMS, Algorithm, KernelCode, describe
 from .stages import Label, Stage
-from .params import EXACT, SPECIALS, ParamsSpecError, _in, check_params  # noqa: F401  (SPECIALS: re-exported)
+from .params import EXACT, SPECIALS, Params, ParamsSpecError, _in  # noqa: F401  (Params, SPECIALS: re-exported)
+from .rules import FloorRounding, Rounding, Specials, ZeroSign
 
 # Params fields each base algorithm reads (the descriptors at the end of this module say which); the
 # others are carried but never change a result (GPS always flushes subnormals and SFMA is IEEE
 # throughout, whatever the catalog entry says).
 _FINISH = ("out_rounding", "out_frac_bits", "overflow", "zero_sign", "nan_bits")       # read by _finish
-
-
-@dataclass(frozen=True)
-class Params:
-    """Algorithm parameters of one dot-add design.
-
-    Parameters
-    ----------
-    base : str
-        One of ``SFMA, GPS, FDA, GDFS, FDRDA, GFDRDA``.
-    pass_size : int, optional
-        Products per fused pass (L).  ``K > L`` runs a chain of ``K / L``
-        passes, each result rounded to the output format and fed back as c.
-    F : int, optional
-        Fraction bits kept after alignment (FDA, GDFS, FDRDA, GFDRDA).
-    e_zero : int, optional
-        Exponent a zero product / zero c takes in the maximum (FDA, GDFS).
-    out_rounding : str
-        Rounding of the final normalisation: ``RZ`` (NVIDIA f32), ``RNE``.
-    out_frac_bits : int, optional
-        Fraction bits of the result if narrower than the output format
-        (13 for the "E8M13" result of Ada QMMA and Hopper QGMMA).
-    overflow : str
-        ``"inf"``: any result of magnitude ``>= 2**(emax+1)`` is infinity;
-        ``"ieee"``: the rounding direction decides.
-    group : int, optional
-        GPS pairwise group size G, or the GDFS product group (16).
-    dot_floor_bits, c_floor_bits, final_floor_bits : int
-        FDRDA/GFDRDA: the dot part is floored to ``dot_floor_bits`` fraction
-        bits relative to ``2**e_max``, c to ``c_floor_bits``, and their
-        normalised sum to ``final_floor_bits`` before RNE (docs/spec.md §4.4).
-    merge_floor_bits : int
-        GFDRDA: fraction bits kept when the even and odd sums are merged.
-    floor_rounding : str
-        FDRDA/GFDRDA: how those alignments drop bits: ``"RD"`` (floor, what
-        CDNA3 does) or ``"RZ"`` (toward zero: the paper's hypothetical variant
-        of section VI-C, one change away).
-    c_drop : int, optional
-        GFDRDA: c becomes zero when ``e_c < e_max - c_drop``.
-    specials : str
-        FDRDA/GFDRDA: CDNA3's two disputed special-value rules, switched together
-        (:data:`DISPUTED_RULES`, :func:`disputed_rules`).  ``"paper"`` (the default,
-        what this project follows): the paper's step order (IV-F steps 1-3), so an
-        input infinity wins over a product that overflows to the other infinity, and
-        a NaN or infinite c is never dropped as a small c.  ``"later_model"``: the
-        authors' later model (microsoft/MMA-Sim ``src/mmasim/mmasim/arithmetic/fdpa.py``,
-        ``tr_fdpa``/``gtr_fdpa``): the input and overflow infinities meet in one IEEE
-        sum (NaN), and GFDRDA's small-c test also drops a NaN or infinite c (its
-        exponent read as -1), which can make the result finite.
-    product_overflow : bool
-        Products of magnitude ``>= 2**128`` become infinities (AMD).
-    zero_sign : str
-        ``"positive"``: every zero result is +0 (NVIDIA, docs/spec.md §4.3);
-        ``"ieee"``: a negative value that rounds to zero gives -0.
-    flush_subnormals : bool
-        GPS: subnormal inputs flushed to +0, subnormal products and sums to
-        signed zero.
-    operand_format : str, optional
-        A compiled path (not a native instruction): a and b are first converted,
-        exactly, to this format (``"f16"``: fp8 lowered onto HMMA), and the
-        passes run on the converted operands (FDA).
-    pass_interleave : int, optional
-        A compiled path: pass ``j`` of the chain takes the runs of this many
-        consecutive products whose run number is ``j`` modulo the number of
-        passes (the layout of register fragments: with K = 32, L = 16 and 2,
-        pass 0 takes ``k % 4 < 2``); None: pass ``j`` takes products
-        ``j*L .. j*L + L - 1`` (FDA).
-    c_last : bool
-        A compiled path: the chain starts from +0 and c is added after its last
-        pass by one IEEE add, rounded to nearest even in the output format
-        (f16 or f32), as a separate add instruction does (FDA).
-    nan_bits : int, optional
-        The bit pattern of every NaN result (e.g. ``0x7fc00000``, the IEEE default quiet NaN of
-        binary32).  None (the default): each algorithm's own NaN (the canonical NaN of
-        :func:`golden.formats.special_bits` for the fused algorithms, ``0x7fc00000`` for GPS,
-        the IEEE operations' NaN for SFMA).  A pattern that is not a NaN of the output format is
-        refused when the design runs.
-    fma_rounding : str
-        SFMA: the rounding of each fused multiply-add (``RNE``, the IEEE default, ``RZ``, ``RD``,
-        ``RU``).  Binary32 results; binary64 SFMA is RNE.  (``c_last``'s add rounds to nearest even.)
-
-    F may also be ``"exact"`` (:data:`golden.params.EXACT`, FDA): no alignment window, the exact sum of
-    the products and c, rounded once by ``out_rounding``.  ``zero_sign="ieee754"`` follows IEEE 754
-    for zero sums in every algorithm (see :data:`golden.params.ZERO_SIGNS`).  Every field is checked
-    on its own by :func:`golden.params.check_params` (one ValueError naming the field, the value and
-    what is valid).  Where the Params meets an instruction (:func:`golden.params.check_params_for`,
-    called by every ``golden.Instruction`` and ``golden.Datapath``), a field the algorithm does not
-    read must keep its default, and the ranges that depend on the formats are checked
-    (``out_frac_bits`` up to the result's fraction bits, ``F`` and the floor bits within exact sums,
-    ``pass_size`` a divisor of K, ``nan_bits`` a NaN of the result, ...).
-    """
-
-    base: str
-    pass_size: int | None = None
-    F: int | None = None
-    e_zero: int | None = None
-    out_rounding: str = "RZ"
-    out_frac_bits: int | None = None
-    overflow: str = "inf"
-    group: int | None = None
-    dot_floor_bits: int = 32
-    c_floor_bits: int = 24
-    final_floor_bits: int = 31
-    merge_floor_bits: int = 24
-    floor_rounding: str = "RD"
-    c_drop: int | None = None
-    product_overflow: bool = False
-    flush_subnormals: bool = False
-    zero_sign: str = "positive"
-    specials: str = "paper"
-    operand_format: str | None = None
-    pass_interleave: int | None = None
-    c_last: bool = False
-    nan_bits: int | None = None
-    fma_rounding: str = "RNE"
-
-    def __post_init__(self):
-        if self.base not in ALGORITHMS:
-            raise ValueError(f"unknown algorithm {self.base!r}; valid: {', '.join(ALGORITHMS)}")
-        check_params(self)                   # every field on its own: type, range, word (golden.params)
-        alg = ALGORITHMS[self.base]
-        for name, what in alg.requires.items():      # what the algorithm needs, in its descriptor's words
-            if getattr(self, name) is None:
-                raise ValueError(f"{self.base} needs {what}")
-        if self.F == EXACT and not alg.exact_F:
-            raise ValueError(f"F='exact' (the exact sum, rounded once) is an FDA design, not {self.base}")
-        lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
-        if lowered and not alg.lowering:
-            raise ValueError(f"operand_format, pass_interleave and c_last describe a compiled FDA path, "
-                             f"not {self.base}")
-        if self.pass_interleave is not None and (self.pass_size is None or self.pass_interleave < 1
-                                                 or self.pass_size % self.pass_interleave):
-            raise ValueError(f"pass_interleave must divide the pass size L; got {self.pass_interleave} with "
-                             f"L={self.pass_size}")
-        if self.operand_format is not None:
-            get_format(self.operand_format)          # an unknown format is named here
-        if alg.check is not None:
-            alg.check(self)
-
-    @property
-    def fields_read(self) -> tuple[str, ...]:
-        """The fields this design's algorithm reads (the others cannot change a result)."""
-        return ALGORITHMS[self.base].fields_read
-
-    @property
-    def exact_nan(self) -> bool:
-        """Whether a NaN result's bits are specified: the canonical NaN of NVIDIA's fused
-        algorithms (FDA, CoFDA, GDFS), or every NaN result's ``nan_bits``; elsewhere the payload is not
-        modelled and any NaN is right."""
-        return ALGORITHMS[self.base].exact_nan or self.nan_bits is not None
-
-    def algorithm_name(self, k: int) -> str:
-        """``"CoFDA"`` for a chain, else the base name."""
-        chained = self.pass_size is not None and k > self.pass_size
-        return ("Co" if chained else "") + self.base
-
-    def with_(self, **changes) -> "Params":
-        """A copy with some parameters changed (a custom design in one call)."""
-        return replace(self, **changes)
 
 
 # --------------------------------------------------------------------------- operand tables
@@ -322,11 +163,11 @@ def _truncate(x, scale):
     return np.trunc(x, out=x)
 
 
-def _floor_scaled(x, log2_scale, rounding: str = "RD"):
+def _floor_scaled(x, log2_scale, rounding: FloorRounding = FloorRounding.RD):
     """``floor(x * 2**log2_scale)``: alignment with round-down (RD); ``trunc`` with ``"RZ"``."""
     with np.errstate(all="ignore"):
         scaled = np.ldexp(x, np.asarray(log2_scale, np.int32))
-        return np.floor(scaled) if rounding == "RD" else np.trunc(scaled)
+        return np.floor(scaled) if rounding == FloorRounding.RD else np.trunc(scaled)
 
 
 def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=None, zeros=None, ints=None):
@@ -346,13 +187,13 @@ def _finish(out_fmt: Format, total, exp_lsb, p: Params, rounding=None, special=N
     else:
         sign, mag, exp_lsb = ints
     d = round_to_format(out_fmt, sign, mag, exp_lsb, mode, frac_bits=p.out_frac_bits, overflow=p.overflow)
-    if p.zero_sign == "positive":               # a zero result is +0, whatever the sign of the sum
+    if p.zero_sign == ZeroSign.POSITIVE:               # a zero result is +0, whatever the sign of the sum
         d = np.where(d == special_bits(out_fmt, "zero", 1), d.dtype.type(0), d)
-    elif p.zero_sign == "ieee754" and zeros is not None:
+    elif p.zero_sign == ZeroSign.IEEE754 and zeros is not None:
         # IEEE 754 on a zero sum: -0 when every term is -0; +0 for an exact cancellation or mixed
         # zeros, -0 rounding down (a sum that rounds to zero kept its sign above)
         all_neg, all_pos = zeros
-        neg = all_neg | ((mode == "RD") & ~all_pos)
+        neg = all_neg | ((mode == Rounding.RD) & ~all_pos)
         d = np.where(mag == 0, np.where(neg, special_bits(out_fmt, "zero", 1), 0).astype(d.dtype), d)
     if bad.any():
         nan = np.isnan(special)
@@ -431,7 +272,7 @@ def run_datapath(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
 
 def check_nan_bits(fd: Format, bits: int) -> int:
     """``bits`` if it is a NaN pattern of the output format ``fd`` (Params.nan_bits), else ValueError."""
-    if fd.nan == "none" or bits >= 1 << fd.storage_bits or \
+    if fd.nan == NanKind.NONE or bits >= 1 << fd.storage_bits or \
             decode(fd, np.asarray([bits], np.uint64)).cls[0] != NAN:
         raise ValueError(f"Params.nan_bits={bits:#x} is not a NaN of the output format {fd.name}")
     return bits
@@ -449,7 +290,7 @@ def convert_exactly(f_from: Format, bits, f_to: Format):
     """``bits`` of ``f_from`` as ``f_to`` bit patterns; every value must be exact in ``f_to``
     (fp8 to f16 is); NaN becomes ``f_to``'s canonical NaN."""
     vals = to_float(f_from, np.asarray(bits, np.uint64))
-    out = from_float(f_to, vals, "RNE").astype(np.uint64)
+    out = from_float(f_to, vals, Rounding.RNE).astype(np.uint64)
     with np.errstate(invalid="ignore"):
         exact = (to_float(f_to, out) == vals) | np.isnan(vals)
     if not exact.all():
@@ -466,7 +307,7 @@ def ieee_add(fd: Format, x, fc: Format, y, p: Params):
     if fd.name == "f16":                       # every f16 sum is exact in f64: round it once
         with np.errstate(all="ignore"):
             s = xv + yv
-        d = from_float(fd, s, "RNE").astype(np.uint64)
+        d = from_float(fd, s, Rounding.RNE).astype(np.uint64)
     elif fd.name == "f32":
         from .fma import fma_f32
         one = np.full(np.shape(xv), 0x3F800000, np.uint32)
@@ -476,7 +317,7 @@ def ieee_add(fd: Format, x, fc: Format, y, p: Params):
     else:
         raise ValueError(f"c_last adds in f16 or f32, not {fd.name}")
     d = np.where(np.isnan(s), special_bits(fd, "nan"), d)
-    if p.zero_sign == "positive":
+    if p.zero_sign == ZeroSign.POSITIVE:
         d = np.where(d == special_bits(fd, "zero", 1), 0, d)
     return d.astype(fd.dtype)
 
@@ -495,7 +336,7 @@ def fda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
         P.reshape(-1, block, R)[...] *= sv[:, None, :]
         E.reshape(-1, block, R)[...] += se[:, None, :]
     cv, ce = _operand_values(fc, c)
-    zeros = _zero_terms(P, cv) if p.zero_sign == "ieee754" else None
+    zeros = _zero_terms(P, cv) if p.zero_sign == ZeroSign.IEEE754 else None
     if p.F == EXACT:
         return _exact_sum(p, fd, P, cv, zeros, trace)
     _check_exact(p, 2, K + 1)
@@ -590,7 +431,7 @@ def gdfs(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
     # exponent: the sum of the scale exponents; e_zero for a group of zero products or a zero scale product
     gexp = np.where(all_zero | (sv == 0), p.e_zero, se)
     cv, ce = _operand_values(fc, c)
-    zeros = _zero_terms(P, cv) if p.zero_sign == "ieee754" else None
+    zeros = _zero_terms(P, cv) if p.zero_sign == ZeroSign.IEEE754 else None
     _check_exact(p, 12, K // g + 1)
     e_max = np.maximum(gexp.max(0), np.where(ce <= NO_TERM, p.e_zero, ce))
     scale = np.ldexp(1.0, (p.F - e_max).astype(np.int32))
@@ -643,7 +484,7 @@ def disputed_rules(what) -> tuple[str, ...]:
     if "inf_meets_overflow" in reachable and p.product_overflow and (fa is None or _products_overflow(fa, fb)):
         rules.append("inf_meets_overflow")
     if "nonfinite_small_c" in reachable and p.c_drop is not None and \
-            (fa is None or ((fc.inf or fc.nan != "none") and NONFINITE_C_EXP < fa.emax + fb.emax - p.c_drop)):
+            (fa is None or ((fc.inf or fc.nan != NanKind.NONE) and NONFINITE_C_EXP < fa.emax + fb.emax - p.c_drop)):
         rules.append("nonfinite_small_c")
     return tuple(rules)
 
@@ -672,7 +513,7 @@ def _amd_products(p: Params, fa, a, fb, b, cv):
         over = np.abs(P) >= 2.0 ** 128
         if over.any():
             P = np.where(over, np.copysign(np.inf, P), P)
-            if p.specials == "later_model":
+            if p.specials == Specials.LATER_MODEL:
                 special = P.sum(0) + cv                                     # one sum: NaN where they meet
             else:
                 special = np.where(np.isfinite(special), P.sum(0), special)    # step 3
@@ -682,7 +523,7 @@ def _amd_products(p: Params, fa, a, fb, b, cv):
 def _dot_special(p: Params, P):
     """The products' own special outcome (IEEE sum, overflowed products included), where the later
     model can drop c; None otherwise (not needed)."""
-    return P.sum(0) if p.specials == "later_model" and p.c_drop is not None else None
+    return P.sum(0) if p.specials == Specials.LATER_MODEL and p.c_drop is not None else None
 
 
 def _set_dot(p: Params, P, E):
@@ -702,14 +543,14 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     whose NaN or infinite c the later model drops (``specials="later_model"``, GFDRDA).
     """
     ce = np.where(ce <= NO_TERM, -126, ce)                    # a zero c keeps the exponent -126
-    if p.specials == "later_model" and p.c_drop is not None:
+    if p.specials == Specials.LATER_MODEL and p.c_drop is not None:
         ce = np.where(np.isfinite(cv), ce, NONFINITE_C_EXP)    # the exponent the later model reads
     e_max = np.where(has_dot, np.maximum(e_dot, ce), ce)
     D = np.where(has_dot, _floor_scaled(s_dot, p.dot_floor_bits - dot_frac - (e_max - e_dot), p.floor_rounding), 0.0)
     C = _floor_scaled(cv, p.c_floor_bits - e_max, p.floor_rounding)
     if p.c_drop is not None:
         drop = ce < e_max - p.c_drop
-        if p.specials == "later_model":
+        if p.specials == Specials.LATER_MODEL:
             # the later model's gtr_fdpa zeroes c below e_max - 25 whatever c is, NaN and infinity included
             special = np.where(drop & ~np.isfinite(cv), dot_special, special)
         else:
@@ -723,14 +564,14 @@ def _merge_with_c(p: Params, fd, s_dot, e_dot, has_dot, dot_frac, cv, ce, specia
     if trace is not None:
         trace.append((Label(Stage.MAX_EXPONENT, "maximum exponent with c"),
                       {"e_dot": np.where(has_dot, e_dot, np.nan), "e_c": ce, "e_max": e_max}))
-        how = "round-down" if p.floor_rounding == "RD" else "toward-zero"
+        how = "round-down" if p.floor_rounding == FloorRounding.RD else "toward-zero"
         trace.append((Label(Stage.ALIGNED, f"{how} alignment: dot at {p.dot_floor_bits}, c at {p.c_floor_bits} "
                                       "fraction bits (units of 2^(e_max-32))"),
                       {"dot": D, "c": np.ldexp(C, p.dot_floor_bits - p.c_floor_bits), "sum": T}))
         trace.append((Label(Stage.NORMALISED, f"normalised (exponent >= -126), floored to {p.final_floor_bits} "
                                               "fraction bits"),
                       {"significand": Tn, "exponent": e_n}))
-    d = _finish(fd, Tn, e_n - p.final_floor_bits, p, rounding="RNE", special=special, zeros=zeros)
+    d = _finish(fd, Tn, e_n - p.final_floor_bits, p, rounding=Rounding.RNE, special=special, zeros=zeros)
     if trace is not None:
         trace.append((Label(Stage.ROUNDED, "rounded to f32 (RNE)"), {"d": d}))
     return d
@@ -751,7 +592,7 @@ def fdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
                                            "(units of 2^(e_dot-F))"),
                       {"s_dot": s_dot, "e_dot": np.where(has, e_dot, np.nan)}))
     return _merge_with_c(p, fd, s_dot, e_dot, has, p.F, cv, ce, special, trace, _dot_special(p, P),
-                         _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
+                         _zero_terms(P, cv) if p.zero_sign == ZeroSign.IEEE754 else None)
 
 
 def gfdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
@@ -775,7 +616,7 @@ def gfdrda(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
         trace.append((Label(Stage.MERGED, f"merged with round-down at {m} fraction bits"),
                       {"s_dot": s_dot, "e_dot": e_dot}))
     return _merge_with_c(p, fd, s_dot, e_dot, has, m, cv, ce, special, trace, _dot_special(p, P),
-                         _zero_terms(P, cv) if p.zero_sign == "ieee754" else None)
+                         _zero_terms(P, cv) if p.zero_sign == ZeroSign.IEEE754 else None)
 
 
 # --------------------------------------------------------------------------- GPS
@@ -849,7 +690,7 @@ def sfma(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
     from .fma import fma_f32, fma_f64      # imported here: only SFMA needs it
     p, fd = dp.params, dp.d_format
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]
-    if p.fma_rounding != "RNE":
+    if p.fma_rounding != Rounding.RNE:
         if fd.name != "f32":
             raise ValueError(f"SFMA rounds {fd.name} to nearest even only; fma_rounding={p.fma_rounding} "
                              "is a binary32 design")
@@ -886,7 +727,7 @@ def _gps_formats(p: Params, d) -> None:
         if d.fc.name != "f32" or d.fd.name != "f32":
             raise ParamsSpecError(f"{d.where}: GPS accumulates in f32 (c and d f32), not {d.fc.name} -> {d.fd.name}")
         for f in (d.fa, d.fb):
-            if f is not None and (f.nan != "ieee" or not f.subnormals or f.value_bits > 16):
+            if f is not None and (f.nan != NanKind.IEEE or not f.subnormals or f.value_bits > 16):
                 raise ParamsSpecError(f"{d.where}: GPS takes IEEE-style operands with subnormals of at most 16 bits "
                                       f"(f16, bf16), not {f.name}")
 
@@ -908,10 +749,10 @@ _AMD_READS = ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_b
 # One per algorithm; its compiled kernel is named by kernel_code (a new algorithm is one more, anywhere:
 # docs/extending.md)
 describe(Algorithm("SFMA", sfma, ("fma_rounding", "nan_bits"), chained=False,
-                   describes={"zero_sign": ("ieee", "ieee754")}, check_formats=_sfma_formats,
+                   describes={"zero_sign": (ZeroSign.IEEE, ZeroSign.IEEE754)}, check_formats=_sfma_formats,
                    kernel_code=KernelCode.SFMA, summary="sequential IEEE fused multiply-adds"))
 describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=True, check=_gps_group,
-                   describes={"zero_sign": ("ieee",), "flush_subnormals": (True,)}, check_formats=_gps_formats,
+                   describes={"zero_sign": (ZeroSign.IEEE,), "flush_subnormals": (True,)}, check_formats=_gps_formats,
                    kernel_code=KernelCode.GPS, summary="group pairwise sums with subnormal flushing"))
 describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,

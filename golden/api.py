@@ -13,6 +13,7 @@ from . import algorithms
 from .catalog import Instruction, lookup
 from .formats import Format, check_bits, from_float, get_format, to_float
 from .options import is_whole
+from .rules import Rounding
 
 CHUNK_ROWS = 8192         # rows per vectorised batch: keeps the working set in cache (docs/verification.md: sweep)
 BACKENDS = ("numpy", "numba")
@@ -98,7 +99,7 @@ def as_bits(fmt: Format | str, x, what: str) -> np.ndarray:
             vals = arr.astype(np.float64)
         except (TypeError, ValueError):
             raise TypeError(f"{what}: cannot read dtype {arr.dtype} as {fmt.name}") from None
-        bits = from_float(fmt, vals, "RNE")
+        bits = from_float(fmt, vals, Rounding.RNE)
         back = to_float(fmt, bits)
         bad = ~((back == vals) | (np.isnan(back) & np.isnan(vals)))
         if bad.any():

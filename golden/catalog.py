@@ -229,9 +229,9 @@ def _nvidia_params(arch, a, d, k, fp8_narrow=False, scaled=False, datapath=None)
     return Params(
         base="FDA", F=F, pass_size=min(k, dp.bytes_per_pass // _ELEMENT_BYTES[a]),
         e_zero=-133 if scaled else (dp.e_zero_f16 if f16_out else dp.e_zero_f32),
-        out_rounding="RNE" if f16_out else "RZ",
+        out_rounding=Rounding.RNE if f16_out else Rounding.RZ,
         out_frac_bits=13 if (fp8_narrow and not f16_out) else None,
-        overflow="ieee" if f16_out else "inf")
+        overflow=Overflow.IEEE if f16_out else Overflow.INF)
 
 
 def _mma_shapes(m, n):
@@ -247,7 +247,7 @@ def _tcgen05_shapes():
 
 
 # the designs of NVIDIA's SFMA (f64) and GDFS (block-scaled fp4) entries
-_NV_SFMA = Params(base="SFMA", zero_sign="ieee")
+_NV_SFMA = Params(base="SFMA", zero_sign=ZeroSign.IEEE)
 _NV_GDFS = Params(base="GDFS", F=35, pass_size=64, e_zero=-139, group=16)
 
 
@@ -381,12 +381,12 @@ _COMPILED_FP8_NOTE = {
 
 def _amd_params(alg, a, k):
     if alg == "SFMA":
-        return Params(base="SFMA", zero_sign="ieee")
+        return Params(base="SFMA", zero_sign=ZeroSign.IEEE)
     if alg.startswith("GPS"):
-        return Params(base="GPS", group=int(alg[-1]), flush_subnormals=True, zero_sign="ieee")
+        return Params(base="GPS", group=int(alg[-1]), flush_subnormals=True, zero_sign=ZeroSign.IEEE)
     L = {"tf32": 4, "f16": 8, "bf16": 8, "e4m3fnuz": 16, "e5m2fnuz": 16}[a]
-    common = dict(F=24, pass_size=min(L, k), out_rounding="RNE", overflow="ieee", product_overflow=True,
-                  zero_sign="ieee")
+    common = dict(F=24, pass_size=min(L, k), out_rounding=Rounding.RNE, overflow=Overflow.IEEE, product_overflow=True,
+                  zero_sign=ZeroSign.IEEE)
     if alg == "GFDRDA":
         return Params(base="GFDRDA", c_drop=25, **common)
     return Params(base="FDRDA", **common)

@@ -140,6 +140,8 @@ import functools
 
 import numpy as np
 
+from .rules import Rounding
+
 __all__ = ["fma_f64", "fma_f64_integer", "fma_f32"]
 
 _U64 = np.uint64
@@ -178,11 +180,11 @@ def fma_f64_integer(a, b, c) -> np.ndarray:
     return _blockwise(_fma_f64_block, np.uint64, a, b, c)
 
 
-def fma_f32(a, b, c, mode: str = "RNE") -> np.ndarray:
+def fma_f32(a, b, c, mode: Rounding = Rounding.RNE) -> np.ndarray:
     """a*b + c rounded once, binary32, by ``mode`` (RNE, RZ, RD, RU; IEEE overflow and signed zeros).
 
     Inputs/outputs: uint32 bit patterns, same (broadcastable) shapes."""
-    if mode == "RNE":
+    if mode == Rounding.RNE:
         return _blockwise(_fma_f32_block, np.uint32, a, b, c)
     from .formats import ROUNDING_MODES
     if mode not in ROUNDING_MODES:
@@ -236,7 +238,7 @@ def _fma_f32_directed(mode, a, b, c):
     # an exact zero sum: -0 for (-0) + (-0), and for any other zero sum rounding down (IEEE 754 6.3)
     zero_sum = (s == 0) & ~np.isnan(s)
     neg = (np.signbit(p) & np.signbit(cf)) | \
-        ((mode == "RD") & ~(~np.signbit(p) & ~np.signbit(cf) & (p == 0) & (cf == 0)))
+        ((mode == Rounding.RD) & ~(~np.signbit(p) & ~np.signbit(cf) & (p == 0) & (cf == 0)))
     r = np.where(zero_sum, np.where(neg, np.uint32(0x80000000), np.uint32(0)), r)
     return np.where((r & _ABS32) > _INF32, _QNAN32, r)
 

@@ -25,15 +25,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .rules import ROUNDING_MODES
+from .rules import ROUNDING_MODES, Overflow, Rounding, Word
 
 __all__ = [
     "Format", "FORMATS", "get_format", "decode", "Decoded", "round_to_format",
-    "special_bits", "ZERO", "SUBNORMAL", "NORMAL", "INF", "NAN", "ROUNDING_MODES",
+    "special_bits", "ZERO", "SUBNORMAL", "NORMAL", "INF", "NAN", "ROUNDING_MODES", "NanKind",
     "bit_length", "check_bits",
 ]
 
 ZERO, SUBNORMAL, NORMAL, INF, NAN = 0, 1, 2, 3, 4
+
+
+class NanKind(Word):
+    """``Format.nan``: how a format encodes NaN (the order of the kernels' ``NAN_*`` codes)."""
+
+    IEEE = "ieee"                    # all-ones exponent, non-zero mantissa
+    ALL_ONES = "all_ones"            # exponent and mantissa all ones (OCP e4m3, ue4m3)
+    NEGATIVE_ZERO = "negative_zero"  # the sign bit alone (FNUZ)
+    MAX_EXPONENT = "max_exponent"    # the all-ones exponent (ue8m0: 0xFF)
+    NONE = "none"                    # no NaN
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,7 @@ class Format:
         Whether there is a sign bit (scales are unsigned).
     inf : bool
         Whether the all-ones exponent with zero mantissa is an infinity.
-    nan : str
+    nan : NanKind
         How NaN is encoded: ``"ieee"`` (all-ones exponent, non-zero mantissa),
         ``"all_ones"`` (OCP e4m3 and ue4m3: exponent and mantissa all ones),
         ``"negative_zero"`` (FNUZ: the sign bit alone), ``"max_exponent"``
@@ -74,7 +84,7 @@ class Format:
     bias: int
     signed: bool = True
     inf: bool = True
-    nan: str = "ieee"
+    nan: NanKind = NanKind.IEEE
     subnormals: bool = True
     storage_bits: int = 0
     ignored_low_bits: int = 0
@@ -96,7 +106,7 @@ class Format:
     def emax(self) -> int:
         """Exponent of the largest finite value."""
         top = (1 << self.exp_bits) - 1
-        if self.inf or self.nan == "ieee" or self.nan == "max_exponent":
+        if self.inf or self.nan == NanKind.IEEE or self.nan == NanKind.MAX_EXPONENT:
             top -= 1
         return top - self.bias
 
@@ -104,11 +114,11 @@ class Format:
     def max_mantissa(self) -> int:
         """Largest mantissa field at ``emax``."""
         full = (1 << self.man_bits) - 1
-        return full - 1 if self.nan == "all_ones" else full
+        return full - 1 if self.nan == NanKind.ALL_ONES else full
 
     @property
     def has_nan(self) -> bool:
-        return self.nan != "none"
+        return self.nan != NanKind.NONE
 
     @property
     def max_finite(self) -> float:
@@ -142,22 +152,22 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     _fmt("tf32", 8, 10, 127, storage=32, ignored_low_bits=13, aliases=("xf32",)),
     _fmt("f16", 5, 10, 15, numpy_dtype="float16", aliases=("fp16", "float16", "binary16", "half")),
     _fmt("bf16", 8, 7, 127, numpy_dtype="bfloat16", aliases=("bfloat16",)),
-    _fmt("e4m3", 4, 3, 7, inf=False, nan="all_ones", numpy_dtype="float8_e4m3fn",
+    _fmt("e4m3", 4, 3, 7, inf=False, nan=NanKind.ALL_ONES, numpy_dtype="float8_e4m3fn",
          aliases=("float8_e4m3fn", "e4m3fn", "fp8_e4m3")),
     _fmt("e5m2", 5, 2, 15, numpy_dtype="float8_e5m2", aliases=("float8_e5m2", "fp8_e5m2")),
-    _fmt("e4m3fnuz", 4, 3, 8, inf=False, nan="negative_zero", numpy_dtype="float8_e4m3fnuz",
+    _fmt("e4m3fnuz", 4, 3, 8, inf=False, nan=NanKind.NEGATIVE_ZERO, numpy_dtype="float8_e4m3fnuz",
          aliases=("fp8", "float8_e4m3fnuz")),
-    _fmt("e5m2fnuz", 5, 2, 16, inf=False, nan="negative_zero", numpy_dtype="float8_e5m2fnuz",
+    _fmt("e5m2fnuz", 5, 2, 16, inf=False, nan=NanKind.NEGATIVE_ZERO, numpy_dtype="float8_e5m2fnuz",
          aliases=("bf8", "float8_e5m2fnuz")),
-    _fmt("e3m2", 3, 2, 3, inf=False, nan="none", numpy_dtype="float6_e3m2fn",
+    _fmt("e3m2", 3, 2, 3, inf=False, nan=NanKind.NONE, numpy_dtype="float6_e3m2fn",
          aliases=("float6_e3m2fn", "fp6_e3m2")),
-    _fmt("e2m3", 2, 3, 1, inf=False, nan="none", numpy_dtype="float6_e2m3fn",
+    _fmt("e2m3", 2, 3, 1, inf=False, nan=NanKind.NONE, numpy_dtype="float6_e2m3fn",
          aliases=("float6_e2m3fn", "fp6_e2m3")),
-    _fmt("e2m1", 2, 1, 1, inf=False, nan="none", numpy_dtype="float4_e2m1fn",
+    _fmt("e2m1", 2, 1, 1, inf=False, nan=NanKind.NONE, numpy_dtype="float4_e2m1fn",
          aliases=("float4_e2m1fn", "fp4", "fp4_e2m1")),
-    _fmt("ue8m0", 8, 0, 127, signed=False, inf=False, nan="max_exponent", subnormals=False,
+    _fmt("ue8m0", 8, 0, 127, signed=False, inf=False, nan=NanKind.MAX_EXPONENT, subnormals=False,
          numpy_dtype="float8_e8m0fnu", aliases=("e8m0", "float8_e8m0fnu", "e8")),
-    _fmt("ue4m3", 4, 3, 7, storage=8, signed=False, inf=False, nan="all_ones", ignored_high_bits=1,
+    _fmt("ue4m3", 4, 3, 7, storage=8, signed=False, inf=False, nan=NanKind.ALL_ONES, ignored_high_bits=1,
          aliases=("e4m3_scale",)),
 ]}
 
@@ -244,13 +254,13 @@ def _decode_arith(fmt: Format, bits: np.ndarray) -> Decoded:
         sig = man + hidden
         exp = efield - fmt.bias
         cls = np.full(v.shape, NORMAL, np.int8)
-    if fmt.nan == "ieee":
+    if fmt.nan == NanKind.IEEE:
         cls = np.where(efield == top, np.where(man == 0, INF, NAN), cls).astype(np.int8)
-    elif fmt.nan == "all_ones":
+    elif fmt.nan == NanKind.ALL_ONES:
         cls = np.where((efield == top) & (man == (1 << fmt.man_bits) - 1), NAN, cls).astype(np.int8)
-    elif fmt.nan == "negative_zero":
+    elif fmt.nan == NanKind.NEGATIVE_ZERO:
         cls = np.where((sign == 1) & (efield == 0) & (man == 0), NAN, cls).astype(np.int8)
-    elif fmt.nan == "max_exponent":
+    elif fmt.nan == NanKind.MAX_EXPONENT:
         cls = np.where(efield == top, NAN, cls).astype(np.int8)
     return Decoded(sign, exp.astype(np.int32), sig.astype(np.int64), cls)
 
@@ -265,9 +275,9 @@ def special_bits(fmt: "str | Format", kind: str, sign=0):
             raise ValueError(f"format {fmt.name} has no infinity")
         word = top << fmt.man_bits
     elif kind == "nan":
-        if fmt.nan == "negative_zero":
+        if fmt.nan == NanKind.NEGATIVE_ZERO:
             return np.uint64(1 << (fmt.value_bits - 1)) + np.zeros_like(s)
-        if fmt.nan == "none":
+        if fmt.nan == NanKind.NONE:
             raise ValueError(f"format {fmt.name} has no NaN")
         # The canonical NaN of NVIDIA tensor cores: all ones below the sign.
         word = (1 << (fmt.exp_bits + fmt.man_bits)) - 1
@@ -291,8 +301,8 @@ def bit_length(x: np.ndarray) -> np.ndarray:
     return e - over
 
 
-def round_to_format(fmt: "str | Format", sign, mag, exp, mode: str = "RNE", *,
-                    frac_bits: int | None = None, overflow: str = "ieee") -> np.ndarray:
+def round_to_format(fmt: "str | Format", sign, mag, exp, mode: Rounding = Rounding.RNE, *,
+                    frac_bits: int | None = None, overflow: Overflow = Overflow.IEEE) -> np.ndarray:
     """Round the exact values ``(-1)**sign * mag * 2**exp`` to ``fmt``.
 
     Parameters
@@ -305,13 +315,13 @@ def round_to_format(fmt: "str | Format", sign, mag, exp, mode: str = "RNE", *,
         Exact integer magnitude.
     exp : int array
         Exponent of ``mag``'s least significant bit.
-    mode : {"RZ", "RD", "RU", "RNE"}
+    mode : Rounding
         Rounding direction.
     frac_bits : int, optional
         Round at this many fraction bits instead of the format's mantissa width
         (e.g. 13 for the E8M13 result of FP8 tensor cores); the exponent range
         stays the format's.
-    overflow : {"ieee", "inf"}
+    overflow : Overflow
         ``"ieee"``: overflow gives infinity or the largest finite value as the
         rounding direction demands (NaN, or saturation, where the format has
         no infinity). ``"inf"``: any value whose rounded magnitude leaves the
@@ -342,11 +352,11 @@ def round_to_format(fmt: "str | Format", sign, mag, exp, mode: str = "RNE", *,
     above = (rem > half) & (shift > 0) & ~far
     tie = (rem == half) & (shift > 0) & ~far
     kept = np.where(far, 0, kept)
-    if mode == "RNE":
+    if mode == Rounding.RNE:
         inc = above | (tie & ((kept & 1) == 1))
-    elif mode == "RZ":
+    elif mode == Rounding.RZ:
         inc = np.zeros_like(inexact)
-    elif mode == "RU":
+    elif mode == Rounding.RU:
         inc = inexact & (sign == 0)
     else:
         inc = inexact & (sign == 1)
@@ -365,14 +375,14 @@ def round_to_format(fmt: "str | Format", sign, mag, exp, mode: str = "RNE", *,
         word = word | (sign << (fmt.exp_bits + fmt.man_bits))
     word = word.astype(np.uint64)
 
-    if fmt.nan == "negative_zero":            # FNUZ has no -0: a zero is +0
+    if fmt.nan == NanKind.NEGATIVE_ZERO:            # FNUZ has no -0: a zero is +0
         word = np.where(word == np.uint64(1 << (fmt.value_bits - 1)), np.uint64(0), word)
     if over.any():
-        if overflow == "inf":
+        if overflow == Overflow.INF:
             to_big = np.ones_like(over)
         else:
-            to_big = {"RNE": np.ones_like(over), "RZ": np.zeros_like(over),
-                      "RU": sign == 0, "RD": sign == 1}[mode]
+            to_big = {Rounding.RNE: np.ones_like(over), Rounding.RZ: np.zeros_like(over),
+                      Rounding.RU: sign == 0, Rounding.RD: sign == 1}[mode]
         big = _overflow_bits(fmt, sign)
         word = np.where(over, np.where(to_big, big, special_bits(fmt, "max", sign)), word)
     word = word << np.uint64(fmt.ignored_low_bits)
@@ -401,7 +411,7 @@ def to_float(fmt: "str | Format", bits) -> np.ndarray:
     return val
 
 
-def from_float(fmt: "str | Format", values, mode: str = "RNE") -> np.ndarray:
+def from_float(fmt: "str | Format", values, mode: Rounding = Rounding.RNE) -> np.ndarray:
     """Round float64 values to bit patterns of ``fmt`` (NaN and infinities mapped as the format allows)."""
     fmt = get_format(fmt)
     x = np.asarray(values, np.float64)

@@ -32,6 +32,7 @@ from .catalog import CATALOG, Instruction, canonical_arch
 from .fma import fma_f32
 from .formats import ROUNDING_MODES, from_float, get_format, to_float
 from .options import is_whole
+from .rules import Rounding
 
 __all__ = ["Kernel", "PRESETS", "Reduction", "Scaling", "gemm", "gemm_float", "instruction_for", "kernel_preset"]
 
@@ -117,8 +118,8 @@ class Kernel:
     group_n: int = 128
     scale_fma: bool = True
     out_format: str | None = None
-    out_rounding: str = "RNE"
-    operand_rounding: str | None = None
+    out_rounding: Rounding = Rounding.RNE
+    operand_rounding: Rounding | None = None
     source: str = ""
 
     def __post_init__(self):
@@ -145,6 +146,9 @@ class Kernel:
         if self.out_rounding not in ROUNDING_MODES:
             raise ValueError(f"Kernel.out_rounding must be one of {', '.join(ROUNDING_MODES)}, "
                              f"got {self.out_rounding!r}")
+        object.__setattr__(self, "out_rounding", Rounding(self.out_rounding))     # text read as its word
+        if self.operand_rounding is not None:
+            object.__setattr__(self, "operand_rounding", Rounding(self.operand_rounding))
         if not isinstance(self.scale_fma, bool):
             raise ValueError(f"Kernel.scale_fma must be True or False, got {self.scale_fma!r}")
 

@@ -21,6 +21,7 @@ from .catalog import canonical_arch
 from .formats import from_float
 from .gemm import Kernel, gemm, instruction_for, k_slices
 from .options import check_whole
+from .rules import Rounding
 
 # compute capability -> architecture
 CAPABILITIES = {(7, 0): "volta", (7, 5): "turing", (8, 0): "ampere", (8, 6): "ampere", (8, 7): "ampere",
@@ -48,7 +49,7 @@ def shares(ins, A, B, D, out_fmt: str, K: int) -> list[tuple[float, str]]:
     found = []
     kernels = candidates(-(-K // ins.k))
     if ins.a_format == "tf32":
-        kernels += [k.with_(name=k.name + "+rne", operand_rounding="RNE") for k in kernels]
+        kernels += [k.with_(name=k.name + "+rne", operand_rounding=Rounding.RNE) for k in kernels]
     for k in kernels:
         try:
             k_slices(ins, k, K)

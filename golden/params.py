@@ -11,14 +11,21 @@ Words that two modules exchange are the constants below, never display strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from types import SimpleNamespace
+import dataclasses
+import typing
+from dataclasses import dataclass, replace
+from enum import Enum
+from types import SimpleNamespace, UnionType
+from typing import Literal, NewType
 
-from .formats import FORMATS, Format, get_format
-from .rules import EXACT, FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZERO_SIGNS
+from .descriptors import ALGORITHMS
+from .formats import FORMATS, Format, NanKind, get_format
+from .rules import (EXACT, FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZERO_SIGNS, FloorRounding, Overflow,
+                    Rounding, Specials, ZeroSign)
 
 __all__ = ["ROUNDING_MODES", "OVERFLOWS", "ZERO_SIGNS", "FLOOR_ROUNDINGS", "SPECIALS", "EXACT",
-           "FIELDS", "check_params", "check_unused", "check_params_for", "parse_params", "format_params",
+           "Params", "AlgorithmName", "FormatName", "FIELDS", "check_params", "check_unused", "check_params_for",
+           "parse_params", "format_params",
            "ParamsSpecError", "EXACT_BITS", "E_ZERO_MAX"]
 
 
@@ -26,17 +33,186 @@ class ParamsSpecError(ValueError):
     """A params spec or value that is not valid (the message names the field, the value and what is valid)."""
 
 
+AlgorithmName = NewType("AlgorithmName", str)     # a name of golden.descriptors.ALGORITHMS
+FormatName = NewType("FormatName", str)           # a name of golden.formats.FORMATS
+
+
+@dataclass(frozen=True)
+class Params:
+    """Algorithm parameters of one dot-add design.
+
+    Parameters
+    ----------
+    base : str
+        One of ``SFMA, GPS, FDA, GDFS, FDRDA, GFDRDA``.
+    pass_size : int, optional
+        Products per fused pass (L).  ``K > L`` runs a chain of ``K / L``
+        passes, each result rounded to the output format and fed back as c.
+    F : int, optional
+        Fraction bits kept after alignment (FDA, GDFS, FDRDA, GFDRDA).
+    e_zero : int, optional
+        Exponent a zero product / zero c takes in the maximum (FDA, GDFS).
+    out_rounding : str
+        Rounding of the final normalisation: ``RZ`` (NVIDIA f32), ``RNE``.
+    out_frac_bits : int, optional
+        Fraction bits of the result if narrower than the output format
+        (13 for the "E8M13" result of Ada QMMA and Hopper QGMMA).
+    overflow : str
+        ``"inf"``: any result of magnitude ``>= 2**(emax+1)`` is infinity;
+        ``"ieee"``: the rounding direction decides.
+    group : int, optional
+        GPS pairwise group size G, or the GDFS product group (16).
+    dot_floor_bits, c_floor_bits, final_floor_bits : int
+        FDRDA/GFDRDA: the dot part is floored to ``dot_floor_bits`` fraction
+        bits relative to ``2**e_max``, c to ``c_floor_bits``, and their
+        normalised sum to ``final_floor_bits`` before RNE (docs/spec.md §4.4).
+    merge_floor_bits : int
+        GFDRDA: fraction bits kept when the even and odd sums are merged.
+    floor_rounding : str
+        FDRDA/GFDRDA: how those alignments drop bits: ``"RD"`` (floor, what
+        CDNA3 does) or ``"RZ"`` (toward zero: the paper's hypothetical variant
+        of section VI-C, one change away).
+    c_drop : int, optional
+        GFDRDA: c becomes zero when ``e_c < e_max - c_drop``.
+    specials : str
+        FDRDA/GFDRDA: CDNA3's two disputed special-value rules, switched together
+        (:data:`DISPUTED_RULES`, :func:`disputed_rules`).  ``"paper"`` (the default,
+        what this project follows): the paper's step order (IV-F steps 1-3), so an
+        input infinity wins over a product that overflows to the other infinity, and
+        a NaN or infinite c is never dropped as a small c.  ``"later_model"``: the
+        authors' later model (microsoft/MMA-Sim ``src/mmasim/mmasim/arithmetic/fdpa.py``,
+        ``tr_fdpa``/``gtr_fdpa``): the input and overflow infinities meet in one IEEE
+        sum (NaN), and GFDRDA's small-c test also drops a NaN or infinite c (its
+        exponent read as -1), which can make the result finite.
+    product_overflow : bool
+        Products of magnitude ``>= 2**128`` become infinities (AMD).
+    zero_sign : str
+        ``"positive"``: every zero result is +0 (NVIDIA, docs/spec.md §4.3);
+        ``"ieee"``: a negative value that rounds to zero gives -0.
+    flush_subnormals : bool
+        GPS: subnormal inputs flushed to +0, subnormal products and sums to
+        signed zero.
+    operand_format : str, optional
+        A compiled path (not a native instruction): a and b are first converted,
+        exactly, to this format (``"f16"``: fp8 lowered onto HMMA), and the
+        passes run on the converted operands (FDA).
+    pass_interleave : int, optional
+        A compiled path: pass ``j`` of the chain takes the runs of this many
+        consecutive products whose run number is ``j`` modulo the number of
+        passes (the layout of register fragments: with K = 32, L = 16 and 2,
+        pass 0 takes ``k % 4 < 2``); None: pass ``j`` takes products
+        ``j*L .. j*L + L - 1`` (FDA).
+    c_last : bool
+        A compiled path: the chain starts from +0 and c is added after its last
+        pass by one IEEE add, rounded to nearest even in the output format
+        (f16 or f32), as a separate add instruction does (FDA).
+    nan_bits : int, optional
+        The bit pattern of every NaN result (e.g. ``0x7fc00000``, the IEEE default quiet NaN of
+        binary32).  None (the default): each algorithm's own NaN (the canonical NaN of
+        :func:`golden.formats.special_bits` for the fused algorithms, ``0x7fc00000`` for GPS,
+        the IEEE operations' NaN for SFMA).  A pattern that is not a NaN of the output format is
+        refused when the design runs.
+    fma_rounding : str
+        SFMA: the rounding of each fused multiply-add (``RNE``, the IEEE default, ``RZ``, ``RD``,
+        ``RU``).  Binary32 results; binary64 SFMA is RNE.  (``c_last``'s add rounds to nearest even.)
+
+    F may also be ``"exact"`` (:data:`golden.params.EXACT`, FDA): no alignment window, the exact sum of
+    the products and c, rounded once by ``out_rounding``.  ``zero_sign="ieee754"`` follows IEEE 754
+    for zero sums in every algorithm (see :data:`golden.params.ZERO_SIGNS`).  Every field is checked
+    on its own by :func:`golden.params.check_params` (one ValueError naming the field, the value and
+    what is valid).  Where the Params meets an instruction (:func:`golden.params.check_params_for`,
+    called by every ``golden.Instruction`` and ``golden.Datapath``), a field the algorithm does not
+    read must keep its default, and the ranges that depend on the formats are checked
+    (``out_frac_bits`` up to the result's fraction bits, ``F`` and the floor bits within exact sums,
+    ``pass_size`` a divisor of K, ``nan_bits`` a NaN of the result, ...).
+    """
+
+    base: AlgorithmName
+    pass_size: int | None = None
+    F: int | Literal["exact"] | None = None
+    e_zero: int | None = None
+    out_rounding: Rounding = Rounding.RZ
+    out_frac_bits: int | None = None
+    overflow: Overflow = Overflow.INF
+    group: int | None = None
+    dot_floor_bits: int = 32
+    c_floor_bits: int = 24
+    final_floor_bits: int = 31
+    merge_floor_bits: int = 24
+    floor_rounding: FloorRounding = FloorRounding.RD
+    c_drop: int | None = None
+    product_overflow: bool = False
+    flush_subnormals: bool = False
+    zero_sign: ZeroSign = ZeroSign.POSITIVE
+    specials: Specials = Specials.PAPER
+    operand_format: FormatName | None = None
+    pass_interleave: int | None = None
+    c_last: bool = False
+    nan_bits: int | None = None
+    fma_rounding: Rounding = Rounding.RNE
+
+    def __post_init__(self):
+        if self.base not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.base!r}; valid: {', '.join(ALGORITHMS)}")
+        check_params(self)                   # every field on its own: type, range, word
+        for name, spec in FIELDS.items():    # a word given as text becomes its rules enum member
+            value = getattr(self, name)
+            if spec.enum is not None and value is not None and value != spec.extra:
+                object.__setattr__(self, name, spec.enum(value))
+        alg = ALGORITHMS[self.base]
+        for name, what in alg.requires.items():      # what the algorithm needs, in its descriptor's words
+            if getattr(self, name) is None:
+                raise ValueError(f"{self.base} needs {what}")
+        if self.F == EXACT and not alg.exact_F:
+            raise ValueError(f"F='exact' (the exact sum, rounded once) is an FDA design, not {self.base}")
+        lowered = self.operand_format is not None or self.pass_interleave is not None or self.c_last
+        if lowered and not alg.lowering:
+            raise ValueError(f"operand_format, pass_interleave and c_last describe a compiled FDA path, "
+                             f"not {self.base}")
+        if self.pass_interleave is not None and (self.pass_size is None or self.pass_interleave < 1
+                                                 or self.pass_size % self.pass_interleave):
+            raise ValueError(f"pass_interleave must divide the pass size L; got {self.pass_interleave} with "
+                             f"L={self.pass_size}")
+        if self.operand_format is not None:
+            get_format(self.operand_format)          # an unknown format is named here
+        if alg.check is not None:
+            alg.check(self)
+
+    @property
+    def fields_read(self) -> tuple[str, ...]:
+        """The fields this design's algorithm reads (the others cannot change a result)."""
+        return ALGORITHMS[self.base].fields_read
+
+    @property
+    def exact_nan(self) -> bool:
+        """Whether a NaN result's bits are specified: the canonical NaN of NVIDIA's fused
+        algorithms (FDA, CoFDA, GDFS), or every NaN result's ``nan_bits``; elsewhere the payload is not
+        modelled and any NaN is right."""
+        return ALGORITHMS[self.base].exact_nan or self.nan_bits is not None
+
+    def algorithm_name(self, k: int) -> str:
+        """``"CoFDA"`` for a chain, else the base name."""
+        chained = self.pass_size is not None and k > self.pass_size
+        return ("Co" if chained else "") + self.base
+
+    def with_(self, **changes) -> "Params":
+        """A copy with some parameters changed (a custom design in one call)."""
+        return replace(self, **changes)
+
+
 @dataclass(frozen=True)
 class Field:
     """What one field holds: ``kind`` is ``int``, ``bool``, ``word``, ``format`` or ``algorithm`` (a name of
-    :data:`golden.descriptors.ALGORITHMS`); ``words`` for a word field; ``low`` the smallest int; ``none``
-    whether None is allowed; ``extra`` a word an int field takes."""
+    :data:`golden.descriptors.ALGORITHMS`); ``words`` for a word field (the words of ``enum``, its
+    :mod:`golden.rules` enum); ``low`` the smallest int; ``none`` whether None is allowed; ``extra`` a
+    word an int field takes."""
 
     kind: str
     words: tuple = ()
     low: int | None = None
     none: bool = False
     extra: str | None = None
+    enum: type[Enum] | None = None
 
     def valid(self) -> str:
         """What is valid, in words."""
@@ -55,36 +231,32 @@ class Field:
 def _words(spec: Field) -> tuple:
     """The words a word field takes (an algorithm field: every described algorithm)."""
     if spec.kind == "algorithm":
-        from .descriptors import ALGORITHMS
         return tuple(ALGORITHMS)
     return spec.words
 
 
-FIELDS = {
-    "base": Field("algorithm"),
-    "pass_size": Field("int", low=1, none=True),
-    "F": Field("int", low=0, none=True, extra=EXACT),
-    "e_zero": Field("int", none=True),
-    "out_rounding": Field("word", ROUNDING_MODES),
-    "out_frac_bits": Field("int", low=1, none=True),
-    "overflow": Field("word", OVERFLOWS),
-    "group": Field("int", low=1, none=True),
-    "dot_floor_bits": Field("int", low=0),
-    "c_floor_bits": Field("int", low=0),
-    "final_floor_bits": Field("int", low=0),
-    "merge_floor_bits": Field("int", low=0),
-    "floor_rounding": Field("word", FLOOR_ROUNDINGS),
-    "c_drop": Field("int", low=0, none=True),
-    "product_overflow": Field("bool"),
-    "flush_subnormals": Field("bool"),
-    "zero_sign": Field("word", ZERO_SIGNS),
-    "specials": Field("word", SPECIALS),
-    "operand_format": Field("format", none=True),
-    "pass_interleave": Field("int", low=1, none=True),
-    "c_last": Field("bool"),
-    "nan_bits": Field("int", low=0, none=True),
-    "fma_rounding": Field("word", ROUNDING_MODES),
-}
+# The one thing a field's type does not say: the smallest value of an int field (none: any int)
+_LOW = {"pass_size": 1, "F": 0, "out_frac_bits": 1, "group": 1, "dot_floor_bits": 0, "c_floor_bits": 0,
+        "final_floor_bits": 0, "merge_floor_bits": 0, "c_drop": 0, "pass_interleave": 1, "nan_bits": 0}
+_KINDS = {AlgorithmName: "algorithm", FormatName: "format", int: "int", bool: "bool"}
+
+
+def _field(name: str, hint) -> Field:
+    """A :class:`Field` read off one annotation of :class:`Params` (``int | Literal["exact"] | None``,
+    ``Rounding``, ``FormatName | None``, ...)."""
+    parts = typing.get_args(hint) if isinstance(hint, UnionType) or typing.get_origin(hint) is typing.Union \
+        else (hint,)
+    none = type(None) in parts
+    extra = next((typing.get_args(t)[0] for t in parts if typing.get_origin(t) is Literal), None)
+    (kind,) = [t for t in parts if t is not type(None) and typing.get_origin(t) is not Literal]
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return Field("word", tuple(m.value for m in kind), none=none, enum=kind)
+    return Field(_KINDS[kind], low=_LOW.get(name), none=none, extra=extra)
+
+
+_HINTS = typing.get_type_hints(Params)
+FIELDS = {f.name: _field(f.name, _HINTS[f.name]) for f in dataclasses.fields(Params)}
+"""Every :class:`Params` field, in order, and what it may hold: read off the dataclass."""
 
 
 def _bad(name: str, value, spec: Field) -> ParamsSpecError:
@@ -126,9 +298,7 @@ def check_unused(p, alg, where="this instruction") -> None:
     when it is not its default: it would change nothing, silently (``fma_rounding="RZ"`` on FDA).  A
     value the descriptor lists in ``describes`` is what the algorithm does anyway (GPS flushes
     subnormals, SFMA signs zeros as IEEE does) and is taken."""
-    from dataclasses import fields
-    from .descriptors import ALGORITHMS
-    for f in fields(p):
+    for f in dataclasses.fields(p):
         name = f.name
         if name == "base" or name in alg.fields_read or name not in FIELDS:
             continue
@@ -190,7 +360,7 @@ def _exact_limit(int_bits: int, terms: int) -> int:
 def _holds(fo, f) -> bool:
     """Whether every value (and special) of format ``f`` is exact in format ``fo``."""
     return (f.man_bits <= fo.man_bits and f.emax <= fo.emax and f.emin - f.man_bits >= fo.emin - fo.man_bits
-            and (not f.inf or fo.inf) and (f.nan == "none" or fo.nan != "none") and (f.signed <= fo.signed))
+            and (not f.inf or fo.inf) and (f.nan == NanKind.NONE or fo.nan != NanKind.NONE) and (f.signed <= fo.signed))
 
 
 def check_params_for(p, what, name: str | None = None) -> None:
@@ -205,7 +375,6 @@ def check_params_for(p, what, name: str | None = None) -> None:
     generator (hw builds from a Datapath) all accept exactly the same values.  Raises
     :class:`ParamsSpecError`, one line naming the field, the value, the instruction and the valid range.
     """
-    from .descriptors import ALGORITHMS
     alg = ALGORITHMS.get(getattr(p, "base", None))
     if alg is None:
         return
@@ -253,7 +422,7 @@ def check_params_for(p, what, name: str | None = None) -> None:
                   f"result) or None (all {fd.man_bits})")
     if p.nan_bits is not None and fd is not None:
         _check_nan_bits(fd, p.nan_bits, where)
-    if "fma_rounding" in reads and p.fma_rounding != "RNE" and fd is not None and fd.name != "f32":
+    if "fma_rounding" in reads and p.fma_rounding != Rounding.RNE and fd is not None and fd.name != "f32":
         raise _in("fma_rounding", p.fma_rounding, where, f"'RNE': SFMA rounds {fd.name} to nearest even only; "
                   "other roundings are a binary32 design")
     # the window: F fraction bits, exact in float64; e_zero within the exponents the datapath holds
@@ -288,9 +457,9 @@ def check_params_for(p, what, name: str | None = None) -> None:
 def _check_nan_bits(fd, bits: int, where: str) -> None:
     import numpy as np
     from .formats import NAN, decode
-    if fd.nan == "none" or bits >= 1 << fd.storage_bits or \
+    if fd.nan == NanKind.NONE or bits >= 1 << fd.storage_bits or \
             decode(fd, np.asarray([bits], np.uint64)).cls[0] != NAN:
-        width = f"a {fd.storage_bits}-bit NaN pattern of {fd.name}" if fd.nan != "none" else \
+        width = f"a {fd.storage_bits}-bit NaN pattern of {fd.name}" if fd.nan != NanKind.NONE else \
             f"None ({fd.name} has no NaN)"
         raise ParamsSpecError(f"Params.nan_bits={bits:#x} is not a NaN of the output format {fd.name} "
                               f"({where}); valid: {width} or None")
@@ -320,7 +489,7 @@ def _typed(name: str, text: str):
     else:
         value = text.strip()
     check_value(name, value)
-    return value
+    return spec.enum(value) if spec.enum is not None else value
 
 
 def parse_params(spec: str, *, legacy_colon: bool = False) -> dict:

@@ -32,8 +32,9 @@ import numpy as np
 
 from .api import BACKEND_ENV, check_numba_environment, jit_disabled
 from .catalog import Instruction
-from .formats import Format, from_float, get_format, special_bits, to_float
+from .formats import Format, NanKind, from_float, get_format, special_bits, to_float
 from .params import EXACT
+from .rules import Rounding
 
 KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
 
@@ -185,7 +186,7 @@ def _truncate_normal(fmt: Format, v, neg, zero) -> np.ndarray:
 
 def _rz_bits(fmt, values):
     """Values rounded to the format (RZ; NaN as zero): their bits."""
-    return from_float(fmt, np.nan_to_num(values, nan=0.0), "RZ").astype(np.uint64)
+    return from_float(fmt, np.nan_to_num(values, nan=0.0), Rounding.RZ).astype(np.uint64)
 
 
 def _exact_or_zero(fmt, values):
@@ -195,11 +196,11 @@ def _exact_or_zero(fmt, values):
 
 
 @functools.lru_cache(maxsize=1024)
-def _table(fmt: Format, options: tuple, mode: str = "RZ") -> np.ndarray:
+def _table(fmt: Format, options: tuple, mode: Rounding = Rounding.RZ) -> np.ndarray:
     """``options`` rounded to ``fmt`` (RZ as :func:`_rz_bits`, or ``mode``), once: constants that every
     block of 8,192 vectors would otherwise round again (a millisecond each)."""
     values = np.array(options, np.float64)
-    table = _rz_bits(fmt, values) if mode == "RZ" else from_float(fmt, values, mode).astype(np.uint64)
+    table = _rz_bits(fmt, values) if mode == Rounding.RZ else from_float(fmt, values, mode).astype(np.uint64)
     table.flags.writeable = False
     return table
 
@@ -352,7 +353,7 @@ def _infinity(fmt: Format, negative):
 
 def _nan(fmt: Format, negative):
     """A NaN's bits; +-max where the format has no NaN (fp6, fp4)."""
-    if fmt.nan == "none":
+    if fmt.nan == NanKind.NONE:
         return _signed(fmt, np.full(np.shape(negative), special_bits(fmt, "max"), np.uint64), negative)
     return np.full(np.shape(negative), special_bits(fmt, "nan"), np.uint64)
 
@@ -455,7 +456,7 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
             random_bits(fs, sa.shape, rng, out=sa)
             random_bits(fs, sb.shape, rng, out=sb)
         else:   # scales near 1 so the scaled products stay comparable
-            table = _table(fs, tuple(np.ldexp(1.0, np.arange(-3, 4))), "RNE")
+            table = _table(fs, tuple(np.ldexp(1.0, np.arange(-3, 4))), Rounding.RNE)
             sa[...] = table[rng.integers(-3, 4, sa.shape) + 3]
             sb[...] = table[rng.integers(-3, 4, sb.shape) + 3]
     return out

@@ -27,17 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import golden  # noqa: E402
 from golden.algorithms import Params, run  # noqa: E402
 from golden.formats import from_float, to_float  # noqa: E402
+from golden.rules import Overflow, Rounding  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "gpu_vectors_unresolved"
 K = np.arange(32)
 LOW_PAIRS = K % 4 < 2          # bytes 0, 1 of each 32-bit register of the m16n8k32 fragment
 
 
-def r16(x, mode="RNE"):
+def r16(x, mode=Rounding.RNE):
     return to_float("f16", from_float("f16", np.asarray(x, np.float64), mode))
 
 
-def r32(x, mode="RNE"):
+def r32(x, mode=Rounding.RNE):
     return to_float("f32", from_float("f32", np.asarray(x, np.float64), mode))
 
 
@@ -51,7 +52,7 @@ class Set:
         self.c32_bits = z["c"].astype(np.uint64)
         self.c32 = z["c"].view(np.float32).astype(np.float64)
         self.c16 = r16(self.c32)
-        self.c16_bits = from_float("f16", self.c32, "RNE").astype(np.uint64)
+        self.c16_bits = from_float("f16", self.c32, Rounding.RNE).astype(np.uint64)
         self.P = to_float("e4m3", self.a_bits) * to_float("e4m3", self.b_bits)
         self.d16 = z["d_fp16"].view(np.float32).astype(np.float64)
         self.d32 = z["d_fp32"].view(np.float32).astype(np.float64) if "d_fp32" in z.files else None
@@ -77,21 +78,21 @@ def compiled_path(s, arch, out, first=LOW_PAIRS):
     fd = ins.d_format
 
     def f16_bits(bits, idx):
-        return from_float("f16", to_float("e4m3", bits[:, idx]), "RNE").astype(np.uint64)
+        return from_float("f16", to_float("e4m3", bits[:, idx]), Rounding.RNE).astype(np.uint64)
 
     g1, g2 = np.where(first)[0], np.where(~first)[0]
     zero = np.zeros(len(s.c32), np.uint64)
     h1 = golden.dot_add(ins, f16_bits(s.a_bits, g1), f16_bits(s.b_bits, g1), zero)
     h2 = golden.dot_add(ins, f16_bits(s.a_bits, g2), f16_bits(s.b_bits, g2), h1)
     c = s.c16 if out == "f16" else s.c32
-    return to_float(fd, from_float(fd, to_float(fd, h2) + c, "RNE"))   # one exact sum, one rounding
+    return to_float(fd, from_float(fd, to_float(fd, h2) + c, Rounding.RNE))   # one exact sum, one rounding
 
 
 def hypotheses():
     """(name, {"B200-f16": fn(set) -> d values, ...}) for every hypothesis, in the order tried."""
     two = {"halves": K < 16, "k%4<2": K % 4 < 2, "k%2==0": K % 2 == 0, "k%8<4": K % 8 < 4,
            "k%16<8": K % 16 < 8}
-    base = Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding="RNE", overflow="ieee")
+    base = Params(base="FDA", F=30, pass_size=32, e_zero=-133, out_rounding=Rounding.RNE, overflow=Overflow.IEEE)
     out = []
 
     def h(name, f16=None, f32=None):
@@ -100,7 +101,7 @@ def hypotheses():
     # -- the f32 result (B200 only)
     for F in (28, 29, 30, 34):
         h(f"FDA F={F} L=32 RNE (f32 result)", f32=lambda s, F=F: golden_fda(s, base.with_(F=F), "f32"))
-    h("exact sum of 32 products + c, RZ to f32", f32=lambda s: r32(s.S(K) + s.c32, "RZ"))
+    h("exact sum of 32 products + c, RZ to f32", f32=lambda s: r32(s.S(K) + s.c32, Rounding.RZ))
     h("sequential f32 FMA, c first", f32=lambda s: _seq(s, range(32), s.c32, r32))
     h("sequential f32 FMA, c added last", f32=lambda s: r32(_seq(s, range(32), 0 * s.c32, r32) + s.c32))
     h("two f32 passes of 16 (halves), c first", f32=lambda s: r32(r32(s.c32 + s.S(K < 16)) + s.S(K >= 16)))
@@ -108,10 +109,10 @@ def hypotheses():
     # -- the f16 result: the lead's hypotheses (issue 12)
     h("exact sum + c16, RNE to f16", lambda s: r16(s.S(K) + s.c16))
     h("exact sum + c32, RNE to f16", lambda s: r16(s.S(K) + s.c32))
-    h("exact sum + c16, RZ to f16", lambda s: r16(s.S(K) + s.c16, "RZ"))
+    h("exact sum + c16, RZ to f16", lambda s: r16(s.S(K) + s.c16, Rounding.RZ))
     h("r16(r32(sum + c16))", lambda s: r16(r32(s.S(K) + s.c16)))
     h("r16(r16(sum) + c16)", lambda s: r16(r16(s.S(K)) + s.c16))
-    for F, L, rnd in itertools.product((8, 13, 17, 25, 30), (8, 16, 32), ("RNE", "RZ")):
+    for F, L, rnd in itertools.product((8, 13, 17, 25, 30), (8, 16, 32), (Rounding.RNE, Rounding.RZ)):
         e_zero = -21 if F == 25 else -133
         h(f"FDA F={F} L={L} e_zero={e_zero} {rnd}",
           lambda s, F=F, L=L, rnd=rnd, e_zero=e_zero:
@@ -190,9 +191,9 @@ def lowering(ins, a, b, c):
     fd = ins.d_format
     h = np.zeros(len(c), np.uint64)
     for g in (LOW_PAIRS, ~LOW_PAIRS):
-        h = golden.dot_add(hmma, *(from_float("f16", to_float(f, x[:, g]), "RNE").astype(np.uint64)
+        h = golden.dot_add(hmma, *(from_float("f16", to_float(f, x[:, g]), Rounding.RNE).astype(np.uint64)
                                    for f, x in ((ins.a_format, a), (ins.b_format, b))), h)
-    return from_float(fd, to_float(fd, h) + to_float(fd, c), "RNE")
+    return from_float(fd, to_float(fd, h) + to_float(fd, c), Rounding.RNE)
 
 
 def wide():

@@ -17,6 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from golden.formats import from_float, to_float  # noqa: E402
+from golden.rules import Rounding  # noqa: E402
 
 FORMAT_OF = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "E4M3": "e4m3", "E5M2": "e5m2"}
 
@@ -42,7 +43,7 @@ def convert(src: Path, dst: Path):
                 bits = words
             else:
                 vals = words.view(np.float32).astype(np.float64)
-                bits = from_float(fmt, vals, "RNE")
+                bits = from_float(fmt, vals, Rounding.RNE)
                 back = to_float(fmt, bits)
                 assert ((back == vals) | (np.isnan(back) & np.isnan(vals))).all(), f"{setdir}: {op} not exact"
             out[op] = bits

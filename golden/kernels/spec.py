@@ -12,20 +12,24 @@ import functools
 import numpy as np
 
 from .. import algorithms
-from ..algorithms import Params
 from ..descriptors import ALGORITHMS, KernelCode
-from ..formats import Format, get_format, special_bits
-from ..rules import FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZeroSign
+from ..formats import Format, NanKind, get_format, special_bits
+from ..params import FIELDS, Params
+from ..rules import (FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, FloorRounding, Overflow, OverflowCode,
+                     Rounding, RoundingCode, Specials, ZeroSign)
 
 # Columns of a format row (spec.format_row): where each field of a Format lives
 (EXP_BITS, MAN_BITS, BIAS, SIGNED, EMIN, EMAX, MAX_MANTISSA, VALUE_BITS, IGNORED_LOW, NAN_KIND, TABLE_OFF,
  NAN_BITS, INF_BITS, MAX_BITS, HAS_INF, FNUZ, WORD32, EXP_TAB_OFF, SUBNORMALS) = range(19)
 FORMAT_COLUMNS = 19
-# NAN_KIND codes, and what a NaN/overflow becomes where the format lacks it
-NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_MAX_EXP, NAN_NONE = range(5)
-# Rounding modes and overflow rules as codes (formats.ROUNDING_MODES order)
-RZ, RD, RU, RNE = range(4)
-OVERFLOW_INF, OVERFLOW_IEEE = range(2)
+# NAN_KIND codes (golden.formats.NanKind, in its order), and what a NaN/overflow becomes where the format lacks it
+NAN_CODES = {kind: code for code, kind in enumerate(NanKind)}
+NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_MAX_EXP, NAN_NONE = (NAN_CODES[k] for k in (
+    NanKind.IEEE, NanKind.ALL_ONES, NanKind.NEGATIVE_ZERO, NanKind.MAX_EXPONENT, NanKind.NONE))
+# Rounding modes and overflow rules as codes (golden.rules.RoundingCode, OverflowCode), as plain ints:
+# the jitted kernels compare them with int64 parameters
+RZ, RD, RU, RNE = (int(c) for c in (RoundingCode.RZ, RoundingCode.RD, RoundingCode.RU, RoundingCode.RNE))
+OVERFLOW_INF, OVERFLOW_IEEE = int(OverflowCode.INF), int(OverflowCode.IEEE)
 
 ZERO_EXP, NO_TERM, PARKED = algorithms.ZERO_EXP, algorithms.NO_TERM, algorithms.PARKED
 
@@ -33,14 +37,11 @@ ZERO_EXP, NO_TERM, PARKED = algorithms.ZERO_EXP, algorithms.NO_TERM, algorithms.
 A, B, CF, D, S = range(5)        # a, b, c, d, scales (a and b as lowered when Params.operand_format is set)
 SLOTS = 5
 
-# Params fields the kernels model, with the values they accept; every other field must keep its
-# default, so a field added to Params later sends its designs to the numpy path until a kernel
-# learns it (supports() compares against the dataclass defaults, not a copy of them).
-_MODELLED = {
-    "base", "pass_size", "F", "e_zero", "out_rounding", "out_frac_bits", "overflow", "group",
-    "dot_floor_bits", "c_floor_bits", "final_floor_bits", "merge_floor_bits", "floor_rounding", "c_drop",
-    "product_overflow", "flush_subnormals", "zero_sign", "specials", "operand_format", "pass_interleave", "c_last",
-}
+# Params fields no kernel models: a design that sets one to other than its default runs on the numpy
+# path (supports() compares against the dataclass defaults, not a copy of them).  The modelled
+# fields are the rest of golden.params.FIELDS, with the values they accept.
+_UNMODELLED = frozenset({"nan_bits", "fma_rounding"})
+_MODELLED = frozenset(FIELDS) - _UNMODELLED
 _CHOICES = {"out_rounding": ROUNDING_MODES, "overflow": OVERFLOWS, "zero_sign": (ZeroSign.POSITIVE, ZeroSign.IEEE),
             "floor_rounding": FLOOR_ROUNDINGS, "specials": SPECIALS}
 
@@ -65,12 +66,12 @@ def format_row(fmt: Format, table_off: int, exp_off: int) -> np.ndarray:
     row[EXP_BITS], row[MAN_BITS], row[BIAS] = fmt.exp_bits, fmt.man_bits, fmt.bias
     row[SIGNED], row[EMIN], row[EMAX] = int(fmt.signed), fmt.emin, fmt.emax
     row[MAX_MANTISSA], row[VALUE_BITS], row[IGNORED_LOW] = fmt.max_mantissa, fmt.value_bits, fmt.ignored_low_bits
-    row[NAN_KIND] = ("ieee", "all_ones", "negative_zero", "max_exponent", "none").index(fmt.nan)
+    row[NAN_KIND] = NAN_CODES[fmt.nan]
     row[TABLE_OFF], row[EXP_TAB_OFF] = table_off, exp_off
     row[NAN_BITS] = int(special_bits(fmt, "nan")) if fmt.has_nan else 0
     row[INF_BITS] = int(special_bits(fmt, "inf")) if fmt.inf else 0
     row[MAX_BITS] = int(special_bits(fmt, "max"))
-    row[HAS_INF], row[FNUZ] = int(fmt.inf), int(fmt.nan == "negative_zero")
+    row[HAS_INF], row[FNUZ] = int(fmt.inf), int(fmt.nan == NanKind.NEGATIVE_ZERO)
     row[WORD32] = int(fmt.name in ("f32", "tf32"))
     row[SUBNORMALS] = int(fmt.subnormals)
     return row
@@ -126,17 +127,17 @@ def param_vector(p: Params, k: int, block: int | None, scaled: bool) -> np.ndarr
     prm[P_EZERO] = p.e_zero if p.e_zero is not None else 0
     L = p.pass_size if p.pass_size and algorithms.ALGORITHMS[p.base].chained else k
     prm[P_L] = L
-    prm[P_MODE] = ROUNDING_MODES.index(p.out_rounding)
+    prm[P_MODE] = Rounding(p.out_rounding).code
     prm[P_FRAC] = p.out_frac_bits if p.out_frac_bits is not None else -1
-    prm[P_OVERFLOW] = ("inf", "ieee").index(p.overflow)
-    prm[P_ZPOS] = int(p.zero_sign == "positive")
+    prm[P_OVERFLOW] = Overflow(p.overflow).code
+    prm[P_ZPOS] = int(p.zero_sign == ZeroSign.POSITIVE)
     prm[P_GROUP] = p.group or 16
     prm[P_DOTFB], prm[P_CFB], prm[P_FINFB], prm[P_MERGEFB] = (p.dot_floor_bits, p.c_floor_bits,
                                                              p.final_floor_bits, p.merge_floor_bits)
-    prm[P_FLOOR_RD] = int(p.floor_rounding == "RD")
+    prm[P_FLOOR_RD] = int(p.floor_rounding == FloorRounding.RD)
     prm[P_CDROP] = p.c_drop if p.c_drop is not None else NO_C_DROP
     prm[P_PROD_OVER] = int(p.product_overflow)
-    prm[P_LATER] = int(p.specials == "later_model")
+    prm[P_LATER] = int(p.specials == Specials.LATER_MODEL)
     prm[P_CLAST] = int(p.c_last)
     prm[P_INTERLEAVED] = int(p.pass_interleave is not None)
     prm[P_BLOCK] = block or 1
@@ -163,7 +164,7 @@ def _defaults_kept(p: Params) -> bool:
 
 def _plain_output(fd: Format) -> bool:
     """d formats whose NaN, infinity and zero the kernels write as the numpy path does."""
-    return fd.inf and fd.nan == "ieee" and fd.ignored_low_bits == 0 and fd.signed
+    return fd.inf and fd.nan == NanKind.IEEE and fd.ignored_low_bits == 0 and fd.signed
 
 
 def _decodable(fmt: Format) -> bool:
