@@ -120,7 +120,8 @@ def main(argv=None) -> int:
             print(f"{p.stage:9} {p.mode:5} {p.engine:9} {p.name}" + (f"  (declared: {e.verdict})" if e else ""))
         print(f"{len(props)} properties")
         return 0
-    from .runner import STATUSES, warm
+    from .runner import warm
+    from .verdicts import STATUSES
     started = time.monotonic()
     warm()                          # a fresh machine compiles the YoWASP tools here, outside every timeout
     if time.monotonic() - started > 5:

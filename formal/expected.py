@@ -11,38 +11,41 @@ fails the run.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import NamedTuple
+
+from .verdicts import Status
 
 __all__ = ["DECLARABLE", "EXPECTED", "Expected", "judge", "mark", "WORDS"]
 
-DECLARABLE = ("bounded", "timeout")
+DECLARABLE = (Status.BOUNDED, Status.TIMEOUT)
 # how the summary words each status
-WORDS = {"proved": "proved", "bounded": "bounded", "failed": "failed", "timeout": "timed out", "error": "errored"}
+WORDS = {Status.PROVED: "proved", Status.BOUNDED: "bounded", Status.FAILED: "failed", Status.TIMEOUT: "timed out",
+         Status.ERROR: "errored"}
 
 
 class Expected(NamedTuple):
     """What a declared property gives instead of ``proved`` (one of :data:`DECLARABLE`), and why."""
 
-    verdict: Literal["bounded", "timeout"]
+    verdict: Status          # one of DECLARABLE
     reason: str
 
 
 # property name (as ``python -m formal --list`` prints it) -> what it gives at 120 s, and why
 EXPECTED: dict[str, Expected] = {
     "round/f32.W525.p23.RNE.ieee.mask.halves": Expected(
-        "timeout", "CDNA1's 525-bit exact window, beyond the solver in 120 s; its 282-bit one proves in "
-                   "about 40 s"),
+        Status.TIMEOUT, "CDNA1's 525-bit exact window, beyond the solver in 120 s; its 282-bit one proves in "
+                        "about 40 s"),
     "normalise/f32.S525.F520.p23.RNE.ieee": Expected(
-        "timeout", "the 525-bit rounder inside CDNA1's normaliser, beyond the solver in 120 s; the "
-                   "282-bit one proves in about 50 s"),
+        Status.TIMEOUT, "the 525-bit rounder inside CDNA1's normaliser, beyond the solver in 120 s; the "
+                        "282-bit one proves in about 50 s"),
     "align/sig16.frac14.F520.c=f32": Expected(
-        "timeout", "CDNA1's 520-bit exact window, beyond the solver in 120 s"),
+        Status.TIMEOUT, "CDNA1's 520-bit exact window, beyond the solver in 120 s"),
     "align/sig22.frac20.F276.c=f32": Expected(
-        "timeout", "CDNA1's 276-bit exact window, at the limit: proved in 123 s on a loaded 2-core "
-                   "machine, so it may time out or prove at 120 s"),
+        Status.TIMEOUT, "CDNA1's 276-bit exact window, at the limit: proved in 123 s on a loaded 2-core "
+                        "machine, so it may time out or prove at 120 s"),
     "protocol/core.cdna3.pl0.latency": Expected(
-        "bounded", "its base case holds; the induction step fails on a group-select state outside the "
-                   "core's 10 groups, not yet understood (docs/formal.md, 'The stream protocol')"),
+        Status.BOUNDED, "its base case holds; the induction step fails on a group-select state outside the "
+                        "core's 10 groups, not yet understood (docs/formal.md, 'The stream protocol')"),
 }
 
 
@@ -81,7 +84,7 @@ def judge(verdicts, expected: dict | None = None) -> tuple[list[str], int]:
     beyond, unproved = [], {}
     for v in verdicts:
         e = expected.get(v.name)
-        if v.status == "proved":
+        if v.status == Status.PROVED:
             if e is not None:
                 beyond.append(f"{v.name} (declared: {e.verdict})")
         elif e is not None and v.status == e.verdict:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from amaranth import Const, Mux, signed
 
+from golden.formats import NanKind
+from golden.rules import Overflow, Rounding
 from hw.round import Rounder
 
 from .bitscan import highest
@@ -32,7 +34,7 @@ WIDE = signed(24)                  # the reference's exponent arithmetic: no ove
 def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero, let=lambda value, name: value):
     """The rounded word of ``(-1)**sign * mag * 2**e0`` (an Amaranth expression); ``let`` names a
     value used more than once (:meth:`formal.harness.Equivalence.let`)."""
-    if fmt.nan != "ieee":
+    if fmt.nan != NanKind.IEEE:
         raise ValueError(f"the reference rounder packs IEEE-style formats, not {fmt.name} ({fmt.nan} NaN)")
     W = len(mag)
     e0 = e0.as_signed()
@@ -48,8 +50,8 @@ def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero,
     half = let(Const(1, W + 2) << (dd - 1)[:len(dd)], "half")
     kept = let(Mux(d > 0, kept_hi, exact)[:p + 1], "kept")
     more, tie, inexact = (d > 0) & (rem > half), (d > 0) & (rem == half), (d > 0) & (rem != 0)
-    up = {"RZ": Const(0, 1), "RNE": more | (tie & kept[0]),
-          "RU": inexact & ~sign, "RD": inexact & sign}[mode]
+    up = {Rounding.RZ: Const(0, 1), Rounding.RNE: more | (tie & kept[0]),
+          Rounding.RU: inexact & ~sign, Rounding.RD: inexact & sign}[mode]
     rounded = let((kept + up)[:p + 2], "rounded")
     carry = rounded == (1 << (p + 1))
     sig = let(Mux(carry, 1 << p, rounded)[:p + 1], "sig")
@@ -58,8 +60,8 @@ def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero,
     sb = fmt.exp_bits + fmt.man_bits
     inf = ((1 << fmt.exp_bits) - 1) << fmt.man_bits
     biggest = inf - 1
-    away = {"RZ": Const(0, 1), "RNE": Const(1, 1), "RU": ~sign, "RD": sign}[mode]
-    over_mag = inf if overflow == "inf" else Mux(away, inf, biggest)
+    away = {Rounding.RZ: Const(0, 1), Rounding.RNE: Const(1, 1), Rounding.RU: ~sign, Rounding.RD: sign}[mode]
+    over_mag = inf if overflow == Overflow.INF else Mux(away, inf, biggest)
     frac = ((sig - (1 << p)) << (fmt.man_bits - p))[:fmt.man_bits]
     normal_word = (((res_lead + fmt.bias)[:fmt.exp_bits]) << fmt.man_bits) | frac
     small = Const(0, fmt.man_bits) if flush else (sig << (fmt.man_bits - p))[:fmt.man_bits]
@@ -69,7 +71,7 @@ def reference_round(mag, e0, sign, fmt, p, mode, overflow, flush, positive_zero,
                Mux(normal, normal_word | (sign << sb), small | (small_sign << sb)))
 
 
-def rounder_property(fmt, mag_bits, mode="RNE", frac_bits=None, overflow="ieee", flush=False,
+def rounder_property(fmt, mag_bits, mode=Rounding.RNE, frac_bits=None, overflow=Overflow.IEEE, flush=False,
                      positive_zero=False, sticky="trailing_zeros", lod="flags", cuts=(), units=(),
                      dut_class=Rounder) -> Property:
     """The rounder at these parameters equals :func:`reference_round`.  ``dut_class``: a subclass

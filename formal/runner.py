@@ -28,24 +28,23 @@ from amaranth.back import rtlil
 
 from golden.paths import build_dir
 
+from .verdicts import STATUSES, Status  # noqa: F401  (STATUSES: re-exported)
+
 __all__ = ["Verdict", "run_sby", "ENGINES", "tool", "warm", "WORKDIR"]
 
 WORKDIR = build_dir("formal")
 # engine name -> the [engines] line of the .sby file
 ENGINES = {"yices": "smtbmc yices", "boolector": "smtbmc boolector", "z3": "smtbmc z3"}
-# "bounded": k-induction's base case passed (no failure within the depth) but its induction step
-# did not (the property is not k-inductive at that depth; sby says UNKNOWN)
-STATUSES = ("proved", "bounded", "failed", "timeout", "error")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of one property: ``status`` (one of :data:`STATUSES`), the solver's wall time
+    """The outcome of one property: ``status`` (a :class:`formal.verdicts.Status`), the solver's wall time
     in seconds, the counterexample trace (``failed``; ``bounded``: the induction step's) or the log
     (``error``, ``timeout``)."""
 
     name: str
-    status: str
+    status: Status
     seconds: float
     engine: str
     trace: str | None = None
@@ -172,7 +171,7 @@ def run_sby(name: str, design, depth: int, mode: str = "bmc", engine: str = "yic
         _kill_tree(proc.pid)
         out, _ = proc.communicate()
         (job / "sby.log").write_text(out)
-        return Verdict(name, "timeout", time.monotonic() - start, engine, log=str(job / "sby.log"))
+        return Verdict(name, Status.TIMEOUT, time.monotonic() - start, engine, log=str(job / "sby.log"))
     except BaseException:                             # interrupted: leave no solver running
         _kill_tree(proc.pid)
         raise
@@ -180,13 +179,13 @@ def run_sby(name: str, design, depth: int, mode: str = "bmc", engine: str = "yic
     (job / "sby.log").write_text(out)
     log = str(job / "sby.log")
     if "DONE (PASS" in out:
-        return Verdict(name, "proved", seconds, engine)
+        return Verdict(name, Status.PROVED, seconds, engine)
     if "DONE (FAIL" in out:
         traces = sorted((job / "prop").glob("engine_*/*.vcd"))
-        return Verdict(name, "failed", seconds, engine, trace=str(traces[0]) if traces else None, log=log)
+        return Verdict(name, Status.FAILED, seconds, engine, trace=str(traces[0]) if traces else None, log=log)
     if "DONE (UNKNOWN" in out and "returned pass for basecase" in out:
         traces = sorted((job / "prop").glob("engine_*/trace_induct.vcd"))
-        return Verdict(name, "bounded", seconds, engine, trace=str(traces[0]) if traces else None, log=log)
+        return Verdict(name, Status.BOUNDED, seconds, engine, trace=str(traces[0]) if traces else None, log=log)
     if "DONE (TIMEOUT" in out:
-        return Verdict(name, "timeout", seconds, engine, log=log)
-    return Verdict(name, "error", seconds, engine, log=log)
+        return Verdict(name, Status.TIMEOUT, seconds, engine, log=log)
+    return Verdict(name, Status.ERROR, seconds, engine, log=log)

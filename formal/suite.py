@@ -3,6 +3,8 @@ stream protocol of the unit shell and the tensor core."""
 
 from __future__ import annotations
 
+from golden.rules import Overflow, Rounding
+
 from .align import align_property
 from .bitscan import bitscan_property
 from .catalog import stage_cases
@@ -46,8 +48,9 @@ def stage_properties(refresh: bool = False, pipelining: int = 0) -> list:
     for e in cases["round"]:
         q = e["params"]
         narrowest[q["fmt"]] = min(narrowest.get(q["fmt"], q["mag_bits"]), q["mag_bits"])
-    rules = [(mode, overflow, False, False) for mode in ("RZ", "RD", "RU", "RNE") for overflow in ("ieee", "inf")]
-    rules += [("RNE", "ieee", True, False), ("RNE", "ieee", False, True), ("RNE", "ieee", True, True)]
+    rules = [(mode, overflow, False, False) for mode in Rounding for overflow in (Overflow.IEEE, Overflow.INF)]
+    rules += [(Rounding.RNE, Overflow.IEEE, True, False), (Rounding.RNE, Overflow.IEEE, False, True),
+              (Rounding.RNE, Overflow.IEEE, True, True)]
     for fmt, width in sorted(narrowest.items()):
         for mode, overflow, flush, pz in rules:
             cuts = pl.rounder_cuts if pipelining else ()

@@ -16,7 +16,7 @@ from amaranth import Module, Mux, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.formats import Format, get_format
+from golden.formats import Format, NanKind, get_format
 
 __all__ = ["Decoded", "OperandDecode", "UnionFormat", "union_format", "exp_shape"]
 
@@ -117,14 +117,14 @@ class OperandDecode(wiring.Component):
             ]
         else:                               # ue8m0: every field is a normal power of two
             m.d.comb += [o.exp.eq(efield - f.bias), o.sig.eq(1 << f.man_bits), o.zero.eq(0)]
-        if f.nan == "ieee":
+        if f.nan == NanKind.IEEE:
             m.d.comb += [o.inf.eq((efield == top) & (man == 0)), o.nan.eq((efield == top) & (man != 0))]
-        elif f.nan == "all_ones":
+        elif f.nan == NanKind.ALL_ONES:
             m.d.comb += o.nan.eq((efield == top) & (man == (1 << f.man_bits) - 1))
-        elif f.nan == "negative_zero":
+        elif f.nan == NanKind.NEGATIVE_ZERO:
             m.d.comb += o.nan.eq(sign & (efield == 0) & (man == 0))
             m.d.comb += o.zero.eq((efield == 0) & (man == 0) & ~sign)
-        elif f.nan == "max_exponent":
+        elif f.nan == NanKind.MAX_EXPONENT:
             m.d.comb += o.nan.eq(efield == top)
         return m
 

@@ -15,6 +15,7 @@ from amaranth.lib import data
 
 from golden.algorithms import exact_window
 from golden.params import EXACT
+from golden.rules import ZeroSign
 
 from .align import AlignShifters
 from .compress import CompressorTree
@@ -54,14 +55,14 @@ class FDAPass(DatapathPipeline):
         self.pipelining = pl = as_pipelining(pipelining)
         # F="exact": a window that holds every term whole (golden.algorithms.exact_window), so the sum is exact
         F = exact_window(datapath) if p.F == EXACT else p.F
-        self.ieee754_zeros = p.zero_sign == "ieee754"
+        self.ieee754_zeros = p.zero_sign == ZeroSign.IEEE754
         self.mul = MultiplierArray(self.fa, self.fb, self.fc, self.k, p.e_zero, self.fs, self.block, pl)
         self.tree = MaxExponentTree(self.k + 1, pl.max_levels)
         self.align = AlignShifters(Product(self.fa, self.fb), self.fa.man_bits + self.fb.man_bits, self.k, F,
                                    self.fc, pl)
         self.csa = CompressorTree(self.align.width, self.k + 1, pl)
         self.norm = NormaliseRound(self.csa.width, F, self.fd, p.out_frac_bits, p.out_rounding, p.overflow,
-                                   positive_zero=p.zero_sign == "positive", pipelining=pl,
+                                   positive_zero=p.zero_sign == ZeroSign.POSITIVE, pipelining=pl,
                                    ieee754_zeros=self.ieee754_zeros)
         self.stages = [self.mul, self.tree, self.align, self.csa, self.norm]
         super().__init__(datapath)

@@ -18,6 +18,7 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
+from golden import rules
 from golden.algorithms import NONFINITE_C_EXP, SPECIALS, Params
 
 from .align import AlignShifters
@@ -71,7 +72,8 @@ class AMDProducts(ProductStage):
     dot_specials : Out(Specials)                  (with ``dot_specials``)
     """
 
-    def __init__(self, fa, fb, fc, k, product_overflow=True, pipelining=None, specials="paper", dot_specials=False):
+    def __init__(self, fa, fb, fc, k, product_overflow=True, pipelining=None, specials=rules.Specials.PAPER,
+                 dot_specials=False):
         if specials not in SPECIALS:
             raise ValueError(f"specials must be one of {', '.join(SPECIALS)}, got {specials!r}")
         self.fa, self.fb, self.fc, self.k, self.product_overflow = fa, fb, fc, k, product_overflow
@@ -133,7 +135,7 @@ class AMDProducts(ProductStage):
         p1, n1 = any_of(pinf), any_of(ninf)
         m.d.sync += self.c_term.eq(c)
         sp = self.specials
-        if self.specials_rule == "later_model":
+        if self.specials_rule == rules.Specials.LATER_MODEL:
             # inputs' and overflowed infinities together: +inf meeting -inf is NaN whichever overflowed
             self._one_sum(m, sp, any_of(nan), p1 | p3, n1 | n3)
         else:
@@ -238,7 +240,7 @@ def _grouped(params: Params) -> bool:
 
 def drops_nonfinite_c(params: Params) -> bool:
     """Whether the merge can drop a NaN or infinite c (the later model's GFDRDA small-c test)."""
-    return params.specials == "later_model" and params.c_drop is not None
+    return params.specials == rules.Specials.LATER_MODEL and params.c_drop is not None
 
 
 class RoundDownMerge(Stage):
@@ -388,10 +390,10 @@ class FDRDAPass(DatapathPipeline):
     def check(cls, datapath, pipelining=None) -> None:
         super().check(datapath, pipelining)
         p = datapath.params
-        if p.floor_rounding != "RD":
+        if p.floor_rounding != rules.FloorRounding.RD:
             raise NotImplementedError(f"the {p.base} RTL floors (floor_rounding='RD'); "
                                       f"floor_rounding={p.floor_rounding!r} exists in golden only")
-        if p.zero_sign == "ieee754":
+        if p.zero_sign == rules.ZeroSign.IEEE754:
             raise NotImplementedError(f"no RTL for zero_sign='ieee754' in {p.base} (FDA has it); golden has it")
         # what the RTL builds of golden's round-down merge (golden.params.check_params_for has checked
         # the ranges golden computes exactly): the even/odd merge keeps F bits, c and the dot are
@@ -427,8 +429,9 @@ class FDRDAPass(DatapathPipeline):
             dot_stages = [self.sets[0]]
         self.merge = RoundDownMerge(dot_width, dot_frac, self.fc, params, pl)
         self.floor = FloorNormalise(self.merge.total_bits, params, pl)
-        self.norm = NormaliseRound(params.final_floor_bits + 3, params.final_floor_bits, self.fd, None, "RNE",
-                                   params.overflow, positive_zero=params.zero_sign == "positive", pipelining=pl)
+        self.norm = NormaliseRound(params.final_floor_bits + 3, params.final_floor_bits, self.fd, None,
+                                   rules.Rounding.RNE, params.overflow,
+                                   positive_zero=params.zero_sign == rules.ZeroSign.POSITIVE, pipelining=pl)
         self.stages = [self.mul, *dot_stages, self.merge, self.floor, self.norm]
         super().__init__(datapath)
 

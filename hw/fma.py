@@ -49,6 +49,7 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
+from golden.rules import Overflow, Rounding
 
 from .bitscan import leading_one, trailing_zeros
 from .decode import Decoded, OperandDecode
@@ -176,7 +177,7 @@ class FMAAlignAdd(Stage):
     sum : Out(FMASum(fmt))
     """
 
-    def __init__(self, fmt, pipelining=None, mode: str = "RNE"):
+    def __init__(self, fmt, pipelining=None, mode: Rounding = Rounding.RNE):
         self.fmt = get_format(fmt)
         self.pipelining = as_pipelining(pipelining)
         _check_mode(mode)
@@ -222,7 +223,7 @@ class FMAAlignAdd(Stage):
         facts = {name: tl.let(v, 1, name) for name, v in (
             ("p_inf", pr.inf), ("p_sign", pr.sign), ("c_inf", c.inf), ("c_sign", c.sign),
             ("both_neg_zero", pr.zero & c.zero & pr.sign & c.sign))}
-        if self.mode == "RD":
+        if self.mode == Rounding.RD:
             facts["both_pos_zero"] = tl.let(pr.zero & c.zero & ~pr.sign & ~c.sign, 1, "both_pos_zero")
         exp = tl.let(Mux(anchor_c, c.exp - (g + 3 * p), pr.exp - (g + 2 * p - 2)), WIDE_EXP, "exp")
         tl.cut(self.pipelining.fma >= 2)                # the exponent difference before the shift
@@ -242,7 +243,7 @@ class FMAAlignAdd(Stage):
         fx = {name: tl(v) for name, v in facts.items()}
         # sign: of the infinity; of the sum; of an exact zero (-0 only for (-0) + (-0); rounding
         # down, -0 for every exact zero but (+0) + (+0): IEEE 754 6.3)
-        zero_sign = fx["both_neg_zero"] if self.mode != "RD" else ~fx["both_pos_zero"]
+        zero_sign = fx["both_neg_zero"] if self.mode != Rounding.RD else ~fx["both_pos_zero"]
         sign = Mux(fx["p_inf"], fx["p_sign"], Mux(fx["c_inf"], fx["c_sign"],
                    Mux(total == 0, zero_sign, fx["c_sign"] ^ neg)))
         o = self.sum
@@ -260,7 +261,7 @@ class FMAAlignAdd(Stage):
         """The product's significand at the window's bottom guard bits, or (c anchors the window,
         the product zero or far below c) nothing."""
         W = window_bits(self.fmt)
-        if self.mode == "RNE":
+        if self.mode == Rounding.RNE:
             return tl.let(Mux(anchor_c, 0, sig << GUARD), W, "pw")
         # a directed mode needs a product far below c as a sticky bit: one unit at the window's
         # bottom, far below c's round bit, is strictly between 0 and c's last place as the product is
@@ -283,7 +284,7 @@ class FMARound(Stage):
     d : Out(fmt.storage_bits)
     """
 
-    def __init__(self, fmt, pipelining=None, mode: str = "RNE"):
+    def __init__(self, fmt, pipelining=None, mode: Rounding = Rounding.RNE):
         self.fmt = get_format(fmt)
         self.pipelining = as_pipelining(pipelining)
         _check_mode(mode)
@@ -298,7 +299,7 @@ class FMARound(Stage):
         m = Module()
         tl = Timeline(m)
         f, s = self.fmt, self.sum
-        rnd = m.submodules.rnd = Rounder(f, len(s.mag), mode=self.mode, overflow="ieee", sticky="trailing_zeros",
+        rnd = m.submodules.rnd = Rounder(f, len(s.mag), mode=self.mode, overflow=Overflow.IEEE, sticky="trailing_zeros",
                                          lod="flags", cuts=self.pipelining.rounder_cuts)
         m.d.comb += [rnd.mag.eq(s.mag), rnd.e0.eq(s.exp), rnd.sign.eq(s.sign)]
         flags = tl.let(Cat(s.nan, s.inf, s.sign), 3, "flags")
@@ -320,7 +321,7 @@ class FusedMultiplyAdd(Pipeline):
     c_late : bool
         c is presented the multiplier's latency after a and b (it joins at the add stage, as
         in an accumulation chain); otherwise it is delayed inside.
-    mode : {"RNE", "RZ", "RD", "RU"}
+    mode : Rounding
         The one rounding (golden.Params.fma_rounding).
     pipelining : Pipelining, int or str, optional
         Register stages inside the three stages (``None``: level 0).
@@ -333,7 +334,7 @@ class FusedMultiplyAdd(Pipeline):
     ``latency`` is 3 from a and b at level 0 (2 from c when ``c_late``): the stages' sum.
     """
 
-    def __init__(self, fmt, c_late: bool = False, pipelining=None, mode: str = "RNE"):
+    def __init__(self, fmt, c_late: bool = False, pipelining=None, mode: Rounding = Rounding.RNE):
         self.fmt = get_format(fmt)
         self.c_late = c_late
         pl = self.pipelining = as_pipelining(pipelining)

@@ -12,6 +12,8 @@ from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
+from golden.rules import ZeroSign
+
 from .align import AlignShifters
 from .compress import CompressorTree, sum_width
 from .decode import Decoded, exp_shape
@@ -179,7 +181,7 @@ class GDFS(DatapathPipeline):
         g = p.group or 16
         if p.pass_size is not None and p.pass_size < k:
             raise NotImplementedError(f"no RTL for a GDFS chain (pass size {p.pass_size} < K={k})")
-        if p.zero_sign == "ieee754":
+        if p.zero_sign == ZeroSign.IEEE754:
             raise NotImplementedError("no RTL for zero_sign='ieee754' in GDFS (FDA has it); golden has it")
         if k % g or datapath.block_size % g:
             raise ValueError(f"the GDFS group {g} must divide K={k} and the block size {datapath.block_size}")
@@ -197,7 +199,7 @@ class GDFS(DatapathPipeline):
         self.align = AlignShifters(GroupTerm(fs), 2 + 2 * fs.man_bits, k // g, params.F, fc, pl)
         self.csa = CompressorTree(self.align.width, k // g + 1, pl)
         self.norm = NormaliseRound(self.csa.width, params.F, fd, params.out_frac_bits, params.out_rounding,
-                                   params.overflow, positive_zero=params.zero_sign == "positive", pipelining=pl)
+                                   params.overflow, positive_zero=params.zero_sign == ZeroSign.POSITIVE, pipelining=pl)
         self.stages = [self.mul, self.groups, self.tree, self.align, self.csa, self.norm]
         super().__init__(datapath)
 

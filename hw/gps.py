@@ -25,7 +25,8 @@ from __future__ import annotations
 from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib.wiring import In, Out
 
-from golden.formats import get_format
+from golden.formats import NanKind, get_format
+from golden.rules import Overflow, Rounding
 
 from .bitscan import trailing_zeros
 from .decode import Decoded, OperandDecode
@@ -42,7 +43,7 @@ _SIGN = sign_bit(F32)
 
 
 def _ieee_with_subnormals(f):
-    if f.nan != "ieee" or not f.subnormals:
+    if f.nan != NanKind.IEEE or not f.subnormals:
         raise ValueError(f"GPS needs IEEE-style operands with subnormals, not {f.name}")
     return f
 
@@ -124,7 +125,8 @@ class F32Multiply(Stage):
         nan, inf = product_specials(x, y, xz, yz)
         flags = tl.let(Cat(nan, inf, xz | yz, sign), 4, "flags")
         if not self.exact:
-            rnd = m.submodules.rnd = Rounder(F32, n, mode="RNE", overflow="ieee", flush=True, sticky="trailing_zeros",
+            rnd = m.submodules.rnd = Rounder(F32, n, mode=Rounding.RNE, overflow=Overflow.IEEE, flush=True,
+                                             sticky="trailing_zeros",
                                              lod="flags", cuts=self.pipelining.rounder_cuts)
             m.d.comb += [rnd.mag.eq(prod), rnd.e0.eq(x.exp + y.exp - (wa - 1) - (wb - 1)), rnd.sign.eq(sign)]
             for _ in range(rnd.latency):
@@ -224,7 +226,7 @@ class F32Add(Stage):
         sign = tl.let(Mux(total == 0, tl(both_neg), tl(big_sign) ^ neg), 1, "sign")
         mag = tl.let(Mux(neg, -total, total), W + 1, "mag")
         tl.cut("magnitude" in self.pipelining.normalise_cuts)
-        rnd = m.submodules.rnd = Rounder(F32, W + 1, mode="RNE", overflow="ieee", flush=self.flush,
+        rnd = m.submodules.rnd = Rounder(F32, W + 1, mode=Rounding.RNE, overflow=Overflow.IEEE, flush=self.flush,
                                          sticky="trailing_zeros", lod="flags", cuts=self.pipelining.rounder_cuts)
         m.d.comb += [rnd.mag.eq(tl(mag)), rnd.e0.eq(tl(e0)), rnd.sign.eq(tl(sign))]
         for _ in range(rnd.latency):

@@ -24,6 +24,7 @@ from amaranth import Module, Mux, Signal
 
 from golden.algorithms import convert_exactly, pass_order
 from golden.formats import get_format, special_bits
+from golden.rules import ZeroSign
 
 from .fda import FDAChain
 from .fma import FusedMultiplyAdd
@@ -129,7 +130,7 @@ class LoweredFDA(DatapathPipeline):
         is_nan = (exp == (1 << fd.exp_bits) - 1) & (d[:fd.man_bits] != 0)
         negative_zero = d == int(special_bits(fd, "zero", 1))
         canonical = int(special_bits(fd, "nan"))
-        positive_zero = self.params.zero_sign == "positive"
+        positive_zero = self.params.zero_sign == ZeroSign.POSITIVE
         m.d.comb += self.d.eq(Mux(is_nan, canonical, Mux(negative_zero & positive_zero, 0, d)))
         assert chain.latency + add.latency == self.latency, "the chain and the adder make the latency"
         return m

@@ -14,6 +14,7 @@ from amaranth import Cat, Module, Mux, Signal, signed, unsigned
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
+from golden.rules import Overflow, Rounding
 
 from .decode import exp_shape
 from .pipeline import Stage
@@ -38,8 +39,8 @@ class NormaliseRound(Stage):
         Output format.
     frac_bits : int, optional
         Round at this many fraction bits (default: the format's mantissa).
-    rounding : {"RZ", "RD", "RU", "RNE"}
-    overflow : {"inf", "ieee"}
+    rounding : Rounding
+    overflow : Overflow
         ``"inf"``: every overflow is infinity; ``"ieee"``: the rounding direction decides.
     positive_zero : bool
         Zero results are +0 whatever the sum's sign (NVIDIA).
@@ -57,7 +58,7 @@ class NormaliseRound(Stage):
     d : Out(fd.storage_bits)
     """
 
-    def __init__(self, sum_bits, F, fd, frac_bits=None, rounding="RZ", overflow="inf", positive_zero=True,
+    def __init__(self, sum_bits, F, fd, frac_bits=None, rounding=Rounding.RZ, overflow=Overflow.INF, positive_zero=True,
                  pipelining=None, ieee754_zeros=False):
         self.pipelining = as_pipelining(pipelining)
         if rounding not in MODES or overflow not in OVERFLOWS:
@@ -88,7 +89,7 @@ class NormaliseRound(Stage):
         specials = tl.let(self.specials, Specials, "specials")
         if self.ieee754_zeros:
             # IEEE 754 on a zero sum: -0 when every term is -0, else +0 (-0 rounding down)
-            neg_zero = self.zeros.all_neg | ((self.rounding == "RD") & ~self.zeros.all_pos)
+            neg_zero = self.zeros.all_neg | ((self.rounding == Rounding.RD) & ~self.zeros.all_pos)
             zero_sum = tl.let(Cat(self.total == 0, neg_zero), 2, "zero_sum")
         tl.cut("magnitude" in cuts)
         rnd = m.submodules.round = Rounder(fd, self.sum_bits, mode=self.rounding, frac_bits=self.p,

@@ -22,6 +22,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden.formats import get_format
 from golden.params import OVERFLOWS, ROUNDING_MODES
+from golden.rules import Overflow, Rounding
 
 from .bitscan import LOD_TREES, leading_one, trailing_zeros
 from .pipelining import Timeline
@@ -44,10 +45,10 @@ class Rounder(wiring.Component):
         Result format.
     mag_bits : int
         Width of ``mag``.
-    mode : {"RZ", "RD", "RU", "RNE"}
+    mode : Rounding
     frac_bits : int, optional
         Round at this many fraction bits (default the format's mantissa; 13 for E8M13 in f32).
-    overflow : {"inf", "ieee"}
+    overflow : Overflow
         ``"inf"``: every overflow is infinity (NVIDIA); ``"ieee"``: the mode decides (RZ, and
         RD/RU toward zero, saturate at the largest finite value).
     flush : bool
@@ -74,8 +75,8 @@ class Rounder(wiring.Component):
     word : Out(fmt.storage_bits)
     """
 
-    def __init__(self, fmt, mag_bits: int, mode: str = "RNE", frac_bits: int | None = None,
-                 overflow: str = "ieee", flush: bool = False, positive_zero: bool = False,
+    def __init__(self, fmt, mag_bits: int, mode: Rounding = Rounding.RNE, frac_bits: int | None = None,
+                 overflow: Overflow = Overflow.IEEE, flush: bool = False, positive_zero: bool = False,
                  sticky: str = "trailing_zeros", lod: str = "flags", cuts=()):
         self.fmt = get_format(fmt)
         self.frac_bits = self.fmt.man_bits if frac_bits is None else frac_bits
@@ -101,16 +102,16 @@ class Rounder(wiring.Component):
     def _increment(self, kept_lsb, rbit, sticky, sign):
         """1 where the mode rounds the magnitude up."""
         inexact = rbit | sticky
-        return {"RZ": 0, "RNE": rbit & (sticky | kept_lsb),
-                "RU": inexact & ~sign, "RD": inexact & sign}[self.mode]
+        return {Rounding.RZ: 0, Rounding.RNE: rbit & (sticky | kept_lsb),
+                Rounding.RU: inexact & ~sign, Rounding.RD: inexact & sign}[self.mode]
 
     def _overflow_word(self, sign):
         """The magnitude an overflow gives: infinity, or the largest finite value where the mode
         rounds toward zero under the IEEE rule."""
         inf, big = inf_word(self.fmt), max_word(self.fmt)
-        if self.overflow == "inf" or self.mode == "RNE":
+        if self.overflow == Overflow.INF or self.mode == Rounding.RNE:
             return inf
-        return {"RZ": big, "RD": Mux(sign, inf, big), "RU": Mux(sign, big, inf)}[self.mode]
+        return {Rounding.RZ: big, Rounding.RD: Mux(sign, inf, big), Rounding.RU: Mux(sign, big, inf)}[self.mode]
 
     def elaborate(self, platform):
         m = Module()

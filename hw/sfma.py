@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from amaranth import Module
 
+from golden.rules import Rounding
+
 from .fma import FusedMultiplyAdd
 from .pipeline import DatapathPipeline, delayed
 from .pipelining import as_pipelining
@@ -47,7 +49,7 @@ class SFMAChain(DatapathPipeline):
         names = [f.name for f in datapath.formats]
         if len(set(names)) != 1:
             raise ValueError(f"SFMA needs one format for a, b, c and d, not {', '.join(names)}")
-        if datapath.params.fma_rounding != "RNE" and names[0] != "f32":
+        if datapath.params.fma_rounding != Rounding.RNE and names[0] != "f32":
             raise ValueError(f"SFMA rounds {names[0]} to nearest even only (golden has no other); "
                              f"fma_rounding={datapath.params.fma_rounding} is a binary32 design")
 

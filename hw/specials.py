@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from amaranth.lib import data
 
-from golden.formats import get_format, special_bits
+from golden.formats import NanKind, get_format, special_bits
 
 __all__ = ["Specials", "ZeroTerms", "product_specials", "sign_bit", "inf_word", "nan_word", "max_word", "quiet_nan",
            "is_nan_word"]
@@ -70,7 +70,7 @@ def is_nan_word(fmt, word):
     """1 where ``word`` (a result of an IEEE-style format: f16, bf16, f32, f64) is a NaN: the
     exponent all ones and a non-zero mantissa."""
     f = get_format(fmt)
-    if f.nan != "ieee" or f.ignored_low_bits:
+    if f.nan != NanKind.IEEE or f.ignored_low_bits:
         raise NotImplementedError(f"no NaN test for {f.name} results in the RTL (IEEE-style formats only)")
     top = (1 << f.exp_bits) - 1
     return (word[f.man_bits:f.man_bits + f.exp_bits] == top) & (word[:f.man_bits] != 0)
