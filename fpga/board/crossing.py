@@ -31,11 +31,12 @@ from amaranth.lib.cdc import PulseSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
+from .domains import Domain
 from .selftest.engine import SIGNATURE_BITS, SelfTestEngine
 
 __all__ = ["ComputeBridge", "Executor", "PLANTS", "FAST", "SLOW"]
 
-SLOW, FAST = "sync", "fast"
+SLOW, FAST = Domain.SYNC, Domain.FAST      # the link side, the compute side
 PLANTS = ("done",)             # crossings a test may remove (planted faults)
 SIGS_FIFO_DEPTH = 4
 # the run's parameters, in both domains: (name, width)

@@ -32,6 +32,7 @@ import hw
 
 from ..toolchain.families import FAMILIES
 from .crossing import FAST
+from .domains import Domain
 from .link import HostLink
 from .uart import UARTRx, UARTTx, clocks_per_bit
 
@@ -88,7 +89,7 @@ class BoardTop(wiring.Component):
         two = self.two_domains if self.two_domains is not None else family is not None
         bit = self.clocks_per_bit
         if family is not None and two:
-            family.clock_domain(m, platform, self.config.clock_hz, domain=FAST, link_domain="sync")
+            family.clock_domain(m, platform, self.config.clock_hz, domain=FAST, link_domain=Domain.SYNC)
             bit = clocks_per_bit(int(platform.default_clk_frequency), self.config.baud)   # the link's clock
         elif family is not None:
             family.clock_domain(m, platform, self.config.clock_hz)

@@ -52,6 +52,7 @@ from .boards import BOARDS, BoardSpec, board as find_board
 from .families import FAMILIES, RESOURCES, Family, PlaceAndRoute, Resources, Step, family as find_family
 from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
 from .multipliers import describe as describe_multipliers
+from ..board.domains import Domain
 from ..board.uart import clocks_per_bit
 
 __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources",
@@ -70,7 +71,7 @@ RESOURCE_TITLES = ECP5.titles          # the ECP5's (a report names its own fami
 # the clock domains a report judges, by role (nextpnr names the nets, $glbnet$clk_out and $glbnet$clk):
 # FAST the design clock where a PLL makes it, SYNC the board's oscillator (the whole design at the
 # oscillator's clock; with a PLL the UART and the host link, fpga.board.top)
-FAST, SYNC = "fast", "sync"
+FAST, SYNC = Domain.FAST, Domain.SYNC
 DOMAINS = {FAST: "the design clock: the unit, its sequencer and the self-test engine",
            SYNC: "the board's oscillator: the UART and the host link"}
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from golden import paths
 
+from ..board.domains import Domain
 from .families import PlaceAndRoute
 
 __all__ = ["MANIFEST", "NOISE", "Noise", "BuildRecord", "Result", "RecordError", "load", "dump", "parse", "record_name",
@@ -40,7 +41,7 @@ MANIFEST = Path(__file__).with_name("records.toml")        # package data beside
 RECORDS_README = paths.REPO / "docs" / "fpga" / "README.md"  # the human docs, whose "Records" table shows it
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"      # a record's verdict (ERROR: the rebuild did not finish)
 RESOURCE_KEYS = ("lut4", "ff", "dsp", "ebr")
-FAST_DOMAIN, SYNC_DOMAIN = "fast", "sync"      # fpga.toolchain.build.FAST, SYNC (not imported: no toolchain at import)
+FAST_DOMAIN, SYNC_DOMAIN = Domain.FAST, Domain.SYNC      # the domains a record times (fpga.board.domains)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..crossing import FAST, ComputeBridge
+from ..domains import Domain
 from ..protocol import COUNTER_NAMES, SELFTEST_TRAILER_BYTES, Command, Status, selftest_max_blocks
 from ..selftest.engine import SelfTestEngine
 from ..selftest.model import KINDS
@@ -142,7 +143,7 @@ class Execute(wiring.Component):
         m.submodules.outbuf = outbuf = Memory(shape=unsigned(cfg.out_bits), depth=cfg.depth, init=[])
         blob = cfg.identify_blob
         m.submodules.identify = rom = Memory(shape=unsigned(8), depth=len(blob), init=list(blob))
-        compute = FAST if self.two_domains else "sync"     # the buffers' compute-side ports
+        compute = FAST if self.two_domains else Domain.SYNC     # the buffers' compute-side ports
         in_write, in_read = inbuf.write_port(granularity=8), inbuf.read_port(domain=compute)
         out_write, out_read = outbuf.write_port(domain=compute), outbuf.read_port()
         rom_read = rom.read_port()

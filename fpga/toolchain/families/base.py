@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...board.domains import Domain
+
 __all__ = ["Resources", "RESOURCES", "Step", "PlaceAndRoute", "Family"]
 
 RESOURCES = ("lut4", "ff", "dsp", "ebr")
@@ -183,7 +185,7 @@ class Family:
             return False
         return True
 
-    def clock_domain(self, m, platform, clock_hz: int, *, domain: str = "sync",
+    def clock_domain(self, m, platform, clock_hz: int, *, domain: str = Domain.SYNC,
                      link_domain: str | None = None) -> None:
         """Make the top's ``domain`` at ``clock_hz`` (called only when it is not the oscillator's:
         the platform makes that one), and with ``link_domain`` that domain on the oscillator;

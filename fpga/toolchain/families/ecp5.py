@@ -9,6 +9,7 @@ from amaranth import ClockDomain, ClockSignal, Instance, ResetSignal
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
+from ...board.domains import Domain
 from .base import Family, Resources, Step
 from .ecp5_pll import ECP5PLL, ecp5_pll, makes_exactly
 
@@ -72,7 +73,7 @@ class ECP5(Family):
     def makes_exactly(self, board_hz: int, clock_hz: int) -> bool:
         return clock_hz == board_hz or makes_exactly(board_hz, clock_hz)
 
-    def clock_domain(self, m, platform, clock_hz: int, *, domain: str = "sync",
+    def clock_domain(self, m, platform, clock_hz: int, *, domain: str = Domain.SYNC,
                      link_domain: str | None = None) -> None:
         """``domain`` from an EHXPLLL fed by the oscillator, in reset until the PLL locks (or while the
         board's reset button is pressed), its reset on a global network (:func:`_global_reset`); with
