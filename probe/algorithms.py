@@ -15,6 +15,7 @@ from typing import Callable
 import golden
 from golden.descriptors import Part, parts, register
 from golden.params import EXACT
+from golden.rules import Rounding
 
 from . import probes as P
 from .probes.specials import Case, Outcome
@@ -150,7 +151,7 @@ def _fused(ev: Evidence) -> bool:
 
 def _round_down_c(ev: Evidence) -> bool:
     """c aligned with round-down: AMD's merges (FDRDA, GFDRDA)."""
-    return _fused(ev) and ev.rnd(ev.K) == "RD"
+    return _fused(ev) and ev.rnd(ev.K) == Rounding.RD
 
 
 def _pass_size(ev: Evidence, fields: dict) -> None:
@@ -204,7 +205,7 @@ def _fda_fields(ev: Evidence, fields: dict) -> None:
 def _block_aligned(ev: Evidence) -> bool:
     """GDFS: a fused, scaled datapath whose terms align to the block-scale exponent (c), not the
     products' maximum (the alignment-reference probe, run once F is known)."""
-    if not _fused(ev) or ev.rnd(ev.K) == "RD" or not ev.ins.scale_format:
+    if not _fused(ev) or ev.rnd(ev.K) == Rounding.RD or not ev.ins.scale_format:
         return False
     F = _numeric_F(_fda_F(ev, True))
     if F is None:
@@ -225,7 +226,7 @@ def _gdfs_fields(ev: Evidence, fields: dict) -> None:
 
 def _grouped_merge(ev: Evidence) -> bool:
     """GFDRDA: the odd set merged with round-down, product #0 truncated (even and odd sets)."""
-    return _round_down_c(ev) and ev.K >= 2 and ev.rnd(1) == "RD" and ev.rnd(0) == "RZ"
+    return _round_down_c(ev) and ev.K >= 2 and ev.rnd(1) == Rounding.RD and ev.rnd(0) == Rounding.RZ
 
 
 def _fdrda_fields(ev: Evidence, fields: dict, grouped: bool = False) -> None:

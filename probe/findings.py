@@ -18,6 +18,7 @@ import numpy as np
 import golden
 from golden.descriptors import ALGORITHMS
 from golden.formats import from_float, to_float
+from golden.rules import FloorRounding
 
 from .backends import GoldenBackend, ParamsBackend
 from .infer import probe
@@ -45,7 +46,7 @@ ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "rtx_blackwe
 def RZVariantBackend():
     """Golden with FDRDA/GFDRDA's round-down alignments rounding toward zero instead: the
     paper's hypothetical ``v_mfma_f32_32x32x8_f16_rz``, one parameter away (``floor_rounding``)."""
-    backend = ParamsBackend(floor_rounding="RZ")
+    backend = ParamsBackend(floor_rounding=FloorRounding.RZ)
     backend.name = "golden with floor_rounding=RZ"
     return backend
 

@@ -285,7 +285,7 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
         ver = {"reason": why}
         if base is not None:
             checks.append(f"not reproduced: {why}")
-    exact = exact_reference(rig, vectors, rounding if rounding in ("RZ", "RD", "RU", "RNE") else None)
+    exact = exact_reference(rig, vectors, rounding if rounding in set(Rounding) else None)
     return Report(ins, rig.name, base, family, fields, facts, diffs + checks, unobs, time.perf_counter() - t0,
                   rig.rows, rig.calls, outside=outside, verification=ver, exact=exact, lowering=lowering,
                   checks=checks, inferred=params)

@@ -19,6 +19,7 @@ import numpy as np
 
 from golden import Instruction
 from golden.formats import from_float, get_format, to_float
+from golden.rules import Rounding
 
 from .contract import check_output
 
@@ -67,7 +68,7 @@ def exact_in(fmt, v: float) -> int | None:
         return None
     key = (fmt.name, v, math.copysign(1.0, v))
     if key not in _BITS:
-        bits = int(from_float(fmt, np.float64(v), "RNE"))
+        bits = int(from_float(fmt, np.float64(v), Rounding.RNE))
         if fmt.nan == "negative_zero" and v == 0.0:
             bits = 0
         _BITS[key] = bits

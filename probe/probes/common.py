@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from golden.formats import round_to_format
+from golden.rules import Overflow
 
 from ..rig import Row
 
@@ -64,5 +65,5 @@ def round_to_result(rig, v: float, mode: str, p_out: int) -> int:
     m, e = math.frexp(abs(v))
     mag = int(m * 2 ** 53)
     frac = p_out if p_out < fd.man_bits else None
-    return int(round_to_format(fd, np.int64(v < 0), np.int64(mag), np.int64(e - 53), mode if mode != "RNE" else "RNE",
-                               frac_bits=frac, overflow="ieee"))
+    return int(round_to_format(fd, np.int64(v < 0), np.int64(mag), np.int64(e - 53), mode,
+                               frac_bits=frac, overflow=Overflow.IEEE))

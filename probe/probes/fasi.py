@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from golden.formats import to_float
+from golden.rules import Rounding
 
 from .common import round_to_result, summand_row
 
@@ -25,12 +26,12 @@ def fasi(rig, p_out: int, mode: str | None) -> dict:
             out["monotonic"] = vals[0] <= vals[1]
             out["monotonicity_values"] = {"c=1-u/2": vals[0], "c=1": vals[1]}
             exact = 1.0 - uc + n * uc
-            if mode in ("RZ", "RNE", "RD", "RU"):
+            if mode in set(Rounding):
                 want = float(to_float(rig.fd, np.array([round_to_result(rig, exact, mode, p_out)], np.uint64))[0])
                 out["normalised_once"] = vals[0] == want
     # carry bits: K+1 terms each just below 2: the exact sum needs ceil(log2(K+1)) more bits
     v = 2.0 - math.ldexp(1.0, -3)
-    if rig.has_prod(v) and rig.c_ok(v) and mode in ("RZ", "RNE", "RD", "RU"):
+    if rig.has_prod(v) and rig.c_ok(v) and mode in set(Rounding):
         exact = v * (K + 1)
         vals, _ = rig.run([summand_row(rig, {k: v for k in range(K + 1)})])
         if vals[0] is not None:

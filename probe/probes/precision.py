@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from golden.rules import Rounding
+
 from .common import T_MAX, first_failure, pick_X, round_to_result, summand_row, terms_summing_to_4
 from .rounding import classify_rounding
 
@@ -146,10 +148,10 @@ def zero_exponent(rig, F: int, mode: str, p_out: int) -> dict:
     zeros' exponent is at most e; the highest e where it is lost is e_zero - 1.
     """
     K = rig.K
-    if mode not in ("RZ", "RNE", "RD") or K < 4:
+    if mode not in (Rounding.RZ, Rounding.RNE, Rounding.RD) or K < 4:
         return {"observed": False, "reason": f"needs RZ, RD or RNE results and K >= 4 (have {mode}, K={K})"}
     fd = rig.fd
-    nterm = 4 if mode == "RNE" else 2
+    nterm = 4 if mode == Rounding.RNE else 2
     blk = rig.block or 1
     idx = [i * blk for i in range(nterm)] if rig.block and K // blk >= nterm else list(range(nterm))
     kept_at, lost_at, scanned = [], [], []
@@ -162,7 +164,7 @@ def zero_exponent(rig, F: int, mode: str, p_out: int) -> dict:
             if d == 0.0:
                 break
             vals = [B, d]
-            if mode == "RNE":
+            if mode == Rounding.RNE:
                 ulp = math.ldexp(1.0, max(e, fd.emin) - p_out)
                 vals += [ulp, ulp / 2]
             terms = dict(zip(idx, vals))

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import math
 
+from golden.rules import Rounding
+
 from .common import summand_row, terms_summing_to_4
 
-MODES = ("RU", "RD", "RZ", "RA", "RN")
-TIES = ("RNU", "RND", "RNZ", "RNA", "RNE", "RNO")
+# the paper's rows: golden's directed modes (golden.rules.Rounding), away from zero, and to nearest (RN),
+# whose tie rule Table II tells (RNE, golden's, among them)
+RA, RN = "RA", "RN"
+MODES = (Rounding.RU, Rounding.RD, Rounding.RZ, RA, RN)
+TIES = ("RNU", "RND", "RNZ", "RNA", Rounding.RNE, "RNO")
 
 
 
@@ -17,19 +22,19 @@ def _round_int(x: float, mode: str) -> int:
     frac = x - fl
     if frac == 0:
         return int(x)
-    if mode == "RU":
+    if mode == Rounding.RU:
         return fl + 1
-    if mode == "RD":
+    if mode == Rounding.RD:
         return fl
-    if mode == "RZ":
+    if mode == Rounding.RZ:
         return int(math.trunc(x))
-    if mode == "RA":
+    if mode == RA:
         return fl + 1 if x > 0 else fl
     if frac != 0.5:
         return fl + 1 if frac > 0.5 else fl
     tie = {"RNU": fl + 1, "RND": fl, "RNZ": int(math.trunc(x)), "RNA": fl + 1 if x > 0 else fl,
-           "RNE": fl if fl % 2 == 0 else fl + 1, "RNO": fl if fl % 2 else fl + 1}
-    return tie[mode if mode in tie else "RNE"]
+           Rounding.RNE: fl if fl % 2 == 0 else fl + 1, "RNO": fl if fl % 2 else fl + 1}
+    return tie[mode if mode in tie else Rounding.RNE]
 
 
 def classify_rounding(observed: dict) -> dict:
@@ -38,10 +43,10 @@ def classify_rounding(observed: dict) -> dict:
     t1 = [x for x in (0.75, 0.25, -0.75, -0.25) if observed.get(x) is not None]
     mode = None
     if len(t1) == 4:
-        hits = [m for m in MODES if all(_round_int(x, m if m != "RN" else "RNE") == observed[x] for x in t1)]
+        hits = [m for m in MODES if all(_round_int(x, m if m != RN else Rounding.RNE) == observed[x] for x in t1)]
         mode = hits[0] if len(hits) == 1 else None
     tie = None
-    if mode == "RN":
+    if mode == RN:
         t2 = [x for x in (0.5, 1.5, -0.5, -1.5) if observed.get(x) is not None]
         if len(t2) == 4:
             hits = [m for m in TIES if all(_round_int(x, m) == observed[x] for x in t2)]
@@ -53,7 +58,7 @@ def rounding_name(r: dict) -> str | None:
     """``RZ``, ``RD``, ``RU``, ``RA`` or the RN tie rule (``RNE``...)."""
     if r is None or r.get("mode") is None:
         return None
-    return r["tie"] if r["mode"] == "RN" else r["mode"]
+    return r["tie"] if r["mode"] == RN else r["mode"]
 
 
 OFFSETS = (0.75, 0.25, -0.75, -0.25, 0.5, 1.5, -0.5, -1.5)     # Table I, then Table II's ties
