@@ -283,3 +283,20 @@ def test_amd_designs_beside_the_catalog(unit, change):
         a, b, c, _, _ = random_operands(ins, 200, np.random.default_rng([11, i]), kind)
         want = golden.dot_add(new, a, b, c, backend="numpy")
         assert np.array_equal(golden.dot_add(new, a, b, c, backend="numba"), want), kind
+
+
+def test_every_field_the_kernels_claim_to_model_is_read_into_their_parameters():
+    """The kernels model every Params field but golden.kernels.spec._UNMODELLED: each of the others is
+    read (``p.FIELD`` / ``params.FIELD``) where the kernels' parameters are built. A new field that no
+    kernel reads must be listed as unmodelled, so a design that sets it runs on the numpy path."""
+    import inspect
+    import re
+    from golden.kernels import spec
+    source = inspect.getsource(spec)
+
+    def read(name):
+        return re.search(rf"\b(p|params)\.{name}\b", source) is not None
+
+    unread = sorted(name for name in spec._MODELLED if not read(name))
+    assert not unread, f"fields neither read by the kernels nor listed in _UNMODELLED: {unread}"
+    assert not read("a_field_added_tomorrow")          # planted: an unread field is caught
