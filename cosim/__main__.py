@@ -37,7 +37,7 @@ from . import build as bld  # noqa: E402
 from . import failures, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
-from .scoring import check_budget  # noqa: E402
+from .scoring import Status, check_budget  # noqa: E402
 from .session import no_progress_limit  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
 from golden.console import exit_with
@@ -89,7 +89,7 @@ def cmd_run(args) -> int:
     results = cr.run_many(instrs, cfg, unit.spec if args.jobs > 1 and hasattr(unit, "spec") else unit,
                           jobs=args.jobs)
     for r in results:
-        if r.waves_file and r.status != "MISMATCH":
+        if r.waves_file and r.status != Status.MISMATCH:
             print(f"waves: {r.ins.name}: {r.waves_file}")
     return table.summarize(results)
 
@@ -125,7 +125,7 @@ def cmd_replay(args) -> int:
     r = cr.replay(args.file, cfg, unit_provider(args.unit, args.pipeline) if explicit else None)
     print(table.HEADER)
     print(table.row(r))
-    if r.waves_file and r.status != "MISMATCH":
+    if r.waves_file and r.status != Status.MISMATCH:
         print(f"waves: {r.waves_file}")
     return table.summarize([r])
 

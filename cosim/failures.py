@@ -22,6 +22,7 @@ from golden.streams import ArrayStream
 
 from . import build as bld
 from . import scoring
+from .status import Status
 from .payload import PayloadLayout
 from .session import OPERANDS
 from .units import FixedReference, describe_unit
@@ -88,7 +89,7 @@ def rerun_with_waves(res, cfg, waves_build, out, plusargs: tuple = (), layout=No
     wres = scoring.simulate_and_score(b, layout, source, ref, score=score, n=k, seed=cfg.seed,
                                       batch_vectors=cfg.batch_vectors, keep_run_dir=True, plusargs=plusargs)
     res.waves_file = wres.waves_file
-    if wres.status == "ERROR":
+    if wres.status == Status.ERROR:
         print(f"  waveform run failed: {wres.message}", file=out)
     else:
         again = (f"{wres.mismatches} of {k} mismatch again" if score is None else

@@ -23,7 +23,7 @@ from golden.streams import ArrayStream, VectorStream
 from . import build as bld
 from . import failures
 from .payload import PayloadLayout
-from .scoring import Config, Result, build_checked, note_wave_format, simulate_and_score
+from .scoring import Config, Result, Status, build_checked, note_wave_format, simulate_and_score
 from .table import HEADER, progress, row
 from .units import NoRTL, provider_from_description, unit_provider
 
@@ -48,16 +48,16 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
     try:
         component = provider(ins, cfg.lanes)
     except NoRTL as e:
-        res.status, res.message = "no RTL", str(e)
+        res.status, res.message = Status.NO_RTL, str(e)
         return res
     except Exception as e:                       # a generator bug: report it, go on with the others
-        res.status, res.message = "ERROR", f"building the unit raised {type(e).__name__}: {e}"
+        res.status, res.message = Status.ERROR, f"building the unit raised {type(e).__name__}: {e}"
         return res
     layout = PayloadLayout(ins, cfg.lanes)
     try:
         b = build_checked(component, layout, waves=cfg.waves, root=cfg.build_root)
     except bld.BuildError as e:
-        res.status, res.message = "ERROR", str(e)
+        res.status, res.message = Status.ERROR, str(e)
         return res
     if vectors_from is not None:
         stream = ArrayStream(ins, *vectors_from)
@@ -72,7 +72,7 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
         progress=cfg.progress, keep_run_dir=cfg.keep_run_dir)
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
     note_wave_format(b)
-    if res.status == "MISMATCH":
+    if res.status == Status.MISMATCH:
         failures.report_failure(res, cfg, provider, reference, lambda: provider(ins, cfg.lanes), out=out,
                                 component=component)
     return res
@@ -119,7 +119,7 @@ def _run_in_workers(instructions, cfg: Config, unit, jobs: int, out) -> list:
                 try:
                     r, report = fut.result()
                 except Exception as e:                  # the worker died: report it, go on
-                    r, report = Result(instructions[i], status="ERROR",
+                    r, report = Result(instructions[i], status=Status.ERROR,
                                        message=f"worker failed: {type(e).__name__}: {e}"), ""
                 results[i] = r
                 done += 1

@@ -18,6 +18,7 @@ import golden
 from . import build as bld
 from . import session
 from .payload import PayloadLayout
+from .status import Status
 
 __all__ = ["Config", "Result", "check_budget", "simulate_and_score", "build_checked", "note_wave_format"]
 
@@ -57,7 +58,7 @@ def check_budget(budget) -> None:
 @dataclass
 class Result:
     ins: golden.Instruction
-    status: str = "ok"                 # ok | MISMATCH | no RTL | ERROR
+    status: Status = Status.OK
     message: str = ""
     lanes: int = 1
     latency: int | None = None
@@ -79,7 +80,7 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
     @property
     def rate(self) -> float:
@@ -106,14 +107,14 @@ def simulate_and_score(b: bld.Build, layout, stream, reference: Callable, *, mis
                  mismatches=score.count, seconds=s.seconds, cycles=s.cycles, sim_seconds=s.sim_seconds,
                  run_dir=s.run_dir, waves_file=s.waves_file)
     if s.error:
-        res.status, res.message = "ERROR", s.error
+        res.status, res.message = Status.ERROR, s.error
         return res
     res.failing = score.failing
     if s.timing_error:
-        res.status, res.message = "ERROR", s.timing_error
+        res.status, res.message = Status.ERROR, s.timing_error
     if score.count:
         also = f"; also: {res.message}" if res.message else ""
-        res.status = "MISMATCH"
+        res.status = Status.MISMATCH
         res.message = f"{score.count} of {s.vectors} results differ from the reference{also}"
     return res
 

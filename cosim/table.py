@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from .status import Status
+
 HEADER = (f"{'arch':13s} {'instruction':42s} {'algorithm':9s} {'lanes':>5s} {'lat':>4s} {'II':>3s} {'vectors':>9s} "
           f"{'mismatch':>8s} {'build s':>8s} {'time s':>7s} {'dot-adds/s':>10s}  status")
 
@@ -24,13 +26,13 @@ def row(r, name: str | None = None) -> str:
 def summarize(results, out=None) -> int:
     """Summary lines and the exit status: 0 only when every instruction ran and matched."""
     out = out or sys.stdout
-    bad = [r for r in results if r.status in ("MISMATCH", "ERROR")]
-    missing = [r for r in results if r.status == "no RTL"]
+    bad = [r for r in results if r.status in (Status.MISMATCH, Status.ERROR)]
+    missing = [r for r in results if r.status == Status.NO_RTL]
     ok = [r for r in results if r.ok]
     print(f"{len(results)} instruction(s): {len(ok)} ok, {len(bad)} failing, {len(missing)} without RTL",
           file=out)
     for r in bad:
-        if r.status == "ERROR":
+        if r.status == Status.ERROR:
             print(f"error: {r.ins.name}: {r.message}", file=out)
     if missing:
         algs = sorted({r.ins.algorithm for r in missing})

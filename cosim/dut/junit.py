@@ -5,12 +5,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..status import Status
+
 
 def write(path, prep, results) -> Path:
     """Write ``results`` (:class:`cosim.dut.run.DutResult`) of the design ``prep`` to ``path``."""
     suite = ET.Element("testsuite", name=f"cosim.dut.{prep.desc.name}", tests=str(len(results)),
-                       failures=str(sum(r.result.status == "MISMATCH" for r in results)),
-                       errors=str(sum(r.result.status not in ("ok", "MISMATCH") for r in results)),
+                       failures=str(sum(r.result.status == Status.MISMATCH for r in results)),
+                       errors=str(sum(r.result.status not in (Status.OK, Status.MISMATCH) for r in results)),
                        time=f"{sum(r.result.seconds for r in results):.3f}")
     for dr in results:
         r = dr.result
@@ -19,10 +21,10 @@ def write(path, prep, results) -> Path:
         ET.SubElement(case, "system-out").text = (
             f"vectors={r.vectors} mismatches={r.mismatches} latency={r.latency_measured} ii={r.ii_measured} "
             f"diagnosis={dr.diagnosis} dut={prep.desc.path}")
-        if r.status == "MISMATCH":
+        if r.status == Status.MISMATCH:
             ET.SubElement(case, "failure", message=r.message, type=dr.diagnosis).text = \
                 f"replay: {r.failures_file}" if r.failures_file else r.message
-        elif r.status != "ok":
+        elif r.status != Status.OK:
             ET.SubElement(case, "error", message=r.message, type=dr.diagnosis).text = r.message
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

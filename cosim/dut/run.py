@@ -27,7 +27,7 @@ import golden
 
 from .. import build as bld
 from .. import failures
-from ..scoring import Config, Result, simulate_and_score
+from ..scoring import Config, Result, Status, simulate_and_score
 from ..session import simulate
 from . import adapter, order, transfers
 from .builds import Prepared, build, prepare, x_plusargs
@@ -63,7 +63,7 @@ def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -
     try:
         b = build(prep, target, ins, root=cfg.build_root)
     except bld.BuildError as e:
-        res.status, res.message = "ERROR", str(e).splitlines()[0]
+        res.status, res.message = Status.ERROR, str(e).splitlines()[0]
         return DutResult(res, target)
     dr = _session(prep, target, ins, b, cfg, x_check=True)
     if dr.result.ok and cfg.vectors == "mixed" and (cfg.n is None or cfg.n >= STRUCTURED_VECTORS):
@@ -74,7 +74,7 @@ def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -
             dr = more
         else:
             dr.notes.append(f"and {more.result.vectors:,} structured {_unit(prep)}: 0 mismatches")
-    if dr.result.failing is not None and dr.result.status in ("MISMATCH", "ERROR"):
+    if dr.result.failing is not None and dr.result.status in (Status.MISMATCH, Status.ERROR):
         _report_failure(prep, dr, cfg, out)
     return dr
 
@@ -119,7 +119,7 @@ def _tile_counts(prep: Prepared, res: Result, score) -> None:
     layout = transfers.layout(prep.desc, res.ins)
     tx = res.vectors
     res.vectors = tx * layout.dot_adds
-    if res.status == "MISMATCH":
+    if res.status == Status.MISMATCH:
         res.message = res.message.replace(
             f"{score.count} of {tx} results differ from the reference",
             f"{score.count} of {tx * layout.out_elements:,} D elements differ from golden "
@@ -129,7 +129,7 @@ def _tile_counts(prep: Prepared, res: Result, score) -> None:
                 + (f" and {len(score.framing) - 1} more" if len(score.framing) > 1 else "")
                 + f" (it must mark output beat {layout.out_elements // prep.desc.operands['d'].elements - 1}, "
                   "the last of D)")
-        res.status = "ERROR" if res.status == "ok" else res.status
+        res.status = Status.ERROR if res.status == Status.OK else res.status
         res.message = f"{line}; {res.message}" if res.message else line
 
 
@@ -157,7 +157,7 @@ def _diagnose(dr: DutResult, score, prep: Prepared) -> None:
     """Name what the results' order says (a wrong declared latency, lost, duplicated, reordered results)."""
     res = dr.result
     if score.window is None:
-        if res.status == "ERROR" and " 0 outputs delivered" in res.message:
+        if res.status == Status.ERROR and " 0 outputs delivered" in res.message:
             dr.diagnosis = "timeout"
             res.message = f"the design never answered: {res.message}"
         return
@@ -175,7 +175,7 @@ def _diagnose(dr: DutResult, score, prep: Prepared) -> None:
             line = line.replace("vector", "transaction")
     if kind in (order.Diagnosis.LATENCY, order.Diagnosis.LOST, order.Diagnosis.DUPLICATED, order.Diagnosis.REORDERED):
         dr.diagnosis = kind.value
-        res.status = "ERROR" if res.status == "ok" else res.status
+        res.status = Status.ERROR if res.status == Status.OK else res.status
         res.message = f"{line}; {res.message}" if res.message else line
     elif kind is order.Diagnosis.WRONG:
         dr.diagnosis = kind.value
@@ -194,7 +194,7 @@ def _x_check(prep: Prepared, dr: DutResult, b: bld.Build, first: np.ndarray, cfg
         shutil.rmtree(s.run_dir, ignore_errors=True)
     same = cap.d[:cap.filled] == first[:cap.filled]
     differ = np.nonzero(~same.reshape(len(same), -1).all(axis=1))[0]
-    failed_alike = s.error and dr.result.status == "ERROR"     # both runs failed: the order diagnosis speaks
+    failed_alike = s.error and dr.result.status == Status.ERROR     # both runs failed: the order diagnosis speaks
     if differ.size or (s.error and not failed_alike):
         res = dr.result
         v = int(differ[0]) if differ.size else None
@@ -206,7 +206,7 @@ def _x_check(prep: Prepared, dr: DutResult, b: bld.Build, first: np.ndarray, cfg
                 f"({s.error.splitlines()[0]})")
                 + "; a register without reset or an X reaching the outputs")
         dr.diagnosis = "x"
-        res.status = "ERROR" if res.status == "ok" else res.status
+        res.status = Status.ERROR if res.status == Status.OK else res.status
         res.message = f"{line}; {res.message}" if res.message else line
 
 
@@ -220,7 +220,7 @@ def _x_values(one, other) -> str:
 def _report_failure(prep: Prepared, dr: DutResult, cfg: Config, out) -> None:
     res, ins = dr.result, dr.result.ins
     print(f"\n{prep.desc.name} as {dr.target.describe()}: {res.message}", file=out)
-    if res.status != "MISMATCH":
+    if res.status != Status.MISMATCH:
         return
     transfers.print_first(prep.desc, ins, res.failing, out)
     res.failures_file = failures.write_failures(

@@ -23,7 +23,7 @@ import numpy as np
 import golden
 from golden.paths import build_dir
 from cosim.failures import load_failures, print_first, write_failures
-from cosim.scoring import Result
+from cosim.scoring import Result, Status
 from cosim.table import progress
 from golden.streams import ArrayStream, VectorStream
 
@@ -100,7 +100,7 @@ class Score:
         progress(None)
         res = self.res
         if res.mismatches:
-            res.status = "MISMATCH"
+            res.status = Status.MISMATCH
             res.message = f"{res.mismatches} of {res.vectors} results differ from golden"
             res.failing = {k: (np.concatenate(v) if v else None) for k, v in self.kept.items()}
         return res

@@ -23,7 +23,7 @@ import numpy as np
 
 import golden
 from cosim.failures import print_first, write_failures
-from cosim.scoring import Result
+from cosim.scoring import Result, Status
 
 from ..run import FAILURES_DIR, MAX_SAVED
 from .check import HostChecker
@@ -202,7 +202,7 @@ def _rerun(board, spec: SelfTestSpec, block: int, report: SelfTestReport, failur
                              tuple(None if x is None else x[row] for x in ops))
     report.failing_vectors = len(bad)
     keep = bad[:MAX_SAVED]
-    res = Result(ins, lanes=lanes, latency=board.config.latency, initiation_interval=1, status="MISMATCH",
+    res = Result(ins, lanes=lanes, latency=board.config.latency, initiation_interval=1, status=Status.MISMATCH,
                  vectors=entries * lanes, mismatches=len(bad),
                  message=f"{len(bad)} of the {entries * lanes} dot-adds of self-test block {block} differ from golden")
     res.failing = {"index": keep + first * lanes, "expected": expected[keep], "got": got[keep],
