@@ -119,10 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from probe.contract import BackendError
+    from golden.device import DeviceError
     try:
         return args.func(args)
-    except (ValueError, TypeError, BackendError) as e:   # CampaignExists and CampaignBusy are ValueErrors
+    except (ValueError, TypeError, DeviceError) as e:   # CampaignExists and CampaignBusy are ValueErrors
         print(f"error: {e}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:

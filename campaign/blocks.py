@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import golden
+from golden.device import DeviceSpec, Unavailable, check_output, takes_narrow, unsupported_rows
 from golden.streams import VectorStream
-from probe.backends import backend_from_name
-from probe.contract import Unavailable, check_output
+from probe.backends import make_device
 
 from .spec import Campaign, is_hardware
 
@@ -81,15 +81,19 @@ def device(c: Campaign):
     """The campaign's device in this process (made on first use)."""
     key = (c.device, c.lanes, c.unit, c.stall, c.seed)
     if key not in _devices:
-        if c.device == "rtl":
-            _devices[key] = backend_from_name("rtl", lanes=c.lanes, unit=c.unit, stall=c.stall, seed=c.seed)
-        elif c.device == "core":
-            _devices[key] = backend_from_name("core", stall=c.stall, seed=c.seed)
-        elif c.device.startswith("dut:"):
-            _devices[key] = backend_from_name(c.device, stall=c.stall, seed=c.seed)
-        else:
-            _devices[key] = backend_from_name(c.device)
+        spec = DeviceSpec.parse(c.device)
+        _devices[key] = make_device(spec, **device_options(c, spec))
     return _devices[key]
+
+
+def device_options(c: Campaign, spec: DeviceSpec) -> dict:
+    """The campaign's options that its device takes: the rtl unit's lanes and unit spec, the simulators'
+    stalls and seed; none for golden, a GPU or a board."""
+    if spec.kind == "rtl":
+        return {"lanes": c.lanes, "unit": c.unit, "stall": c.stall, "seed": c.seed}
+    if spec.kind in ("core", "dut"):
+        return {"stall": c.stall, "seed": c.seed}
+    return {}
 
 
 def operands(c: Campaign, ins, block: int, narrow: bool = False):
@@ -104,7 +108,7 @@ def device_operands(dev, ops):
     """What the device receives: ``ops`` as they are where it declares ``narrow_operands`` (golden),
     else uint64 as it always has (a device may shift or pack the words, where a narrow dtype would
     overflow silently; the drivers in this tree widen first, a plug-in need not)."""
-    if getattr(dev, "narrow_operands", False):
+    if takes_narrow(dev):
         return ops
     return tuple(None if x is None else np.asarray(x, np.uint64) for x in ops)
 
@@ -137,7 +141,7 @@ def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
         dev = device(c)
         wide = device_operands(dev, ops)
         got = check_output(ins, dev(ins, *wide), len(ops[2]), getattr(dev, "name", c.device))
-        skip = np.asarray(dev.unsupported(ins, *wide), bool) if hasattr(dev, "unsupported") else None
+        skip = unsupported_rows(dev, ins, *wide)
     except Unavailable as e:
         res.status, res.message = "unavailable", str(e)
         return res

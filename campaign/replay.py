@@ -8,7 +8,7 @@ import numpy as np
 
 import golden
 from cosim.failures import load_failures
-from probe.contract import check_output
+from golden.device import DeviceSpec, check_output
 
 from .blocks import OPERANDS
 from .spec import Campaign
@@ -30,7 +30,7 @@ def replay(path, out=None) -> int:
     ins = golden.lookup(meta["arch"], meta["instr"])
     device_name = meta["device"]
     # each device gets the options it takes (the simulators' lanes, unit and stalls; no stalls on a replay)
-    kind = "dut" if device_name.startswith("dut:") else device_name
+    kind = DeviceSpec.kind_of(device_name)
     options = {"lanes": int(meta.get("lanes") or 1), "unit": meta.get("unit") or "hw"} if kind == "rtl" else {}
     if kind in ("rtl", "core", "dut"):
         options["stall"] = 0.0

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 import golden
 from golden.streams import BLOCK as GENERATOR_BLOCK
+from golden.device import DeviceSpec
 from golden.streams import resolve
 from cosim.units import unit_provider
-from probe.backends import backend_from_name, plugins
 
 DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
 DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's tensor core under Verilator), "
@@ -34,43 +34,38 @@ DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's ten
 
 STALL = 0.1                 # the simulated devices' handshake stall probability, as make cosim's STALL
 
-# devices made one copy per worker (simulators, models, this host's GPU); any other (fpga:URL, a plugin) is hardware
-PER_WORKER_DEVICES = ("rtl", "core", "dut", "golden", "gpu", "torch", "cuda", "rocm", "")
-
-
 def is_hardware(device: str) -> bool:
     """Whether ``device`` is one piece of hardware (a board): one worker drives it, and that worker's
-    golden checks on every core, beside the device (:func:`campaign.blocks.run_block`)."""
-    return device.partition(":")[0] not in PER_WORKER_DEVICES
+    golden checks on every core, beside the device (:func:`campaign.blocks.run_block`).  Devices made one
+    copy per worker (simulators, models, this host's GPU) are not; read from the spec's word alone
+    (:meth:`golden.device.DeviceSpec.kind_of`), so a stored campaign's device need not be installed."""
+    return DeviceSpec(DeviceSpec.kind_of(device)).is_hardware if device else False
 
 
-def check_device(name: str, instructions=()) -> None:
+def check_device(name: str, instructions=()) -> DeviceSpec:
     """Refuse a device spec that no worker could make, before any work is sent out (a device that
-    needs hardware, a GPU or a board, is only tried on the workers, where it runs).  A ``golden:``
-    device runs one dot-add of each instruction here, so that a parameter golden refuses (``F=abc``,
-    ``F=-3``) is one line now instead of an ERROR row per instruction from the workers."""
-    if name.startswith("dut:"):
+    needs hardware, a GPU or a board, is only tried on the workers, where it runs), and give it parsed.
+    A ``golden:`` device runs one dot-add of each instruction here, so that a parameter golden refuses
+    (``F=-3``) is one line now instead of an ERROR row per instruction from the workers."""
+    spec = DeviceSpec.parse(name)                 # the one-line error listing what is valid
+    if spec.kind == "dut":
         dut_instructions(name)                    # the description, its files and ports, checked here
-        return
-    if name in ("rtl", "core", "golden", "gpu", "torch", "cuda", "rocm") or name.startswith("golden:"):
-        if name.startswith("golden:"):
-            _try_golden(backend_from_name(name), name, instructions)
-        return
-    prefix, colon, argument = name.partition(":")
-    if colon and argument and prefix in plugins():
-        return
-    backend_from_name(name)                       # raises the one-line error listing what is valid
-    raise ValueError(f"device {name!r} cannot run in a campaign; valid: {DEVICES_HELP}")
+    elif spec.kind == "rtl" and spec.argument:    # a campaign's rtl takes its unit from --unit (PIPELINE=)
+        raise ValueError(f"device {name!r} cannot run in a campaign; valid: {DEVICES_HELP}")
+    elif spec.kind == "golden" and spec.argument:
+        _try_golden(spec, instructions)
+    return spec
 
 
-def _try_golden(backend, name: str, instructions) -> None:
+def _try_golden(spec: DeviceSpec, instructions) -> None:
     """One all-zero dot-add of each instruction on a golden device with changed parameters."""
+    name = str(spec)
     for arch, instr in instructions:
         ins = golden.lookup(arch, instr)
         ops = [np.zeros((1, ins.k), np.uint64), np.zeros((1, ins.k), np.uint64), np.zeros(1, np.uint64)]
         scales = [np.zeros((1, _scale_words(ins)), np.uint64)] * 2 if ins.scale_format else [None, None]
         try:
-            backend(ins, *ops, *scales)
+            golden.dot_add(ins.with_params(replace(ins.params, **spec.params)), *ops, *scales)
         except (ValueError, TypeError, KeyError, NotImplementedError) as e:
             raise ValueError(f"device {name!r} cannot run {arch} {instr}: {e}") from None
 
@@ -100,7 +95,7 @@ def max_block(instructions) -> tuple[int, int, tuple]:
 
 
 def _kind(device: str) -> str:
-    return "dut" if device.startswith("dut:") else device
+    return DeviceSpec.kind_of(device) if device.startswith("dut:") else device
 
 
 # the simulators' options, and the devices that take them (any other device would ignore them)
@@ -168,7 +163,7 @@ class Campaign:
     instructions : tuple of (arch, name)
         Catalog entries, in the order they are reported.
     device : str
-        The device under test, a :func:`probe.backends.backend_from_name` spec (see :data:`DEVICES_HELP`).
+        The device under test, a :class:`golden.device.DeviceSpec` word (see :data:`DEVICES_HELP`).
     target : int
         Vectors per instruction; rounded up to whole blocks.
     vectors : str

@@ -13,6 +13,7 @@ import shutil
 
 import numpy as np
 
+from golden.device import Device
 from golden.streams import ArrayStream
 
 from .payload import PayloadLayout
@@ -26,8 +27,9 @@ from .units import NoRTL, unit_provider
 BATCH = 16384
 
 
-class RTLBackend:
-    """An instruction's RTL unit co-simulated under Verilator: one simulation per call.
+class RTLBackend(Device):
+    """An instruction's RTL unit co-simulated under Verilator: one simulation per call (a
+    :class:`golden.device.Device`; operands as uint64, every row computed, nothing to close).
 
     Parameters
     ----------

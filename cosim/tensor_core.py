@@ -19,6 +19,7 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 
 import golden
+from golden.device import Device
 from golden.streams import resolve
 
 from . import build as bld
@@ -217,7 +218,7 @@ class _FixedCoreStream:
         return tuple(None if x is None else x[idx] for x in self.ops)
 
 
-class CoreBackend:
+class CoreBackend(Device):
     """An architecture's whole tensor core (every instruction behind its opcode) as a backend:
     ``CoreBackend()(ins, a, b, c, scale_a, scale_b)`` runs the rows through the core with ``ins``'s
     opcode (one Verilator simulation per call) and returns ``d``.  The core is built once per

@@ -19,15 +19,17 @@ scale format and block size.
 
 It imports :mod:`golden` (and :mod:`cosim` for the RTL backend, only when asked for); the layers
 above it import it: :mod:`fpga` (the board as a backend) and :mod:`campaign` (every device is a
-backend, and its output is checked by :func:`probe.contract.check_output`).
+backend, and its output is checked by :func:`golden.device.check_output`).
 
 * :mod:`probe.probes`: the experiments, one module per thing probed (``tree``, ``precision``,
   ``rounding``, ``specials``, ``fasi``); :mod:`probe.rig` turns summand values into operands.
 * :mod:`probe.infer`: from the probes' results to a family and parameters, compared with
   the catalog on the fields the algorithm reads (:attr:`golden.Params.fields_read`).
-* :mod:`probe.contract`: :class:`Backend` (any callable with golden.dot_add's signature), its
-  errors and the check of its output; :mod:`probe.backends`: golden, golden with changed
-  parameters, the RTL co-simulated; :mod:`probe.torch_backend`: a GPU through PyTorch.
+* :mod:`golden.device` (below every layer that uses it): :class:`~golden.device.Device` (any callable with
+  golden.dot_add's signature, and its optional extras), its errors, the check of its output and
+  :class:`~golden.device.DeviceSpec`, the one parser of device words; :mod:`probe.backends`: golden,
+  golden with changed parameters, the RTL co-simulated, and :func:`~probe.backends.make_device`, which
+  makes the device a spec names; :mod:`probe.torch_backend`: a GPU through PyTorch.
 * :mod:`probe.algorithms`: each algorithm's part of its descriptor (how the probe recognises it);
   :mod:`probe.verify`: the inference's conclusions checked against golden; :mod:`probe.device`: the
   probe on a described device of your own (``make probe DUT=...``).
@@ -36,9 +38,10 @@ backend, and its output is checked by :func:`probe.contract.check_output`).
 * :mod:`probe.__main__`: the command line (``main`` is the console-script entry point).
 """
 
-from .backends import GoldenBackend, ParamsBackend, SimulatedRTL, backend_from_name
-from .contract import Backend, BackendError, Unavailable
+from golden.device import Device, DeviceError, DeviceSpec, Unavailable
+
+from .backends import GoldenBackend, ParamsBackend, SimulatedRTL, backend_from_name, make_device
 from .infer import Report, compare, probe
 
-__all__ = ["Backend", "BackendError", "GoldenBackend", "ParamsBackend", "Report", "SimulatedRTL", "Unavailable",
-           "backend_from_name", "compare", "probe"]
+__all__ = ["Device", "DeviceError", "DeviceSpec", "GoldenBackend", "ParamsBackend", "Report", "SimulatedRTL",
+           "Unavailable", "backend_from_name", "compare", "make_device", "probe"]

@@ -1,18 +1,18 @@
 """The probe command line (``probe.__main__:main``).
 
-``python -m probe ARCH [INSTR] [--backend golden|rtl|torch|golden:F=24] [--group] [--json PATH]``:
+``python -m probe ARCH [INSTR] [--device golden|rtl|torch|golden:F=24] [--group] [--json PATH]``:
 ARCH an architecture, a comma list of them or ``all``; INSTR a name or family, a comma list
 of them, or all of ARCH's when left out (:func:`golden.select`).  One instruction gets the full
 report; several get one line each.  ``--all`` is ``all`` architectures.
 
-``python -m probe --backend dut:path/unit.toml [ARCH [INSTR]]``: every target of a described device, each
+``python -m probe --device dut:path/unit.toml [ARCH [INSTR]]``: every target of a described device, each
 against its own arithmetic (:mod:`probe.device`); ARCH and INSTR, when given, keep the targets they name.
 
 ``python -m probe findings --out docs/findings`` (the paper's section VI), and
-``python -m probe compare ARCH INSTR... --backend torch -n 2048`` (random dot-adds, bit for bit).
+``python -m probe compare ARCH INSTR... --device torch -n 2048`` (random dot-adds, bit for bit).
 
 Exit status: 0 when everything probed matches the catalog, 1 when something differs, 2 on bad
-input or when the backend cannot run what was asked (no PyTorch or GPU, a board that carries
+input or when the device cannot run what was asked (no PyTorch or GPU, a board that carries
 another instruction): a probe that ran nothing does not pass.
 """
 
@@ -27,8 +27,10 @@ from pathlib import Path
 
 import golden
 
-from .backends import backend_from_name
-from .contract import BackendError, Unavailable
+from golden.device import DeviceSpec
+
+from .backends import add_device_option, backend_from_name, note_old_spelling
+from golden.device import DeviceError, Unavailable
 from .infer import probe
 from golden.console import check_output, exit_with
 
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
     except Unavailable as e:                     # asked for, and cannot run: nothing was probed
         print(f"error: the backend cannot run here: {_line(e)}", file=sys.stderr)
         return 2
-    except (ValueError, TypeError, BackendError) as e:
+    except (ValueError, TypeError, DeviceError) as e:
         print(f"error: {_line(e)}", file=sys.stderr)
         return 2
 
@@ -69,8 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--all", action="store_true", help="every catalog instruction (ARCH defaults to all)")
     ap.add_argument("--group", action="store_true",
                     help="probe one instruction per datapath and apply its result to the others")
-    ap.add_argument("--backend", default="golden",
-                    help="golden (default), rtl (co-simulation; rtl:UNIT with a cosim unit spec, e.g. "
+    add_device_option(ap,
+                    help="the device probed (--backend, its old spelling, still works): "
+                         "golden (default), rtl (co-simulation; rtl:UNIT with a cosim unit spec, e.g. "
                          "rtl:hw:params=specials=later_model), torch (GPU), or golden:FIELD=VALUE,... "
                          "(a mis-parameterised golden), or fpga:URL (a board, or the simulated board's socket://HOST:PORT)")
     ap.add_argument("--json", metavar="PATH", help="write the report(s) as JSON to PATH ('-': stdout)")
@@ -81,16 +84,17 @@ def _parser() -> argparse.ArgumentParser:
 def _probe_main(argv) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
+    note_old_spelling(argv)
     if args.all and args.instr:
         ap.error("--all probes every instruction: give INSTR without --all")
     if args.json and args.json != "-":
         check_output(args.json, "--json")        # before the probe: a path that cannot be written, in one line
-    if args.backend.startswith("dut:"):            # a described device: its targets, ARCH/INSTR filter them
+    if DeviceSpec.kind_of(args.device) == "dut":   # a described device: its targets, ARCH/INSTR filter them
         return _device(args)
     if not (args.arch or args.all):
         ap.error("give ARCH [INSTR], or --all, or a sub-command (findings, compare)")
     pool = golden.select(args.arch, args.instr)
-    backend = backend_from_name(args.backend)
+    backend = backend_from_name(args.device)
     if len(pool) == 1 and not args.all:
         return _one(pool[0], backend, args)
     return _many(pool, backend, args)
@@ -99,7 +103,7 @@ def _probe_main(argv) -> int:
 def _device(args) -> int:
     """Every target of a described device (or those ARCH/INSTR name), each against its own arithmetic."""
     from .device import probe_device
-    backend = backend_from_name(args.backend)
+    backend = backend_from_name(args.device)
     rc, reports = probe_device(backend, None if args.all else args.arch, args.instr, sys.stdout, args.quiet)
     if args.json:
         return _write(args.json, [r.to_json() for r in reports]) or rc

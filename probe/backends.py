@@ -7,13 +7,9 @@ shape ``[R, K]`` (one element per integer, narrow formats in the low bits), ``c`
 ``R`` unsigned bit patterns of the D format.  A hardware team plugs its own design in by
 passing any such function to :func:`probe.probe`.
 
-A backend that sets ``narrow_operands = True`` (golden's own) also takes each operand in its
-format's own width (uint8 fp8, uint16 f16, ...: ``golden.vectors.operand_dtype``); callers give
-every other backend uint64, since a backend may shift or pack the words.
-
-A backend may also have ``unsupported(ins, a, b, c, scale_a, scale_b) -> bool [R]``: rows
-it cannot compute faithfully (the GPU backend, for a ``c`` it cannot feed into the tensor
-core exactly).  The probes treat those rows as unobserved.
+The contract is :class:`golden.device.Device`, with its optional extras (``narrow_operands``,
+``unsupported``, ``close``); a backend's name is a :class:`golden.device.DeviceSpec`, which
+:func:`make_device` makes (:func:`backend_from_name` from its text).
 
 Provided here:
 
@@ -32,14 +28,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 
 import golden
 from golden import Instruction
 
-from .contract import BackendError, Unavailable
+from golden.device import Device, DeviceError, DeviceSpec, Unavailable, registered_plugins
 
 
-class GoldenBackend:
+class GoldenBackend(Device):
     """The golden model itself."""
 
     name = "golden"
@@ -49,7 +46,7 @@ class GoldenBackend:
         return golden.dot_add(ins, a, b, c, scale_a, scale_b)
 
 
-class ParamsBackend:
+class ParamsBackend(Device):
     """Golden with other algorithm parameters: ``ParamsBackend(F=24)``, ``ParamsBackend(out_rounding="RNE")``.
 
     ``changes`` are :class:`golden.Params` fields applied to whatever instruction is probed
@@ -74,7 +71,7 @@ class ParamsBackend:
         return golden.dot_add(self.instruction(ins), a, b, c, scale_a, scale_b)
 
 
-class SimulatedRTL:
+class SimulatedRTL(Device):
     """The RTL unit co-simulated under Verilator (:class:`cosim.backend.RTLBackend`), with the
     simulator's "cannot run here" errors turned into :class:`Unavailable`.
 
@@ -97,7 +94,7 @@ class SimulatedRTL:
             return self._rtl(ins, a, b, c, scale_a, scale_b)
 
 
-class SimulatedDUT:
+class SimulatedDUT(Device):
     """A design of one's own described by a TOML file (:class:`cosim.dut.backend.DutBackend`), each
     instruction through its target; unavailable as :class:`SimulatedRTL` is.  :meth:`targets` lists the
     description's targets and :meth:`bound` gives one of them as a backend of its own (two targets may
@@ -133,7 +130,7 @@ class SimulatedDUT:
             return self._dut(ins, a, b, c, scale_a, scale_b)
 
 
-class SimulatedCore:
+class SimulatedCore(Device):
     """The architecture's whole tensor core under Verilator (:class:`cosim.tensor_core.CoreBackend`),
     each instruction through its opcode; unavailable as :class:`SimulatedRTL` is."""
 
@@ -154,7 +151,7 @@ def _rtl_unavailable(ins: Instruction | None = None):
     """``ImportError``, ``cosim.NoRTL`` and ``cosim.ToolchainError`` as :class:`Unavailable`
     (a missing simulator or a unit not written yet is a skip, not a failure); a simulation that failed
     (``cosim.SimError``: a design that never answers, hangs, never settles or sends extra outputs) or a
-    build that failed (``cosim.BuildError``) as a :class:`BackendError` of one line."""
+    build that failed (``cosim.BuildError``) as a :class:`DeviceError` of one line."""
     where = f" for {ins.arch} {ins.name}" if ins is not None else ""
     try:
         yield
@@ -169,56 +166,51 @@ def _rtl_unavailable(ins: Instruction | None = None):
         if isinstance(e, (cosim.SimError, cosim.BuildError)):
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             what = "the simulation" if isinstance(e, cosim.SimError) else "the build"
-            raise BackendError(first if " failed" in first else f"{what}{where} failed: {first}") from None
+            raise DeviceError(first if " failed" in first else f"{what}{where} failed: {first}") from None
         raise
 
 
-PLUGIN_GROUP = "mma_rtl.probe_backends"
-
-
 def plugins() -> dict:
-    """Backends that packages above probe register under the entry-point group :data:`PLUGIN_GROUP`
-    (``fpga`` from this project's ``fpga`` package): ``{name: entry point}``.  probe never imports
-    them itself, so the layers stay in order; the entry point is loaded when its name is asked for."""
-    from importlib.metadata import entry_points
-    return {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP)}
+    """Backends that packages above probe register under the entry-point group
+    :data:`golden.device.PLUGIN_GROUP` (``fpga`` from this project's ``fpga`` package): ``{name: entry point}``.
+    probe never imports them itself, so the layers stay in order; the entry point is loaded when its name
+    is asked for."""
+    return registered_plugins()
+
+
+def make_device(spec: DeviceSpec, **kw):
+    """The device ``spec`` names, made here (``kw``: its options: ``lanes``, ``unit``, ``stall``, ``seed``
+    of the simulators, ``timeout`` of a board); the one place a spec becomes a callable."""
+    if spec.kind == "golden":
+        return ParamsBackend(**spec.params) if spec.argument else GoldenBackend()
+    if spec.kind == "rtl":
+        return SimulatedRTL(unit=spec.argument, **kw) if spec.argument else SimulatedRTL(**kw)
+    if spec.kind == "core":
+        return SimulatedCore(**kw)
+    if spec.kind == "dut":
+        return SimulatedDUT(spec.argument, **kw)
+    if spec.kind == "torch":
+        from .torch_backend import TorchBackend
+        return TorchBackend(**kw)
+    found = plugins()
+    if spec.kind not in found:
+        DeviceSpec.parse(str(spec), plugins=found)      # the one-line refusal naming what is valid
+    return found[spec.kind].load()(spec.argument, **kw)
+
+
+def add_device_option(ap, help: str) -> None:
+    """``--device`` (``--backend``, its old spelling, still taken: :func:`note_old_spelling`) on ``ap``."""
+    ap.add_argument("--device", "--backend", dest="device", default="golden", metavar="DEVICE", help=help)
+
+
+def note_old_spelling(argv) -> None:
+    """One note on stderr when ``argv`` spells ``--device`` the old way."""
+    if any(a == "--backend" or a.startswith("--backend=") for a in argv):
+        print("note: --backend is now --device", file=sys.stderr)
 
 
 def backend_from_name(name: str, **kw):
-    """``golden``, ``rtl``, ``rtl:UNIT`` (a cosim unit spec: ``rtl:hw:params=specials=later_model``),
-    ``core``, ``torch``, ``golden:F=24,out_rounding=RNE`` (a ParamsBackend), or
-    ``PLUGIN:ARGUMENT`` for a registered plugin (``fpga:socket://127.0.0.1:5555``, ``fpga:/dev/ttyUSB0``)."""
-    if name == "golden":
-        return GoldenBackend()
-    if name == "rtl":
-        return SimulatedRTL(**kw)
-    if name.startswith("rtl:"):                   # a unit spec of cosim: rtl:hw:params=specials=later_model
-        return SimulatedRTL(unit=name[4:], **kw)
-    if name == "core":
-        return SimulatedCore(**kw)
-    if name.startswith("dut:"):                   # a design of one's own: dut:path/unit.toml
-        return SimulatedDUT(name[4:], **kw)
-    if name in ("torch", "gpu", "cuda", "rocm"):
-        from .torch_backend import TorchBackend
-        return TorchBackend(**kw)
-    if name.startswith("golden:"):               # golden's one params grammar (golden.params.parse_params)
-        from golden.params import parse_params
-        try:
-            changes = parse_params(name.partition(":")[2])
-        except ValueError as e:
-            raise ValueError(f"backend {name!r}: {e}") from None
-        if not changes:
-            raise ValueError(f"backend {name!r}: golden: takes FIELD=VALUE,... (e.g. golden:F=24,out_rounding=RNE)")
-        return ParamsBackend(**changes)
-    prefix, colon, argument = name.partition(":")
-    found = plugins()
-    if prefix in found:
-        if not colon or not argument:
-            raise ValueError(f"backend {prefix!r} needs an argument: {prefix}:ARGUMENT (fpga:URL, e.g. "
-                             f"fpga:/dev/ttyUSB0 or fpga:socket://127.0.0.1:5555)")
-        return found[prefix].load()(argument, **kw)
-    known = ["golden", "rtl", "rtl:UNIT", "core", "dut:path/unit.toml", "torch", "golden:FIELD=VALUE,..."] + \
-        [f"{p}:ARGUMENT" for p in sorted(found)]
-    hint = ("" if found else "; no plugin backends are registered (they come with the installed project: "
-            "pip install -e . registers fpga:URL)")
-    raise ValueError(f"unknown backend {name!r}: {', '.join(known)}{hint}")
+    """The device the text ``name`` names (:meth:`golden.device.DeviceSpec.parse`: ``golden``, ``rtl``,
+    ``rtl:UNIT``, ``core``, ``dut:path/unit.toml``, ``torch``, ``golden:F=24,out_rounding=RNE``, or
+    ``PLUGIN:ARGUMENT`` for a registered plugin, ``fpga:socket://127.0.0.1:5555``), made by :func:`make_device`."""
+    return make_device(DeviceSpec.parse(name, plugins=plugins()), **kw)

@@ -1,4 +1,4 @@
-"""``python -m probe compare ARCH INSTR... --backend B``: a backend against golden on random
+"""``python -m probe compare ARCH INSTR... --device D``: a device against golden on random
 dot-adds, bit for bit.
 
 Where the probes ask a few hundred crafted questions, this asks many random ones: uniform bit
@@ -22,8 +22,8 @@ import golden
 import golden.vectors
 from golden.formats import decode
 
-from .backends import backend_from_name
-from .contract import BackendError, Unavailable, check_output
+from .backends import add_device_option, backend_from_name, note_old_spelling
+from golden.device import DeviceError, Unavailable, check_output
 
 __all__ = ["compare_backend", "Comparison", "main"]
 
@@ -70,7 +70,7 @@ def compare_backend(ins, backend, n: int = 1024, seed: int = 1, vectors: str = "
     if pairs is not None:
         got_all = np.asarray(pairs(ins, a, b), np.uint64)
         if got_all.shape != (n, n):
-            raise BackendError(f"{name}.all_pairs returned shape {got_all.shape}; expected ({n}, {n})")
+            raise DeviceError(f"{name}.all_pairs returned shape {got_all.shape}; expected ({n}, {n})")
         block = max(1, 262_144 // n)
         for i0 in range(0, n, block):
             i1 = min(n, i0 + block)
@@ -102,18 +102,20 @@ def main(argv=None) -> int:
                                  description="A backend against golden on random dot-adds, bit for bit.")
     ap.add_argument("arch", help="architecture, several separated by commas, or all")
     ap.add_argument("instr", nargs="+", help="instruction names or families (several, or separated by commas)")
-    ap.add_argument("--backend", default="golden", help="golden, rtl, torch, or golden:FIELD=VALUE,...")
+    add_device_option(ap, help="golden, rtl, torch, or golden:FIELD=VALUE,... "
+                               "(--backend, its old spelling, still works)")
     ap.add_argument("-n", type=int, default=1024,
                     help="random dot-adds (a torch backend: n a-rows times n b-rows; default 1024)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vectors", default="mixed", choices=golden.vectors.KINDS,
                     help="operand distribution (default mixed)")
     args = ap.parse_args(argv)
+    note_old_spelling(argv)
     if args.n < 1:
         raise ValueError(f"-n must be at least 1, got {args.n}")
     pool = golden.select(args.arch, ",".join(args.instr))
-    backend = backend_from_name(args.backend)
-    label = getattr(backend, "name", args.backend)
+    backend = backend_from_name(args.device)
+    label = getattr(backend, "name", args.device)
     status = 0
     for ins in pool:
         try:

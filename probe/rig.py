@@ -21,7 +21,7 @@ from golden import Instruction
 from golden.formats import from_float, get_format, to_float
 from golden.rules import Rounding
 
-from .contract import check_output
+from golden.device import check_output
 
 C = "c"
 

@@ -34,7 +34,7 @@ import numpy as np
 
 import golden
 
-from .contract import BackendError, Unavailable
+from golden.device import Device, DeviceError, Unavailable
 
 _CAPABILITY = {(7, 0): "volta", (7, 5): "turing", (8, 0): "ampere", (8, 6): "ampere", (8, 7): "ampere",
                (8, 9): "ada", (9, 0): "hopper", (10, 0): "blackwell", (10, 3): "blackwell",
@@ -52,7 +52,7 @@ def _torch():
     return torch
 
 
-class TorchBackend:
+class TorchBackend(Device):
     """``backend(ins, a, b, c)`` on the local GPU; see the module docstring."""
 
     def __init__(self, device: str = "cuda"):
@@ -185,7 +185,7 @@ class TorchBackend:
 
     @contextlib.contextmanager
     def _library(self, ins, route):
-        """The library's settings for the route (restored afterwards); its errors as BackendError."""
+        """The library's settings for the route (restored afterwards); its errors as DeviceError."""
         mm = self.torch.backends.cuda.matmul
         saved = (mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction)
         try:
@@ -193,10 +193,10 @@ class TorchBackend:
             mm.allow_fp16_reduced_precision_reduction = False
             mm.allow_bf16_reduced_precision_reduction = False
             yield
-        except BackendError:                  # ours (Unavailable too): as raised
+        except DeviceError:                  # ours (Unavailable too): as raised
             raise
         except RuntimeError as e:
-            raise BackendError(f"PyTorch failed on {ins.name}: {e}") from None
+            raise DeviceError(f"PyTorch failed on {ins.name}: {e}") from None
         finally:
             mm.allow_tf32, mm.allow_fp16_reduced_precision_reduction, mm.allow_bf16_reduced_precision_reduction = saved
 

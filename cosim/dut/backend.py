@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from golden.device import Device
 from golden.streams import ArrayStream, TileArrayStream
 
 from ..backend import capture_all
@@ -24,7 +25,7 @@ from . import adapter, transfers
 from .builds import build, prepare, x_plusargs
 
 
-class DutBackend:
+class DutBackend(Device):
     """The design described at ``path``; raises :class:`cosim.NoRTL` for an instruction none of its
     targets is, :class:`cosim.SimError` when the simulation fails."""
 
@@ -95,7 +96,7 @@ class DutBackend:
         return diag.reshape(-1)[:a.shape[0]]
 
 
-class BoundTarget:
+class BoundTarget(Device):
     """One target of a :class:`DutBackend`, called like any backend (the instruction it is called with is
     the target's own, or one with the same formats and K)."""
 

@@ -1,19 +1,20 @@
 """The board as a backend of the dissection suite: ``python -m probe ARCH INSTR --backend fpga:URL``.
 
 probe finds this through the ``mma_rtl.probe_backends`` entry point (pyproject.toml), so probe
-never imports fpga.  Instructions the board does not run are :class:`probe.Unavailable` (probed
+never imports fpga.  Instructions the board does not run are :class:`golden.device.Unavailable` (probed
 as "skipped"); a port that cannot be opened or a board that does not answer is an error.
 """
 
 from __future__ import annotations
 
-from probe.contract import BackendError, Unavailable
+from golden.device import Device, DeviceError, Unavailable
 
 from .driver import BoardLink, BoardError
 
 
-class FPGABackend:
-    """:func:`golden.dot_add`'s bit API on a connected board (see :class:`fpga.BoardLink`).
+class FPGABackend(Device):
+    """:func:`golden.dot_add`'s bit API on a connected board (see :class:`fpga.BoardLink`): a
+    :class:`golden.device.Device` whose ``close`` releases the port.
 
     Parameters
     ----------
@@ -28,7 +29,7 @@ class FPGABackend:
         try:
             self.board = BoardLink(url, **board_options)
         except BoardError as e:
-            raise BackendError(f"fpga backend: {e}") from None
+            raise DeviceError(f"fpga backend: {e}") from None
         self.name = f"fpga {url}"
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):
@@ -39,7 +40,7 @@ class FPGABackend:
         try:
             return self.board.dot_add(ins, a, b, c, scale_a, scale_b)
         except BoardError as e:
-            raise BackendError(f"fpga backend: {e}") from None
+            raise DeviceError(f"fpga backend: {e}") from None
 
     def close(self) -> None:
         self.board.close()

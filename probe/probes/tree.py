@@ -9,7 +9,7 @@ import numpy as np
 
 from golden.vectors import random_operands
 
-from ..contract import check_output
+from golden.device import check_output
 from .common import pick_X, summand_row
 
 

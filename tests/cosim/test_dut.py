@@ -192,7 +192,7 @@ def test_the_probe_names_a_wrong_latency_beside_wrong_values(design, capsys):
     """make probe DUT=: a design whose declared latency is wrong and whose values are wrong (plant 5): the
     probe runs, says the values are not the target's, and names the latency."""
     from probe.__main__ import main as probe_main
-    assert probe_main(["--backend", f"dut:{design('late5p', plant=5, latency=6)}", "--quiet"]) == 1
+    assert probe_main(["--device", f"dut:{design('late5p', plant=5, latency=6)}", "--quiet"]) == 1
     out = capsys.readouterr().out
     assert "latency: late5p.toml declares 6 cycles, the design's first result came 5 cycles" in out, out
     assert "DIFFERS" in out and "target(s) differ from what the description says" in out, out

@@ -243,7 +243,7 @@ def test_sdotp_probe_inference_pasted_back(tmp_path, capsys):
     """make probe DUT=sdotp_split (no ARCH/INSTR): every target reproduced, each inference as a [[target]];
     the blocks pasted into the description co-simulate with 0 mismatches."""
     from probe.__main__ import main as probe_main
-    assert probe_main(["--backend", f"dut:{SDOTP}"]) == 0
+    assert probe_main(["--device", f"dut:{SDOTP}"]) == 0
     text = capsys.readouterr().out
     assert text.rstrip().endswith("verification: reproduced")
     assert "== target 1: f16 -> f32, exact (pins mode=0)" in text and "== target 2: e5m2 -> f16, exact" in text

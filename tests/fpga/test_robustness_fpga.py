@@ -2,7 +2,7 @@
 
 Bad options are refused by the parser, in one line, before any simulator or bitstream is built.  A
 board that goes away (reset, unplugged, the simulated board stopped) is the driver's own
-:class:`fpga.host.driver.LinkLost`, one line, in ``identify``, ``run``, ``selftest`` and ``probe --backend
+:class:`fpga.host.driver.LinkLost`, one line, in ``identify``, ``run``, ``selftest`` and ``probe --device
 fpga:``; a busy board is named as busy.  The board is :class:`tests.fpga.test_fpga_driver.FakeBoard` (a
 board in Python) behind a TCP socket, as ``python -m fpga sim --serve`` serves the simulated one, so
 no Verilator build is needed.
@@ -142,8 +142,8 @@ def test_a_board_reset_mid_selftest_is_one_line(served, capsys):
 
 def test_probe_on_a_board_that_goes_away_or_runs_another_instruction(served, capsys):
     from probe.__main__ import main as probe_main
-    _one_line(probe_main([*TF32, "--backend", f"fpga:{served(answers=1).url}"]), capsys, "was lost while")
-    _one_line(probe_main([*HGMMA, "--backend", f"fpga:{served().url}"]), capsys,
+    _one_line(probe_main([*TF32, "--device", f"fpga:{served(answers=1).url}"]), capsys, "was lost while")
+    _one_line(probe_main([*HGMMA, "--device", f"fpga:{served().url}"]), capsys,
               "runs hopper HMMA.1684.F32.TF32, not hopper HGMMA.64xNx16.F32")
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import golden
-from probe import BackendError, GoldenBackend, ParamsBackend, Unavailable, backend_from_name, probe
+from probe import DeviceError, GoldenBackend, ParamsBackend, Unavailable, backend_from_name, probe
 from probe.probes import classify_rounding, rounding_name
 from probe.probes.specials import Case
 
@@ -132,11 +132,11 @@ def test_rounding_tables():
 
 def test_bad_backends_fail_clearly():
     ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
-    with pytest.raises(BackendError, match="shape"):
+    with pytest.raises(DeviceError, match="shape"):
         probe(ins, lambda ins, a, b, c, sa=None, sb=None: golden.dot_add(ins, a, b, c)[:-1])
-    with pytest.raises(BackendError, match="dtype float"):
+    with pytest.raises(DeviceError, match="dtype float"):
         probe(ins, lambda ins, a, b, c, sa=None, sb=None: golden.dot_add(ins, a, b, c).astype(np.float64))
-    with pytest.raises(BackendError, match="wider"):
+    with pytest.raises(DeviceError, match="wider"):
         probe(ins, lambda ins, a, b, c, sa=None, sb=None: golden.dot_add(ins, a, b, c).astype(np.uint64) << 40)
 
 
@@ -158,7 +158,7 @@ def test_cli(tmp_path):
     p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HMMA.884.F32.F32"], capture_output=True,
                        text=True)
     assert p.returncode == 2 and "not available on hopper" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--backend",
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--device",
                         "golden:F=24", "--quiet"], capture_output=True, text=True)
     assert p.returncode == 1 and "F: catalog 25, probed 24" in p.stdout
 
@@ -202,7 +202,7 @@ def test_torch_backend_without_torch_or_a_gpu_is_one_error_line():
     from probe.torch_backend import TorchBackend
     with pytest.raises(Unavailable):
         TorchBackend()
-    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--backend", "torch"],
+    p = subprocess.run([sys.executable, "-m", "probe", "hopper", "HGMMA.64xNx16.F32", "--device", "torch"],
                        capture_output=True, text=True)
     assert p.returncode == 2 and p.stderr.startswith("error: the backend cannot run here: PyTorch"), p.stderr
 
@@ -311,7 +311,7 @@ def test_compare_catches_a_wrong_backend():
     wrong = compare_backend(ins, _PairsBackend(ParamsBackend(out_rounding="RNE")), n=60, vectors="normal")
     assert wrong.mismatches > 100
     assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "500"]) == 0
-    assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "500", "--backend", "golden:F=24",
+    assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "500", "--device", "golden:F=24",
                          "--vectors", "normal"]) == 1
     assert compare_main(["hopper", "HGMMX"]) == 2
     assert compare_main(["hopper", "HGMMA.64xNx16.F32", "-n", "0"]) == 2
@@ -453,3 +453,14 @@ def test_the_project_registers_the_fpga_backend():
     if "fpga" not in eps:
         pytest.skip("the project is not installed (make venv installs it editable, registering its entry points)")
     assert eps["fpga"].value == "fpga.host.probe_backend:from_url"
+
+
+def test_backend_is_the_old_spelling_of_device(capsys):
+    """``--device`` names the device; ``--backend`` still does, with one note on stderr."""
+    from probe.__main__ import main
+    assert main(["hopper", "HGMMA.64xNx16.F32", "--backend", "golden:F=24", "--quiet"]) == 1
+    old = capsys.readouterr()
+    assert old.err.count("note: --backend is now --device") == 1, old.err
+    assert main(["hopper", "HGMMA.64xNx16.F32", "--device", "golden:F=24", "--quiet"]) == 1
+    new = capsys.readouterr()
+    assert new.out == old.out and "note:" not in new.err

@@ -39,19 +39,19 @@ def _trouble(folder: Path, mode: int) -> Path:
     (3, "the unit produced"),                                           # extra outputs
 ])
 def test_probe_of_a_device_that_fails_is_one_line(tmp_path, capsys, mode, words):
-    line = _error_line(capsys, ["--backend", f"dut:{_trouble(tmp_path, mode)}"])
+    line = _error_line(capsys, ["--device", f"dut:{_trouble(tmp_path, mode)}"])
     assert words in line and "trouble" in line, line
 
 
 def test_probe_of_a_device_that_hangs_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MMA_COSIM_NO_PROGRESS", "4")
-    line = _error_line(capsys, ["--backend", f"dut:{_trouble(tmp_path, 1)}"])
+    line = _error_line(capsys, ["--device", f"dut:{_trouble(tmp_path, 1)}"])
     assert "the simulation made no progress for 4 s" in line, line
 
 
 @pytest.mark.parametrize("spec", ["dut:", "dut: "])
 def test_probe_dut_backend_without_a_path_is_one_line(capsys, spec):
-    line = _error_line(capsys, ["--backend", spec])
+    line = _error_line(capsys, ["--device", spec])
     assert "dut: needs the description's path, e.g. dut:examples/dut/dotp_vr/unit.toml" in line, line
 
 

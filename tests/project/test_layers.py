@@ -141,3 +141,32 @@ def test_a_planted_cycle_is_caught(tmp_path):
     (tmp_path / "golden" / "formats.py").write_text(
         (tmp_path / "golden" / "formats.py").read_text() + "\nfrom . import api\n")
     assert any({"golden.formats", "golden.api"} <= set(c) for c in import_cycles(tmp_path))
+
+
+# the device contract: one module at the bottom, the one every layer that makes or runs a device imports
+DEVICE_MODULE = "golden.device"
+
+
+def test_the_device_contract_is_at_the_bottom():
+    mods = modules(REPO)
+    assert DEVICE_MODULE in mods and LAYERS[DEVICE_MODULE.split(".")[0]] == 0
+    below = imports_of(DEVICE_MODULE, mods[DEVICE_MODULE], mods)
+    assert all(m.split(".")[0] == "golden" for m in below), below
+
+
+@pytest.mark.parametrize("pkg", ["probe", "cosim", "campaign", "fpga"])
+def test_every_user_takes_the_contract_from_golden_device(pkg):
+    """probe, cosim, campaign and fpga make or run devices: each imports the contract from golden.device,
+    and none defines a contract of its own (a Protocol named Device or Backend) or the old module."""
+    mods = modules(REPO)
+    users = [name for name, path in mods.items() if name.split(".")[0] == pkg
+             and DEVICE_MODULE in imports_of(name, path, mods)]
+    assert users, f"no module of {pkg} imports {DEVICE_MODULE}"
+    assert f"{pkg}.contract" not in mods
+    for name, path in mods.items():
+        if name.split(".")[0] != pkg:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef) and node.name in ("Device", "Backend"):
+                bases = {ast.unparse(b) for b in node.bases}
+                assert not bases & {"Protocol", "typing.Protocol"}, f"{name} defines a Protocol {node.name}"

@@ -420,7 +420,7 @@ def test_probing_several_where_the_backend_cannot_run_some_is_not_a_pass(capsys)
     """A board runs one instruction, a GPU some: the others are listed as not run, and exit 2."""
     import argparse
     from probe.__main__ import _many
-    from probe.contract import Unavailable
+    from golden.device import Unavailable
     runs = golden.lookup("volta", "HMMA.884.F32.F32")
 
     def backend(ins, a, b, c, scale_a=None, scale_b=None):
