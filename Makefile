@@ -40,9 +40,10 @@ help:
 	@echo "make golden ARCH=hopper INSTR=HGMMA [N=] [SEED=] [VECTORS=]"
 	@echo "                                  run the golden model on random vectors for matching instructions"
 	@echo "make list [ARCH=] [INSTR=]        list catalog instructions"
-	@echo "make probe ARCH=hopper INSTR=HGMMA [BACKEND=golden|rtl|torch|golden:F=24] [DUT=path/unit.toml]"
+	@echo "make probe ARCH=hopper INSTR=HGMMA [DEVICE=golden|rtl|torch|golden:F=24|fpga:URL] [DUT=path/unit.toml]"
 	@echo "                                  the dissection suite: infer each instruction's arithmetic, compare with the catalog"
-	@echo "                                  (DUT=: every target of the description, each against its own arithmetic)"
+	@echo "                                  (DUT=: every target of the description, each against its own arithmetic;"
+	@echo "                                  BACKEND=, DEVICE='s old name, still works)"
 	@echo "ARCH=custom INSTR=k=2,a=f16,c=f32,base=FDA,F=exact,...: an instruction of your own, wherever ARCH/INSTR go (docs/golden.md)"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
@@ -116,9 +117,10 @@ report: $(STAMP)
 # DUT=path/unit.toml: every target of the description (ARCH/INSTR, when given, keep the targets they name)
 probe: $(STAMP)
 ifdef DUT
-	$(PY) -m probe $(if $(call given,ARCH),$(ARCH)) $(if $(call given,INSTR),$(INSTR)) --backend dut:$(DUT)
+	$(PY) -m probe $(if $(call given,ARCH),$(ARCH)) $(if $(call given,INSTR),$(INSTR)) --device dut:$(DUT)
 else
-	$(PY) -m probe $(ARCH) $(if $(call given,INSTR),$(INSTR),$(if $(call given,ARCH),,$(INSTR))) $(if $(BACKEND),--backend $(BACKEND))
+	@$(if $(BACKEND),echo "note: BACKEND= is DEVICE= now (DEVICE=$(BACKEND))" >&2,:)
+	$(PY) -m probe $(ARCH) $(if $(call given,INSTR),$(INSTR),$(if $(call given,ARCH),,$(INSTR))) $(if $(or $(DEVICE),$(BACKEND)),--device $(or $(DEVICE),$(BACKEND)))
 endif
 
 findings: $(STAMP)

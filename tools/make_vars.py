@@ -52,7 +52,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "golden": (("ARCH", "INSTR", "N", "SEED", "VECTORS"), None),
     "list": (("ARCH", "INSTR"), None),
     "report": (("ARCH", "INSTR", "SIZE", "JOBS", "PIPELINE"), None),
-    "probe": (("ARCH", "INSTR", "BACKEND"), ("ARCH", "INSTR")),
+    "probe": (("ARCH", "INSTR", "DEVICE", "BACKEND"), ("ARCH", "INSTR")),     # BACKEND: DEVICE's old name
     "findings": ((), None),
     "bench": ((), None),
     "gemm-example": ((), None),

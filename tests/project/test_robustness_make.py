@@ -93,3 +93,13 @@ def test_tmg_ripup_takes_the_common_yes_no_words(word, value):
     args = _parser().parse_args(["build", "volta", "HMMA.884.F16.F16", f"--tmg-ripup={word}"])
     assert args.tmg_ripup is value
     assert _parser().parse_args(["build", "volta", "HMMA.884.F16.F16", "--no-tmg-ripup"]).tmg_ripup is False
+
+
+def test_backend_is_devices_old_name_and_says_so_once():
+    """``make probe BACKEND=`` still works, as DEVICE=, with one note on stderr; DEVICE= is the word."""
+    old = subprocess.run(["make", "-s", "-o", ".venv/.installed", "probe", "BACKEND=golden", "ARCH=hopper",
+                          "INSTR=HGMMA.64xNx16.F32"], cwd=REPO, text=True, capture_output=True, timeout=300)
+    assert old.returncode == 0, old.stderr
+    assert old.stderr.count("note: BACKEND= is DEVICE= now") == 1 and "--backend" not in old.stderr, old.stderr
+    assert "--device golden" in _make("probe", "DEVICE=golden").stdout
+    assert "note:" not in _make("probe", "DEVICE=golden").stdout
