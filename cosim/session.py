@@ -298,14 +298,13 @@ class _Session:
         waited = time.perf_counter() - self.last_progress_t
         if waited > self._limit():
             self._kill_simulator()
-            raise SimError(self._no_progress_message(waited))
+            raise SimError(self._no_progress_message())
 
-    def _no_progress_message(self, waited: float) -> str:
+    def _no_progress_message(self) -> str:
         design = self.b.meta.get("design") or f"the unit ({self.label})"
-        return (f"the simulation made no progress for {waited:.0f} s: {design} stopped simulated time, stuck inside "
-                "one evaluation (a loop in the design that never ends, or a combinational loop the simulator keeps "
-                f"evaluating); the simulator was stopped ({NO_PROGRESS_ENV}=SECONDS sets the limit, now "
-                f"{self._limit():g} s)")
+        return (f"the simulation made no progress for {self._limit():.0f} s: {design} stopped simulated time, stuck "
+                "inside one evaluation (a loop in the design that never ends, or a combinational loop the simulator "
+                f"keeps evaluating); the simulator was stopped ({NO_PROGRESS_ENV}=SECONDS sets the limit)")
 
     def _simulator_pids(self) -> list[int]:
         """The simulator processes of this session: children of this process working in its run directory."""
@@ -398,7 +397,7 @@ class _Session:
             self.thread.join(timeout=0.05)
             if time.perf_counter() - t0 > self._limit():
                 self._kill_simulator()
-                raise SimError(self._no_progress_message(time.perf_counter() - t0))
+                raise SimError(self._no_progress_message())
         final = self.run_dir / pr.FINAL
         if not final.exists():
             raise SimError(self._stopped_early("the simulator ended without completing"))
