@@ -165,6 +165,9 @@ def replay(path, config: Config | None = None, unit=None) -> Result:
 def saved_unit(meta: dict, ins, path):
     """The unit provider a replay file names (see :func:`cosim.units.describe_unit`)."""
     desc = meta.get("unit_description")
+    if "campaign" in meta:              # a campaign's block names its device, which campaign's replay makes
+        raise ValueError(f"replay file {path} was saved by a campaign (device {meta.get('device')}): "
+                         f"python -m campaign replay {path}")
     if meta.get("dut"):
         raise ValueError(f"replay file {path} was saved by a run of the design {meta['dut']}: "
                          f"python -m cosim.dut replay {path}")

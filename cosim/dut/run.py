@@ -254,7 +254,9 @@ def replay(path, cfg: Config | None = None) -> DutResult:
     out = cfg.out or sys.stdout
     meta, arr = failures.load_failures(path)
     if "dut" not in meta:
-        raise DescriptionError(f"replay file {path} was not saved by a DUT run (no dut); use python -m cosim replay")
+        command = "python -m campaign replay" if "campaign" in meta else "python -m cosim replay"
+        saved = f"a campaign's file (device {meta.get('device')})" if "campaign" in meta else "not saved by a DUT run"
+        raise DescriptionError(f"replay file {path}: {saved}; replay it with {command} {path}")
     prep = prepare(meta["dut"], meta["arch"], meta["instr"], cfg.build_root)
     if prep.sha256 != meta.get("dut_sha256"):
         print(f"note: {prep.desc.path} changed since the failure was saved", file=out)

@@ -473,3 +473,22 @@ def test_replay_of_a_campaign_whose_device_is_refused_names_the_file(tmp_path, c
                         c=np.zeros(1, np.uint64), got=np.ones(1, np.uint64), expected=np.zeros(1, np.uint64),
                         index=np.zeros(1, np.int64))
     _one_line(main(["replay", str(path)]), capsys, f"{path}: its device {gone} was refused: ")
+
+
+@pytest.mark.parametrize("package", ["cosim", "cosim.dut"])
+def test_a_campaigns_replay_file_given_to_cosim_names_campaign_replay(tmp_path, package):
+    """A campaign's replay file (device dut:...) handed to cosim's or cosim.dut's replay: one line naming
+    the command that replays it, python -m campaign replay (each pointed at the other before)."""
+    import json
+    path = tmp_path / "ampere_HMMA.1688.F32_block0.npz"
+    meta = {"arch": "ampere", "instr": "HMMA.1688.F32", "campaign": "0123456789abcdef",
+            "device": "dut:examples/dut/dotp_v2k/unit.toml", "block": 0, "seed": 1, "vectors_kind": "mixed",
+            "lanes": 1, "mismatches": 1, "vectors": 1, "unit": None}
+    np.savez_compressed(path, meta=json.dumps(meta), a=np.zeros((1, 8), np.uint64), b=np.zeros((1, 8), np.uint64),
+                        c=np.zeros(1, np.uint64), got=np.ones(1, np.uint64), expected=np.zeros(1, np.uint64),
+                        index=np.zeros(1, np.int64))
+    done = subprocess.run([sys.executable, "-m", package, "replay", str(path)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("error: ") and f"python -m campaign replay {path}" in lines[0], lines[0]
