@@ -17,9 +17,9 @@ import sqlite3
 import sys
 
 import golden
+from golden.console import exit_with, on_interrupt
 from golden.options import Parser, whole_number, yes_no_option
 from golden.paths import build_dir
-from golden.console import exit_with, on_interrupt
 
 DEFAULT_DB = str(build_dir("campaign", "campaign.sqlite"))
 

@@ -31,7 +31,6 @@ from .blocks import BlockResult, run_block
 from .spec import Campaign, is_hardware
 from .store import Store
 
-
 HANDSHAKE_S = 10.0           # a scheduler that accepts the connection but says nothing for this long is refused
 MAX_FRAME = 1 << 24          # a dask scheduler's greeting is a few hundred bytes
 
@@ -73,7 +72,7 @@ def check_scheduler(address: str, timeout: float | None = None) -> None:
             if not 8 <= n <= MAX_FRAME:
                 raise ValueError(f"{bad} does not speak dask's protocol (its first bytes {head!r} are not a "
                                  f"dask frame): is that the scheduler's port (8786 by default)?")
-    except socket.timeout:
+    except TimeoutError:
         raise ValueError(f"{bad} accepted the connection but did not greet within {timeout:g} s, as a dask "
                          f"scheduler does at once: is that the scheduler's port (8786 by default)?") from None
     except (OSError, ValueError) as e:

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 import golden
-from golden.streams import BLOCK as GENERATOR_BLOCK
-from golden.device import DeviceSpec
-from golden.streams import resolve
 from cosim.units import unit_provider
+from golden.device import DeviceSpec
+from golden.streams import BLOCK as GENERATOR_BLOCK
+from golden.streams import resolve
 
 DEFAULT_BLOCK = 8 * GENERATOR_BLOCK          # 65,536 vectors: a few seconds of Verilator, milliseconds of golden
 DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's tensor core under Verilator), "
@@ -222,7 +222,7 @@ class Campaign:
         check_unit(self.unit, self.device)
 
     @classmethod
-    def of(cls, instructions, **kw) -> "Campaign":
+    def of(cls, instructions, **kw) -> Campaign:
         """From :class:`golden.Instruction` objects (``golden.select(...)``)."""
         return cls(tuple((i.arch, i.name) for i in instructions), **kw)
 
@@ -261,7 +261,7 @@ class Campaign:
         return json.dumps(d, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Campaign":
+    def from_json(cls, text: str) -> Campaign:
         """A stored campaign, as it was stored: not checked again (it was when it ran, and a report must
         read it where its device cannot be made: no board, no plugin, a golden it once ran on)."""
         d = json.loads(text)

@@ -25,7 +25,7 @@ with extra_needed("cosim", "cosim"):
     from .backend import RTLBackend
     from .build import Build, BuildError, build_unit, elaborate, unit_interface
     from .failures import load_failures, save_failures
-    from .lint import lint_unit          # the module cosim.lint keeps its name: its lint() is cosim.lint.lint
+    from .lint import lint_unit  # the module cosim.lint keeps its name: its lint() is cosim.lint.lint
     from .payload import PayloadLayout
     from .run import Config, Result, replay, run_instruction, run_many
     from .session import SimError

@@ -29,9 +29,11 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import golden  # noqa: E402
+from golden.console import exit_with
 from golden.options import Parser, whole_number, yes_no  # noqa: E402,F401  (make's WAVES= words: one parser)
 from golden.paths import build_dir  # noqa: E402
-from golden.streams import check_generator, resolve as resolve_vectors  # noqa: E402
+from golden.streams import check_generator  # noqa: E402
+from golden.streams import resolve as resolve_vectors
 
 from . import build as bld  # noqa: E402
 from . import failures, table, toolchain  # noqa: E402
@@ -40,7 +42,6 @@ from . import run as cr  # noqa: E402
 from .scoring import Status, check_budget  # noqa: E402
 from .session import no_progress_limit  # noqa: E402
 from .units import NoRTL, unit_provider  # noqa: E402
-from golden.console import exit_with
 
 
 def _check_common(args) -> None:

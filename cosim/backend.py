@@ -21,7 +21,6 @@ from .scoring import build_checked
 from .session import Capture, SimError, simulate
 from .units import NoRTL, unit_provider
 
-
 # vectors per batch: packing the next batch overlaps the simulation of this one (one batch of 65,536
 # took 5.5 s where batches of 16,384 took 3.3 s, volta HMMA.884.F32.F32)
 BATCH = 16384

@@ -16,6 +16,7 @@ cache of Verilator's run-time objects when a file differs from its manifest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -27,7 +28,6 @@ import tempfile
 import threading
 import time
 import warnings
-import dataclasses
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 

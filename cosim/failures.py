@@ -22,9 +22,9 @@ from golden.streams import ArrayStream
 
 from . import build as bld
 from . import scoring
-from .status import Status
 from .payload import PayloadLayout
 from .session import OPERANDS
+from .status import Status
 from .units import FixedReference, describe_unit
 
 FAILURES_DIR = bld.BUILD_ROOT / "failures"

@@ -15,7 +15,7 @@ import dataclasses
 import os
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import golden
 from golden.streams import ArrayStream, VectorStream

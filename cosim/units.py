@@ -35,7 +35,7 @@ class HwUnits:
 
     def __init__(self, pipeline: str = "0", params: dict | None = None, design=None):
         from golden.params import format_params
-        from hw.pipelining import Pipelining          # checks the spec before anything is built
+        from hw.pipelining import Pipelining  # checks the spec before anything is built
         self.pipeline = str(Pipelining.parse(pipeline))
         self.params = _checked_params(params or {})
         self.design = design

@@ -12,9 +12,8 @@ are free and differ).  The ``sync`` reset is assumed low.
 from __future__ import annotations
 
 from amaranth import Elaboratable, Module, ResetSignal, Signal, Value
-from amaranth.hdl import Fragment
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, Fragment
 
 __all__ = ["Equivalence"]
 

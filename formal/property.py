@@ -3,8 +3,8 @@ catalog units use it (for ``python -m formal``'s ARCH/INSTR filters)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .runner import Verdict, run_sby
 

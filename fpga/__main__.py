@@ -45,14 +45,20 @@ import sys
 from fractions import Fraction
 
 import golden
+from golden.console import exit_with
 from golden.options import Parser, whole_number, yes_no_option
 
 from .host import run as board_run
-from .toolchain.builds import _passed_through, build_board, config_from, dut_config, resolve_defaults, say, \
-    timing_failure
-from .host.driver import BoardLink, BoardError
-from golden.console import exit_with
-
+from .host.driver import BoardError, BoardLink
+from .toolchain.builds import (
+    _passed_through,
+    build_board,
+    config_from,
+    dut_config,
+    resolve_defaults,
+    say,
+    timing_failure,
+)
 
 AUTO = "auto"        # --clock and --pipeline: the board's family's default (fpga.toolchain.builds.resolve_defaults)
 TIMEOUT_HELP = ("seconds to wait for the board's response to make progress (default 5; a simulated "
@@ -274,9 +280,10 @@ def plant_params(ins, text: str):
 
 
 def main(argv=None) -> int:
-    from cosim.build import BuildError as SimBuildError      # a simulator's build (Verilator)
-    from .toolchain.build import BuildError
+    from cosim.build import BuildError as SimBuildError  # a simulator's build (Verilator)
+
     from .host.sim import SimError
+    from .toolchain.build import BuildError
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.cmd](args)

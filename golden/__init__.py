@@ -11,11 +11,11 @@ never imports torch.
 
 from .algorithms import Params
 from .api import Trace, as_bits, dot_add, mma, trace
-from .catalog import (ARCHITECTURES, CATALOG, CUSTOM, Datapath, Instruction, canonical_arch, instructions, lookup,
-                      select)
+from .catalog import ARCHITECTURES, CATALOG, CUSTOM, Datapath, Instruction, canonical_arch, instructions, lookup, select
 from .custom import custom
-from .gemm import PRESETS as GEMM_PRESETS, Kernel, gemm, gemm_float
 from .formats import FORMATS, Format, decode, from_float, get_format, round_to_format, to_float
+from .gemm import PRESETS as GEMM_PRESETS
+from .gemm import Kernel, gemm, gemm_float
 from .results import mismatching, same_results
 
 __all__ = [

@@ -35,13 +35,26 @@ import functools
 
 import numpy as np
 
-from .formats import (INF, NAN, SUBNORMAL, ZERO, Format, NanKind, bit_length, decode, from_float, get_format,
-                      round_to_format, special_bits, to_float)
 from .datapath import Datapath
 from .descriptors import ALGORITHMS, Algorithm, KernelCode, describe
-from .stages import Label, Stage
+from .formats import (
+    INF,
+    NAN,
+    SUBNORMAL,
+    ZERO,
+    Format,
+    NanKind,
+    bit_length,
+    decode,
+    from_float,
+    get_format,
+    round_to_format,
+    special_bits,
+    to_float,
+)
 from .params import EXACT, SPECIALS, Params, ParamsSpecError, _in  # noqa: F401  (Params, SPECIALS: re-exported)
 from .rules import FloorRounding, Rounding, Specials, ZeroSign
+from .stages import Label, Stage
 
 # Params fields each base algorithm reads (the descriptors at the end of this module say which); the
 # others are carried but never change a result (GPS always flushes subnormals and SFMA is IEEE
@@ -687,7 +700,7 @@ def gps(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
 
 def sfma(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
     """Sequential IEEE fused multiply-adds, RNE (docs/spec.md §3, SFMA), or ``p.fma_rounding``."""
-    from .fma import fma_f32, fma_f64      # imported here: only SFMA needs it
+    from .fma import fma_f32, fma_f64  # imported here: only SFMA needs it
     p, fd = dp.params, dp.d_format
     fma = {"f64": fma_f64, "f32": fma_f32}[fd.name]
     if p.fma_rounding != Rounding.RNE:

@@ -35,11 +35,12 @@ import time
 
 import numpy as np
 
+from golden.console import exit_with
+
 from . import bench_reference, fma, kernels, vectors
 from .api import dot_add
 from .catalog import CATALOG, lookup
 from .vectors import KINDS, random_operands
-from golden.console import exit_with
 
 # (arch, instruction, the numpy path's old per-row target in dot-adds/s, no longer read, or None)
 REPRESENTATIVES = [
@@ -191,10 +192,10 @@ def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits"), referenc
     short = 0
     for ins in rows:
         for kind in kinds:
-            npy = [r.cpu for r in _forms(lambda w: measure(ins, n, kind, repeat, narrow=w))]
-            gen = [r.cpu for r in _forms(lambda w: generator_rate(ins, n, kind, repeat, narrow=w))]
+            npy = [r.cpu for r in _forms(lambda w: measure(ins, n, kind, repeat, narrow=w))]  # noqa: B023
+            gen = [r.cpu for r in _forms(lambda w: generator_rate(ins, n, kind, repeat, narrow=w))]  # noqa: B023
             if kernels.available():
-                wide, own = _forms(lambda w: measure(ins, n, kind, repeat, backend="numba", threads=1, narrow=w))
+                wide, own = _forms(lambda w: measure(ins, n, kind, repeat, backend="numba", threads=1, narrow=w))  # noqa: B023
                 many = measure(ins, n, kind, repeat, backend="numba", threads=cores, narrow=True)
                 one = [wide.cpu, own.cpu]
                 r1, rn, scale = max(one), many.median, many.median / own.median      # scaling: wall over wall
@@ -244,8 +245,8 @@ def fma_table(n: int, repeat: int) -> None:
     rng = np.random.default_rng(1)
     for kind, gen in (("normal", random_values), ("bits", random_bits)):
         a, b, c = (gen("f64", n * 4, rng) for _ in range(3))
-        new = Rate(n * 4, time_calls(lambda: eft(a, b, c), repeat))
-        old = Rate(n * 4, time_calls(lambda: integer(a, b, c), repeat))
+        new = Rate(n * 4, time_calls(lambda: eft(a, b, c), repeat))  # noqa: B023
+        old = Rate(n * 4, time_calls(lambda: integer(a, b, c), repeat))  # noqa: B023
         print(f"{'fma alone (fmas/s)':44s} {kind:6s} {_pair(new, old)}", flush=True)
     for arch, name in F64_SFMA:
         ins = lookup(arch, name)

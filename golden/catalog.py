@@ -119,7 +119,7 @@ class Instruction:
         """Algorithm name as in the paper (``FDA``, ``CoFDA``, ``GDFS``, ...), from the params and K."""
         return self.params.algorithm_name(self.k)
 
-    def with_params(self, params: Params | None = None, **changes) -> "Instruction":
+    def with_params(self, params: Params | None = None, **changes) -> Instruction:
         """This instruction computing another design: ``params``, or its own with ``changes``
         (``ins.with_params(F=27)``); the name, shape and formats stay."""
         if params is not None and changes:
@@ -157,7 +157,7 @@ class Instruction:
         """``nvidia``, ``amd``, or ``custom`` for an instruction of your own (no GPU runs it)."""
         return CUSTOM if self.arch == CUSTOM else "amd" if self.arch in AMD else "nvidia"
 
-    def with_shape(self, m: int | None = None, n: int | None = None) -> "Instruction":
+    def with_shape(self, m: int | None = None, n: int | None = None) -> Instruction:
         """This instruction at a concrete shape; raises if the shape is not valid."""
         m = self.m if m is None else m
         n = self.n if n is None else n

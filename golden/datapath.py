@@ -58,7 +58,7 @@ class Datapath:
         """Block scales per operand row (0 when unscaled)."""
         return self.k // self.block_size if self.scale_format else 0
 
-    def with_(self, **changes) -> "Datapath":
+    def with_(self, **changes) -> Datapath:
         """A copy with some fields changed (other formats, other params)."""
         return replace(self, **changes)
 

@@ -33,9 +33,9 @@ everywhere; docs/extending.md is the recipe for a new algorithm.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Callable
 
 __all__ = ["Algorithm", "ALGORITHMS", "KernelCode", "Part", "Unsupported", "describe", "withdraw", "register",
            "part", "parts", "missing_parts"]

@@ -179,7 +179,7 @@ class DeviceSpec:
         return f"{self.word}:{self.argument}" if self.argument else self.word
 
     @classmethod
-    def parse(cls, text: str, plugins=None, noun: str = "backend") -> "DeviceSpec":
+    def parse(cls, text: str, plugins=None, noun: str = "backend") -> DeviceSpec:
         """``text`` as a spec, or a one-line :class:`DeviceSpecError` naming what is valid.  ``plugins``:
         the names of the registered plugins (default :func:`registered_plugins`'); ``noun`` names the
         thing in the messages (``backend``, ``device``)."""

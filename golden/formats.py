@@ -174,7 +174,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
 _BY_ALIAS = {a.lower(): f for f in FORMATS.values() for a in (f.name, *f.aliases)}
 
 
-def get_format(fmt: "str | Format") -> Format:
+def get_format(fmt: str | Format) -> Format:
     """Return the :class:`Format` for a name or alias (case-insensitive)."""
     if isinstance(fmt, Format):
         return fmt
@@ -193,7 +193,7 @@ class Decoded:
     sig: np.ndarray
     cls: np.ndarray
 
-    def __getitem__(self, idx) -> "Decoded":
+    def __getitem__(self, idx) -> Decoded:
         return Decoded(self.sign[idx], self.exp[idx], self.sig[idx], self.cls[idx])
 
 
@@ -215,7 +215,7 @@ def check_bits(fmt: Format, bits, what: str = "operand") -> np.ndarray:
     return arr
 
 
-def decode(fmt: "str | Format", bits) -> Decoded:
+def decode(fmt: str | Format, bits) -> Decoded:
     """Decode bit patterns (any integer array) into sign, exponent, significand, class."""
     fmt = get_format(fmt)
     bits = np.asarray(bits)
@@ -265,7 +265,7 @@ def _decode_arith(fmt: Format, bits: np.ndarray) -> Decoded:
     return Decoded(sign, exp.astype(np.int32), sig.astype(np.int64), cls)
 
 
-def special_bits(fmt: "str | Format", kind: str, sign=0):
+def special_bits(fmt: str | Format, kind: str, sign=0):
     """Bit pattern of ``"inf"``, ``"nan"`` (canonical NVIDIA NaN), ``"max"`` (largest finite) or ``"zero"``."""
     fmt = get_format(fmt)
     s = (np.asarray(sign, np.uint64) << np.uint64(fmt.exp_bits + fmt.man_bits)) if fmt.signed else np.uint64(0)
@@ -301,7 +301,7 @@ def bit_length(x: np.ndarray) -> np.ndarray:
     return e - over
 
 
-def round_to_format(fmt: "str | Format", sign, mag, exp, mode: Rounding = Rounding.RNE, *,
+def round_to_format(fmt: str | Format, sign, mag, exp, mode: Rounding = Rounding.RNE, *,
                     frac_bits: int | None = None, overflow: Overflow = Overflow.IEEE) -> np.ndarray:
     """Round the exact values ``(-1)**sign * mag * 2**exp`` to ``fmt``.
 
@@ -397,7 +397,7 @@ def _overflow_bits(fmt: Format, sign):
     return special_bits(fmt, "max", sign)
 
 
-def to_float(fmt: "str | Format", bits) -> np.ndarray:
+def to_float(fmt: str | Format, bits) -> np.ndarray:
     """Values of bit patterns as float64 (exact for every format but f64's NaN payloads)."""
     fmt = get_format(fmt)
     if fmt.name == "f64":
@@ -411,7 +411,7 @@ def to_float(fmt: "str | Format", bits) -> np.ndarray:
     return val
 
 
-def from_float(fmt: "str | Format", values, mode: Rounding = Rounding.RNE) -> np.ndarray:
+def from_float(fmt: str | Format, values, mode: Rounding = Rounding.RNE) -> np.ndarray:
     """Round float64 values to bit patterns of ``fmt`` (NaN and infinities mapped as the format allows)."""
     fmt = get_format(fmt)
     x = np.asarray(values, np.float64)

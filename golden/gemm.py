@@ -21,8 +21,8 @@ value (one rounding, in the mode the kernel names).
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Mapping
 
 import numpy as np
 
@@ -41,7 +41,7 @@ ONE32 = np.uint32(0x3F800000)
 NEG_ZERO32 = np.uint32(0x80000000)
 
 
-class Reduction(str, enum.Enum):
+class Reduction(enum.StrEnum):
     """How split-K partial results (fp32) are summed."""
 
     SEQUENTIAL = "sequential"      # ((p0 + p1) + p2) + ...  in slice order
@@ -49,7 +49,7 @@ class Reduction(str, enum.Enum):
     ATOMIC = "atomic"              # 0 + p[order[0]] + p[order[1]] ... (atomicAdd onto a zeroed buffer)
 
 
-class Scaling(str, enum.Enum):
+class Scaling(enum.StrEnum):
     """Which scale factors the kernel applies."""
 
     NONE = "none"
@@ -165,7 +165,7 @@ class Kernel:
                              f"0..{self.split_k - 1} with reduction='atomic', got {order!r}")
         object.__setattr__(self, "atomic_order", tuple(int(i) for i in order))
 
-    def with_(self, **changes) -> "Kernel":
+    def with_(self, **changes) -> Kernel:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
 
@@ -369,7 +369,7 @@ def k_slices(ins: Instruction, kernel: Kernel, K: int) -> list[range]:
     kernel cannot slice it)."""
     steps = -(-K // ins.k)
     unit = kernel.split_unit                                 # k-steps per slice, a multiple of unit
-    per = -(-(-(-steps // kernel.split_k)) // unit) * unit
+    per = -(-(-(-steps // kernel.split_k)) // unit) * unit  # noqa: B002 (ceiling divisions, not a decrement)
     slices = [range(s * per, min((s + 1) * per, steps)) for s in range(kernel.split_k)]
     if not slices[-1]:
         raise ValueError(f"Kernel.split_k={kernel.split_k} (split_unit={unit}) leaves slices without k-steps: "
@@ -547,7 +547,7 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
     -------
     numpy array [M, N] of bit patterns of ``kernel.out_format`` (default the instruction's D format).
     """
-    from .api import dot_add                     # the public dot-add: whatever fastest path it takes
+    from .api import dot_add  # the public dot-add: whatever fastest path it takes
     ins = _resolve(instr, arch, params)
     kernel = _kernel(kernel)
     prob = _Problem(ins, kernel, A, B, scale_A, scale_B)

@@ -205,6 +205,7 @@ M_MAX = 1024
 def cmd_gemm_error(args) -> int:
     """The table (and the plot): every argument checked before any GEMM runs."""
     import sys
+
     from .catalog import select
     from .options import check_whole
     check_whole(args.seed, "--seed", 0)

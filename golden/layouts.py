@@ -21,8 +21,8 @@ One fact of the PTX ISA, one place: the fragment formulas are the table :data:`F
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -20,8 +20,19 @@ from typing import Literal, NewType
 
 from .descriptors import ALGORITHMS
 from .formats import FORMATS, Format, NanKind, get_format
-from .rules import (EXACT, FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, ZERO_SIGNS, FloorRounding, Overflow,
-                    Rounding, Specials, ZeroSign)
+from .rules import (
+    EXACT,
+    FLOOR_ROUNDINGS,
+    OVERFLOWS,
+    ROUNDING_MODES,
+    SPECIALS,
+    ZERO_SIGNS,
+    FloorRounding,
+    Overflow,
+    Rounding,
+    Specials,
+    ZeroSign,
+)
 
 __all__ = ["ROUNDING_MODES", "OVERFLOWS", "ZERO_SIGNS", "FLOOR_ROUNDINGS", "SPECIALS", "EXACT",
            "Params", "AlgorithmName", "FormatName", "FIELDS", "check_params", "check_unused", "check_params_for",
@@ -195,7 +206,7 @@ class Params:
         chained = self.pass_size is not None and k > self.pass_size
         return ("Co" if chained else "") + self.base
 
-    def with_(self, **changes) -> "Params":
+    def with_(self, **changes) -> Params:
         """A copy with some parameters changed (a custom design in one call)."""
         return replace(self, **changes)
 
@@ -456,6 +467,7 @@ def check_params_for(p, what, name: str | None = None) -> None:
 
 def _check_nan_bits(fd, bits: int, where: str) -> None:
     import numpy as np
+
     from .formats import NAN, decode
     if fd.nan == NanKind.NONE or bits >= 1 << fd.storage_bits or \
             decode(fd, np.asarray([bits], np.uint64)).cls[0] != NAN:

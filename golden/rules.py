@@ -36,7 +36,7 @@ class Rounding(Word):
     RNE = "RNE"      # to nearest, ties to even
 
     @property
-    def code(self) -> "RoundingCode":
+    def code(self) -> RoundingCode:
         """The kernels' integer code of this mode."""
         return RoundingCode[self.name]
 
@@ -57,7 +57,7 @@ class Overflow(Word):
     IEEE = "ieee"    # the rounding direction decides (RZ and RD give the largest finite value)
 
     @property
-    def code(self) -> "OverflowCode":
+    def code(self) -> OverflowCode:
         """The kernels' integer code of this rule."""
         return OverflowCode[self.name]
 

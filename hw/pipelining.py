@@ -161,7 +161,7 @@ class Pipelining:
         """``{StageKind: registers}``, in table order."""
         return dict(zip(STAGE_KINDS, self._regs))
 
-    def replace(self, **changes) -> "Pipelining":
+    def replace(self, **changes) -> Pipelining:
         """A copy with some placements changed."""
         return Pipelining(**{**{k.value: v for k, v in self.placements.items()}, **changes})
 
@@ -178,14 +178,14 @@ class Pipelining:
         return "Pipelining(" + ", ".join(f"{k.value}={v}" for k, v in self.placements.items()) + ")"
 
     @classmethod
-    def level(cls, n: int) -> "Pipelining":
+    def level(cls, n: int) -> Pipelining:
         """The preset of level ``n`` (0 .. :data:`MAX_LEVEL`); level 0 is the original depth."""
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_LEVEL:
             raise ValueError(f"pipelining level must be 0..{MAX_LEVEL}, not {n!r}")
         return _LEVELS[n]
 
     @classmethod
-    def parse(cls, spec) -> "Pipelining":
+    def parse(cls, spec) -> Pipelining:
         """``"2"``, ``"2,align=2"``, ``"normalise=3"`` (a level, then placements that override it), or an
         int; a :class:`Pipelining` is returned as it is.  ``ValueError`` names what is valid."""
         if isinstance(spec, Pipelining):
@@ -235,7 +235,7 @@ def _int(text: str, what: str, spec: str) -> int:
         raise ValueError(f"pipelining spec {spec!r}: {what} must be a whole number, not {text!r}") from None
 
 
-def _restore(items) -> "Pipelining":
+def _restore(items) -> Pipelining:
     """Unpickling (a Pipelining crosses to worker processes)."""
     return Pipelining(**{StageKind(k).value: v for k, v in items})
 

@@ -33,9 +33,9 @@ from golden.descriptors import Part, parts
 from golden.formats import get_format
 
 from .decode import UnionFormat, union_format
+from .lowered import is_lowered
 from .pipeline import Checked, Delay
 from .pipelining import Pipelining, as_pipelining
-from .lowered import is_lowered
 from .unit import datapath_class
 
 __all__ = ["TensorCore", "DatapathGroup", "datapath_groups", "UNION_BASES"]

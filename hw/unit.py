@@ -26,8 +26,8 @@ from .gps import GPS
 from .lowered import LoweredFDA, is_lowered
 from .pipeline import Checked, Delay
 from .pipelining import Pipelining, StageKind, as_pipelining
-from .specials import is_nan_word
 from .sfma import SFMAChain
+from .specials import is_nan_word
 
 __all__ = ["DotAddUnit", "dot_add_unit", "lane_layout", "SUPPORTED", "DATAPATHS", "datapath_class"]
 

@@ -26,13 +26,11 @@ import warnings
 from pathlib import Path
 
 import golden
-
-from golden.device import DeviceSpec
+from golden.console import check_output, exit_with
+from golden.device import DeviceError, DeviceSpec, Unavailable
 
 from .backends import add_device_option, backend_from_name, note_old_spelling
-from golden.device import DeviceError, Unavailable
 from .infer import probe
-from golden.console import check_output, exit_with
 
 
 def main(argv=None) -> int:

@@ -9,8 +9,8 @@ says yes infers its fields.  A new algorithm is one more part here (docs/extendi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import golden
 from golden.descriptors import Part, parts, register

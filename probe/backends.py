@@ -32,7 +32,6 @@ import sys
 
 import golden
 from golden import Instruction
-
 from golden.device import Device, DeviceError, DeviceSpec, Unavailable, registered_plugins
 
 
@@ -86,7 +85,7 @@ class SimulatedRTL(Device):
 
     def __init__(self, lanes: int = 1, build_root=None, unit=None, **options):
         with _rtl_unavailable():
-            from cosim.backend import RTLBackend      # imported here: probe runs without cosim's toolchain
+            from cosim.backend import RTLBackend  # imported here: probe runs without cosim's toolchain
             self._rtl = RTLBackend(lanes=lanes, build_root=build_root, unit=unit, **options)
 
     def __call__(self, ins, a, b, c, scale_a=None, scale_b=None):

@@ -20,10 +20,10 @@ import numpy as np
 
 import golden
 import golden.vectors
+from golden.device import DeviceError, Unavailable, check_output
 from golden.formats import decode
 
 from .backends import add_device_option, backend_from_name, note_old_spelling
-from golden.device import DeviceError, Unavailable, check_output
 
 __all__ = ["compare_backend", "Comparison", "main"]
 

@@ -17,8 +17,18 @@ from . import probes as P
 from .algorithms import Evidence, Field, recognise
 from .probes.specials import NAN_PATTERNS, Case, Outcome
 from .rig import Rig
-from .verify import (VERIFY_ROWS, exact_reference, inferred_params, is_lowering, nan_field, outside_the_nine,
-                     special_differences, verification_vectors, verify)
+from .verify import (
+    VERIFY_ROWS,
+    exact_reference,
+    inferred_params,
+    is_lowering,
+    nan_field,
+    outside_the_nine,
+    special_differences,
+    verification_vectors,
+    verify,
+)
+
 
 @dataclass
 class Report:

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from golden import Instruction
+from golden.device import check_output
 from golden.formats import from_float, get_format, to_float
 from golden.rules import Rounding
-
-from golden.device import check_output
 
 C = "c"
 

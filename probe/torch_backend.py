@@ -33,7 +33,6 @@ import sys
 import numpy as np
 
 import golden
-
 from golden.device import Device, DeviceError, Unavailable
 
 _CAPABILITY = {(7, 0): "volta", (7, 5): "turing", (8, 0): "ampere", (8, 6): "ampere", (8, 7): "ampere",

@@ -85,7 +85,7 @@ def profile(arch: str, name: str, narrow: bool = False) -> None:
     print(f"{arch} {name} ({form} operands): fdrda_rows {whole * 1e3:6.2f} ms "
           f"({ROWS / whole / 1e6:.1f} M rows/s), K={dp.k}")
     for stop, what in enumerate(STEPS):
-        t = best(lambda: stopped(stop, 0, ROWS, *[v for v, _ in packed][:3], isz, *tail))
+        t = best(lambda: stopped(stop, 0, ROWS, *[v for v, _ in packed][:3], isz, *tail))  # noqa: B023
         print(f"  up to {what:48s} {t * 1e3:6.2f} ms  {t / whole:5.0%}")
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import golden  # noqa: E402
-from golden.streams import VectorStream  # noqa: E402
 from golden.algorithms import disputed_rules  # noqa: E402
+from golden.streams import VectorStream  # noqa: E402
 
 
 def main(n: int = 100_000, kind: str = "disputed") -> None:

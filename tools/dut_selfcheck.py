@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import golden                                              # noqa: E402
-from golden.vectors import random_operands                 # noqa: E402
-from golden.params import parse_params                     # noqa: E402
-from golden.paths import build_dir                        # noqa: E402
+import golden  # noqa: E402
+from golden.params import parse_params  # noqa: E402
+from golden.paths import build_dir  # noqa: E402
+from golden.vectors import random_operands  # noqa: E402
 
 HANDSHAKES = ("valid_ready", "axi_stream", "valid_only", "enable", "fixed")
 OPERANDS = ("a", "b", "c", "d")

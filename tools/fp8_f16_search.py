@@ -242,7 +242,7 @@ def split_search():
             mask[rng.permutation(32)[:16]] = True
 
             def cost(m):
-                return int((f(s.S(m), s.S(~m)) != s.d16).sum())
+                return int((f(s.S(m), s.S(~m)) != s.d16).sum())  # noqa: B023
             cur, improved = cost(mask), True
             while improved:
                 improved = False

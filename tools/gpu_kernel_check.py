@@ -71,6 +71,7 @@ def planted_fault_caught(ins, rows: int, seed: int) -> int:
 def diagnose(ins) -> None:
     """Which of the kernel's helpers the GPU compiler refuses: a one-thread kernel each."""
     from numba import cuda
+
     from golden.kernels import spec as S
     gpu._compile() if gpu._kernel is None else None
     C = gpu.C

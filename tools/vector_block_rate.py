@@ -37,9 +37,9 @@ def main(argv) -> int:
           f"narrow blocks: {'yes' if narrow else 'no'}); CPU time, median of {repeat if compiled else 1} blocks")
     for kind in kinds:
         c = Campaign(((ins.arch, ins.name),), device="golden", target=4 * 65536, seed=7, vectors=kind)
-        forms = {"uint64": lambda: operands(c, ins, 1)}
+        forms = {"uint64": lambda: operands(c, ins, 1)}  # noqa: B023
         if narrow:
-            forms["narrow"] = lambda: operands(c, ins, 1, narrow=True)
+            forms["narrow"] = lambda: operands(c, ins, 1, narrow=True)  # noqa: B023
         times = {name: [] for name in forms}
         for _ in range(repeat if compiled else 1):
             for name, fn in forms.items():

@@ -34,8 +34,8 @@ from .. import build as bld  # noqa: E402
 from .. import table, toolchain  # noqa: E402
 from ..failures import FailureFileError  # noqa: E402
 from ..scoring import Config, check_budget  # noqa: E402
-from ..units import NoRTL  # noqa: E402
 from ..session import no_progress_limit  # noqa: E402
+from ..units import NoRTL  # noqa: E402
 from .description import DescriptionError  # noqa: E402
 
 
@@ -125,6 +125,7 @@ def cmd_replay(args) -> int:
 
 def cmd_export(args) -> int:
     import golden
+
     from .export import DESCRIPTION, MODULE, export
     ins = golden.lookup(args.arch, args.instr)
     folder = Path(args.folder)

@@ -46,7 +46,7 @@ class DutBackend(Device):
         """``[(target, instruction)]`` of the description, in order (targets may share an instruction)."""
         return list(self.prep.pairs)
 
-    def bound(self, index: int) -> "BoundTarget":
+    def bound(self, index: int) -> BoundTarget:
         """A backend that runs target ``index`` (0-based) whatever instruction it is called with."""
         return BoundTarget(self, *self.prep.pairs[index])
 

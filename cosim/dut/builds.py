@@ -16,7 +16,10 @@ from pathlib import Path
 
 from .. import build as bld
 from ..build import Sources, UnitInterface
-from . import adapter, ports as dports, sources as dsources, targets as dtargets, transfers
+from . import adapter, transfers
+from . import ports as dports
+from . import sources as dsources
+from . import targets as dtargets
 from .description import Description, DescriptionError, Target, check_conflicts, check_roles, load
 
 ADAPTER_FILE = "cosim_unit.sv"

@@ -29,7 +29,7 @@ from .reader import DescriptionError, Reader, is_identifier
 from .signal_map import read_signals
 
 
-class Handshake(str, enum.Enum):
+class Handshake(enum.StrEnum):
     """How operands go in and results come out."""
 
     VALID_READY = "valid_ready"    # valid/ready on both sides: random stalls on both
@@ -444,7 +444,8 @@ def _read_port_list(r: Reader, ports: list) -> tuple[tuple, int | None]:
 
 
 def _read_tile_operand(r: Reader, tile: Tile) -> dict:
-    from golden.layouts import LAYOUTS, ORDERS as FRAGMENT_ORDERS
+    from golden.layouts import LAYOUTS
+    from golden.layouts import ORDERS as FRAGMENT_ORDERS
     layout = r.choice("layout", LAYOUTS, "row_major")
     frag = r.choice("fragment_order", FRAGMENT_ORDERS, "thread")
     first = r.get("first_beat", int, 0)

@@ -44,6 +44,7 @@ def export(ins, folder, pipeline: str = "0", built_as=None) -> Path:
     ``built_as``: the instruction the unit is built for (a planted fault: ``ins`` with other Params),
     while the description's target stays ``ins``."""
     import hw
+
     from ..build import elaborate
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

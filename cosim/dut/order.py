@@ -13,7 +13,7 @@ import numpy as np
 RUN = 8                      # results after the first difference that must follow the pattern
 
 
-class Diagnosis(str, enum.Enum):
+class Diagnosis(enum.StrEnum):
     LOST = "lost"
     DUPLICATED = "duplicated"
     REORDERED = "reordered"

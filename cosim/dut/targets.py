@@ -10,7 +10,6 @@ each operand's layout fitting its tile.
 
 from __future__ import annotations
 
-
 import golden
 from golden import get_format
 

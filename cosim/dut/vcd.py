@@ -21,7 +21,7 @@ class VcdError(ValueError):
 def names_of(path: Path) -> tuple[dict, int]:
     """``{full name: (id code, width)}`` from the header, and the offset where the changes begin."""
     names, scope = {}, []
-    with open(path, "r", errors="replace") as f:
+    with open(path, errors="replace") as f:
         while True:
             line = f.readline()
             if not line:
@@ -67,7 +67,7 @@ def sample(path: Path, clock: str, signals: list[str]) -> tuple[dict, list]:
     cur = {s: 0 for s in signals}
     out = {s: [] for s in signals}
     clk_val = 0
-    with open(path, "r", errors="replace") as f:
+    with open(path, errors="replace") as f:
         f.seek(start)
         pending: list = []
 

@@ -65,7 +65,7 @@ class Operands:
     def rows(self) -> int:
         return self.c.shape[0]
 
-    def take(self, lo: int, hi: int) -> "Operands":
+    def take(self, lo: int, hi: int) -> Operands:
         """Rows ``lo`` to ``hi`` (a view)."""
         part = object.__new__(Operands)
         part.ins, part.batch = self.ins, (hi - lo,)
@@ -145,7 +145,7 @@ class BoardConfig:
                              f"entries and {self.out_bytes}-byte results; valid depths: 1..{deepest}")
 
     @classmethod
-    def from_names(cls, arch: str, instr: str, **kw) -> "BoardConfig":
+    def from_names(cls, arch: str, instr: str, **kw) -> BoardConfig:
         """The board of what a command line names (``golden.select``'s names, families, comma lists)."""
         found = golden.select(arch, instr)
         arches = sorted({i.arch for i in found})

@@ -20,9 +20,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from cosim.build import UNIT_MODULE, Sources
-from cosim.dut.description import DescriptionError
 from cosim.dut.builds import Prepared, prepare, sources_for
-
+from cosim.dut.description import DescriptionError
 
 POWER_ON_RESET = 16                 # cycles the design is held in reset after the board starts
 

@@ -39,8 +39,8 @@ import numpy as np
 
 import golden
 
-from .selftest.check import STAGES, STEP_ROWS, expected_signatures, host_path
 from ..board.selftest.model import SelfTestSpec
+from .selftest.check import STAGES, STEP_ROWS, expected_signatures, host_path
 
 __all__ = ["BLOCK_LEN", "BATCH", "KINDS", "Rate", "check_rate", "BenchRow", "row_of", "table", "markdown",
            "machine", "add_arguments", "main"]

@@ -19,10 +19,26 @@ import time
 import numpy as np
 
 from ..board.config import BoardConfig, Operands
+from ..board.protocol import (
+    COUNTER_NAMES,
+    FRAME_OVERHEAD,
+    IDEMPOTENT,
+    IDENTIFY_MAGIC,
+    RESPONSE_SYNC,
+    RETRYABLE,
+    VERSION,
+    Command,
+    FrameParser,
+    ProtocolError,
+    Status,
+    capture_request,
+    encode_request,
+    parse_counters,
+    parse_selftest,
+    selftest_max_blocks,
+    selftest_request,
+)
 from ..board.selftest.model import check_request
-from ..board.protocol import (COUNTER_NAMES, FRAME_OVERHEAD, IDEMPOTENT, IDENTIFY_MAGIC, RESPONSE_SYNC, RETRYABLE,
-                              VERSION, Command, FrameParser, ProtocolError, Status, capture_request, encode_request,
-                              parse_counters, parse_selftest, selftest_max_blocks, selftest_request)
 
 __all__ = ["BoardLink", "BoardError", "LinkTimeout", "BoardMismatch", "BoardBusy", "LinkLost",
            "FRAME_PAYLOAD_BYTES", "MAX_RETRIES"]

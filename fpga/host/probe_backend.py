@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from golden.device import Device, DeviceError, Unavailable
 
-from .driver import BoardLink, BoardError
+from .driver import BoardError, BoardLink
 
 
 class FPGABackend(Device):

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 import golden
-from golden.paths import build_dir
 from cosim.failures import load_failures, print_first, write_failures
 from cosim.scoring import Result, Status
 from cosim.table import progress
+from golden.paths import build_dir
 from golden.streams import ArrayStream, VectorStream
 
 from ..board import protocol

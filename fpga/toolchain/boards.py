@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth_boards.tang_mega_138k_pro_dock import TangMega138kProDockPlatform
-
 from amaranth_boards.ecp5_5g_evn import ECP55GEVNPlatform
+from amaranth_boards.tang_mega_138k_pro_dock import TangMega138kProDockPlatform
 from amaranth_boards.ulx3s import ULX3S_12F_Platform, ULX3S_25F_Platform, ULX3S_45F_Platform, ULX3S_85F_Platform
 
-from .families import Family, family as find_family
+from .families import Family
+from .families import family as find_family
 
 __all__ = ["BoardSpec", "BOARDS", "board"]
 

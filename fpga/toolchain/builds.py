@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import golden
 
-from .boards import board as find_board
-from . import build as _build      # looked up at each call: a test plants a fake build there
 from ..board.config import BoardConfig
+from ..board.top import BoardTop
+from . import build as _build  # looked up at each call: a test plants a fake build there
+from .boards import board as find_board
 from .families import PlaceAndRoute
 from .fit import board_config
 from .progress import ROUTE_TIMEOUT_S
-from ..board.top import BoardTop
 
 __all__ = ["BuildRequest", "AUTO", "build_board", "resolve_defaults", "say", "config_from", "dut_config",
            "timing_advice", "timing_failure"]

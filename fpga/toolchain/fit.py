@@ -29,10 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .boards import BoardSpec, board as find_board
-from .build import RESOURCE_TITLES, RESOURCES, Resources, device_capacity, synthesise
 from ..board.config import BoardConfig, max_depth
-from .families import Family, family as find_family
+from .boards import BoardSpec
+from .boards import board as find_board
+from .build import RESOURCE_TITLES, RESOURCES, Resources, device_capacity, synthesise
+from .families import Family
+from .families import family as find_family
 from .multipliers import MULTIPLIERS, check_multipliers, describe
 
 ECP5 = find_family("ecp5")

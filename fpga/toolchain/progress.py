@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TextIO
 
@@ -42,7 +42,7 @@ PROGRESS_INTERVAL_S = 30.0      # a line at least this often while a tool runs
 POLL_S = 0.25                   # how often the log is read
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     """What a tool is doing, as its log says."""
 
     STARTING = "starting"

@@ -214,7 +214,7 @@ def _result(table, where: str) -> Result:
     if not isinstance(table, dict):
         raise RecordError(f"{where}: result is not a table")
     names = {f.name: f for f in fields(Result)}
-    for key, value in table.items():
+    for key, _value in table.items():
         if key not in names:
             raise RecordError(f"{where}: unknown result field {key!r}; valid: {', '.join(names)}")
     missing = [f.name for f in fields(Result) if f.name not in table
@@ -328,7 +328,7 @@ def record_from_build(folder: Path | str, request=None, *, commit: str | None = 
             raise RecordError(f"{pnr_path}: not a report nextpnr writes ({type(e).__name__}: {e})") from None
     if not domains:
         raise RecordError(f"{folder}: neither report.json nor top.report.json gives the clock domains' Fmax")
-    date = datetime.datetime.fromtimestamp(report_path.stat().st_mtime, datetime.timezone.utc)
+    date = datetime.datetime.fromtimestamp(report_path.stat().st_mtime, datetime.UTC)
     record.result = Result(
         verdict=PASS if all(d["fmax_mhz"] >= d["clock_mhz"] for d in domains.values()) else FAIL,
         **asdict(report.used), fmax={k: d["fmax_mhz"] for k, d in domains.items()},

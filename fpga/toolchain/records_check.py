@@ -16,8 +16,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .records import ERROR, NOISE, RESOURCE_KEYS, BuildRecord, RecordError, Result, compare, dump, load, \
-    record_from_build, record_from_log
+from .records import (
+    ERROR,
+    NOISE,
+    RESOURCE_KEYS,
+    BuildRecord,
+    RecordError,
+    Result,
+    compare,
+    dump,
+    load,
+    record_from_build,
+    record_from_log,
+)
 
 __all__ = ["Row", "select", "rebuild", "recheck", "table", "main"]
 

@@ -18,10 +18,41 @@ from numba import types
 from numba.extending import intrinsic
 
 from ..nbcache import njit
-from .spec import (BIAS, EMAX, EMIN, EXP_BITS, EXP_TAB_OFF, FNUZ, HAS_INF, IGNORED_LOW,  # noqa: F401
-                   INF_BITS, MAN_BITS, MAX_BITS, MAX_MANTISSA, NAN_BITS, NAN_KIND, NAN_NONE, NO_TERM,
-                   OVERFLOW_IEEE, OVERFLOW_INF, PARKED, RD, RNE, RU, RZ, SIGNED, TABLE_OFF, VALUE_BITS,
-                   WORD32, ZERO_EXP, SUBNORMALS, NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_MAX_EXP)
+from .spec import (  # noqa: F401
+    BIAS,
+    EMAX,
+    EMIN,
+    EXP_BITS,
+    EXP_TAB_OFF,
+    FNUZ,
+    HAS_INF,
+    IGNORED_LOW,
+    INF_BITS,
+    MAN_BITS,
+    MAX_BITS,
+    MAX_MANTISSA,
+    NAN_ALL_ONES,
+    NAN_BITS,
+    NAN_IEEE,
+    NAN_KIND,
+    NAN_MAX_EXP,
+    NAN_NEG_ZERO,
+    NAN_NONE,
+    NO_TERM,
+    OVERFLOW_IEEE,
+    OVERFLOW_INF,
+    PARKED,
+    RD,
+    RNE,
+    RU,
+    RZ,
+    SIGNED,
+    SUBNORMALS,
+    TABLE_OFF,
+    VALUE_BITS,
+    WORD32,
+    ZERO_EXP,
+)
 
 JIT = dict(cache=True, nogil=True)
 INLINE = dict(cache=True, nogil=True)

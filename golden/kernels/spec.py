@@ -15,8 +15,19 @@ from .. import algorithms
 from ..descriptors import ALGORITHMS, KernelCode
 from ..formats import Format, NanKind, get_format, special_bits
 from ..params import FIELDS, Params
-from ..rules import (FLOOR_ROUNDINGS, OVERFLOWS, ROUNDING_MODES, SPECIALS, FloorRounding, Overflow, OverflowCode,
-                     Rounding, RoundingCode, Specials, ZeroSign)
+from ..rules import (
+    FLOOR_ROUNDINGS,
+    OVERFLOWS,
+    ROUNDING_MODES,
+    SPECIALS,
+    FloorRounding,
+    Overflow,
+    OverflowCode,
+    Rounding,
+    RoundingCode,
+    Specials,
+    ZeroSign,
+)
 
 # Columns of a format row (spec.format_row): where each field of a Format lives
 (EXP_BITS, MAN_BITS, BIAS, SIGNED, EMIN, EMAX, MAX_MANTISSA, VALUE_BITS, IGNORED_LOW, NAN_KIND, TABLE_OFF,

@@ -12,6 +12,7 @@ import sys
 import time
 
 import numpy as np
+
 from golden.console import exit_with
 
 

@@ -19,8 +19,7 @@ One module per thing probed:
 
 from .disputed import disputed_specials
 from .fasi import fasi
-from .precision import (alignment_reference, binary_precision, c_drop, fused_precision, output_precision,
-                        zero_exponent)
+from .precision import alignment_reference, binary_precision, c_drop, fused_precision, output_precision, zero_exponent
 from .rounding import classify_rounding, final_rounding, output_rounding, rounding_name
 from .specials import special_values
 from .tree import independence, pass_membership, structure, summation_tree

@@ -158,7 +158,7 @@ def zero_exponent(rig, F: int, mode: str, p_out: int) -> dict:
     e = fd.emin + 40
     while e > -1200 and not lost_at:
         rows, es, exp = [], [], []
-        for e in range(e, e - 64, -1):
+        for e in range(e, e - 64, -1):  # noqa: B020 (the next window starts where this one stopped)
             B = math.ldexp(1.0, e)
             d = -math.ldexp(1.0, e - F)
             if d == 0.0:

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
+from golden.device import check_output
 from golden.vectors import random_operands
 
-from golden.device import check_output
 from .common import pick_X, summand_row
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import golden
-from campaign import Campaign, run_block
-from campaign import blocks
+from campaign import Campaign, blocks, run_block
 from golden.streams import BLOCK
 from probe.backends import GoldenBackend, ParamsBackend
 

@@ -11,12 +11,12 @@ SIGKILLed, a Ctrl-C at the terminal).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from campaign import Campaign, Store
-from campaign import engine
+from campaign import Campaign, Store, engine
 from campaign.__main__ import main
 from campaign.blocks import BlockResult
 from golden.streams import BLOCK
@@ -322,8 +321,9 @@ def test_a_sigkilled_client_leaves_a_true_run_record(tmp_path):
     (blocks, outcome), stored = _run_record(db)
     assert blocks == stored >= 3 and outcome is None
     c = Campaign((HMMA,), device="golden", block=BLOCK, target=200 * BLOCK)
-    from campaign.report import report
     import io
+
+    from campaign.report import report
     out = io.StringIO()
     report(db, out=out)
     assert f"{stored:,} block(s), ended without a word (killed)" in out.getvalue()
@@ -390,8 +390,8 @@ def test_a_campaign_refuses_what_its_device_would_ignore():
         Campaign((HMMA,), device="golden", lanes=4)
     with pytest.raises(ValueError, match="--stall 0.3 .* the device gpu has none"):
         Campaign((HMMA,), device="gpu", stall=0.3)
-    from campaign.spec import BLOCK_MEMORY, bytes_per_vector, max_block
     import golden
+    from campaign.spec import BLOCK_MEMORY, bytes_per_vector, max_block
     most, size, widest = max_block([HMMA, ("blackwell", "UTCOMMA.MXF4.E8")])
     assert widest == ("blackwell", "UTCOMMA.MXF4.E8") and most % BLOCK == 0
     assert most * size <= BLOCK_MEMORY < (most + BLOCK) * size

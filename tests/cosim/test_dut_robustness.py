@@ -268,9 +268,9 @@ def test_cosim_refused_design_leaves_no_unused_elaboratable_warnings(capsys, mon
     import gc
     import warnings
 
-    import hw
     from amaranth.hdl import UnusedElaboratable
 
+    import hw
     from cosim import __main__ as cosim_cli
     monkeypatch.setattr(UnusedElaboratable, "_MustUse__silence", False)   # as after a first elaboration
     real = hw.dot_add_unit

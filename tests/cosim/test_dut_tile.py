@@ -336,6 +336,7 @@ def warp(tmp_path_factory):
     """tests/data/dut/warp_tile.sv: operands as a warp's mma.m16n8k16 fragments, thread by thread, computed on
     the project's own HMMA.16816.F32 unit exported to Verilog (a design this path was not fitted to)."""
     import shutil
+
     from cosim.dut import export
     folder = tmp_path_factory.mktemp("warp")
     export.export(golden.lookup("ampere", "HMMA.16816.F32"), folder)

@@ -2,13 +2,13 @@
 made-up build reports or a given clock and a tiny budget (no timing is asserted: the numbers are the
 benchmark's, not the test's)."""
 
-import golden
 import pytest
 
-from fpga.host import bench
+import golden
 from fpga.__main__ import main
-from fpga.toolchain.build import BuildReport, Resources
+from fpga.host import bench
 from fpga.host.selftest.fast import available
+from fpga.toolchain.build import BuildReport, Resources
 
 HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 UNIT = "hopper HGMMA.64xNx16.F32"

@@ -15,7 +15,7 @@ import pytest
 
 import golden
 from cosim import toolchain
-from fpga import BoardLink, BoardConfig, BoardMismatch
+from fpga import BoardConfig, BoardLink, BoardMismatch
 from fpga.host import run as board_run
 from fpga.host.sim import BoardSim
 from fpga.host.sim.cli import SIM_TIMEOUT_S, build

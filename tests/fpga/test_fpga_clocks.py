@@ -15,13 +15,21 @@ from amaranth.back import rtlil
 from amaranth_boards.ecp5_5g_evn import ECP55GEVNPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from fpga.toolchain import build
 from fpga.__main__ import _parser, config_from, main
-from fpga.toolchain.build import BuildError, BuildReport, CriticalPath, Resources
-from fpga.toolchain.families.ecp5_pll import (FEEDBACK_HZ, OUTPUT_HZ, PFD_HZ, VCO_HZ, ECP5PLL, PLLParams, ecp5_pll,
-                         makes_exactly)
 from fpga.board.config import BoardConfig
 from fpga.board.top import BoardTop
+from fpga.toolchain import build
+from fpga.toolchain.build import BuildError, BuildReport, CriticalPath, Resources
+from fpga.toolchain.families.ecp5_pll import (
+    ECP5PLL,
+    FEEDBACK_HZ,
+    OUTPUT_HZ,
+    PFD_HZ,
+    VCO_HZ,
+    PLLParams,
+    ecp5_pll,
+    makes_exactly,
+)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 ECPPLL = Path(sys.executable).parent / "yowasp-ecppll"

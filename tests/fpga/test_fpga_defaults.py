@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fpga.toolchain import build
 from fpga.__main__ import main
+from fpga.toolchain import build
 from fpga.toolchain.families import FAMILIES
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -44,7 +44,7 @@ def test_every_board_top_recorded_at_the_ecp5_default_met_it():
                   and _at(cmd, "--clock") == str(ecp5.default_clock_mhz)]
     algorithms = {cmd.split()[6] for cmd, *_ in at_default}      # the instruction of each record
     assert len(at_default) >= 5 and "HGMMA.64xNx16.F32" in algorithms, at_default
-    for cmd, fmax, verdict, name in at_default:
+    for _cmd, fmax, verdict, name in at_default:
         assert verdict == "PASS" and fmax >= ecp5.default_clock_mhz, name
 
 

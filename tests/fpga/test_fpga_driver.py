@@ -20,9 +20,20 @@ import fpga.host.driver as driver
 import golden
 from cosim.payload import PayloadLayout
 from fpga.board.config import BoardConfig
-from fpga.host.driver import BoardLink, BoardError, BoardMismatch, LinkTimeout
-from fpga.board.protocol import (FRAME_OVERHEAD, IDENTIFY_MAGIC, REQUEST_SYNC, RESPONSE_SYNC, Command, FrameParser,
-                           ProtocolError, Status, decode_frame, encode_request, encode_response)
+from fpga.board.protocol import (
+    FRAME_OVERHEAD,
+    IDENTIFY_MAGIC,
+    REQUEST_SYNC,
+    RESPONSE_SYNC,
+    Command,
+    FrameParser,
+    ProtocolError,
+    Status,
+    decode_frame,
+    encode_request,
+    encode_response,
+)
+from fpga.host.driver import BoardError, BoardLink, BoardMismatch, LinkTimeout
 from golden.vectors import random_operands
 
 TF32 = ("hopper", "HMMA.1684.F32.TF32")

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from fpga.board.top import BoardTop, platform_family
 from fpga.toolchain import boards, build
 from fpga.toolchain.families import FAMILIES, Resources, Step, family
 from fpga.toolchain.families.gowin import chipdb
 from fpga.toolchain.fit import board_config, buffer_ebr
-from fpga.board.top import BoardTop, platform_family
 from tests.fpga.test_fpga_build import Blinky
 
 GOWIN = "tang-mega-138k"

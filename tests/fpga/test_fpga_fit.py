@@ -10,16 +10,19 @@ import pytest
 from amaranth import Module, Signal
 from amaranth.lib import io, wiring
 
-from fpga.toolchain import fit as fitting
 from fpga.__main__ import main
+from fpga.toolchain import fit as fitting
 from fpga.toolchain.build import Resources, synthesise
-from fpga.toolchain.fit import LaneCost, buffer_ebr, board_config, cost_from, depth_for, fit, parse_lanes
+from fpga.toolchain.fit import LaneCost, board_config, buffer_ebr, cost_from, depth_for, fit, parse_lanes
 from fpga.toolchain.multipliers import check_multipliers, yosys_overrides
 
 DEVICE = Resources(lut4=10_000, ff=10_000, dsp=20, ebr=50)
 
 
-def _cost(kind, lut4, ff, dsp, fixed=Resources(1_000, 500, 0, 2)) -> LaneCost:
+FIXED = Resources(1_000, 500, 0, 2)         # the board top's own logic, the same in every case
+
+
+def _cost(kind, lut4, ff, dsp, fixed=FIXED) -> LaneCost:
     return LaneCost(kind, Resources(lut4, ff, dsp, 0), fixed)
 
 

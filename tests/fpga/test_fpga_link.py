@@ -22,8 +22,7 @@ import golden
 import hw
 from fpga.board.config import BoardConfig
 from fpga.board.link import HostLink
-from fpga.board.protocol import (REQUEST_SYNC, Command, FrameParser, Status, crc16, encode_request,
-                           parse_counters)
+from fpga.board.protocol import REQUEST_SYNC, Command, FrameParser, Status, crc16, encode_request, parse_counters
 from golden.vectors import random_operands
 
 CLOCKS_PER_BIT = 4             # a byte-time is 40 cycles
@@ -377,9 +376,10 @@ def test_counters_count_skips_and_framing_errors_and_reset_clears_them():
 
 def test_link_crc_is_the_protocol_crc():
     """The check value of CRC-16/CCITT-FALSE (a published constant), on the host and the gateware."""
-    from amaranth.sim import Simulator as Sim
-    from fpga.board.link import crc16_step
     from amaranth import Signal
+    from amaranth.sim import Simulator as Sim
+
+    from fpga.board.link import crc16_step
     assert crc16(b"123456789") == 0x29B1
     crc, byte = Signal(16), Signal(8)
     step = crc16_step(crc, byte)
@@ -483,6 +483,7 @@ def test_a_request_damaged_in_transit_is_refused_by_the_board_and_resent():
 def _board_verilog(config) -> str:
     pytest.importorskip("fpga.board.uart", reason="fpga/board/uart.py (the UART helper's) is not in this checkout yet")
     from amaranth.back import verilog
+
     from fpga.board.top import BoardTop
     return verilog.convert(BoardTop(config), name="board")
 

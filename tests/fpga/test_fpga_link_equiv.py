@@ -4,10 +4,10 @@ a link equal to itself and catches one CRC bit changed (docs/fpga/README.md, "Th
 from pathlib import Path
 
 import pytest
+from tool_scripts import load_tool
 
 from fpga.board.config import BoardConfig
 from fpga.board.link import HostLink, frame
-from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from fpga.toolchain import build, records, records_table
 from fpga.__main__ import _parser, main
+from fpga.toolchain import build, records, records_table
 from fpga.toolchain.build import BuildReport, CriticalPath, Resources
 from fpga.toolchain.families import FAMILIES, PlaceAndRoute
 

@@ -8,8 +8,8 @@ from amaranth.sim import Simulator
 
 import golden
 from cosim.payload import PayloadLayout
-from fpga.board.selftest import model
 from fpga.board.config import BoardConfig
+from fpga.board.selftest import model
 from fpga.board.selftest.crc import SplitCRC
 from fpga.board.selftest.engine import SelfTestEngine
 from fpga.board.selftest.generator import SelfTestGenerator

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 import golden
-from golden.formats import get_format, special_bits
-from fpga.host.selftest import check as selftest_check, fast as selftest_fast
-from fpga.board.selftest import model
 from fpga.board.config import BoardConfig
+from fpga.board.selftest import model
+from fpga.host.selftest import check as selftest_check
+from fpga.host.selftest import fast as selftest_fast
+from golden.formats import get_format, special_bits
 
 pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
 

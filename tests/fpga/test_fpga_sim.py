@@ -20,7 +20,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from cosim import toolchain
-from fpga.host.sim import BoardSim, BuildError, SimError, build_board_sim, check_board_ports, board_verilog
+from fpga.host.sim import BoardSim, BuildError, SimError, board_verilog, build_board_sim, check_board_ports
 
 FAULT_CPB = 25
 

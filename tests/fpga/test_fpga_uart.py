@@ -355,7 +355,8 @@ def echo_bench() -> EchoBench:
 def echo_build_dir(text: str, tc) -> Path:
     """``build/fpga/board/uart/<hash>`` (beside cosim's builds): the hash covers the Verilog, the flags
     and the toolchain, so an unchanged bench is not rebuilt."""
-    from cosim import build as cosim_build, toolchain
+    from cosim import build as cosim_build
+    from cosim import toolchain
     h = hashlib.sha256()
     for part in (cosim_build.normalise_verilog(text), json.dumps(VERILATOR_FLAGS), tc.fingerprint(),
                  json.dumps(toolchain.make_overrides(tc))):
@@ -368,6 +369,7 @@ def build_echo_bench(monkeypatch) -> Path:
     """The Verilator build of :func:`echo_bench` (cached); skips the test without a toolchain."""
     from amaranth.back import verilog
     from cocotb_tools.runner import get_runner
+
     from cosim import toolchain
     try:
         tc = toolchain.setup()

@@ -22,7 +22,7 @@ pytest.importorskip("serial")
 import golden  # noqa: E402
 from fpga.__main__ import _parser, config_from, main  # noqa: E402
 from fpga.board.config import BoardConfig  # noqa: E402
-from fpga.host.driver import BoardLink, BoardError, LinkLost, LinkTimeout  # noqa: E402
+from fpga.host.driver import BoardError, BoardLink, LinkLost, LinkTimeout  # noqa: E402
 from tests.fpga.test_fpga_driver import FakeBoard  # noqa: E402
 
 TF32 = ("hopper", "HMMA.1684.F32.TF32")
@@ -179,8 +179,8 @@ def test_the_driver_refuses_bad_selftest_requests_before_packing_them():
 
 def test_ctrl_c_during_a_selftest_keeps_what_is_done():
     """The board answers one request, then the user presses Ctrl-C: the blocks checked are kept."""
-    from fpga.host.selftest import run_selftest
     from fpga.board.selftest.model import SelfTestSpec
+    from fpga.host.selftest import run_selftest
     cfg = BoardConfig.from_names(*TF32, depth=4)
     spec = SelfTestSpec(cfg.instruction_objects[0], cfg.lanes, 1, "normal", 4)
     calls = []
@@ -215,6 +215,7 @@ def test_replay_of_a_file_for_another_instruction_names_it(served, capsys, tmp_p
 def test_a_serial_port_another_program_holds_is_busy():
     """A serial port is opened exclusively: a second opener is told the board is busy, by name."""
     import os
+
     from fpga.host.driver import BoardBusy, _open
     master, slave = os.openpty()
     path = os.ttyname(slave)
@@ -351,6 +352,7 @@ def test_a_simulated_board_that_does_not_build_is_one_line_naming_the_error(caps
 @pytest.mark.parametrize("give", ["folder", "file"])
 def test_records_from_a_build_with_a_bad_report_name_the_file(text, words, give, tmp_path, capsys):
     import shutil
+
     from fpga.toolchain.records import MANIFEST
     manifest = tmp_path / "records.toml"
     shutil.copy(MANIFEST, manifest)

@@ -7,6 +7,7 @@ import pytest
 import golden
 from golden.formats import from_float, to_float
 
+
 def _ones(ins):
     """a = 1 (first three products, fewer if K < 3), b = 1, c = 1: every algorithm is exact here."""
     fa, fb, fc, fd = ins.formats

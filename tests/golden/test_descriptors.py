@@ -6,15 +6,24 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import reference_model  # noqa: F401  (registers the reference model's parts)
 
 import formal.catalog  # noqa: F401  (registers formal's parts)
 import golden
 import hw  # noqa: F401  (registers hw's parts)
 import probe  # noqa: F401  (registers the probe's parts)
-import reference_model  # noqa: F401  (registers the reference model's parts)
 from golden import descriptors
-from golden.descriptors import (ALGORITHMS, Algorithm, KernelCode, Part, Unsupported, describe, missing_parts, part,
-                                parts)
+from golden.descriptors import (
+    ALGORITHMS,
+    Algorithm,
+    KernelCode,
+    Part,
+    Unsupported,
+    describe,
+    missing_parts,
+    part,
+    parts,
+)
 from hw.pipelining import STAGE_KINDS, StageKind
 
 FIELDS = {f.name for f in dataclasses.fields(golden.Params)}

@@ -24,12 +24,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from fma_oracle import fma_exact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fma_oracle import fma_exact
 from golden.fma import fma_f32, fma_f64, fma_f64_integer
-
 
 # ============================================================== formats
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fma_oracle import fma_exact
 
 import golden.fma as F
 import golden.vectors
-from fma_oracle import fma_exact
 from golden.fma import fma_f64, fma_f64_integer
 
 U64 = np.uint64

@@ -6,13 +6,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from gpu_vectors import load
 
 import golden
 from golden.cli import main
 from golden.formats import from_float, to_float
 from golden.provenance import MEASURED_SETS
-
-from gpu_vectors import load
 
 K = np.arange(32)
 FP8_SETS = {(s.gpu, s.out): s for s in MEASURED_SETS if s.instruction.startswith("MMA.16832.")}

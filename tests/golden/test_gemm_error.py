@@ -73,6 +73,7 @@ def test_gemm_bench_rows_and_bad_shape(capsys):
 def capture_file(path, kernel, route="e4m3_f32out_promoted", capability=(9, 0)):
     """A file in tools/gpu_gemm_capture.py's format whose results golden.gemm made under ``kernel``."""
     import json
+
     from golden.gemm import gemm
     ins = golden.lookup("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3")
     rng = np.random.default_rng(3)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tool_scripts import load_tool
 
 import golden
 from golden.gemm import Kernel, gemm
-from tool_scripts import load_tool
 
 REPO = Path(__file__).resolve().parents[2]
 

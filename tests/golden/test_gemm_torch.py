@@ -12,10 +12,10 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed: pip install 'mma-rtl[torch]' "
                             "(requirements.txt pins it for make test)")
 
-import golden                                   # noqa: E402
-import golden.torch as gt                       # noqa: E402
-from golden.formats import from_float           # noqa: E402
-from golden.gemm import Kernel, gemm            # noqa: E402
+import golden  # noqa: E402
+import golden.torch as gt  # noqa: E402
+from golden.formats import from_float  # noqa: E402
+from golden.gemm import Kernel, gemm  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BF16 = ("hopper", "HGMMA.64xNx16.F32.BF16")

@@ -29,7 +29,7 @@ def test_sfma_path_switch_swaps_and_restores():
         calls = []
 
         def counting(x, y, z):
-            calls.append(len(x))
+            calls.append(len(x))  # noqa: B023
             return golden.fma.fma_f64_integer(x, y, z)
 
         with bench.sfma_f64_path(counting):

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from golden.device import (Device, DeviceSpec, DeviceSpecError, close, takes_narrow,
-                           unsupported_rows)
+from golden.device import Device, DeviceSpec, DeviceSpecError, close, takes_narrow, unsupported_rows
 
 WORDS = ["golden", "golden:F=24,out_rounding=RNE", "rtl", "rtl:hw:pipeline=3", "core",
          "dut:examples/dut/dotp_vr/unit.toml", "torch", "gpu", "cuda", "rocm", "fpga:socket://127.0.0.1:5555",

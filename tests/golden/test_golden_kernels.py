@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from gpu_vectors import load
 
 import golden
 from golden import api, kernels
@@ -18,7 +19,6 @@ from golden.kernels import spec
 from golden.provenance import MEASURED_SETS
 from golden.rules import EXACT
 from golden.vectors import KINDS, random_operands
-from gpu_vectors import load
 
 # one xdist worker takes the whole file (make test: --dist loadgroup), so each kernel compiles once
 pytestmark = [pytest.mark.skipif(not kernels.available(), reason="numba is not installed"),
@@ -291,6 +291,7 @@ def test_every_field_the_kernels_claim_to_model_is_read_into_their_parameters():
     kernel reads must be listed as unmodelled, so a design that sets it runs on the numpy path."""
     import inspect
     import re
+
     from golden.kernels import spec
     source = inspect.getsource(spec)
 

@@ -3,11 +3,10 @@ instructions explain, and exactly the reproduction counts the provenance claims 
 
 import numpy as np
 import pytest
+from gpu_vectors import SETS, load
 
 import golden
-
 from golden.provenance import MEASURED_SETS
-from gpu_vectors import SETS, load
 
 
 def _mismatch_report(ins, a, b, c, got, want, bad):

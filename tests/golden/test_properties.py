@@ -194,5 +194,5 @@ def test_sfma_is_a_chain_of_correctly_rounded_fmas():
             width = 64 if fmt == "f64" else 32
             def is_nan(x):
                 return (x >> (52 if width == 64 else 23)) & (0x7FF if width == 64 else 0xFF) == \
-                    (0x7FF if width == 64 else 0xFF) and x & ((1 << (52 if width == 64 else 23)) - 1)
+                    (0x7FF if width == 64 else 0xFF) and x & ((1 << (52 if width == 64 else 23)) - 1)  # noqa: B023
             assert got == want or (is_nan(got) and is_nan(want)), (name, i)

@@ -43,10 +43,9 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
+import reference_model as ref
 
 import golden
-
-import reference_model as ref
 
 
 def P2(n):
@@ -175,7 +174,7 @@ def _choose(rng, pool, shape):
     return np.asarray(pool, np.uint64)[rng.integers(0, len(pool), size=shape)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fvalue(fmt, bits):
     """float value of a finite element (None for NaN / inf); may under/overflow for f64 products."""
     d = ref.decode(fmt, bits)
@@ -359,7 +358,7 @@ def _pow2_bits(rng, fmt, e, neg):
     return ref.round_to_bits(f, -P2(e) if neg else P2(e)) if special in ("ieee", "tf32") else 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _narrow_codes(fmt):
     """value -> bit pattern for every finite value of a narrow format (first pattern wins)."""
     out = {}

@@ -141,6 +141,7 @@ def _round_values(fmt, n, rng):
 def test_rounder_matches_golden(mode, fmt, frac_bits, overflow):
     """hw.round.Rounder against golden.formats.round_to_format, then the flush and +0 rules on top."""
     from amaranth.sim import Simulator
+
     from golden.formats import round_to_format
     from hw.round import Rounder
     sign, mag, exp = _round_values(fmt, 300, np.random.default_rng(zlib.crc32(f"{mode}{fmt}{frac_bits}".encode())))
@@ -156,10 +157,10 @@ def test_rounder_matches_golden(mode, fmt, frac_bits, overflow):
 
         async def bench(ctx):
             for s, mg, e in zip(sign, mag, exp):
-                ctx.set(rounder.sign, int(s))
-                ctx.set(rounder.mag, int(mg))
-                ctx.set(rounder.e0, int(e))
-                got.append(ctx.get(rounder.word))
+                ctx.set(rounder.sign, int(s))  # noqa: B023
+                ctx.set(rounder.mag, int(mg))  # noqa: B023
+                ctx.set(rounder.e0, int(e))  # noqa: B023
+                got.append(ctx.get(rounder.word))  # noqa: B023
 
         sim = Simulator(rounder)
         sim.add_testbench(bench)

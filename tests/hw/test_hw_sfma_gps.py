@@ -12,11 +12,11 @@ other result, signed zeros included, is bit exact.
 import numpy as np
 import pytest
 from amaranth_sim import run_stage, simulate
+from fma_oracle import fma_exact
 
 import golden
 import golden.vectors
 import hw
-from fma_oracle import fma_exact
 from golden.fma import fma_f32, fma_f64
 from golden.formats import NAN, decode, from_float, get_format
 from hw.fma import FusedMultiplyAdd

@@ -9,14 +9,13 @@ the field scored against golden with it) caught.  ``slow``: the same through Ver
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
+from amaranth_sim import simulate
 
 import golden
 import golden.vectors
 import hw
-from amaranth_sim import simulate
 from golden.algorithms import exact_window, run
 
 VOLTA = ("volta", "HMMA.884.F32.F32")               # K = 4: the smallest FDA unit

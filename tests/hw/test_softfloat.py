@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from amaranth_sim import run_stage
 
 import golden.vectors
 from golden.fma import fma_f32, fma_f64
-from amaranth_sim import run_stage
 from hw.fma import FusedMultiplyAdd
 from tests.hw.test_hw_sfma_gps import is_nan, targeted_fma
 

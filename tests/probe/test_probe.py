@@ -295,8 +295,8 @@ class _PairsBackend:
 
 
 def test_compare_catches_a_wrong_backend():
-    from probe.backends import ParamsBackend
     from probe.__main__ import main as probe_main
+    from probe.backends import ParamsBackend
     from probe.compare import compare_backend
 
     def compare_main(args):

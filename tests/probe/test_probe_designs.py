@@ -4,8 +4,9 @@ diagnosed right; special values that differ from the entry are differences; the 
 
 from __future__ import annotations
 
-import golden
 import probe_designs as D
+
+import golden
 from probe import GoldenBackend, probe
 from probe.probes.specials import Case
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_model  # noqa: F401  (registers the reference model's parts)
 
 import formal.catalog  # noqa: F401  (registers formal's parts)
 import golden
 import hw
 import probe  # noqa: F401  (registers the probe's parts)
-import reference_model  # noqa: F401  (registers the reference model's parts)
 from golden import kernels
 from golden.custom import custom
 from golden.descriptors import ALGORITHMS, Algorithm, Part, Unsupported, describe, missing_parts, part, parts, withdraw

@@ -68,7 +68,8 @@ def _quiet(tmp_path, **kw):
 def test_custom_hw_unit_failure_replays_on_the_same_unit(tmp_path):
     """A custom unit (a callable, other Params) fails; its replay rebuilds that unit and fails again."""
     import hw
-    from cosim import failures, run as cr
+    from cosim import failures
+    from cosim import run as cr
     ins = golden.lookup(*SMALL)
 
     def narrow(i, lanes):                       # F=12 instead of 23: wrong against golden's catalog design
@@ -86,7 +87,9 @@ def test_custom_hw_unit_failure_replays_on_the_same_unit(tmp_path):
 
 
 def test_a_custom_unit_that_cannot_be_rebuilt_is_refused_by_name(tmp_path):
-    from cosim import build as bld, run as cr, standin
+    from cosim import build as bld
+    from cosim import run as cr
+    from cosim import standin
     ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 
     def planted(i, lanes):                      # the stand-in's build of test_cosim_infra (cached)
@@ -115,7 +118,10 @@ def test_a_truncated_build_and_runtime_cache_are_rebuilt(tmp_path, monkeypatch):
     """A cached harness executable and the shared run-time objects, both truncated (a full disk, a
     killed copy): the next run sees it, builds again and passes; nothing damaged is used."""
     import shutil
-    from cosim import build as bld, run as cr, standin
+
+    from cosim import build as bld
+    from cosim import run as cr
+    from cosim import standin
     from cosim.units import StandInUnits
     ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
     shared = bld.build_unit(standin.StandInUnit(ins, 1, latency=3), ins.arch, ins.name,
@@ -319,7 +325,9 @@ def test_a_generator_of_exact_floats_gives_their_bit_patterns():
 
 def test_an_error_run_leaves_no_run_folder(tmp_path, monkeypatch):
     """A generator that fails in the middle of a run: the error reaches the caller, no run-* stays."""
-    from cosim import build as bld, run as cr, standin
+    from cosim import build as bld
+    from cosim import run as cr
+    from cosim import standin
     from cosim.units import StandInUnits
     ins = golden.lookup(*HGMMA)
     calls = []
@@ -362,6 +370,7 @@ def test_a_huge_broadcast_is_refused_on_its_size_before_any_scan():
 
 def test_a_unit_of_a_million_lanes_is_refused_before_it_is_built():
     import time
+
     import hw
     ins = golden.lookup(*SMALL)
     t0 = time.perf_counter()
@@ -374,6 +383,7 @@ def test_a_unit_of_a_million_lanes_is_refused_before_it_is_built():
 def test_a_formal_filter_that_selects_nothing_is_an_error(monkeypatch, capsys):
     """A typo in a filter proves nothing; it must not pass (the suite is stubbed: the selection is real)."""
     import types
+
     import formal.suite
     from formal.__main__ import main as formal_main
     props = [types.SimpleNamespace(stage="round", name="round.f32.RNE", units=[("hopper", "HGMMA")], mode="prove",
@@ -407,11 +417,12 @@ def test_a_console_script_without_its_extra_names_the_extra(script, module, argv
 
 def test_every_console_script_goes_through_the_launcher():
     import tomllib
+
     from golden import launch
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts.pop("mma-golden") == "golden.cli:main"          # golden needs no extra
     assert set(scripts) == set(launch.COMMANDS)
-    for name, target in scripts.items():
+    for _name, target in scripts.items():
         module, _, function = target.partition(":")
         assert module == "golden.launch" and callable(getattr(launch, function))
 
@@ -419,8 +430,9 @@ def test_every_console_script_goes_through_the_launcher():
 def test_probing_several_where_the_backend_cannot_run_some_is_not_a_pass(capsys):
     """A board runs one instruction, a GPU some: the others are listed as not run, and exit 2."""
     import argparse
-    from probe.__main__ import _many
+
     from golden.device import Unavailable
+    from probe.__main__ import _many
     runs = golden.lookup("volta", "HMMA.884.F32.F32")
 
     def backend(ins, a, b, c, scale_a=None, scale_b=None):

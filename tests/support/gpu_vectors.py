@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 import golden
-from golden.provenance import MEASURED_SETS, MeasuredSet
 from golden.formats import from_float, to_float
+from golden.provenance import MEASURED_SETS, MeasuredSet
 
 REPO = Path(__file__).resolve().parents[2]
 

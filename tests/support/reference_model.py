@@ -77,7 +77,7 @@ A11 NaN results: NVIDIA FDA/CoFDA/GDFS give the canonical 0x7FFFFFFF /
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 __all__ = ["FORMAT_SPECS", "decode", "value_of", "encode_value", "round_value", "ref_dot_add",
            "NVIDIA_CANONICAL_NAN", "is_nan_bits"]
@@ -121,7 +121,7 @@ _DEFAULT_NAN = {"f64": 0x7FF8000000000000, "f32": 0x7FC00000, "f16": 0x7E00}
 # hidden bit.  sig / 2^mbits is the significand "s" of the paper.
 
 
-@lru_cache(maxsize=None)
+@cache
 def _decode_cached(fmt: str, bits: int):
     return _decode(fmt, bits)
 

@@ -14,8 +14,7 @@ from ..domains import Domain
 from ..protocol import COUNTER_NAMES, SELFTEST_TRAILER_BYTES, Command, Status, selftest_max_blocks
 from ..selftest.engine import SelfTestEngine
 from ..selftest.model import KINDS
-from .frame import (AnswerSignature, CursorControl, CursorView, FrameSignature, LoadSignature, Source, phases,
-                    times)
+from .frame import AnswerSignature, CursorControl, CursorView, FrameSignature, LoadSignature, Source, phases, times
 
 __all__ = ["Execute"]
 

@@ -8,7 +8,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..protocol import RESPONSE_SYNC, SELFTEST_TRAILER_BYTES
-from .frame import AnswerSignature, CursorControl, CursorView, phases, Source
+from .frame import AnswerSignature, CursorControl, CursorView, Source, phases
 
 __all__ = ["Transmit"]
 

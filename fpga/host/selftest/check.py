@@ -25,8 +25,8 @@ import numpy as np
 import golden
 from golden.api import resolve_backend
 
-from . import fast as selftest_fast
 from ...board.selftest.model import SelfTestSpec, block_entries
+from . import fast as selftest_fast
 
 __all__ = ["AHEAD", "STAGES", "STEP_ROWS", "HostChecker", "expected_signatures", "host_path"]
 

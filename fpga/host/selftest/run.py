@@ -25,9 +25,9 @@ import golden
 from cosim.failures import print_first, write_failures
 from cosim.scoring import Result, Status
 
+from ...board.selftest.model import KINDS, SelfTestSpec, block_entries
 from ..run import FAILURES_DIR, MAX_SAVED
 from .check import HostChecker
-from ...board.selftest.model import KINDS, SelfTestSpec, block_entries
 
 __all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK"]
 

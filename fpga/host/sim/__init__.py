@@ -6,8 +6,18 @@
   board scored against golden.
 """
 
-from .board import (MAIN_SOURCE, SIM_ROOT, BoardSim, BuildError, SimBuild, SimError, board_verilog, build_board_sim,
-                    check_board_ports, has_fast_clock)
+from .board import (
+                    MAIN_SOURCE,
+                    SIM_ROOT,
+                    BoardSim,
+                    BuildError,
+                    SimBuild,
+                    SimError,
+                    board_verilog,
+                    build_board_sim,
+                    check_board_ports,
+                    has_fast_clock,
+)
 
 __all__ = ["BuildError", "SimError", "SimBuild", "build_board_sim", "BoardSim", "SIM_ROOT", "MAIN_SOURCE",
            "board_verilog", "check_board_ports", "has_fast_clock"]

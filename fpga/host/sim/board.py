@@ -30,9 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim import toolchain
+from cosim.build import (
+    BuildError,
+    checksums,
+    locked,
+    log_tail,
+    normalise_verilog,
+    prune_builds,
+    read_stamp,
+    runtime_ok,
+    safe_name,
+    save_runtime,
+)
 from golden.paths import build_dir
-from cosim.build import (BuildError, checksums, locked, prune_builds, read_stamp, runtime_ok, save_runtime,
-                         log_tail, normalise_verilog, safe_name)
 
 __all__ = ["BuildError", "SimError", "SimBuild", "build_board_sim", "BoardSim", "SIM_ROOT", "MAIN_SOURCE"]
 
@@ -274,11 +284,10 @@ _STATS = re.compile(r"board_sim: (?P<cycles>\d+) cycles in (?P<seconds>[\d.]+) s
 
 def parse_stats(text: str) -> dict:
     """The statistics line the executable prints on stderr at exit, as a dict (empty if absent)."""
-    m = None
-    for m in _STATS.finditer(text):
-        pass
-    if m is None:
+    found = list(_STATS.finditer(text))
+    if not found:
         return {}
+    m = found[-1]                   # the last statistics line
     return {k: (float(v) if k in ("seconds", "cycles_per_s") else int(v)) for k, v in m.groupdict().items()}
 
 
@@ -375,7 +384,7 @@ class BoardSim:
             cmd.append("--once")
         return cmd
 
-    def start(self, timeout: float = START_TIMEOUT) -> "BoardSim":
+    def start(self, timeout: float = START_TIMEOUT) -> BoardSim:
         """Spawn the executable and wait until it listens; :class:`SimError` (with its stderr) if it does not."""
         if self._proc is not None:
             raise SimError("the board simulation was already started")
@@ -440,7 +449,7 @@ class BoardSim:
         self._log_file.seek(0)
         return self._log_file.read().decode(errors="replace")
 
-    def __enter__(self) -> "BoardSim":
+    def __enter__(self) -> BoardSim:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -16,11 +16,11 @@ import time
 
 from cosim.table import HEADER, row, summarize
 
-from .. import run as board_run
 from ...board.config import BoardConfig
-from ..driver import BoardLink, BoardError, LinkTimeout
-from .board import BoardSim, BuildError, SimError, build_board_sim
 from ...board.top import BoardTop
+from .. import run as board_run
+from ..driver import BoardError, BoardLink, LinkTimeout
+from .board import BoardSim, BuildError, SimError, build_board_sim
 
 DEFAULT_N = 300                       # dot-adds per instruction: about a minute for an HGMMA unit
 # A simulated board runs its UART some 30 to 100 times slower than a real one (and slower still on

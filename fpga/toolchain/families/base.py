@@ -44,7 +44,7 @@ class PlaceAndRoute:
     tmg_ripup: bool = False
 
     @classmethod
-    def requested(cls, request) -> "PlaceAndRoute":
+    def requested(cls, request) -> PlaceAndRoute:
         """The choices a build request names (a :class:`fpga.toolchain.builds.BuildRequest` or the command line's
         namespace); ``auto`` (``--router auto``, ``--placer auto``, no ``--[no-]tmg-ripup``) left
         unresolved is nextpnr's own."""
