@@ -46,10 +46,9 @@ def no_cluster(monkeypatch):
     monkeypatch.setattr(engine, "cluster_client", refuse)
 
 
-@pytest.fixture
-def stored(tmp_path):
-    """A database holding 2 of the 3 blocks of :data:`SPEC`'s campaign, written as a run writes them."""
-    db = tmp_path / "c.sqlite"
+def _two_of_three(db) -> tuple[Store, Campaign]:
+    """2 of the 3 blocks of :data:`SPEC`'s campaign written to ``db`` as a run writes them (the store
+    left open)."""
     c = Campaign((HMMA,), **SPEC)
     s = Store(db)
     s.begin(c)
@@ -58,6 +57,14 @@ def stored(tmp_path):
         s.record(c.id, BlockResult(*HMMA, j, vectors=BLOCK, started=time.time(), worker="test:1"), None, run_id)
     s.run_finished(run_id, "interrupted")
     s.release_lease(c.id)
+    return s, c
+
+
+@pytest.fixture
+def stored(tmp_path):
+    """A database holding 2 of the 3 blocks of :data:`SPEC`'s campaign, written as a run writes them."""
+    db = tmp_path / "c.sqlite"
+    s, c = _two_of_three(db)
     s.close()
     return db, c
 
@@ -423,14 +430,7 @@ def test_report_reads_a_database_on_a_read_only_mount(killed, tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir()
     db = folder / "c.sqlite"
-    c = Campaign((HMMA,), **SPEC)
-    s = Store(db)
-    s.begin(c)
-    run_id = s.run_started(c.id, 1, "local")
-    for j in range(2):
-        s.record(c.id, BlockResult(*HMMA, j, vectors=BLOCK, started=time.time(), worker="test:1"), None, run_id)
-    s.run_finished(run_id, "interrupted")
-    s.release_lease(c.id)
+    s, c = _two_of_three(db)
     if killed:
         shutil.copytree(folder, tmp_path / "copy")        # what a killed run leaves: the file, its -wal, -shm
         s.close()
