@@ -45,8 +45,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BASES = ("measured", "live", "datapath", "paper", "compiled", "reference", "design")
-STATUSES = ("verified", "inferred", "approximate")
+from .rules import Word
+
+
+class Basis(Word):
+    """``Provenance.basis``: the strongest evidence behind an entry, strongest first (the module's docstring)."""
+
+    MEASURED = "measured"      # reproduces dot-adds measured on a GPU of its architecture
+    LIVE = "live"              # compared live with a GPU of its architecture
+    DATAPATH = "datapath"      # the datapath of a measured or live-checked entry of the same architecture
+    PAPER = "paper"            # the paper's tables and docs/spec.md only
+    COMPILED = "compiled"      # not native: a compiler's lowering as observed on a GPU
+    REFERENCE = "reference"    # an architecture the paper left out, compared with a reference model
+    DESIGN = "design"          # an instruction of your own (golden.custom)
+
+
+class Standing(Word):
+    """``Provenance.status``: how the evidence came out."""
+
+    VERIFIED = "verified"          # every check bit for bit
+    INFERRED = "inferred"          # no check of its own
+    APPROXIMATE = "approximate"    # some measured data are not reproduced
+
+
+BASES = tuple(Basis)
+STATUSES = tuple(Standing)
 
 SOURCE = "Khattak and Mikaitis, MATLAB-tensor-core project (BSD 2-clause)"
 
@@ -216,10 +239,9 @@ class Provenance:
 
     Members
     -------
-    basis : str
-        One of :data:`BASES` (see the module's docstring).
-    status : str
-        One of :data:`STATUSES`.
+    basis : Basis
+        See the module's docstring.
+    status : Standing
     measured : tuple of MeasuredSet
     live : tuple of LiveCheck
     same_datapath_as : tuple of str
@@ -234,8 +256,8 @@ class Provenance:
         The reference model the entry follows (basis ``reference``).
     """
 
-    basis: str
-    status: str
+    basis: Basis
+    status: Standing
     measured: tuple = ()
     live: tuple = ()
     same_datapath_as: tuple = ()
@@ -303,41 +325,41 @@ def assess(ins, catalog, lookup) -> Provenance:
     """The :class:`Provenance` of ``ins``, an entry of ``catalog`` (``lookup`` finds entries by name)."""
     from .algorithms import disputed_rules
     if ins.arch == "custom":                  # golden.catalog.CUSTOM (not imported: the catalog imports this)
-        return Provenance("design", "inferred", (), (), (), tuple(disputed_rules(ins)), (), None)
+        return Provenance(Basis.DESIGN, Standing.INFERRED, (), (), (), tuple(disputed_rules(ins)), (), None)
     measured, live, checked = _evidence(catalog, lookup)
     key = (ins.arch, ins.name)
     sets, checks = tuple(measured.get(key, ())), tuple(live.get(key, ()))
     same = tuple(n for n in checked.get((ins.arch, ins.datapath), ()) if n != ins.name)
     if not getattr(ins, "native", True):
-        basis = "compiled"
+        basis = Basis.COMPILED
     elif sets:
-        basis = "measured"
+        basis = Basis.MEASURED
     elif checks:
-        basis = "live"
+        basis = Basis.LIVE
     elif same:
-        basis = "datapath"
+        basis = Basis.DATAPATH
     elif ins.arch in REFERENCE_MODELS:
-        basis = "reference"
+        basis = Basis.REFERENCE
     else:
-        basis = "paper"
+        basis = Basis.PAPER
     if not all(s.exact for s in sets) or any(c.mismatches for c in checks):
-        status = "approximate"
+        status = Standing.APPROXIMATE
     elif sets or checks:
-        status = "verified"
+        status = Standing.VERIFIED
     else:
-        status = "inferred"
+        status = Standing.INFERRED
     lowering = ()
-    if basis == "compiled" and not sets:
+    if basis is Basis.COMPILED and not sets:
         lowering = tuple(f"{x.arch} {x.name}" for x in catalog if not x.native and x.params == ins.params
                          and (x.arch, x.name) in measured)
-    return Provenance(basis, status, sets, checks, same if basis == "datapath" else (),
+    return Provenance(basis, status, sets, checks, same if basis is Basis.DATAPATH else (),
                       tuple(disputed_rules(ins)), lowering,
-                      REFERENCE_MODELS[ins.arch] if basis == "reference" else None)
+                      REFERENCE_MODELS[ins.arch] if basis is Basis.REFERENCE else None)
 
 
-def counts(entries) -> dict[tuple[str, str], int]:
+def counts(entries) -> dict[tuple[Basis, Standing], int]:
     """How many of ``entries`` (catalog entries) have each (basis, status)."""
-    out: dict[tuple[str, str], int] = {}
+    out: dict[tuple[Basis, Standing], int] = {}
     for ins in entries:
         p = ins.provenance
         out[p.basis, p.status] = out.get((p.basis, p.status), 0) + 1
