@@ -19,17 +19,17 @@ from golden.rules import Rounding
 
 from . import probes as P
 from .probes.specials import Case, Outcome
-from .verify import verification_vectors, verify
+from .verify import FieldStatus, verification_vectors, verify
 
 __all__ = ["Field", "Evidence", "ProbePart", "PROBE_PARTS", "recognise"]
 
 
 @dataclass
 class Field:
-    """One inferred field: its value and how it was seen (``measured``, ``bound``, ``unobservable``)."""
+    """One inferred field: its value and how it was seen (a :class:`probe.verify.FieldStatus`)."""
 
     value: object = None
-    status: str = "unobservable"          # measured | bound | unobservable
+    status: FieldStatus = FieldStatus.UNOBSERVABLE
     note: str = ""
     upper: object = None                  # for status "bound": the largest value consistent with what was seen
 
@@ -126,13 +126,13 @@ def _chain_of_fmas(rig, st: dict, p_out: int) -> bool:
 def _sfma_fields(ev: Evidence, fields: dict) -> None:
     op = ev.facts["output_precision"]
     fm = P.rounding_name(P.final_rounding(ev.rig, ev.p_out)) if op["exact"] else None
-    fields["fma_rounding"] = Field(fm, "measured" if fm else "unobservable",
+    fields["fma_rounding"] = Field(fm, FieldStatus.MEASURED if fm else FieldStatus.UNOBSERVABLE,
                                    "the rounding of the last fma, c = 4 plus one product (Tables I, II)"
                                    if fm else "the result's precision is not resolved (binary64)")
 
 
 def _gps_fields(ev: Evidence, fields: dict) -> None:
-    fields["group"] = Field(ev.st["group"], "measured", "pairwise group size (III-C tree)")
+    fields["group"] = Field(ev.st["group"], FieldStatus.MEASURED, "pairwise group size (III-C tree)")
 
 
 # --------------------------------------------------------------------------- the fused algorithms
@@ -156,7 +156,7 @@ def _round_down_c(ev: Evidence) -> bool:
 
 def _pass_size(ev: Evidence, fields: dict) -> None:
     st = ev.st
-    fields["pass_size"] = Field(st["pass_size"], "measured" if st["pass_size"] else "unobservable",
+    fields["pass_size"] = Field(st["pass_size"], FieldStatus.MEASURED if st["pass_size"] else FieldStatus.UNOBSERVABLE,
                                 f"products per fused pass ({st['source']})")
 
 
@@ -164,14 +164,14 @@ def _fda_F(ev: Evidence, fda: bool) -> Field:
     """F as the precision scans show it: product #0's bits, else (FDA) c's, else (FDA) the exact sum."""
     p0, pc = ev.per.get(0, {}), ev.per.get(ev.K, {})
     if p0.get("exact"):
-        return Field(p0["bits"], "measured", "bits kept after alignment, product #0")
+        return Field(p0["bits"], FieldStatus.MEASURED, "bits kept after alignment, product #0")
     if fda and pc.get("exact"):
-        return Field(pc["bits"], "measured", "bits kept after alignment, measured on c (products too narrow)")
+        return Field(pc["bits"], FieldStatus.MEASURED, "bits kept after alignment, measured on c (products too narrow)")
     if fda and _never_lost(p0) and _never_lost(pc):
-        return Field(EXACT, "measured", f"no bit lost as far as the scans reach ({p0['bits']} places "
+        return Field(EXACT, FieldStatus.MEASURED, f"no bit lost as far as the scans reach ({p0['bits']} places "
                                         f"below product #0, {pc['bits']} below c): the exact sum "
                                         "(checked by the verification)")
-    return Field(None, "unobservable", "no summand's precision resolved")
+    return Field(None, FieldStatus.UNOBSERVABLE, "no summand's precision resolved")
 
 
 def _numeric_F(f: Field):
@@ -189,11 +189,11 @@ def _zero_exponent(ev: Evidence, fields: dict, F) -> None:
     ez = P.zero_exponent(ev.rig, F, ev.mode, ev.p_out)
     ev.facts["e_zero"] = ez
     if ez.get("observed"):
-        fields["e_zero"] = Field(ez["e_zero"], "measured", "exponent of zero summands in the maximum")
+        fields["e_zero"] = Field(ez["e_zero"], FieldStatus.MEASURED, "exponent of zero summands in the maximum")
     elif ez.get("bound") is not None:
-        fields["e_zero"] = Field(None, "bound", ez.get("reason", ""), upper=ez["bound"])
+        fields["e_zero"] = Field(None, FieldStatus.BOUND, ez.get("reason", ""), upper=ez["bound"])
     else:
-        fields["e_zero"] = Field(None, "unobservable", ez.get("reason", ""))
+        fields["e_zero"] = Field(None, FieldStatus.UNOBSERVABLE, ez.get("reason", ""))
 
 
 def _fda_fields(ev: Evidence, fields: dict) -> None:
@@ -218,9 +218,9 @@ def _block_aligned(ev: Evidence) -> bool:
 def _gdfs_fields(ev: Evidence, fields: dict) -> None:
     _pass_size(ev, fields)
     F = ev.facts["alignment_reference"]["bits"]["1x1"]
-    fields["F"] = Field(F, "measured", "bits kept after alignment to the block-scale exponent (c)")
+    fields["F"] = Field(F, FieldStatus.MEASURED, "bits kept after alignment to the block-scale exponent (c)")
     _zero_exponent(ev, fields, F)
-    fields["group"] = Field(None, "unobservable",
+    fields["group"] = Field(None, FieldStatus.UNOBSERVABLE,
                             "exact group sums are indistinguishable from alignment for e2m1 products")
 
 
@@ -235,22 +235,23 @@ def _fdrda_fields(ev: Evidence, fields: dict, grouped: bool = False) -> None:
     per, K = ev.per, ev.K
     pc = per.get(K, {})
     if pc.get("exact"):
-        fields["c_floor_bits"] = Field(pc["bits"], "measured", "c rounded down at this many bits")
+        fields["c_floor_bits"] = Field(pc["bits"], FieldStatus.MEASURED, "c rounded down at this many bits")
     if grouped and per.get(1, {}).get("exact"):
-        fields["merge_floor_bits"] = Field(per[1]["bits"], "measured", "odd set merged (RD) at this many bits")
-    fields["floor_rounding"] = Field(ev.rnd(K), "measured",
+        fields["merge_floor_bits"] = Field(per[1]["bits"], FieldStatus.MEASURED,
+                                           "odd set merged (RD) at this many bits")
+    fields["floor_rounding"] = Field(ev.rnd(K), FieldStatus.MEASURED,
                                      "how the alignments drop bits: c's alignment rounding (III-E)")
     cd = P.c_drop(ev.rig)
     ev.facts["c_drop"] = cd
-    fields["c_drop"] = Field(cd.get("c_drop"), "measured", "c dropped when e_c < e_max - c_drop")
+    fields["c_drop"] = Field(cd.get("c_drop"), FieldStatus.MEASURED, "c dropped when e_c < e_max - c_drop")
     ds = P.disputed_specials(ev.rig, cd.get("c_drop"))
     ev.facts["disputed"] = ds
-    fields["specials"] = Field(ds["specials"], "measured", "CDNA3's disputed special values: " + "; ".join(
+    fields["specials"] = Field(ds["specials"], FieldStatus.MEASURED, "CDNA3's disputed special values: " + "; ".join(
         f"{k} {v}" for k, v in ds["rules"].items())) if ds["specials"] else \
-        Field(None, "unobservable", "neither disputed rule is reachable with these formats "
+        Field(None, FieldStatus.UNOBSERVABLE, "neither disputed rule is reachable with these formats "
                                     "(f16/fp8 products never overflow; only bf8 x bf8 reaches the c drop)")
     for nm in ("dot_floor_bits", "final_floor_bits"):
-        fields[nm] = Field(None, "unobservable", "not probed: the floors below the result's precision")
+        fields[nm] = Field(None, FieldStatus.UNOBSERVABLE, "not probed: the floors below the result's precision")
 
 
 # the probe's part of each algorithm descriptor, tried in rank order

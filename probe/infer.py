@@ -19,6 +19,7 @@ from .probes.specials import NAN_PATTERNS, Case, Outcome
 from .rig import Rig
 from .verify import (
     VERIFY_ROWS,
+    FieldStatus,
     exact_reference,
     inferred_params,
     is_lowering,
@@ -88,7 +89,7 @@ class Report:
              f"{ins.a_format}*{ins.b_format}+{ins.c_format}->{ins.d_format}, K={ins.k}"
              + (f", scales {ins.scale_format}/{ins.block_size}" if ins.scale_format else "")]
         L.append(f"inferred: {self.family or '?'}  " + "  ".join(
-            f"{k}={_shown(k, v.value)}" + _MARK.get(v.status, "(bound)") for k, v in self.fields.items()))
+            f"{k}={_shown(k, v.value)}" + _MARK[v.status] for k, v in self.fields.items()))
         L.append(f"catalog:  {ins.algorithm}  " + "  ".join(
             f"{k}={_shown(k, getattr(ins.params, k))}" for k in ins.params.fields_read))
         L.append(f"comparison: {self.summary()}")
@@ -144,7 +145,7 @@ class Report:
         return "\n".join(L)
 
 
-_MARK = {"measured": "", "unobservable": "?"}          # how the text report marks a field's status
+_MARK = {FieldStatus.MEASURED: "", FieldStatus.BOUND: "(bound)", FieldStatus.UNOBSERVABLE: "?"}  # text report marks
 
 
 def _checks_text(self) -> list[str]:
@@ -220,40 +221,44 @@ def probe(ins: Instruction, backend, name: str | None = None, rows: int = VERIFY
     base = recognise(ev)                 # the first algorithm whose probe part (probe.algorithms) says yes
     if base is not None:
         part(base, Part.PROBE).infer(ev, fields)
-    fields["out_rounding"] = Field(mode, "measured" if mode else "unobservable", "result rounding (Tables I, II)")
+    fields["out_rounding"] = Field(mode, FieldStatus.MEASURED if mode else FieldStatus.UNOBSERVABLE,
+                                   "result rounding (Tables I, II)")
     fd = ins.formats[3]
-    fields["out_frac_bits"] = Field(p_out if p_out < fd.man_bits else None, "measured" if op["exact"] else "bound",
+    fields["out_frac_bits"] = Field(p_out if p_out < fd.man_bits else None,
+                                    FieldStatus.MEASURED if op["exact"] else FieldStatus.BOUND,
                                     "result fraction bits when fewer than the format's")
     sv = facts["special"]
     bound_cases = [v for k, v in sv.items() if k == Case.MAX_PLUS_1U]
     if mode in (Rounding.RZ, Rounding.RD) and bound_cases and bound_cases[0] in (Outcome.INF, Outcome.MAX):
         word = (Overflow.INF if bound_cases[0] == Outcome.INF else Overflow.IEEE).value
-        fields["overflow"] = Field(word, "measured", "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
+        fields["overflow"] = Field(word, FieldStatus.MEASURED, "max + 1 ulp under RZ: infinity ('inf') or max ('ieee')")
     else:
-        fields["overflow"] = Field(None, "unobservable", "needs an RZ/RD result and a sum reaching max + 1 ulp")
+        fields["overflow"] = Field(None, FieldStatus.UNOBSERVABLE,
+                                   "needs an RZ/RD result and a sum reaching max + 1 ulp")
     zt = sv.get(Case.TINY_NEGATIVE)
     if zt in (Outcome.NEG_ZERO, Outcome.POS_ZERO):
         # ieee754 also gives a sum of -0 terms -0 (where "ieee" gives +0)
         word = (ZeroSign.POSITIVE if zt == Outcome.POS_ZERO else ZeroSign.IEEE754
                 if sv.get(Case.NEG_ZERO_SUM) == Outcome.NEG_ZERO else ZeroSign.IEEE).value
-        fields["zero_sign"] = Field(word, "measured", "sign of a negative result that rounds to zero, "
+        fields["zero_sign"] = Field(word, FieldStatus.MEASURED, "sign of a negative result that rounds to zero, "
                                                       "and of a sum of -0 terms")
     else:
-        fields["zero_sign"] = Field(None, "unobservable", "no negative product small enough to round to zero")
+        fields["zero_sign"] = Field(None, FieldStatus.UNOBSERVABLE, "no negative product small enough to round to zero")
     po = sv.get(Case.PRODUCT_OVERFLOW)
-    fields["product_overflow"] = Field(po == Outcome.OVERFLOWS, "measured", "") \
+    fields["product_overflow"] = Field(po == Outcome.OVERFLOWS, FieldStatus.MEASURED, "") \
         if po in (Outcome.OVERFLOWS, Outcome.EXACT) else \
-        Field(None, "unobservable", "products cannot reach 2^(emax+1) with these formats")
+        Field(None, FieldStatus.UNOBSERVABLE, "products cannot reach 2^(emax+1) with these formats")
     subs = [v for k, v in sv.items() if k in (Case.SUBNORMAL_A, Case.SUBNORMAL_B, Case.SUBNORMAL_C,
                                                Case.SUBNORMAL_PRODUCT, Case.SUBNORMAL_SUM)]
-    fields["flush_subnormals"] = Field(any(v == Outcome.FLUSHED for v in subs), "measured" if subs else "unobservable",
+    fields["flush_subnormals"] = Field(any(v == Outcome.FLUSHED for v in subs),
+                                       FieldStatus.MEASURED if subs else FieldStatus.UNOBSERVABLE,
                                        "subnormal inputs, products or sums flushed")
     if base is None:                     # no algorithm: only what every design has
         for nm in ("out_rounding", "out_frac_bits", "overflow"):
             fields.pop(nm, None)
     entry_sv = P.special_values(Rig(ins, golden.dot_add, "catalog"), p_out)     # the same rows on the entry
     nb, nb_note = nan_field(ins, sv, entry_sv)
-    fields["nan_bits"] = Field(nb, "measured" if sv.get(NAN_PATTERNS) else "unobservable", nb_note)
+    fields["nan_bits"] = Field(nb, FieldStatus.MEASURED if sv.get(NAN_PATTERNS) else FieldStatus.UNOBSERVABLE, nb_note)
     if base is not None:                 # only what the algorithm reads: golden's descriptor is the truth
         keep = set(golden.descriptors.ALGORITHMS[base].fields_read)
         fields = {k: v for k, v in fields.items() if k in keep}
@@ -319,10 +324,10 @@ def compare(ins: Instruction, base, family, fields) -> tuple[list, list]:
     for nm in cat.fields_read:
         want = getattr(cat, nm)
         f = fields.get(nm)
-        if f is None or f.status == "unobservable":
+        if f is None or f.status is FieldStatus.UNOBSERVABLE:
             unobs.append(f"{nm} (catalog {want})" + (f": {f.note}" if f and f.note else ""))
             continue
-        if f.status == "bound":
+        if f.status is FieldStatus.BOUND:
             if f.upper is not None and want is not None and want > f.upper:
                 diffs.append(f"{nm}: catalog {want}, probed at most {f.upper}")
             else:

@@ -22,11 +22,12 @@ from golden.algorithms import Params
 from golden.descriptors import ALGORITHMS
 from golden.formats import NAN, ROUNDING_MODES, decode, get_format
 from golden.params import EXACT, FIELDS
+from golden.rules import Word
 
 from .probes.specials import NAN_PATTERNS, Case, Outcome
 from .rig import Row
 
-__all__ = ["VERIFY_ROWS", "EXACT_ROWS", "special_differences", "outside_the_nine", "inferred_params",
+__all__ = ["FieldStatus", "VERIFY_ROWS", "EXACT_ROWS", "special_differences", "outside_the_nine", "inferred_params",
            "verification_vectors", "verify", "exact_reference", "is_lowering"]
 
 VERIFY_ROWS = 4096          # random and structured dot-adds the inferred Params must reproduce
@@ -34,6 +35,16 @@ EXACT_ROWS = 1024           # of them, compared with the exact sum rounded once 
 SHOWN = 3                   # counterexamples shown
 STRUCTURED_ROWS = 256       # of the verification rows, from the structured generator
 LOWERING_FIELDS = ("operand_format", "pass_interleave", "c_last")
+
+
+class FieldStatus(Word):
+    """How the probe saw an inferred field (:class:`probe.algorithms.Field` ``.status``); the word the
+    JSON report stores.  Not :class:`golden.provenance.Basis`: that says what a GPU ran for a catalog
+    entry, this what the probe's scans resolved."""
+
+    MEASURED = "measured"            # observed: the value is the device's
+    BOUND = "bound"                  # only bounded: ``Field.upper`` is the largest value consistent with the scans
+    UNOBSERVABLE = "unobservable"    # these formats or this rig cannot show it
 
 
 def is_lowering(p: Params) -> bool:
@@ -108,7 +119,7 @@ def inferred_params(ins, base, fields: dict):
         return None, "no algorithm inferred"
     changes = {}
     for k, f in fields.items():
-        if f.status != "measured" or k not in FIELDS:
+        if f.status is not FieldStatus.MEASURED or k not in FIELDS:
             continue
         if k == "out_rounding" and f.value not in ROUNDING_MODES:
             continue                               # described as outside the nine

@@ -5,6 +5,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ import golden
 from probe import DeviceError, GoldenBackend, ParamsBackend, Unavailable, backend_from_name, probe
 from probe.probes import classify_rounding, rounding_name
 from probe.probes.specials import Case
+from probe.verify import FieldStatus
+from tests.golden.test_golden_words import bare_words, offenders
 
 
 def _one_per_datapath(pool):
@@ -113,6 +116,8 @@ def test_report_json_and_text():
     assert j["comparison"] == "matches" and j["inferred"]["algorithm"] == "FDA"
     assert j["inferred"]["params"]["F"] == {"value": 25, "status": "measured",
                                              "note": "bits kept after alignment, product #0"}
+    assert all(type(f.status) is FieldStatus for f in r.fields.values())
+    assert r.fields["F"].status is FieldStatus.MEASURED
     assert j["facts"]["special"]["tf32 1.0 with a low bit set"] == "ignored"
     assert j["facts"]["special"]["tf32 NaN with payload only in the low bits"] == "becomes infinity"
     text = r.text()
@@ -464,3 +469,18 @@ def test_backend_is_the_old_spelling_of_device(capsys):
     assert main(["hopper", "HGMMA.64xNx16.F32", "--device", "golden:F=24", "--quiet"]) == 1
     new = capsys.readouterr()
     assert new.out == old.out and "note:" not in new.err
+
+
+FIELD_WORDS = (set(FieldStatus), ("status",), ("Field",))
+
+
+def test_field_status_words_are_members():
+    """A field's status is a :class:`probe.verify.FieldStatus` member wherever it is given or compared
+    (a probe result's ``"bound"`` key, or a disputed rule read as ``"unobservable"``, is another word)."""
+    assert offenders(*FIELD_WORDS, home=Path("probe/verify.py")) == [], "use probe.verify.FieldStatus members"
+    planted = ('fields["F"] = Field(p["bits"], "measured" if p else "unobservable", "note")\n'
+               'if f.status == "bound":\n'
+               '    upper = ez.get("bound")\n'
+               '_MARK = {"measured": "", "unobservable": "?"}\n'
+               'out["rules"][rule] = "unobservable"\n')
+    assert bare_words(planted, *FIELD_WORDS) == [1, 2, 4]
