@@ -188,8 +188,8 @@ class Store:
 
     def take_lease(self, campaign: str) -> None:
         """Hold ``campaign`` for this process; :class:`CampaignBusy` while another live run holds it."""
-        self.db.execute("BEGIN IMMEDIATE")
         try:
+            self.db.execute("BEGIN IMMEDIATE")
             held = self._holder(campaign)
             if held is not None and (held["host"], held["pid"]) != (socket.gethostname(), os.getpid()):
                 since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(held["since"]))
@@ -202,7 +202,7 @@ class Store:
                             (campaign, socket.gethostname(), os.getpid(), now, now))
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._abandon()
             raise
 
     def release_lease(self, campaign: str) -> None:
@@ -290,8 +290,8 @@ class Store:
         if r.failing is not None:
             f = r.failing
             first = (int(f["index"][0]), int(f["got"][0]), int(f["expected"][0]))
-        self.db.execute("BEGIN IMMEDIATE")
         try:
+            self.db.execute("BEGIN IMMEDIATE")
             cur = self.db.execute(
                 "INSERT OR IGNORE INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (campaign, r.arch, r.instr, r.block, r.vectors, r.mismatches, r.unsupported, r.started, r.seconds,
@@ -302,7 +302,7 @@ class Store:
             self.db.execute("UPDATE leases SET beat = ? WHERE campaign = ?", (time.time(), campaign))
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._abandon()
             raise
         return new
 
@@ -321,8 +321,16 @@ class Store:
                               (campaign, time.time(), workers, scheduler))
         return cur.lastrowid
 
+    def _abandon(self) -> None:
+        """Roll back the transaction a Ctrl-C (or any error) left open. The interrupt can land on either
+        side of BEGIN or COMMIT (Python raises it when the SQLite call returns), so whether one is open
+        is asked, not assumed: a transaction left open would swallow the run's closing record."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
     def run_finished(self, run_id: int, outcome: str) -> None:
         """Close run ``run_id``'s record (its blocks were counted as they came)."""
+        self._abandon()
         self.db.execute("UPDATE runs SET finished = ?, outcome = ? WHERE rowid = ?", (time.time(), outcome, run_id))
 
     # ---- the report's queries --------------------------------------------------------------------------

@@ -492,3 +492,39 @@ def test_a_campaigns_replay_file_given_to_cosim_names_campaign_replay(tmp_path, 
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("error: ") and f"python -m campaign replay {path}" in lines[0], lines[0]
+
+
+class _InterruptedAfter:
+    """A connection whose statement ``sql`` is carried out and then meets Ctrl-C, as when SIGINT
+    arrives while SQLite waits for its lock: Python raises it as the call returns."""
+
+    def __init__(self, db, sql):
+        self.db, self.sql = db, sql
+
+    def execute(self, sql, *args):
+        cur = self.db.execute(sql, *args)
+        if sql == self.sql:
+            self.sql = None
+            raise KeyboardInterrupt
+        return cur
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+@pytest.mark.parametrize("sql", ["BEGIN IMMEDIATE", "COMMIT"])
+def test_ctrl_c_on_either_side_of_a_blocks_transaction_keeps_the_run_record(tmp_path, sql):
+    """The run's closing record ("interrupted") is written whether Ctrl-C lands after BEGIN (a
+    transaction left open would swallow it when the store closes) or after COMMIT (nothing to undo)."""
+    db = tmp_path / "c.sqlite"
+    s, c = _two_of_three(db)
+    run_id = s.run_started(c.id, 1, "local")
+    s.db = _InterruptedAfter(s.db, sql)
+    with pytest.raises(KeyboardInterrupt):
+        s.record(c.id, BlockResult(*HMMA, 2, vectors=BLOCK, started=time.time(), worker="test:1"), None, run_id)
+    s.db = s.db.db
+    s.run_finished(run_id, "interrupted")
+    s.close()
+    with sqlite3.connect(db) as con:
+        outcome, blocks = con.execute("SELECT outcome, blocks FROM runs WHERE rowid = ?", (run_id,)).fetchone()
+    assert outcome == "interrupted" and blocks == (1 if sql == "COMMIT" else 0)
