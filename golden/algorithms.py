@@ -35,6 +35,7 @@ import functools
 
 import numpy as np
 
+from .cover_points import FDA_COVER_POINTS
 from .datapath import Datapath
 from .descriptors import ALGORITHMS, Algorithm, KernelCode, describe
 from .formats import (
@@ -770,6 +771,7 @@ describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=Tru
 describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,
                    kernel_code=KernelCode.FDA, exact_terms=lambda p, L: (2, L + 1),       # L products and c
+                   cover_points=FDA_COVER_POINTS,
                    summary="fused dot-add: products aligned to the largest exponent, truncated, summed"))
 describe(Algorithm("GDFS", gdfs, ("pass_size", "F", "e_zero", "group") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, check_formats=_gdfs_formats,

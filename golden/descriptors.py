@@ -128,6 +128,9 @@ class Algorithm:
         ``L`` (the products of one pass).
     disputed : tuple of str
         The :data:`golden.algorithms.DISPUTED_RULES` its results can depend on (``Params.specials``).
+    cover_points : tuple
+        The cover points of the algorithm (golden.coverage): :class:`golden.cover_points.CoverPoint`
+        s measured from its trace by :func:`golden.coverage.measure`; empty: none yet.
     """
 
     name: str
@@ -146,6 +149,7 @@ class Algorithm:
     exact_terms: Callable | None = None
     check_formats: Callable | None = None
     disputed: tuple = ()
+    cover_points: tuple = ()
 
     def terms(self, params, L: int) -> tuple[int, int]:
         """``(int_bits, terms)`` of a pass of ``L`` products (:attr:`exact_terms`)."""
