@@ -21,6 +21,10 @@
     input infinities meeting products that overflow the other way, in one pass and across
     chained passes; NaN or infinite c (and chained NaNs) meeting large products.  Other
     instructions get valid vectors that simply do not reach the rules.
+``cover``
+    Directed vectors (:func:`golden.cover.directed.cover_operands`): operands solved for, bin by
+    bin, until every reachable bin of the instruction's cover points is hit (docs/coverage.md), then
+    further constructions bin by bin.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from .formats import Format, NanKind, from_float, get_format, special_bits, to_f
 from .params import EXACT
 from .rules import Rounding
 
-KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")
+KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed", "cover")
 
 
 def _kernels():
@@ -436,6 +440,9 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
         return structured_operands(ins, n, rng, out)
     if kind == "disputed":
         return disputed_operands(ins, n, rng, out)
+    if kind == "cover":
+        from .cover.directed import cover_operands
+        return cover_operands(ins, n, rng, out)
     if kind in ("mixed", "all"):
         parts = ("bits", "normal") if kind == "mixed" else ("bits", "normal", "structured")
         sizes = [n // len(parts)] * (len(parts) - 1)

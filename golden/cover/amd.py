@@ -1,0 +1,10 @@
+"""The AMD round-down algorithms' own cover points (FDRDA, GFDRDA; docs/spec.md §3)."""
+
+from __future__ import annotations
+
+from .common import COMMON_POINTS
+
+__all__ = ["FDRDA_COVER_POINTS", "GFDRDA_COVER_POINTS"]
+
+FDRDA_COVER_POINTS = (*COMMON_POINTS,)
+GFDRDA_COVER_POINTS = (*COMMON_POINTS,)
