@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .chain import CHAIN_POINTS
 from .common import COMMON_POINTS
 from .model import Batch, Bin, CoverPoint
+from .scales import SCALE_POINTS
 
 __all__ = ["FDA_COVER_POINTS"]
 
@@ -83,5 +85,7 @@ FDA_COVER_POINTS = (
                                  Bin("products_dominant", "the largest product exponent is above c's")),
                _c_hits, description="c's exponent against the largest product exponent (non-zero c and "
                                     "some non-zero product)"),
+    *SCALE_POINTS,
+    *CHAIN_POINTS,
     *COMMON_POINTS,
 )
