@@ -1,4 +1,4 @@
-"""Command line: ``python -m golden list | run | trace | formats | gemm-error | gemm-bench | gemm-compare``.
+"""Command line: ``python -m golden list | run | trace | formats | coverage | gemm-error | gemm-bench | gemm-compare``.
 
 Examples::
 
@@ -22,6 +22,7 @@ import numpy as np
 from . import gemm_bench, gemm_compare, gemm_error
 from .api import BACKEND_ENV, check_numba_environment, dot_add, trace
 from .catalog import ARCHITECTURES, lookup, select
+from .cover import cli as cover_cli
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
 from .options import Parser, check_whole
 from .provenance import BASES, STATUSES, counts
@@ -190,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--scale-a", help="block scales of a (values or 0x bytes; default 1.0)")
     tr.add_argument("--scale-b", help="block scales of b")
     tr.set_defaults(func=cmd_trace)
+    cover_cli.add_parser(sub, ARCH_HELP, INSTR_HELP)
     gemm_error.add_parser(sub, ARCH_HELP, INSTR_HELP)
     gemm_bench.add_parser(sub)
     gemm_compare.add_parser(sub)
