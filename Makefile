@@ -19,7 +19,7 @@ ifneq ($(VARS_REFUSED),)
 $(error $(VARS_REFUSED))
 endif
 
-.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core lint lint-rtl report probe findings \
+.PHONY: help venv test golden bench list clean cosim cosim-all cosim-core coverage lint lint-rtl report probe findings \
         fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench fpga-records fpga-records-bg campaign campaign-report campaign-bench \
         formal gemm-example gemm-bench
 
@@ -33,6 +33,10 @@ help:
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
 	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
+	@echo "make coverage ARCH=hopper INSTR=HGMMA.64xNx16.F32 [VECTORS=cover] [N=] [SEED=] [DUT=path/unit.toml] [REPORT=results.xml]"
+	@echo "              [CLOSED=yes] [COVERAGE_DIR=]  co-simulate and report the cover points the vectors hit: summary line,"
+	@echo "                                  holes, an HTML + JSON report (build/coverage/); VECTORS=cover without N: the"
+	@echo "                                  fewest vectors that hit every reachable bin; CLOSED=yes: a hole fails the run"
 	@echo "make lint                         ruff on the Python tree (pyproject.toml's [tool.ruff]; tests/project/test_ruff.py runs it too)"
 	@echo "make lint-rtl [ARCH=] [INSTR=]    verilator --lint-only -Wall on the generated Verilog (default: everything)"
 	@echo "make report ARCH=hopper [INSTR=] [SIZE=full|fast|auto|none] [JOBS=]"
@@ -145,6 +149,20 @@ ifdef DUT
 	$(PY) -m cosim.dut run $(DUT) $(if $(call given,N),-n $(N)) $(DUT_OPTS)
 else
 	$(PY) -m cosim run $(ARCH) $(INSTR) $(if $(call given,N),-n $(N)) $(COSIM_OPTS)
+endif
+
+# coverage (cosim.coverage, golden.cover): the run's summary line, every bin's hits and the HTML + JSON report;
+# VECTORS=cover without N runs the solved closure (-n closure), CLOSED=yes exits 1 on a hole
+COVERAGE_N = $(if $(call given,N),-n $(N),$(if $(filter cover,$(VECTORS)),-n closure))
+COVERAGE_OPTS = --seed $(SEED) --coverage-table $(if $(VECTORS),--vectors $(VECTORS)) $(if $(REPORT),--report $(REPORT)) \
+                $(if $(CLOSED),--require-closed=$(CLOSED)) $(if $(COVERAGE_DIR),--coverage-dir $(COVERAGE_DIR))
+
+coverage: $(STAMP)
+ifdef DUT
+	$(PY) -m cosim.dut run $(DUT) $(COVERAGE_N) $(COVERAGE_OPTS) \
+	    $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR))
+else
+	$(PY) -m cosim run $(ARCH) $(INSTR) $(COVERAGE_N) $(COVERAGE_OPTS)
 endif
 
 cosim-all: $(STAMP)

@@ -36,7 +36,8 @@ from golden.streams import check_generator  # noqa: E402
 from golden.streams import resolve as resolve_vectors
 
 from . import build as bld  # noqa: E402
-from . import failures, table, toolchain  # noqa: E402
+from . import coverage as cov  # noqa: E402
+from . import failures, junit, table, toolchain  # noqa: E402
 from . import lint as lnt  # noqa: E402
 from . import run as cr  # noqa: E402
 from .scoring import Status, check_budget  # noqa: E402
@@ -61,13 +62,17 @@ def _config(args) -> cr.Config:
     _check_common(args)
     cfg = cr.Config(seed=args.seed, stall=args.stall, lanes=args.lanes, waves=args.waves, progress=args.progress)
     if getattr(args, "n", None) is not None:
-        if args.n < 1:
+        if args.n != cov.CLOSURE and args.n < 1:
             raise ValueError(f"-n must be >= 1, got {args.n}")
         cfg.n = args.n
     if getattr(args, "budget", None) is not None:
         cfg.budget_s = args.budget
     if getattr(args, "vectors", None):
         cfg.vectors = args.vectors
+    if cfg.n == cov.CLOSURE and cfg.vectors != "cover":
+        raise ValueError(f"-n {cov.CLOSURE} sizes a run to the solved closure of --vectors cover (N=closure with "
+                         f"VECTORS=cover); got --vectors {cfg.vectors}: give -n a number or --vectors cover")
+    cfg.coverage = getattr(args, "coverage", False)
     if getattr(args, "jobs", 1) < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     if args.lanes < 1:
@@ -75,15 +80,47 @@ def _config(args) -> cr.Config:
     return cfg
 
 
+def _what(cfg) -> str:
+    """How many vectors each instruction gets, for the run's first line."""
+    if cfg.n == cov.CLOSURE:
+        return "the solved closure's vectors (the fewest that hit every reachable bin)"
+    if cfg.n:
+        return f"{cfg.n:,} vectors"
+    return f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors" if not cfg.waves else "2,000 vectors (waves)"
+
+
+def _report(args, instrs, cfg, results) -> int:
+    """The coverage report, --require-closed and the JUnit report after the table; the exit status they add."""
+    status = 0
+    if cfg.coverage:
+        title = f"python -m cosim run {args.arch} {args.instr or 'all'}"
+        meta = cov.run_meta(vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall, lanes=cfg.lanes,
+                            unit=args.unit or "hw", pipeline=args.pipeline)
+        name = f"{instrs[0].arch}_{instrs[0].name}" if len(instrs) == 1 else f"{args.arch}_{args.instr or 'all'}"
+        coverages = cov.report_run(results, title=title, meta=meta, name=name, folder=args.coverage_dir,
+                                   table=args.coverage_table)
+        if args.require_closed:
+            status |= cov.require_closed(coverages)
+    if args.report is not None:
+        try:
+            junit.write(args.report, results)
+        except OSError as e:
+            print(f"error: --report {args.report}: the JUnit report could not be written ({e.strerror or e}); "
+                  "the results are in the table above", file=sys.stderr)
+            return 2
+        print(f"JUnit report: {args.report}")
+    return status
+
+
 def cmd_run(args) -> int:
     instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
+    cov.check_options(args)
     for ins in instrs:                                # fail early: a bad generator name or what it returns
         check_generator(ins, cfg.vectors, cfg.seed)
     unit = unit_provider(args.unit, args.pipeline)
     toolchain.setup()
-    what = f"{cfg.n:,} vectors" if cfg.n else (f"{cfg.budget_s:g} s and >= {cfg.min_n:,} vectors"
-                                               if not cfg.waves else "2,000 vectors (waves)")
+    what = _what(cfg)
     print(f"co-simulating {len(instrs)} instruction(s), {what} each, seed {cfg.seed}, stall {cfg.stall:g}, "
           f"{cfg.lanes} lane(s), unit {getattr(unit, 'spec', unit)}"
           + (f", {args.jobs} at a time" if args.jobs > 1 else ""), file=sys.stderr, flush=True)
@@ -92,7 +129,8 @@ def cmd_run(args) -> int:
     for r in results:
         if r.waves_file and r.status != Status.MISMATCH:
             print(f"waves: {r.ins.name}: {r.waves_file}")
-    return table.summarize(results)
+    status = table.summarize(results)
+    return _report(args, instrs, cfg, results) or status
 
 
 def cmd_tensor_core(args) -> int:
@@ -229,14 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("arch", help="architecture, several separated by commas, or all")
     run.add_argument("instr", nargs="?", default=None,
                      help="name or family, several separated by commas, or all (default: all)")
-    run.add_argument("-n", type=int, default=None,
-                     help="vectors per instruction (default: ~1 minute each and at least 100,000; 2,000 with --waves)")
+    run.add_argument("-n", type=cov.parse_count, default=None,
+                     help="vectors per instruction (default: ~1 minute each and at least 100,000; 2,000 with --waves); "
+                          "closure: with --vectors cover, the fewest vectors that hit every reachable bin")
     run.add_argument("--budget", type=float, default=None,
                      help="seconds per instruction when -n is not given, a positive number (default 60)")
     run.add_argument("--vectors", default="mixed",
                      help="generator: bits, normal, mixed (default), a registered name or module:function")
     run.add_argument("-j", "--jobs", type=int, default=1,
                      help="instructions co-simulated at once, each in its own processes (default 1)")
+    cov.add_options(run)
     common(run)
     run.set_defaults(func=cmd_run)
 

@@ -22,9 +22,11 @@ from golden.streams import ArrayStream, VectorStream
 
 from . import build as bld
 from . import failures
+from .coverage import CLOSURE, closure_size, measuring
 from .payload import PayloadLayout
 from .scoring import Config, Result, Status, build_checked, note_wave_format, simulate_and_score
-from .table import HEADER, progress, row
+from .session import Score
+from .table import header, progress, row
 from .units import NoRTL, provider_from_description, unit_provider
 
 __all__ = ["Config", "Result", "run_instruction", "run_many", "replay"]
@@ -65,12 +67,16 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
     else:
         stream = VectorStream(ins, cfg.vectors, cfg.seed)
         n = cfg.n if cfg.n is not None else (2000 if cfg.waves else None)
+        if n == CLOSURE:
+            n = closure_size(ins, cfg.vectors, cfg.seed)
+    score = measuring(Score(ins, reference, None, cfg.max_saved), ins, cfg.coverage)
     res = simulate_and_score(
         b, layout, stream, reference, max_saved=cfg.max_saved, n=n, budget_s=cfg.budget_s, min_n=cfg.min_n,
         seed=cfg.seed, stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,
         stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out, batch_vectors=cfg.batch_vectors,
-        progress=cfg.progress, keep_run_dir=cfg.keep_run_dir)
+        progress=cfg.progress, keep_run_dir=cfg.keep_run_dir, score=score)
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
+    res.coverage = getattr(score, "coverage", None)
     note_wave_format(b)
     if res.status == Status.MISMATCH:
         failures.report_failure(res, cfg, provider, reference, lambda: provider(ins, cfg.lanes), out=out,
@@ -90,13 +96,13 @@ def run_many(instructions, config: Config | None = None, unit=None, reference=No
     """
     cfg = config or Config()
     out = cfg.out or sys.stdout
-    print(HEADER, file=out, flush=True)
+    print(header(cfg.coverage), file=out, flush=True)
     if jobs <= 1 or len(instructions) <= 1:
         results = []
         for ins in instructions:
             r = run_instruction(ins, cfg, unit, reference)
             results.append(r)
-            print(row(r), file=out, flush=True)
+            print(row(r, coverage=cfg.coverage), file=out, flush=True)
         return results
     if not (unit is None or isinstance(unit, str)) or reference is not None:
         raise ValueError("jobs > 1 takes the unit as a spec string (hw, standin:...) and the golden reference")
@@ -123,7 +129,7 @@ def _run_in_workers(instructions, cfg: Config, unit, jobs: int, out) -> list:
                                        message=f"worker failed: {type(e).__name__}: {e}"), ""
                 results[i] = r
                 done += 1
-                print(row(r), file=out, flush=True)
+                print(row(r, coverage=cfg.coverage), file=out, flush=True)
                 if report.strip() and not r.ok:
                     print(report.rstrip(), file=out, flush=True)
                 if cfg.progress:

@@ -46,6 +46,7 @@ class Config:
     rerun_max: int = 64                # failing vectors rerun with waves
     keep_run_dir: bool = False
     out: object = None                 # stream for reports (default sys.stdout)
+    coverage: bool = False             # measure the cover points on every vector checked (cosim.coverage)
 
 
 def check_budget(budget) -> None:
@@ -77,6 +78,7 @@ class Result:
     run_dir: Path | None = None
     build_key: str = ""                # the unit's build (cosim.build.Build.key)
     failing: dict | None = None        # first failing vectors: a, b, c, scale_a, scale_b, expected, got, index
+    coverage: object = None            # golden.cover.model.Coverage of the vectors checked, when measured
 
     @property
     def ok(self) -> bool:

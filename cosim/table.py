@@ -1,5 +1,6 @@
 """The run table of ``python -m cosim run``: its header, one row per instruction, the summary,
-and the progress line on stderr."""
+and the progress line on stderr.  A run that measures coverage (cosim.coverage) has a ``coverage``
+column before the status: reachable bins hit of those reachable (``15/15``)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,34 @@ import sys
 
 from .status import Status
 
-HEADER = (f"{'arch':13s} {'instruction':42s} {'algorithm':9s} {'lanes':>5s} {'lat':>4s} {'II':>3s} {'vectors':>9s} "
-          f"{'mismatch':>8s} {'build s':>8s} {'time s':>7s} {'dot-adds/s':>10s}  status")
+
+def header(coverage: bool = False) -> str:
+    """The table's header; ``coverage``: with the coverage column."""
+    return (f"{'arch':13s} {'instruction':42s} {'algorithm':9s} {'lanes':>5s} {'lat':>4s} {'II':>3s} {'vectors':>9s} "
+            f"{'mismatch':>8s} {'build s':>8s} {'time s':>7s} {'dot-adds/s':>10s}"
+            + (f" {'coverage':>9s}" if coverage else "") + "  status")
 
 
-def row(r, name: str | None = None) -> str:
-    """One :class:`cosim.Result` as a row under :data:`HEADER` (``name``: what to call the instruction,
-    default its name)."""
+HEADER = header()
+
+
+def coverage_cell(r) -> str:
+    """``hit/reachable`` of a result's coverage, ``-`` where none was measured."""
+    cov = getattr(r, "coverage", None)
+    return "-" if cov is None else f"{len(cov.hit())}/{len(cov.reachable())}"
+
+
+def row(r, name: str | None = None, coverage: bool = False) -> str:
+    """One :class:`cosim.Result` as a row under :func:`header` (``name``: what to call the instruction,
+    default its name; ``coverage``: with the coverage column)."""
     lat = "-" if r.latency is None else str(r.latency)
     ii = "-" if r.initiation_interval is None else str(r.initiation_interval)
     build = "-" if not r.build_source else ("cached" if r.build_source == "cached" else f"{r.build_seconds:.1f}")
     status = r.status if r.ok else f"{r.status}: {r.message.splitlines()[0][:80]}" if r.message else r.status
     name = name or r.ins.name
     return (f"{r.ins.arch:13s} {name:42s} {r.ins.algorithm:9s} {r.lanes:5d} {lat:>4s} {ii:>3s} {r.vectors:9d} "
-            f"{r.mismatches:8d} {build:>8s} {r.seconds:7.1f} {r.rate:10.0f}  {status}")
+            f"{r.mismatches:8d} {build:>8s} {r.seconds:7.1f} {r.rate:10.0f}"
+            + (f" {coverage_cell(r):>9s}" if coverage else "") + f"  {status}")
 
 
 def summarize(results, out=None) -> int:

@@ -36,7 +36,7 @@ YES, NO = _OPTIONS.YES, _OPTIONS.NO       # the yes/no words every layer takes
 
 EVERYWHERE = ("PYTHON", "MMA_BUILD_DIR")
 # yes/no words, passed on as --option=WORD and read by golden.options.yes_no (refused here already)
-WORDS = ("TMG_RIPUP", "UPDATE")
+WORDS = ("TMG_RIPUP", "UPDATE", "CLOSED")
 
 _COSIM = ("ARCH", "INSTR", "N", "SEED", "STALL", "LANES", "WAVES", "VECTORS", "JOBS", "BUDGET", "UNIT", "PIPELINE")
 _FPGA_ROUTE = ("ROUTE_TIMEOUT", "ROUTER", "PLACER", "TMG_RIPUP")
@@ -58,6 +58,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "gemm-example": ((), None),
     "gemm-bench": ((), None),
     "cosim": (_COSIM, ("ARCH", "INSTR", "N", "SEED", "STALL", "BUDGET", "WAVES", "REPORT", "VECTORS")),
+    "coverage": (("ARCH", "INSTR", "VECTORS", "N", "SEED", "REPORT", "CLOSED", "COVERAGE_DIR"),
+                 ("ARCH", "INSTR", "VECTORS", "N", "SEED", "REPORT", "CLOSED", "COVERAGE_DIR")),
     "cosim-all": (_COSIM[2:], None),
     "cosim-core": (("ARCH", "INSTR", "N", "SEED", "STALL", "BUDGET", "PIPELINE"), None),
     "lint-rtl": (("ARCH", "INSTR"), ()),

@@ -4,6 +4,7 @@ Examples::
 
     python -m cosim.dut run examples/dut/dotp_vr/unit.toml            # every target (make cosim DUT=...)
     python -m cosim.dut run unit.toml --arch ampere --instr HMMA.16816.F32 -n 100000 --report results.xml
+    python -m cosim.dut run unit.toml --vectors cover -n closure --require-closed     # make coverage DUT=... CLOSED=yes
     python -m cosim.dut lint unit.toml                                 # make lint-rtl DUT=...
     python -m cosim.dut ports unit.toml                                # the top's ports, checked
     python -m cosim.dut signals unit.toml -n 8                         # the signal map, checked on a working design
@@ -31,6 +32,7 @@ from golden.console import OutputError, check_output, exit_with  # noqa: E402
 from golden.options import Parser, whole_number, yes_no_option  # noqa: E402
 
 from .. import build as bld  # noqa: E402
+from .. import coverage as cov  # noqa: E402
 from .. import table, toolchain  # noqa: E402
 from ..failures import FailureFileError  # noqa: E402
 from ..scoring import Config, check_budget  # noqa: E402
@@ -45,8 +47,12 @@ def _config(args) -> Config:
         raise ValueError(f"--stall must be in [0, 1), got {args.stall}")
     from golden.streams import resolve
     resolve(args.vectors)                        # an unknown generator: one line, before any build
+    if args.n == cov.CLOSURE and args.vectors != "cover":
+        raise ValueError(f"-n {cov.CLOSURE} sizes a run to the solved closure of --vectors cover (N=closure with "
+                         f"VECTORS=cover); got --vectors {args.vectors}: give -n a number or --vectors cover")
     return Config(n=args.n, budget_s=args.budget, min_n=args.min_n, seed=args.seed, stall=args.stall,
-                  waves=args.waves, progress=0.0 if args.quiet else 15.0, vectors=args.vectors)
+                  waves=args.waves, progress=0.0 if args.quiet else 15.0, vectors=args.vectors,
+                  coverage=getattr(args, "coverage", False))
 
 
 def cmd_run(args) -> int:
@@ -54,16 +60,17 @@ def cmd_run(args) -> int:
     from .builds import prepare
     from .run import run_target
     cfg = _config(args)
-    report = check_output(args.report, "--report") if args.report is not None else None
+    cov.check_options(args)
+    report = args.report
     bld.check_build_root()
     prep = prepare(args.description, args.arch, args.instr)
     print(f"{prep.desc.name}: {prep.desc.top} ({prep.desc.handshake.kind.value}), {len(prep.pairs)} target(s)")
-    print(table.HEADER, flush=True)
+    print(table.header(cfg.coverage), flush=True)
     results = []
     for target, ins in prep.pairs:
         dr = run_target(prep, target, ins, cfg)
         results.append(dr)
-        print(table.row(dr.result, target_name(target, ins)), flush=True)
+        print(table.row(dr.result, target_name(target, ins), coverage=cfg.coverage), flush=True)
         said = [f"params {target.params}" if target.params else "", f"{ins.arch} {ins.name}" if target.custom else "",
                 " ".join(f"{k}={v}" for k, v in target.pins.items())]
         said = [x for x in said if x]
@@ -72,6 +79,12 @@ def cmd_run(args) -> int:
         if said:
             print(f"{'':13s} ({said})")
     status = table.summarize([d.result for d in results])
+    if cfg.coverage:
+        meta = cov.run_meta(design=str(prep.desc.path), vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall)
+        coverages = cov.report_run([d.result for d in results], title=f"python -m cosim.dut run {args.description}",
+                               meta=meta, name=prep.desc.name, folder=args.coverage_dir, table=args.coverage_table)
+        if args.require_closed:
+            status |= cov.require_closed(coverages)
     if report is not None:                       # checked before the run; the table above is kept whatever happens
         try:
             junit.write(report, prep, results)
@@ -163,8 +176,8 @@ def main(argv=None) -> int:
     r.add_argument("description")
     r.add_argument("--arch", default=None)
     r.add_argument("--instr", default=None)
-    r.add_argument("-n", type=whole_number(1), default=None, help="vectors per target, at least 1 (default: "
-                   "--budget seconds)")
+    r.add_argument("-n", type=cov.parse_count, default=None, help="vectors per target, at least 1 (default: "
+                   "--budget seconds); closure: with --vectors cover, the fewest that hit every reachable bin")
     r.add_argument("--budget", type=float, default=60.0, help="seconds per target when -n is not given (default 60)")
     r.add_argument("--min-n", type=whole_number(0), default=100_000,
                    help="vectors per target at least, when the budget runs out first (default 100,000)")
@@ -174,7 +187,7 @@ def main(argv=None) -> int:
                    help="build with waveforms and trace the whole run (also --waves=yes|no, make's WAVES=)")
     r.add_argument("--vectors", default="mixed", help="generator: a name (mixed, bits, normal, structured, all) or "
                    "module:function; with mixed, a clean run ends with 4,096 structured vectors (the structured pass)")
-    r.add_argument("--report", default=None, help="write JUnit XML here (checked before the run)")
+    cov.add_options(r)
     r.add_argument("--quiet", action="store_true")
     for name in ("lint", "ports"):
         p = sub.add_parser(name)

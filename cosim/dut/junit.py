@@ -1,10 +1,12 @@
-"""``REPORT=results.xml``: the DUT run as JUnit XML (one testcase per target), which CI servers read."""
+"""``REPORT=results.xml``: the DUT run as JUnit XML (one testcase per target), which CI servers read; with
+coverage, each target's in the suite's properties (:func:`cosim.junit.coverage_properties`)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..junit import coverage_properties
 from ..status import Status
 
 
@@ -26,6 +28,7 @@ def write(path, prep, results) -> Path:
                 f"replay: {r.failures_file}" if r.failures_file else r.message
         elif r.status != Status.OK:
             ET.SubElement(case, "error", message=r.message, type=dr.diagnosis).text = r.message
+    coverage_properties(suite, [dr.result.coverage for dr in results])
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

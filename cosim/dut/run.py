@@ -27,6 +27,7 @@ import golden
 
 from .. import build as bld
 from .. import failures
+from ..coverage import CLOSURE, closure_size, measuring
 from ..scoring import Config, Result, Status, simulate_and_score
 from ..session import simulate
 from . import adapter, order, transfers
@@ -59,6 +60,8 @@ def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -
     """
     cfg = cfg or Config()
     out = cfg.out or sys.stdout
+    if cfg.n == CLOSURE:
+        cfg = dataclasses.replace(cfg, n=closure_size(ins, cfg.vectors, cfg.seed))
     res = Result(ins)
     try:
         b = build(prep, target, ins, root=cfg.build_root)
@@ -68,12 +71,13 @@ def run_target(prep: Prepared, target: Target, ins, cfg: Config | None = None) -
     dr = _session(prep, target, ins, b, cfg, x_check=True)
     if dr.result.ok and cfg.vectors == "mixed" and (cfg.n is None or cfg.n >= STRUCTURED_VECTORS):
         more = _session(prep, target, ins, b, dataclasses.replace(cfg, vectors=STRUCTURED_KIND, n=STRUCTURED_VECTORS),
-                        x_check=False)
+                        x_check=False, coverage=dr.result.coverage)
         if not more.result.ok:
             more.result.message += f" (the structured pass: VECTORS={STRUCTURED_KIND}, {STRUCTURED_VECTORS:,} vectors)"
             dr = more
         else:
             dr.notes.append(f"and {more.result.vectors:,} structured {_unit(prep)}: 0 mismatches")
+        dr.result.coverage = more.result.coverage           # both passes' vectors, measured into one
     if dr.result.failing is not None and dr.result.status in (Status.MISMATCH, Status.ERROR):
         _report_failure(prep, dr, cfg, out)
     return dr
@@ -93,16 +97,19 @@ def _schedule(prep: Prepared, ins, cfg: Config) -> dict:
                 batch_vectors=max(16, cfg.batch_vectors // per))
 
 
-def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_check: bool) -> DutResult:
-    """One scored session of the built target, diagnosed (order, latency) and, with ``x_check``, X-checked."""
+def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_check: bool,
+             coverage=None) -> DutResult:
+    """One scored session of the built target, diagnosed (order, latency) and, with ``x_check``, X-checked;
+    with ``cfg.coverage`` its vectors are measured (into ``coverage``, a Coverage of an earlier session, when given)."""
     desc = prep.desc
     keep = transfers.transfers(desc, ins, X_CHECK_VECTORS)
-    score = transfers.score(desc, ins, keep)
+    score = measuring(transfers.score(desc, ins, keep), ins, cfg.coverage, desc.tile, coverage)
     res = simulate_and_score(
         b, transfers.layout(desc, ins), transfers.stream(desc, ins, cfg.vectors, cfg.seed), golden.dot_add,
         score=score, progress=cfg.progress, keep_run_dir=cfg.keep_run_dir,
         plusargs=desc.plusargs + x_plusargs(cfg.seed + 1), **_schedule(prep, ins, cfg))
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
+    res.coverage = getattr(score, "coverage", None)
     _report_timing(prep, res)
     if transfers.is_tile(desc):
         _tile_counts(prep, res, score)
