@@ -129,12 +129,14 @@ def _shift_directed(ins, name: str, rng, n: int):
 
     def row(ops, r, cols):
         s, X = _shift_of(ins, name, rng), _top_exponent(rng)
-        sign = 1.0 if rng.random() < 0.5 else -1.0
+        # either sign for the small product: one of the other sign borrows through every bit of the
+        # sum, so that dropping or misaligning it shows in the result under any rounding
+        sign, low = rng.choice([-1.0, 1.0], 2)
         if rng.random() < 0.5:
-            place_products(ins, ops, r, cols, [(1, X), (1, X - s)], sign, rng, normal=True)
+            place_products(ins, ops, r, cols, [(1, X), (1, X - s)], [sign, low], rng, normal=True)
         else:
             _set_c(ins, ops, r, sign * 2.0 ** X)
-            place_products(ins, ops, r, cols, [(1, X - s)], sign, rng, normal=True)
+            place_products(ins, ops, r, cols, [(1, X - s)], low, rng, normal=True)
     return _construct(ins, n, rng, row)
 
 
