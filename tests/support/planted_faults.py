@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from golden.coverage import batch_of
-from golden.formats import get_format, round_to_format, special_bits, to_float
+from golden.formats import get_format, round_to_format, special_bits
 from golden.rules import Rounding
 
 CHUNK = 1 << 16
@@ -29,7 +29,7 @@ def _chunked(fault):
     """``fault(ins, batch) -> d [r]`` applied a chunk of rows at a time."""
 
     def device(ins, a, b, c):
-        a, b, c = (np.asarray(x, np.uint64) for x in (a, b, c))
+        a, b, c = np.asarray(a), np.asarray(b), np.asarray(c).reshape(-1)    # bits, or values exact in the formats
         out = np.empty(a.shape[0], get_format(ins.d_format).dtype)
         for lo in range(0, a.shape[0], CHUNK):
             batch = batch_of(ins, a[lo:lo + CHUNK], b[lo:lo + CHUNK], c[lo:lo + CHUNK])
@@ -83,7 +83,7 @@ def _tie_up_at_min_exponent(ins, batch):
 def _inf_c_beats_nan_product(ins, batch):
     """Golden, except that an infinite c meeting a NaN product gives c (the NaN is lost)."""
     v, d = batch.passes[0], batch.d.copy()
-    cv = to_float(get_format(ins.formats[2]), batch.c)
+    cv = v["max_exponent.c"]
     rows = np.isinf(cv) & np.isnan(v["products.value"]).any(1)
     d[rows] = special_bits(ins.d_format, "inf", (cv[rows] < 0).astype(np.uint64))
     return d
