@@ -7,6 +7,7 @@ Examples::
     python -m campaign run hopper HMMA.16816.F32 --device golden:F=24   # a planted-fault drill
     python -m campaign run hopper HGMMA --scheduler tcp://head:8786  # a running dask cluster
     python -m campaign report build/campaign/campaign.sqlite
+    python -m campaign report build/campaign/campaign.sqlite --coverage-json build/campaign/coverage.json
     python -m campaign replay build/campaign/campaign-replays/<id>/hopper_HMMA.16816.F32_block0.npz
 """
 
@@ -50,7 +51,7 @@ def cmd_run(args) -> int:
     c = Campaign.of(instructions, device=args.device, target=args.n,
                     vectors=args.vectors, seed=args.seed, block=args.block,
                     lanes=1 if args.lanes is None else args.lanes, unit=args.unit,
-                    stall=STALL if args.stall is None else args.stall)
+                    stall=STALL if args.stall is None else args.stall, cover_sample=args.cover_sample)
     # Ctrl-C ends the command through golden.console.exit_with: "interrupted", this note, status 130
     on_interrupt("the finished blocks are in the database; rerun with --resume (RESUME=1)")
     run(c, args.db, scheduler=args.scheduler, workers=args.workers, resume=args.resume, fresh=args.fresh,
@@ -61,7 +62,7 @@ def cmd_run(args) -> int:
 
 def cmd_report(args) -> int:
     from .report import report
-    return report(args.db)
+    return report(args.db, coverage_json=args.coverage_json, coverage_html=args.coverage_html)
 
 
 def cmd_replay(args) -> int:
@@ -75,7 +76,7 @@ def cmd_bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .spec import DEFAULT_BLOCK, DEVICES_HELP
+    from .spec import COVER_SAMPLE, DEFAULT_BLOCK, DEVICES_HELP
     p = Parser(prog="python -m campaign",
                                 description="Verification campaigns on dask: blocks of vectors, results in SQLite.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -101,9 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", help="a running dask scheduler (tcp://host:8786); default an embedded cluster")
     r.add_argument("--workers", type=whole_number(1), help="workers of the embedded cluster (default every core)")
     r.add_argument("--progress", type=_seconds, default=10.0, help="seconds between progress lines (0: none)")
+    r.add_argument("--cover-sample", type=whole_number(0), default=None,
+                   help=f"dot-adds of each block measured for coverage, a random sample (default: every vector "
+                        f"on rtl, core and dut:, {COVER_SAMPLE} on the others; 0: none)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("report", help="the results table of a database (also while a campaign runs)")
     rp.add_argument("db", nargs="?", default=DEFAULT_DB)
+    rp.add_argument("--coverage-json", metavar="FILE", help="write the coverage of the stored blocks as JSON")
+    rp.add_argument("--coverage-html", metavar="FILE", help="write golden's coverage page (HTML)")
     rp.set_defaults(func=cmd_report)
     rr = sub.add_parser("replay", help="rerun a campaign's saved failing vectors on its device")
     rr.add_argument("file")

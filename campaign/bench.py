@@ -6,7 +6,8 @@ Verilator units) on an embedded cluster of 1, 2 and every-core workers, each int
 prints dot-adds per second of wall time with the speed-up over one worker.  The golden rows time one
 ``golden.dot_add`` call and one block's vector generation on this process, for scale: a worker does both,
 twice the golden work for a golden device.  One block is then timed step by step as a worker runs it
-(regenerating its vectors, the device, golden on one core), which names what bounds a worker.
+(regenerating its vectors, the device, golden on one core, measuring its coverage), which names what
+bounds a worker.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import golden
 from golden.bench import measure
 
 from .blocks import device, device_operands, operands
+from .coverage import block_coverage
 from .engine import default_workers, run
 from .spec import Campaign
 
@@ -79,7 +81,8 @@ def _block_steps(c: Campaign, ins, repeat: int = 3) -> str:
     after a warm-up): which of generating, the device and golden bounds a worker."""
     steps = {"generating the vectors": lambda: operands(c, ins, 1, narrow=True),
              f"the device ({c.device})": lambda: device(c)(ins, *device_operands(device(c), ops)),
-             "golden, one core": lambda: golden.dot_add(ins, *ops, threads=1)}
+             "golden, one core": lambda: golden.dot_add(ins, *ops, threads=1),
+             f"coverage ({c.cover_rows:,} dot-adds)": lambda: block_coverage(c, ins, 0, ops)}
     ops = operands(c, ins, 0, narrow=True)                # as run_block: golden's in their own width
     took = {}
     for name, fn in steps.items():

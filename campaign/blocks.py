@@ -21,6 +21,7 @@ from golden.device import DeviceSpec, Unavailable, check_output, takes_narrow, u
 from golden.streams import VectorStream
 from probe.backends import make_device
 
+from .coverage import block_coverage
 from .spec import Campaign, is_hardware
 
 OPERANDS = ("a", "b", "c", "scale_a", "scale_b")
@@ -60,7 +61,8 @@ class BlockResult:
     ``status``: ``done`` (compared; ``mismatches`` may be > 0), ``unavailable`` (the device cannot run
     this instruction here: no RTL, no GPU) or ``error`` (the device failed: ``message``).  ``failing``
     holds up to :data:`MAX_SAVED` failing vectors (operands, ``got``, ``expected`` and ``index``, the
-    vector's number in the instruction's stream).
+    vector's number in the instruction's stream).  ``coverage``: the block's bin hits
+    (:func:`campaign.coverage.block_coverage`), None where the campaign measures none.
     """
 
     arch: str
@@ -75,6 +77,7 @@ class BlockResult:
     worker: str = ""
     message: str = ""
     failing: dict | None = field(default=None, repr=False)
+    coverage: dict | None = field(default=None, repr=False)
 
 
 def device(c: Campaign):
@@ -130,7 +133,8 @@ _checker = None
 
 
 def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
-    """Run one block on the device and on golden, and compare them (:func:`golden.same_results`)."""
+    """Run one block on the device and on golden, compare them (:func:`golden.same_results`), and
+    measure the coverage of the compared vectors (``c.cover_rows`` of them, a random sample)."""
     tune_allocator()
     ins = golden.lookup(arch, instr)
     res = BlockResult(arch, instr, block, started=time.time(), worker=f"{socket.gethostname()}:{os.getpid()}")
@@ -162,5 +166,6 @@ def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
                        for name, x in zip(OPERANDS, ops)}
         res.failing.update(got=got[keep], expected=np.asarray(expected, np.uint64)[keep],
                            index=keep.astype(np.int64) + block * c.block)
+    res.coverage = block_coverage(c, ins, block, ops, None if skip is None else ~skip)
     res.seconds = time.perf_counter() - t0
     return res

@@ -9,7 +9,9 @@ installed, see the README).
 The client keeps a window of blocks in flight, interleaved across instructions so each advances, and
 writes every finished block to the :class:`~campaign.store.Store` before it submits another.  dask
 reruns the blocks of a worker that dies; the store counts a block once however many times it ran.
-Interrupting the run (Ctrl-C) loses only the blocks in flight.
+Interrupting the run (Ctrl-C) loses only the blocks in flight.  Each block's coverage comes back with
+it and is stored with it (:mod:`campaign.coverage`); a resumed run first measures again the stored
+blocks whose coverage is missing or was measured with other cover points.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .blocks import BlockResult, run_block
+from .coverage import CampaignCoverage, measure_block
 from .spec import Campaign, is_hardware
 from .store import Store
 
@@ -147,10 +150,11 @@ def _order(c: Campaign, done: set) -> list[tuple[str, str, int]]:
 
 
 class Progress:
-    """The console line: blocks done, dot-adds/s, mismatches, time left."""
+    """The console line: blocks done, dot-adds/s, mismatches, time left, the campaign's coverage
+    (``covered``: a :class:`~campaign.coverage.CampaignCoverage` of the stored blocks, or None)."""
 
-    def __init__(self, total: int, every: float, out=None):
-        self.total, self.every, self.out = total, every, out or sys.stderr
+    def __init__(self, total: int, every: float, out=None, covered: CampaignCoverage | None = None):
+        self.total, self.every, self.out, self.covered = total, every, out or sys.stderr, covered
         self.t0 = self.last = time.perf_counter()
         self.blocks = self.vectors = self.mismatches = 0
 
@@ -158,6 +162,8 @@ class Progress:
         self.blocks += 1
         self.vectors += r.vectors
         self.mismatches += r.mismatches
+        if self.covered is not None:
+            self.covered.add(r.arch, r.instr, r.coverage)
         now = time.perf_counter()
         if self.every and (now - self.last >= self.every or self.blocks == self.total):
             self.last = now
@@ -167,8 +173,9 @@ class Progress:
         dt = max(time.perf_counter() - self.t0, 1e-9)
         rate = self.blocks / dt
         left = (self.total - self.blocks) / rate if rate else float("inf")
+        cover = f", {self.covered.summary()}" if self.covered is not None else ""
         return (f"[{self.blocks:,}/{self.total:,} blocks, {self.vectors:,} dot-adds, {self.vectors / dt:,.0f}/s, "
-                f"{self.mismatches:,} mismatches, {dt:.0f} s, ~{left:.0f} s left]")
+                f"{self.mismatches:,} mismatches, {dt:.0f} s, ~{left:.0f} s left{cover}]")
 
 
 def run(c: Campaign, db: str | Path, *, scheduler: str | None = None, workers: int | None = None,
@@ -197,13 +204,30 @@ def run(c: Campaign, db: str | Path, *, scheduler: str | None = None, workers: i
         store.close()
 
 
+def _coverage_plan(c: Campaign, store: Store, out) -> tuple[CampaignCoverage | None, list]:
+    """The stored blocks' coverage (for the progress line) and the stored blocks to measure again
+    (coverage missing, or measured with other cover points), with a line saying how many."""
+    if not c.cover_rows:
+        print("coverage: not measured (--cover-sample 0)", file=out)
+        return None, []
+    covered = CampaignCoverage.of_store(store, c)
+    again = store.uncovered(c.id, covered.models)
+    sample = "every vector" if c.cover_rows >= c.block else f"a random sample of {c.cover_rows:,} dot-adds"
+    print(f"coverage: {sample} of each block measured (golden.coverage)", file=out)
+    if again:
+        print(f"coverage: {len(again):,} stored block(s) measured with other cover points or not at all (golden's "
+              f"cover points changed, or stored before coverage): measuring them again first", file=out, flush=True)
+    return covered, again
+
+
 def _run_leased(c, store, already, scheduler, workers, note, progress_s, window, replay_dir, out, on_block) -> dict:
     store.clear_problems(c.id)
     todo = _order(c, store.done_keys(c.id))
     print(c.describe(), file=out)
     print(f"results: {store.path}" + (f" ({already:,} block(s) already done)" if already else ""), file=out,
           flush=True)
-    if not todo:
+    covered, again = _coverage_plan(c, store, out)
+    if not todo and not again:
         print("nothing to run: every block of this campaign is in the database", file=out)
         return {"blocks": 0, "skipped": already}
     if note:
@@ -217,29 +241,33 @@ def _run_leased(c, store, already, scheduler, workers, note, progress_s, window,
         run_id = store.run_started(c.id, n_workers, scheduler or "local")
         outcome = "interrupted"
         try:
-            stored = _drive(client, c, todo, store, run_id, replays, window or 4 * n_workers,
-                            Progress(len(todo), progress_s), on_block)
+            stored = _drive(client, c, [(measure_block, x) for x in again] + [(run_block, x) for x in todo],
+                            store, run_id, replays, window or 4 * n_workers,
+                            Progress(len(todo), progress_s, covered=covered), on_block)
             outcome = "finished"
         finally:
             store.run_finished(run_id, outcome)
     return {"blocks": stored, "skipped": already}
 
 
-def _drive(client, c: Campaign, todo, store: Store, run_id: int, replays: Path, window: int, progress: Progress,
+def _drive(client, c: Campaign, tasks, store: Store, run_id: int, replays: Path, window: int, progress: Progress,
            on_block) -> int:
+    """Run ``tasks`` (``(run_block or measure_block, (arch, instr, block))``) on the workers, ``window``
+    in flight, storing each result as it comes; returns the blocks stored."""
     from distributed import as_completed
-    pending = iter(todo)
+    pending = iter(tasks)
     stopped: set = set()                    # instructions whose device failed: no more blocks of them
-    what: dict = {}                         # future key -> (arch, name, block)
+    what: dict = {}                         # future key -> (task, arch, name, block)
 
     def submit(n):
         futures = []
-        for arch, name, j in pending:
+        for fn, (arch, name, j) in pending:
             if (arch, name) in stopped:
                 continue
-            fut = client.submit(run_block, c, arch, name, j, pure=False, retries=1,
-                                key=f"block-{c.id}-{arch}-{name}-{j}-{time.monotonic_ns()}")
-            what[fut.key] = (arch, name, j)
+            kind = "block" if fn is run_block else "coverage"
+            fut = client.submit(fn, c, arch, name, j, pure=False, retries=1,
+                                key=f"{kind}-{c.id}-{arch}-{name}-{j}-{time.monotonic_ns()}")
+            what[fut.key] = (fn, arch, name, j)
             futures.append(fut)
             if len(futures) == n:
                 break
@@ -248,28 +276,66 @@ def _drive(client, c: Campaign, todo, store: Store, run_id: int, replays: Path, 
     stored = 0
     queue = as_completed(submit(window), with_results=False)
     for fut in queue:
-        try:
-            r = fut.result()
-        except Exception as e:              # the task itself failed (its worker died too often, ...)
-            r = BlockResult(*what[fut.key], status="error", message=f"{type(e).__name__}: {e}")
-        del what[fut.key]
-        fut.release()
-        if r.status == "done":
-            replay = _write_replay(c, r, replays) if r.failing is not None else None
-            if store.record(c.id, r, replay, run_id):
-                stored += 1
-                progress.add(r)
+        fn, *key = what.pop(fut.key)
+        if fn is run_block:
+            r = _block_result(fut, key)
+            stored += _store_block(c, r, store, run_id, replays, progress, stopped)
+            if on_block is not None:
+                on_block(r)
         else:
-            store.problem(c.id, r)
-            if (r.arch, r.instr) not in stopped:
-                stopped.add((r.arch, r.instr))
-                print(f"{r.arch} {r.instr}: {r.status}: {r.message} (no more blocks of it in this run)",
-                      file=sys.stderr, flush=True)
-        if on_block is not None:
-            on_block(r)
+            _store_remeasured(c, fut, key, store, progress.covered)
+        fut.release()
         for f in submit(1):
             queue.add(f)
     return stored
+
+
+def _block_result(fut, key) -> BlockResult:
+    try:
+        return fut.result()
+    except Exception as e:                  # the task itself failed (its worker died too often, ...)
+        return BlockResult(*key, status="error", message=f"{type(e).__name__}: {e}")
+
+
+def _store_block(c: Campaign, r: BlockResult, store: Store, run_id: int, replays: Path, progress: Progress,
+                 stopped: set) -> int:
+    """Store a finished block (1 where it was new) or its problem (0)."""
+    if r.status == "done":
+        _say_coverage_error(r.arch, r.instr, r.coverage)
+        replay = _write_replay(c, r, replays) if r.failing is not None else None
+        if store.record(c.id, r, replay, run_id):
+            progress.add(r)
+            return 1
+        return 0
+    store.problem(c.id, r)
+    if (r.arch, r.instr) not in stopped:
+        stopped.add((r.arch, r.instr))
+        print(f"{r.arch} {r.instr}: {r.status}: {r.message} (no more blocks of it in this run)",
+              file=sys.stderr, flush=True)
+    return 0
+
+
+def _store_remeasured(c: Campaign, fut, key, store: Store, covered: CampaignCoverage | None) -> None:
+    """A stored block's coverage measured again: stored, and counted in the progress line."""
+    try:
+        measured = fut.result()
+    except Exception as e:
+        measured = {"error": f"{type(e).__name__}: {e}"}
+    _say_coverage_error(key[0], key[1], measured)
+    if store.remeasured(c.id, *key, measured) and covered is not None:
+        covered.add(key[0], key[1], measured)
+
+
+_said: set = set()
+
+
+def _say_coverage_error(arch: str, instr: str, measured: dict | None) -> None:
+    """A block whose coverage could not be measured: one line per instruction and process (the block's
+    verdict stands; it has no coverage row, so a resumed run measures it again)."""
+    if measured and "error" in measured and (arch, instr) not in _said:
+        _said.add((arch, instr))
+        print(f"{arch} {instr}: coverage not measured: {measured['error']} (the blocks' verdicts stand)",
+              file=sys.stderr, flush=True)
 
 
 def _write_replay(c: Campaign, r: BlockResult, folder: Path) -> str:

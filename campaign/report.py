@@ -1,12 +1,15 @@
-"""The campaign report: per instruction, vectors, mismatches, rate and the first failure with its replay file.
+"""The campaign report: per instruction, vectors, mismatches, rate, the first failure with its replay file,
+and the coverage of the stored blocks (its summary line and holes; :mod:`campaign.coverage`).
 
-It reads only the database, so it can be printed at any time, while a campaign runs or after it crashed.
+It reads only the database, so it can be printed at any time, while a campaign runs or after it crashed;
+it writes only the coverage files it is asked for (JSON, and golden's HTML page).
 """
 
 from __future__ import annotations
 
 import sys
 
+from .coverage import CampaignCoverage, write_html, write_json
 from .store import Store
 
 HEADER = (f"{'arch':13s} {'instruction':42s} {'blocks':>11s} {'vectors':>13s} {'mismatch':>9s} "
@@ -25,9 +28,10 @@ def verdict(c, row: dict | None, problems: list[dict]) -> str:
     return "ok"
 
 
-def report(db, out=None, only: str | None = None) -> int:
+def report(db, out=None, only: str | None = None, coverage_json=None, coverage_html=None) -> int:
     """Print every campaign in ``db`` (or the one whose id is ``only``); returns 0 when every
-    instruction of every campaign printed is ``ok``."""
+    instruction of every campaign printed is ``ok``.  ``coverage_json``, ``coverage_html``: files to
+    write the printed campaigns' coverage to (the HTML page is golden's, ``golden.cover.report``)."""
     out = out or sys.stdout
     store = Store(db, write=False)
     try:
@@ -36,15 +40,26 @@ def report(db, out=None, only: str | None = None) -> int:
             print(f"{db}: no campaign yet", file=out)
             return 1
         bad = 0
+        covered = {}
         for c in campaigns:
             if only is None or c.id == only:
-                bad += _one(store, c, out)
-        return 1 if bad else 0
+                covered[c.id] = CampaignCoverage.of_store(store, c)
+                bad += _one(store, c, out, covered[c.id])
     finally:
         store.close()
+    _write_coverage(db, covered, coverage_json, coverage_html, out)
+    return 1 if bad else 0
 
 
-def _one(store: Store, c, out) -> int:
+def _write_coverage(db, covered: dict, json_path, html_path, out) -> None:
+    meta = {"database": str(db), "campaigns": ", ".join(covered)}
+    if json_path:
+        print(f"coverage JSON: {write_json(json_path, covered, meta)}", file=out)
+    if html_path:
+        print(f"coverage page: {write_html(html_path, covered, f'campaign coverage: {db}', meta)}", file=out)
+
+
+def _one(store: Store, c, out, covered: CampaignCoverage) -> int:
     print(c.describe(), file=out)
     live = store.running(c.id)
     for r in store.runs(c.id):
@@ -71,6 +86,8 @@ def _one(store: Store, c, out) -> int:
     total = sum(r["vectors"] for r in rows.values())
     print(f"{len(c.instructions)} instruction(s), {total:,} dot-adds compared, "
           f"{sum(r['mismatches'] for r in rows.values()):,} mismatches; {bad} not ok", file=out)
+    for line in covered.lines({key: row["blocks"] for key, row in rows.items()}):
+        print(line, file=out)
     for arch, name, f in firsts:
         print(f"first failure of {arch} {name}: block {f['block']}, vector #{f['index']}: "
               f"got {f['got']:#x}, golden {f['expected']:#x}\n  replay: python -m campaign replay {f['replay']}",

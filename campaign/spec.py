@@ -33,6 +33,10 @@ DEVICES_HELP = ("rtl (the Verilator unit, default), core (the architecture's ten
 
 
 STALL = 0.1                 # the simulated devices' handshake stall probability, as make cosim's STALL
+# dot-adds of each block measured for coverage (golden.coverage) by default: every vector on the
+# simulators (a few per cent of a Verilator block's seconds), a random sample elsewhere, about a tenth
+# of a golden-device block's time on one core (the fastest device)
+COVER_SAMPLE = 256
 
 def is_hardware(device: str) -> bool:
     """Whether ``device`` is one piece of hardware (a board): one worker drives it, and that worker's
@@ -177,6 +181,13 @@ class Campaign:
         Unit provider of the ``rtl`` device (``hw``, ``hw:pipeline=3``, ``standin:...``).
     stall : float
         Handshake stall probability of the ``rtl`` device, as ``make cosim``'s STALL.
+    note : str
+        Free text, not part of the campaign's identity.
+    cover_sample : int or None
+        Dot-adds of each block measured for coverage (:mod:`campaign.coverage`): a random sample of
+        this many (seeded by the seed and the block), every vector of the block where it is at least
+        the block, none where 0; None: :attr:`cover_rows`' default.  Not part of the identity: it
+        decides what is measured, not what runs.
     """
 
     instructions: tuple
@@ -189,6 +200,7 @@ class Campaign:
     unit: str = "hw"
     stall: float = STALL
     note: str = field(default="", compare=False)
+    cover_sample: int | None = None
 
     def __post_init__(self):
         if not self.instructions:
@@ -208,6 +220,9 @@ class Campaign:
                              f"{BLOCK_MEMORY >> 30} GiB, and a vector of {' '.join(widest)} about {size:,} bytes)")
         if self.lanes < 1:
             raise ValueError(f"LANES must be at least 1, got {self.lanes}")
+        if self.cover_sample is not None and (not isinstance(self.cover_sample, int) or self.cover_sample < 0):
+            raise ValueError(f"the coverage sample (--cover-sample) must be a whole number of dot-adds a block "
+                             f">= 0 (0: no coverage), got {self.cover_sample!r}")
         if not 0.0 <= self.stall < 1.0:
             raise ValueError(f"STALL must be a probability in [0, 1), got {self.stall}")
         if self.lanes != 1:
@@ -232,13 +247,23 @@ class Campaign:
         return -(-self.target // self.block)
 
     @property
+    def cover_rows(self) -> int:
+        """Dot-adds of each block measured for coverage: ``cover_sample``, by default the whole block on
+        the simulated devices (rtl, core, dut:) and :data:`COVER_SAMPLE` on the others (golden, a GPU,
+        a board: blocks of milliseconds)."""
+        if self.cover_sample is not None:
+            return min(self.cover_sample, self.block)
+        return self.block if _kind(self.device) in OPTION_DEVICES["stall"] else min(COVER_SAMPLE, self.block)
+
+    @property
     def generator_blocks(self) -> int:
         return self.block // GENERATOR_BLOCK
 
     def identity(self) -> dict:
-        """Everything that decides which vectors run on what (not the target, not the note)."""
+        """Everything that decides which vectors run on what (not the target, the note or the coverage
+        sample)."""
         d = asdict(self)
-        d.pop("target"), d.pop("note")
+        d.pop("target"), d.pop("note"), d.pop("cover_sample")
         d["instructions"] = [list(x) for x in self.instructions]
         if self.device.startswith("dut:"):
             d["dut_sha256"] = dut_digest(self.device)

@@ -10,7 +10,9 @@ A file that is not a campaign database (another program's SQLite file, a file wi
 table) is refused before anything is written to it.  A run holds a lease on its campaign (a row of
 ``leases``, renewed with every block): a second run of the same campaign on the same file is refused
 while the first one lives, so the work is not done twice.  A run's record counts its blocks as they
-are stored, so it stays true when the client is killed.
+are stored, so it stays true when the client is killed.  A block's coverage (its bin hits,
+:mod:`campaign.coverage`) is a row of ``coverage`` with the block's key, written in the block's
+transaction: a block's hits are counted once, as the block is.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ CREATE TABLE IF NOT EXISTS problems (
 CREATE TABLE IF NOT EXISTS runs (
     campaign TEXT NOT NULL, started REAL NOT NULL, finished REAL, workers INTEGER, scheduler TEXT,
     blocks INTEGER NOT NULL DEFAULT 0, outcome TEXT);
+CREATE TABLE IF NOT EXISTS coverage (
+    campaign TEXT NOT NULL, arch TEXT NOT NULL, instr TEXT NOT NULL, block INTEGER NOT NULL,
+    model TEXT NOT NULL, dot_adds INTEGER NOT NULL, offered INTEGER NOT NULL, hits TEXT NOT NULL,
+    PRIMARY KEY (campaign, arch, instr, block));
 CREATE TABLE IF NOT EXISTS leases (
     campaign TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, since REAL NOT NULL, beat REAL NOT NULL);
 """
@@ -234,7 +240,7 @@ class Store:
         if resume:
             self._check_resumable(c)
         if done and fresh:
-            for table in ("blocks", "problems", "runs"):
+            for table in ("blocks", "problems", "runs", "coverage"):
                 self.db.execute(f"DELETE FROM {table} WHERE campaign = ?", (c.id,))
             done = 0
         elif done and not resume:
@@ -297,6 +303,8 @@ class Store:
                 (campaign, r.arch, r.instr, r.block, r.vectors, r.mismatches, r.unsupported, r.started, r.seconds,
                  time.time(), r.worker, *first, replay))
             new = cur.rowcount == 1
+            if new:
+                self._put_coverage(campaign, r.arch, r.instr, r.block, r.coverage)
             if new and run_id is not None:
                 self.db.execute("UPDATE runs SET blocks = blocks + 1 WHERE rowid = ?", (run_id,))
             self.db.execute("UPDATE leases SET beat = ? WHERE campaign = ?", (time.time(), campaign))
@@ -305,6 +313,49 @@ class Store:
             self._abandon()
             raise
         return new
+
+    def _put_coverage(self, campaign: str, arch: str, instr: str, block: int, measured: dict | None) -> None:
+        """A block's coverage row (replacing one measured with other cover points); nothing where it
+        was not measured."""
+        if not measured or "error" in measured:
+            return
+        self.db.execute("INSERT OR REPLACE INTO coverage VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (campaign, arch, instr, block, measured["model"], int(measured["dot_adds"]),
+                         int(measured["offered"]), json.dumps(measured["hits"], sort_keys=True)))
+
+    def remeasured(self, campaign: str, arch: str, instr: str, block: int, measured: dict | None) -> bool:
+        """Store a stored block's coverage measured again (its row replaced); False where the block is
+        not stored (nothing is written)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            there = self.db.execute("SELECT 1 FROM blocks WHERE campaign = ? AND arch = ? AND instr = ? AND "
+                                    "block = ?", (campaign, arch, instr, block)).fetchone()
+            if there:
+                self._put_coverage(campaign, arch, instr, block, measured)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self._abandon()
+            raise
+        return there is not None
+
+    def coverage_rows(self, campaign: str) -> list[tuple]:
+        """``(arch, instr, block, measured)`` of every stored block's coverage (none in a file written
+        before coverage was measured)."""
+        if "coverage" not in self._tables():
+            return []
+        rows = self.db.execute("SELECT c.arch, c.instr, c.block, c.model, c.dot_adds, c.offered, c.hits FROM "
+                               "coverage c JOIN blocks b USING (campaign, arch, instr, block) WHERE c.campaign = ? "
+                               "ORDER BY c.arch, c.instr, c.block", (campaign,))
+        return [(a, i, j, {"model": m, "dot_adds": n, "offered": o, "hits": json.loads(h)})
+                for a, i, j, m, n, o, h in rows]
+
+    def uncovered(self, campaign: str, models: dict) -> list[tuple[str, str, int]]:
+        """Stored blocks of the instructions in ``models`` (``{(arch, instr): model id}``) whose coverage
+        is missing or was measured with other cover points."""
+        rows = self.db.execute("SELECT b.arch, b.instr, b.block, c.model FROM blocks b LEFT JOIN coverage c "
+                               "USING (campaign, arch, instr, block) WHERE b.campaign = ? ORDER BY b.block, "
+                               "b.arch, b.instr", (campaign,))
+        return [(a, i, j) for a, i, j, m in rows if (a, i) in models and m != models[a, i]]
 
     def problem(self, campaign: str, r) -> None:
         self.db.execute("INSERT INTO problems VALUES (?, ?, ?, ?, ?, ?, ?)",
