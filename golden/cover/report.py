@@ -122,11 +122,14 @@ h3 { font-size: 15px; margin: 18px 0 2px; font-family: ui-monospace, Menlo, Cons
 .measured, .pdesc { color: #566; margin: 2px 0 6px; }
 .holes { color: #a1251b; margin: 4px 0; }
 table { border-collapse: collapse; width: 100%; margin: 4px 0 10px; }
+table.bins { table-layout: fixed; } col.c-bin { width: 24%; } col.c-state { width: 9%; }
+col.c-hits { width: 10%; } col.c-bar { width: 18%; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e3e7ee; vertical-align: top; }
 th { font-weight: 600; color: #445; background: #f5f7fa; }
 td.bin { font-family: ui-monospace, Menlo, Consolas, monospace; white-space: nowrap; }
-td.hits { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; width: 7em; }
-td.barcell { width: 180px; } .bar { height: 10px; background: #3b7dd8; border-radius: 2px; min-width: 1px; }
+td.hits, th.hits { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.bin { overflow-wrap: anywhere; white-space: normal; }
+.bar { margin-top: 4px; height: 10px; background: #3b7dd8; border-radius: 2px; min-width: 1px; }
 tr.hole td { background: #fdecea; } tr.hole td.bin { color: #a1251b; font-weight: 600; }
 .badge { font-size: 11px; font-weight: 700; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }
 .badge.hole { background: #c5221f; color: #fff; } .badge.hit { background: #e6f4ea; color: #1e6b34; }
@@ -162,7 +165,7 @@ def _bin_row(cov: Coverage, point: str, full: str, most: int) -> str:
     label = {HIT: "hit", HOLE: "HOLE", UNREACHABLE: "unreachable"}[state]
     return (f'<tr class="{state}" id="{_e(full)}"><td class="bin">{_e(_short_name(cov, point, full))}</td>'
             f'<td><span class="badge {state}">{label}</span></td><td class="hits">{hits:,}</td>'
-            f'<td class="barcell">{_bar(hits, most) if state != UNREACHABLE else ""}</td><td>{desc}</td></tr>')
+            f'<td>{_bar(hits, most) if state != UNREACHABLE else ""}</td><td>{desc}</td></tr>')
 
 
 def _instruction_section(cov: Coverage) -> str:
@@ -178,8 +181,9 @@ def _instruction_section(cov: Coverage) -> str:
         out.append(f"<h3>{_e(point)}</h3>")
         if description:
             out.append(f'<p class="pdesc">{_e(description)}</p>')
-        out.append('<table><tr><th>bin</th><th>state</th><th class="hits">hits</th><th>hits (log scale)</th>'
-                   "<th>what it means</th></tr>")
+        out.append('<table class="bins"><colgroup><col class="c-bin"><col class="c-state"><col class="c-hits">'
+                   '<col class="c-bar"><col></colgroup><tr><th>bin</th><th>state</th><th class="hits">hits</th>'
+                   "<th>hits (log scale)</th><th>what it means</th></tr>")
         out.extend(_bin_row(cov, point, full, most) for full in names)
         out.append("</table>")
     out.append("</section>")
