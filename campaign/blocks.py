@@ -169,3 +169,11 @@ def run_block(c: Campaign, arch: str, instr: str, block: int) -> BlockResult:
     res.coverage = block_coverage(c, ins, block, ops, None if skip is None else ~skip)
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def measure_block(c: Campaign, arch: str, instr: str, block: int) -> dict | None:
+    """A stored block's coverage measured again (a worker's task on resume): its vectors regenerated
+    and measured as a block is (:func:`campaign.coverage.block_coverage`; the rows the device could
+    not run are not known here, so they may be measured too)."""
+    ins = golden.lookup(arch, instr)
+    return block_coverage(c, ins, block, operands(c, ins, block, narrow=True))

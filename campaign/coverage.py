@@ -10,8 +10,8 @@ block once however many times it ran.
 Each block's hits name the cover points they were measured with (:func:`model_id`: the instruction,
 its bins, its unreachable bins).  When golden's cover points change between runs, blocks measured
 with other points are not added to the new ones: a resumed run measures them again on the workers
-(their vectors regenerate from ``(seed, block)``), and a report counts only the blocks measured with
-this golden's points and says how many it left out.
+(:func:`campaign.blocks.measure_block`: their vectors regenerate from ``(seed, block)``), and a report
+counts only the blocks measured with this golden's points and says how many it left out.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from golden import coverage as golden_coverage
 from golden.cover.model import SUMMARY_FORMAT, Coverage
 from golden.cover.report import html_page, json_document, measured_line
 
-__all__ = ["CampaignCoverage", "block_coverage", "measure_block", "model_id", "write_html", "write_json"]
+__all__ = ["CampaignCoverage", "block_coverage", "model_id", "write_html", "write_json"]
 
 HOLES_SHOWN = 20            # holes listed per instruction; the JSON holds them all
 
@@ -57,15 +57,6 @@ def block_coverage(c, ins, block: int, ops, compared=None) -> dict | None:
         return {"error": f"{type(e).__name__}: {e}"}
     return {"model": model_id(cov), "dot_adds": cov.dot_adds, "offered": cov.offered,
             "hits": {b: n for b, n in cov.hits.items() if n}}
-
-
-def measure_block(c, arch: str, instr: str, block: int) -> dict | None:
-    """A stored block's coverage measured again (a worker's task on resume): its vectors regenerated
-    and measured as :func:`block_coverage` measures a block (the rows the device could not run are not
-    known here, so they may be measured too)."""
-    from .blocks import operands
-    ins = golden.lookup(arch, instr)
-    return block_coverage(c, ins, block, operands(c, ins, block, narrow=True))
 
 
 class CampaignCoverage:

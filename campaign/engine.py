@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .blocks import BlockResult, run_block
-from .coverage import CampaignCoverage, measure_block
+from .blocks import BlockResult, measure_block, run_block
+from .coverage import CampaignCoverage
 from .spec import Campaign, is_hardware
 from .store import Store
 

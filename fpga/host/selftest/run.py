@@ -9,7 +9,9 @@ signature differs is rerun with its results captured (SELFTEST_CAPTURE, READ, wi
 the output buffer): the first failing vector is
 named (block, index in the block, lane, operands, got and golden's result) with golden's trace,
 and the block's failing vectors are saved in cosim's replay format (``python -m fpga replay``,
-``python -m cosim replay``).  Ctrl-C stops between requests and keeps what is done.
+``python -m cosim replay``).  Ctrl-C stops between requests and keeps what is done.  The checked
+blocks' functional coverage (:mod:`golden.coverage`, a random sample of each block's dot-adds) is
+measured beside the signatures and summarised with the verdict.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ import numpy as np
 import golden
 from cosim.failures import print_first, write_failures
 from cosim.scoring import Result, Status
+from golden.cover.report import measured_line
 
 from ...board.selftest.model import KINDS, SelfTestSpec, block_entries
 from ..run import FAILURES_DIR, MAX_SAVED
-from .check import HostChecker
+from .check import COVER_SAMPLE, HostChecker
 
-__all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK"]
+__all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK", "COVER_SAMPLE"]
 
 DEFAULT_CHUNK = 64          # blocks per SELFTEST request; the host recomputes them after it
+HOLES_SHOWN = 12            # holes named in the summary
 
 
 @dataclass
@@ -68,6 +72,9 @@ class SelfTestReport:
     clock_hz: int = 0
     interrupted: bool = False
     problems: list = field(default_factory=list)
+    coverage: object = None            # golden.coverage.Coverage of the checked blocks' sampled dot-adds
+    cover_sample: int = 0              # dot-adds measured per block
+    cover_error: str = ""              # why the coverage stopped (a cover point failed)
 
     @property
     def mismatched(self) -> list:
@@ -106,13 +113,29 @@ class SelfTestReport:
                          f"{self.host_path} path, {threads}, beside the link: it waited "
                          f"{self.host_waited:.2f} s for the host; loading its kernels took "
                          f"{self.host_warmup:.2f} s before the first block)")
+        lines += self._coverage_lines()
         lines += [f"  error: {p}" for p in self.problems]
         return "\n".join(lines)
+
+    def _coverage_lines(self) -> list[str]:
+        """The coverage's summary line, what was measured, and its holes."""
+        cov = self.coverage
+        if cov is None:
+            return []
+        out = [f"  {cov.summary()}; {measured_line(cov)}, {self.cover_sample:,} a block"]
+        holes = cov.missed()
+        if holes:
+            more = f" ... and {len(holes) - HOLES_SHOWN} more" if len(holes) > HOLES_SHOWN else ""
+            out.append(f"  holes ({len(holes)}): {', '.join(holes[:HOLES_SHOWN])}{more}")
+        if self.cover_error:
+            out.append(f"  coverage stopped (a cover point failed; the verdict stands): {self.cover_error}")
+        return out
 
 
 def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks: int = 16, block_len: int = 1024, *,
                  first_block: int = 0, chunk: int = DEFAULT_CHUNK, progress_every: int | None = None,
-                 failures_dir=None, out=None, backend: str | None = None, threads: int | None = None) -> SelfTestReport:
+                 failures_dir=None, out=None, backend: str | None = None, threads: int | None = None,
+                 cover_sample: int = COVER_SAMPLE) -> SelfTestReport:
     """Blocks ``first_block .. first_block + blocks - 1`` of the self-test on ``board``, checked
     against golden.
 
@@ -133,6 +156,9 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     backend, threads
         The host's recomputation (:func:`fpga.host.selftest.check.expected_signatures`): its path
         (default ``$GOLDEN_BACKEND``, else compiled) and cores (default all).
+    cover_sample : int
+        Dot-adds of each block measured for coverage (a random sample drawn from the seed and the
+        block, :func:`fpga.host.selftest.check.cover_rows`; all where it is at least the block; 0: none).
     """
     out = out or sys.stdout
     cfg = board.config
@@ -141,11 +167,14 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     block_entries(first_block, block_len, blocks)                  # the whole range fits the counter
     if not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be a positive number of blocks, not {chunk!r}")
-    report = SelfTestReport(spec, first_block, clock_hz=cfg.clock_hz, host_threads=threads)
+    if not isinstance(cover_sample, int) or cover_sample < 0:
+        raise ValueError(f"cover_sample must be a whole number of dot-adds a block >= 0, not {cover_sample!r}")
+    report = SelfTestReport(spec, first_block, clock_hz=cfg.clock_hz, host_threads=threads,
+                            cover_sample=min(cover_sample, block_len * cfg.lanes))
     every = progress_every or max(chunk, blocks // 10)
     shown = 0
     requests = [(lo, min(chunk, first_block + blocks - lo)) for lo in range(first_block, first_block + blocks, chunk)]
-    with HostChecker(spec, backend=backend, threads=threads) as host:
+    with HostChecker(spec, backend=backend, threads=threads, cover_sample=cover_sample) as host:
         report.host_path = host.path
         try:
             queued = 0
@@ -160,6 +189,7 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
         except KeyboardInterrupt:
             report.interrupted = True
         report.golden_seconds, report.host_waited, report.host_warmup = host.seconds, host.waited, host.warmup
+        report.coverage, report.cover_error = host.coverage, host.cover_error
     if report.mismatched and not report.interrupted:
         try:
             _rerun(board, spec, report.mismatched[0], report, failures_dir, out)
