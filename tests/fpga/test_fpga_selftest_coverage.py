@@ -82,6 +82,9 @@ def test_every_dot_add_or_none_and_a_failing_cover_point(monkeypatch):
     cfg = BoardConfig(*CFG, lanes=LANES)
     report = run_selftest(StandInBoard(cfg), seed=3, blocks=2, block_len=8, out=io.StringIO(), cover_sample=10 ** 6)
     assert report.coverage.dot_adds == report.coverage.offered == 2 * 8 * LANES
+    report = run_selftest(StandInBoard(cfg), seed=3, blocks=2, block_len=8, out=io.StringIO())
+    assert report.cover_sample == 1 and report.coverage.dot_adds == 2          # default: 1 in 512, at least one
+    assert check.cover_sample_of(model.SelfTestSpec(golden.lookup(*CFG), 1, 1, "normal", 4096)) == 8
     report = run_selftest(StandInBoard(cfg), seed=3, blocks=2, block_len=8, out=io.StringIO(), cover_sample=0)
     assert report.coverage is None and "coverage" not in report.summary()
     with pytest.raises(ValueError, match="cover_sample"):

@@ -10,9 +10,10 @@ time (:data:`STEP_ROWS`) whatever the request.
 :class:`HostChecker` runs it on a thread ahead of the board: the expected signatures of a
 request are started before the board is asked for it and the next request's while the board
 works, so the host's work hides behind the link's (the kernels release the GIL; the main thread
-waits on the link).  It also measures the functional coverage (:mod:`golden.coverage`) of a random
-sample of each block's dot-adds (:func:`cover_rows`), on golden's numpy path beside the signatures;
-a request's coverage counts once its block signatures are taken (checked).
+waits on the link).  It also keeps a random sample of each block's operands (:func:`cover_rows`),
+and measures the functional coverage (:mod:`golden.coverage`, golden's numpy path) of the samples of
+the blocks whose signatures were taken (checked), :data:`COVER_BATCH` dot-adds at a time: golden's
+trace costs a few milliseconds a call whatever its size, so batches keep that off the host's rate.
 """
 
 from __future__ import annotations
@@ -31,15 +32,17 @@ from golden.api import resolve_backend
 from ...board.selftest.model import SelfTestSpec, block_entries
 from . import fast as selftest_fast
 
-__all__ = ["AHEAD", "COVER_SAMPLE", "STAGES", "STEP_ROWS", "HostChecker", "cover_rows", "expected_signatures",
-           "host_path"]
+__all__ = ["AHEAD", "COVER_EVERY", "STAGES", "STEP_ROWS", "HostChecker", "cover_rows", "cover_sample_of",
+           "expected_signatures", "host_path"]
 
 STEP_ROWS = 1 << 16          # dot-adds recomputed at once (whole blocks): operands and results stay a few MB
 AHEAD = 2                    # requests whose signatures may be computed or held at once
 WARM_ROWS = 4096             # the warm-up's rows: enough for golden's parallel launch (kernels.PARALLEL_MIN_ROWS)
-# dot-adds of each block measured for coverage: golden's numpy path traces them at about a microsecond
-# each, so a sample keeps the host at the board's rate (1,024 a step of 16 blocks of 4,096)
-COVER_SAMPLE = 64
+# dot-adds of each block measured for coverage by default: 1 in COVER_EVERY, at least one.  golden's
+# numpy path traces a dot-add in about 3 microseconds, the compiled host recomputes one in about 0.13
+# (HGMMA F32, 2 cores): 1 in 512 costs the host about a twentieth of its rate
+COVER_EVERY = 512
+COVER_BATCH = 1 << 15        # sampled dot-adds measured at once
 
 
 def host_path(backend: str | None = None) -> str:
@@ -68,6 +71,13 @@ class _Stages:
             self.t = now
 
 
+def cover_sample_of(spec: SelfTestSpec, sample: int | None = None) -> int:
+    """Dot-adds of each block measured for coverage: ``sample`` (at most the block's), by default 1 in
+    :data:`COVER_EVERY` of the block's ``block_len * lanes``, at least one."""
+    per = spec.block_len * spec.lanes
+    return min(sample, per) if sample is not None else max(1, per // COVER_EVERY)
+
+
 def cover_rows(spec: SelfTestSpec, lo: int, n: int, sample: int) -> np.ndarray:
     """The rows (of blocks ``lo .. lo + n - 1``' operands, the board's order) measured for coverage:
     ``sample`` of each block's ``block_len * lanes`` dot-adds (all where that is fewer), drawn without
@@ -81,18 +91,16 @@ def cover_rows(spec: SelfTestSpec, lo: int, n: int, sample: int) -> np.ndarray:
                            for b in range(lo, lo + n)])
 
 
-def _measure(spec: SelfTestSpec, lo: int, n: int, ops, coverage, sample: int) -> None:
-    """Add the coverage of blocks ``lo .. lo + n - 1``' sampled rows into ``coverage``."""
+def _sample(spec: SelfTestSpec, lo: int, n: int, ops, sample: int) -> tuple:
+    """The operands of blocks ``lo .. lo + n - 1``' sampled rows (copies), and the dot-adds they stand for."""
     rows = cover_rows(spec, lo, n, sample)
-    picked = [None if x is None else np.asarray(x)[rows] for x in ops]
-    golden_coverage.measure(spec.ins, *picked, into=coverage)
-    coverage.offered += n * spec.block_len * spec.lanes - len(rows)
+    return tuple(None if x is None else np.asarray(x)[rows] for x in ops), n * spec.block_len * spec.lanes
 
 
-def _step(spec: SelfTestSpec, lo: int, n: int, path: str, threads, stages: dict | None = None, coverage=None,
-          sample: int = COVER_SAMPLE) -> np.ndarray:
-    """Signatures ``[n, lanes]`` of blocks ``lo .. lo + n - 1`` (and their coverage added into
-    ``coverage``, when given)."""
+def _step(spec: SelfTestSpec, lo: int, n: int, path: str, threads, stages: dict | None = None, samples=None,
+          sample: int = 0) -> np.ndarray:
+    """Signatures ``[n, lanes]`` of blocks ``lo .. lo + n - 1`` (their sampled operands appended to
+    ``samples``, when given)."""
     timer = _Stages(stages, threads)
     if path == "numpy":
         ops = spec.operands(lo, n)
@@ -108,15 +116,15 @@ def _step(spec: SelfTestSpec, lo: int, n: int, path: str, threads, stages: dict 
         timer.done("golden")
         sigs = selftest_fast.signatures(spec.ins, spec.lanes, d, spec.block_len, threads)
     timer.done("signatures")
-    if coverage is not None and sample:
-        _measure(spec, lo, n, ops, coverage, sample)
-        timer.done("coverage")
+    if samples is not None and sample:
+        samples.append(_sample(spec, lo, n, ops, sample))
+        timer.done("coverage sample")
     return sigs
 
 
 def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *, backend: str | None = None,
-                        threads: int | None = None, stages: dict | None = None, coverage=None,
-                        cover_sample: int = COVER_SAMPLE) -> np.ndarray:
+                        threads: int | None = None, stages: dict | None = None, samples: list | None = None,
+                        cover_sample: int | None = None) -> np.ndarray:
     """What the board must answer for blocks ``first_block .. first_block + blocks - 1``: uint64
     ``[blocks, lanes]``.
 
@@ -127,19 +135,22 @@ def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *
     threads : int, optional
         Cores the compiled path splits each step across (default: every core this process may use).
     stages : dict, optional
-        Seconds spent per stage (:data:`STAGES`, and ``coverage``) are added here (the benchmark's breakdown).
-    coverage : golden.coverage.Coverage, optional
-        The blocks' coverage is added here: ``cover_sample`` dot-adds of each block (:func:`cover_rows`).
+        Seconds spent per stage (:data:`STAGES`, and ``coverage sample``) are added here (the benchmark's
+        breakdown).
+    samples : list, optional
+        ``(operands, dot-adds they stand for)`` of ``cover_sample`` dot-adds of each block
+        (:func:`cover_rows`; default :func:`cover_sample_of`) are appended here, a step at a time.
     """
     block_entries(first_block, spec.block_len, blocks)
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a positive integer, not {threads!r}")
     path = host_path(backend)
+    cover_sample = cover_sample_of(spec, cover_sample)
     step = max(1, STEP_ROWS // (spec.block_len * spec.lanes))
     out = np.empty((blocks, spec.lanes), np.uint64)
     for lo in range(first_block, first_block + blocks, step):
         n = min(step, first_block + blocks - lo)
-        out[lo - first_block:lo - first_block + n] = _step(spec, lo, n, path, threads, stages, coverage,
+        out[lo - first_block:lo - first_block + n] = _step(spec, lo, n, path, threads, stages, samples,
                                                            cover_sample)
     return out
 
@@ -150,18 +161,19 @@ class HostChecker:
     ``submit(lo, n)`` starts a request's signatures (in order; at most :data:`AHEAD` outstanding);
     ``result(lo)`` waits for them.  ``seconds``: the thread's time recomputing; ``waited``: the time
     the caller waited for it (the host behind the board).  ``coverage``: the coverage of the requests
-    taken so far (``cover_sample`` dot-adds a block; None where 0), ``cover_error`` why it stopped
-    where a cover point failed.  Use as a context manager: leaving it (Ctrl-C included) drops what is
-    queued.
+    taken (``cover_sample`` dot-adds a block, default :func:`cover_sample_of`; None where 0), complete
+    after :meth:`measure_coverage`; ``cover_seconds`` the time measuring it; ``cover_error`` why it
+    stopped where a cover point failed.  Use as a context manager: leaving it (Ctrl-C included) drops what is queued.
     """
 
     def __init__(self, spec: SelfTestSpec, *, backend: str | None = None, threads: int | None = None,
-                 cover_sample: int = COVER_SAMPLE):
-        self.spec, self.threads, self.cover_sample = spec, threads, cover_sample
+                 cover_sample: int | None = None):
+        self.spec, self.threads = spec, threads
+        self.cover_sample = cover_sample_of(spec, cover_sample)
         self.path = host_path(backend)
-        self.coverage = golden_coverage.empty(spec.ins) if cover_sample else None
-        self.cover_error = ""
-        self._no_cover = False
+        self.coverage = golden_coverage.empty(spec.ins) if self.cover_sample else None
+        self.cover_error, self.cover_seconds = "", 0.0
+        self._taken: list = []                     # sampled operands of the requests taken, not measured yet
         self.seconds = self.waited = 0.0
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="selftest-host")
         self._pending: deque = deque()
@@ -192,36 +204,45 @@ class HostChecker:
         self.warmup = time.perf_counter() - t0
 
     def _timed(self, lo: int, n: int) -> tuple:
-        """The request's signatures and its coverage (None where not measured), or the error that
-        stopped the coverage (the signatures are then computed without it)."""
+        """The request's signatures and its blocks' sampled operands (a list; None where not sampled)."""
         t0 = time.perf_counter()
+        samples = [] if self.coverage is not None else None
         try:
-            cov = golden_coverage.empty(self.spec.ins) if self.coverage is not None and not self._no_cover else None
-            try:
-                sigs = expected_signatures(self.spec, lo, n, backend=self.path, threads=self.threads, coverage=cov,
-                                           cover_sample=self.cover_sample)
-            except Exception as e:
-                if cov is None:
-                    raise
-                self._no_cover = True             # a failing cover point: the later requests go without
-                return expected_signatures(self.spec, lo, n, backend=self.path, threads=self.threads,
-                                           coverage=None), f"{type(e).__name__}: {e}"
-            return sigs, cov
+            return expected_signatures(self.spec, lo, n, backend=self.path, threads=self.threads, samples=samples,
+                                       cover_sample=self.cover_sample), samples
         finally:
             self.seconds += time.perf_counter() - t0
 
     def result(self, lo: int) -> np.ndarray:
-        """The signatures of the oldest outstanding request, which must start at block ``lo``."""
+        """The signatures of the oldest outstanding request, which must start at block ``lo``; its
+        blocks' samples join the coverage (measured :data:`COVER_BATCH` dot-adds at a time)."""
         first, future = self._pending.popleft()
         if first != lo:
             raise RuntimeError(f"results come in order: the oldest request starts at block {first}, not {lo}")
         t0 = time.perf_counter()
         try:
-            sigs, cov = future.result()
+            sigs, samples = future.result()
         finally:
             self.waited += time.perf_counter() - t0
-        if isinstance(cov, str):
-            self.cover_error = self.cover_error or cov
-        elif cov is not None and self.coverage is not None:
-            self.coverage = self.coverage.merge(cov)
+        if samples and self.coverage is not None:
+            self._taken += samples
+            if sum(len(ops[2]) for ops, _ in self._taken) >= COVER_BATCH:
+                self.measure_coverage()
         return sigs
+
+    def measure_coverage(self) -> None:
+        """Measure the samples of the requests taken and not yet measured.  A cover point that fails
+        stops the coverage (``cover_error``); the signatures are not touched."""
+        taken, self._taken = self._taken, []
+        if not taken or self.coverage is None or self.cover_error:
+            return
+        t0 = time.perf_counter()
+        ops = [None if taken[0][0][i] is None else np.concatenate([t[0][i] for t in taken]) for i in range(5)]
+        try:
+            golden_coverage.measure(self.spec.ins, *ops, into=self.coverage)
+        except Exception as e:
+            self.cover_error = f"{type(e).__name__}: {e}"
+            return
+        finally:
+            self.cover_seconds += time.perf_counter() - t0
+        self.coverage.offered += sum(n for _, n in taken) - len(ops[2])

@@ -30,9 +30,9 @@ from golden.cover.report import measured_line
 
 from ...board.selftest.model import KINDS, SelfTestSpec, block_entries
 from ..run import FAILURES_DIR, MAX_SAVED
-from .check import COVER_SAMPLE, HostChecker
+from .check import HostChecker, cover_sample_of
 
-__all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK", "COVER_SAMPLE"]
+__all__ = ["run_selftest", "SelfTestReport", "Failure", "first_difference", "DEFAULT_CHUNK"]
 
 DEFAULT_CHUNK = 64          # blocks per SELFTEST request; the host recomputes them after it
 HOLES_SHOWN = 12            # holes named in the summary
@@ -75,6 +75,7 @@ class SelfTestReport:
     coverage: object = None            # golden.coverage.Coverage of the checked blocks' sampled dot-adds
     cover_sample: int = 0              # dot-adds measured per block
     cover_error: str = ""              # why the coverage stopped (a cover point failed)
+    cover_seconds: float = 0.0         # measuring it (golden's trace of the samples)
 
     @property
     def mismatched(self) -> list:
@@ -122,7 +123,8 @@ class SelfTestReport:
         cov = self.coverage
         if cov is None:
             return []
-        out = [f"  {cov.summary()}; {measured_line(cov)}, {self.cover_sample:,} a block"]
+        out = [f"  {cov.summary()}; {measured_line(cov)}, {self.cover_sample:,} a block, in "
+               f"{self.cover_seconds:.2f} s"]
         holes = cov.missed()
         if holes:
             more = f" ... and {len(holes) - HOLES_SHOWN} more" if len(holes) > HOLES_SHOWN else ""
@@ -135,7 +137,7 @@ class SelfTestReport:
 def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks: int = 16, block_len: int = 1024, *,
                  first_block: int = 0, chunk: int = DEFAULT_CHUNK, progress_every: int | None = None,
                  failures_dir=None, out=None, backend: str | None = None, threads: int | None = None,
-                 cover_sample: int = COVER_SAMPLE) -> SelfTestReport:
+                 cover_sample: int | None = None) -> SelfTestReport:
     """Blocks ``first_block .. first_block + blocks - 1`` of the self-test on ``board``, checked
     against golden.
 
@@ -156,9 +158,10 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     backend, threads
         The host's recomputation (:func:`fpga.host.selftest.check.expected_signatures`): its path
         (default ``$GOLDEN_BACKEND``, else compiled) and cores (default all).
-    cover_sample : int
+    cover_sample : int, optional
         Dot-adds of each block measured for coverage (a random sample drawn from the seed and the
-        block, :func:`fpga.host.selftest.check.cover_rows`; all where it is at least the block; 0: none).
+        block, :func:`fpga.host.selftest.check.cover_rows`; all where it is at least the block; 0: none;
+        default 1 in 512 of the block's, at least one: :func:`fpga.host.selftest.check.cover_sample_of`).
     """
     out = out or sys.stdout
     cfg = board.config
@@ -167,10 +170,10 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
     block_entries(first_block, block_len, blocks)                  # the whole range fits the counter
     if not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be a positive number of blocks, not {chunk!r}")
-    if not isinstance(cover_sample, int) or cover_sample < 0:
+    if cover_sample is not None and (not isinstance(cover_sample, int) or cover_sample < 0):
         raise ValueError(f"cover_sample must be a whole number of dot-adds a block >= 0, not {cover_sample!r}")
     report = SelfTestReport(spec, first_block, clock_hz=cfg.clock_hz, host_threads=threads,
-                            cover_sample=min(cover_sample, block_len * cfg.lanes))
+                            cover_sample=cover_sample_of(spec, cover_sample))
     every = progress_every or max(chunk, blocks // 10)
     shown = 0
     requests = [(lo, min(chunk, first_block + blocks - lo)) for lo in range(first_block, first_block + blocks, chunk)]
@@ -189,13 +192,23 @@ def run_selftest(board, instr=None, seed: int = 1, kind: str = "normal", blocks:
         except KeyboardInterrupt:
             report.interrupted = True
         report.golden_seconds, report.host_waited, report.host_warmup = host.seconds, host.waited, host.warmup
-        report.coverage, report.cover_error = host.coverage, host.cover_error
+        _coverage(host, report)
     if report.mismatched and not report.interrupted:
         try:
             _rerun(board, spec, report.mismatched[0], report, failures_dir, out)
         except KeyboardInterrupt:
             report.interrupted = True
     return report
+
+
+def _coverage(host: HostChecker, report: SelfTestReport) -> None:
+    """The checked blocks' coverage into ``report`` (its last samples measured now; a Ctrl-C here
+    keeps what was measured)."""
+    try:
+        host.measure_coverage()
+    except KeyboardInterrupt:
+        report.interrupted = True
+    report.coverage, report.cover_error, report.cover_seconds = host.coverage, host.cover_error, host.cover_seconds
 
 
 def _check_chunk(board, spec: SelfTestSpec, lo: int, n: int, report: SelfTestReport, host: HostChecker) -> None:
