@@ -1,6 +1,8 @@
 """Command line: ``python -m cosim run | tensor-core | replay | lint | bench | toolchain``.
 
-ARCH and INSTR take a name, a comma list or ``all`` everywhere (``golden.select``).
+ARCH and INSTR take a name, a comma list or ``all`` everywhere (``golden.select``).  ``run`` measures the
+cover points on every vector it checks (cosim.coverage): a coverage column, each instruction's summary line and
+an HTML + JSON report per run.
 
 Examples::
 
@@ -9,6 +11,8 @@ Examples::
     python -m cosim run all all -n 100000            # every instruction (make cosim-all)
     python -m cosim run volta,turing HMMA.884 -n 20000   # comma lists
     python -m cosim run hopper HGMMA --unit standin  # the machinery, on the stand-in unit
+    python -m cosim run hopper HGMMA.64xNx16.F32 --vectors cover -n closure --coverage-table --require-closed
+                                                     # make coverage VECTORS=cover CLOSED=yes: every reachable bin
     python -m cosim replay build/cosim/failures/hopper_HGMMA.64xNx16.F32_seed1_....npz --waves
     python -m cosim lint hopper HGMMA                # verilator --lint-only -Wall on the generated RTL
     python -m cosim bench                            # throughput: stand-in and HGMMA unit, 1-8 lanes
@@ -73,6 +77,7 @@ def _config(args) -> cr.Config:
         raise ValueError(f"-n {cov.CLOSURE} sizes a run to the solved closure of --vectors cover (N=closure with "
                          f"VECTORS=cover); got --vectors {cfg.vectors}: give -n a number or --vectors cover")
     cfg.coverage = getattr(args, "coverage", False)
+    cfg.coverage_sample = getattr(args, "coverage_sample", None)
     if getattr(args, "jobs", 1) < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     if args.lanes < 1:
@@ -95,7 +100,7 @@ def _report(args, instrs, cfg, results) -> int:
     if cfg.coverage:
         title = f"python -m cosim run {args.arch} {args.instr or 'all'}"
         meta = cov.run_meta(vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall, lanes=cfg.lanes,
-                            unit=args.unit or "hw", pipeline=args.pipeline)
+                            unit=args.unit or "hw", pipeline=args.pipeline, coverage_sample=cfg.coverage_sample)
         name = f"{instrs[0].arch}_{instrs[0].name}" if len(instrs) == 1 else f"{args.arch}_{args.instr or 'all'}"
         coverages = cov.report_run(results, title=title, meta=meta, name=name, folder=args.coverage_dir,
                                    table=args.coverage_table)

@@ -69,7 +69,7 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
         n = cfg.n if cfg.n is not None else (2000 if cfg.waves else None)
         if n == CLOSURE:
             n = closure_size(ins, cfg.vectors, cfg.seed)
-    score = measuring(Score(ins, reference, None, cfg.max_saved), ins, cfg.coverage)
+    score = measuring(Score(ins, reference, None, cfg.max_saved), ins, cfg)
     res = simulate_and_score(
         b, layout, stream, reference, max_saved=cfg.max_saved, n=n, budget_s=cfg.budget_s, min_n=cfg.min_n,
         seed=cfg.seed, stall_in=cfg.stall if cfg.stall_in is None else cfg.stall_in,

@@ -47,6 +47,7 @@ class Config:
     keep_run_dir: bool = False
     out: object = None                 # stream for reports (default sys.stdout)
     coverage: bool = False             # measure the cover points on every vector checked (cosim.coverage)
+    coverage_sample: int | None = None  # ... only on the first this many
 
 
 def check_budget(budget) -> None:

@@ -52,7 +52,7 @@ def _config(args) -> Config:
                          f"VECTORS=cover); got --vectors {args.vectors}: give -n a number or --vectors cover")
     return Config(n=args.n, budget_s=args.budget, min_n=args.min_n, seed=args.seed, stall=args.stall,
                   waves=args.waves, progress=0.0 if args.quiet else 15.0, vectors=args.vectors,
-                  coverage=getattr(args, "coverage", False))
+                  coverage=getattr(args, "coverage", False), coverage_sample=getattr(args, "coverage_sample", None))
 
 
 def cmd_run(args) -> int:
@@ -80,7 +80,8 @@ def cmd_run(args) -> int:
             print(f"{'':13s} ({said})")
     status = table.summarize([d.result for d in results])
     if cfg.coverage:
-        meta = cov.run_meta(design=str(prep.desc.path), vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall)
+        meta = cov.run_meta(design=str(prep.desc.path), vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall,
+                            coverage_sample=cfg.coverage_sample)
         coverages = cov.report_run([d.result for d in results], title=f"python -m cosim.dut run {args.description}",
                                meta=meta, name=prep.desc.name, folder=args.coverage_dir, table=args.coverage_table)
         if args.require_closed:

@@ -103,7 +103,7 @@ def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_c
     with ``cfg.coverage`` its vectors are measured (into ``coverage``, a Coverage of an earlier session, when given)."""
     desc = prep.desc
     keep = transfers.transfers(desc, ins, X_CHECK_VECTORS)
-    score = measuring(transfers.score(desc, ins, keep), ins, cfg.coverage, desc.tile, coverage)
+    score = measuring(transfers.score(desc, ins, keep), ins, cfg, desc.tile, coverage)
     res = simulate_and_score(
         b, transfers.layout(desc, ins), transfers.stream(desc, ins, cfg.vectors, cfg.seed), golden.dot_add,
         score=score, progress=cfg.progress, keep_run_dir=cfg.keep_run_dir,

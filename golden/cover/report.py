@@ -56,7 +56,7 @@ def points_of(cov: Coverage) -> list[tuple[str, str, list[str]]]:
 def measured_line(cov: Coverage) -> str:
     """How many dot-adds were measured: all the run checked, or a sample of a stated size."""
     if cov.offered > cov.dot_adds:
-        return (f"a random sample of {cov.dot_adds:,} of the {cov.offered:,} dot-adds checked was measured "
+        return (f"a sample of {cov.dot_adds:,} of the {cov.offered:,} dot-adds checked was measured "
                 f"(hit counts are the sample's)")
     return f"{cov.dot_adds:,} dot-adds measured (every one the run checked)"
 

@@ -58,6 +58,9 @@ def test_every_checked_vector_is_measured(standin_build, tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0] == table.header(coverage=True) and lines[0].split()[-2:] == ["coverage", "status"]
     assert lines[1].split()[-2] == f"{len(want.hit())}/{len(want.reachable())}"
+    sampled = cr.run_instruction(ins, _config(tmp_path, n=3000, seed=3, coverage_sample=1000), StandInUnits(latency=3))
+    first = measure(ins, *VectorStream(ins, "mixed", seed=3).take(1000))
+    assert sampled.coverage.hits == first.hits and (sampled.coverage.dot_adds, sampled.coverage.offered) == (1000, 3000)
     quiet = cr.run_instruction(ins, _config(tmp_path, n=100, coverage=False), StandInUnits(latency=3))
     assert quiet.coverage is None and table.coverage_cell(quiet) == "-"
 
