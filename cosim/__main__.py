@@ -101,9 +101,7 @@ def _report(args, instrs, cfg, results) -> int:
         title = f"python -m cosim run {args.arch} {args.instr or 'all'}"
         meta = cov.run_meta(vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall, lanes=cfg.lanes,
                             unit=args.unit or "hw", pipeline=args.pipeline, coverage_sample=cfg.coverage_sample)
-        name = f"{instrs[0].arch}_{instrs[0].name}" if len(instrs) == 1 else f"{args.arch}_{args.instr or 'all'}"
-        coverages = cov.report_run(results, title=title, meta=meta, name=name, folder=args.coverage_dir,
-                                   table=args.coverage_table)
+        coverages = cov.report_run(results, title=title, meta=meta, folder=args.coverage_dir, table=args.coverage_table)
         if args.require_closed:
             status |= cov.require_closed(coverages)
     if args.report is not None:
@@ -121,6 +119,9 @@ def cmd_run(args) -> int:
     instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
     cov.check_options(args)
+    if cfg.coverage:
+        name = f"{instrs[0].arch}_{instrs[0].name}" if len(instrs) == 1 else f"{args.arch}_{args.instr or 'all'}"
+        args.coverage_dir = cov.report_folder(args, name)
     for ins in instrs:                                # fail early: a bad generator name or what it returns
         check_generator(ins, cfg.vectors, cfg.seed)
     unit = unit_provider(args.unit, args.pipeline)

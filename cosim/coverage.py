@@ -23,8 +23,8 @@ from golden import coverage as gcov
 from golden.cover import report as creport
 from golden.paths import build_dir
 
-__all__ = ["Measuring", "measuring", "tile_dot_adds", "closure_size", "parse_count", "report_run",
-           "default_folder", "holes_line", "CLOSURE"]
+__all__ = ["Measuring", "measuring", "tile_dot_adds", "closure_size", "parse_count", "report_run", "report_folder",
+           "default_folder", "holes_line", "run_meta", "require_closed", "add_options", "check_options", "CLOSURE"]
 
 CLOSURE = "closure"            # -n closure / N=closure: the solved closure's size (--vectors cover)
 
@@ -116,13 +116,13 @@ def parse_count(text: str):
     import argparse
     if str(text).strip().lower() == CLOSURE:
         return CLOSURE
+    closure = f"or {CLOSURE}: with --vectors cover, the fewest vectors that hit every reachable bin"
     try:
         value = int(str(text).replace(",", "").replace("_", ""))
     except ValueError:
-        value = 0
+        raise argparse.ArgumentTypeError(f"expected a whole number ({closure}), got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1 or '{CLOSURE}' (with --vectors "
-                                         f"cover: the fewest vectors that hit every reachable bin), got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value} ({closure})")
     return value
 
 
@@ -151,9 +151,9 @@ def holes_line(cov) -> str:
     return f"  holes: {shown}" if missed else ""
 
 
-def report_run(results, *, title: str, meta: dict, name: str, folder=None, table: bool = False, out=None):
+def report_run(results, *, title: str, meta: dict, folder, table: bool = False, out=None):
     """Print each measured instruction's summary line (and holes; ``table``: its bins too), write the
-    run's HTML and JSON into ``folder`` (default :func:`default_folder` of ``name``) and print where.
+    run's HTML and JSON into ``folder`` (:func:`report_folder`) and print where.
 
     Returns
     -------
@@ -173,7 +173,6 @@ def report_run(results, *, title: str, meta: dict, name: str, folder=None, table
                 print(f"  {creport.measured_line(cov)}", file=out)
         if cov.missed():
             print(holes_line(cov), file=out)
-    folder = Path(folder) if folder is not None else default_folder(name)
     page, doc = creport.write_reports(coverages, folder, title, meta)
     print(f"coverage report: {page} (JSON: {doc.name} beside it)", file=out, flush=True)
     return coverages
@@ -219,6 +218,15 @@ def add_options(parser, report: bool = True) -> None:
                             help="write JUnit XML here, coverage in its properties (checked before the run)")
 
 
+def report_folder(args, name: str) -> Path:
+    """Where the run's report goes (``--coverage-dir``, else :func:`default_folder` of ``name``), checked
+    writable before the run (an OutputError, one line)."""
+    from golden.console import check_output
+    folder = Path(args.coverage_dir) if args.coverage_dir is not None else default_folder(name)
+    check_output(folder / creport.HTML_NAME, "--coverage-dir" if args.coverage_dir is not None else "the report")
+    return folder
+
+
 def check_options(args) -> None:
     """The coverage options and ``--report``, checked before anything is built (ValueError, one line);
     ``args.report`` becomes a Path."""
@@ -231,6 +239,5 @@ def check_options(args) -> None:
         folder = Path(args.coverage_dir)
         if folder.exists() and not folder.is_dir():
             raise ValueError(f"--coverage-dir {folder}: is a file; give the folder to write the coverage report into")
-        check_output(folder / creport.HTML_NAME, "--coverage-dir")
     if getattr(args, "report", None) is not None:
         args.report = check_output(args.report, "--report")

@@ -64,6 +64,8 @@ def cmd_run(args) -> int:
     report = args.report
     bld.check_build_root()
     prep = prepare(args.description, args.arch, args.instr)
+    if cfg.coverage:
+        args.coverage_dir = cov.report_folder(args, prep.desc.name)
     print(f"{prep.desc.name}: {prep.desc.top} ({prep.desc.handshake.kind.value}), {len(prep.pairs)} target(s)")
     print(table.header(cfg.coverage), flush=True)
     results = []
@@ -83,7 +85,7 @@ def cmd_run(args) -> int:
         meta = cov.run_meta(design=str(prep.desc.path), vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall,
                             coverage_sample=cfg.coverage_sample)
         coverages = cov.report_run([d.result for d in results], title=f"python -m cosim.dut run {args.description}",
-                               meta=meta, name=prep.desc.name, folder=args.coverage_dir, table=args.coverage_table)
+                               meta=meta, folder=args.coverage_dir, table=args.coverage_table)
         if args.require_closed:
             status |= cov.require_closed(coverages)
     if report is not None:                       # checked before the run; the table above is kept whatever happens

@@ -75,8 +75,7 @@ def test_report_run_prints_the_summary_and_writes_the_page(tmp_path):
     class R:
         coverage = _coverage()
     out = io.StringIO()
-    covs = ccov.report_run([R()], title="make coverage", meta=ccov.run_meta(seed=1), name="x", folder=tmp_path / "c",
-                           out=out)
+    covs = ccov.report_run([R()], title="make coverage", meta=ccov.run_meta(seed=1), folder=tmp_path / "c", out=out)
     text = out.getvalue()
     assert "hopper HGMMA.64xNx16.F32: coverage: 1 of 2 reachable bins hit (1 unreachable)" in text
     assert "  holes: p.b" in text and f"coverage report: {tmp_path / 'c' / 'coverage.html'}" in text
@@ -179,7 +178,7 @@ def _make(*args):
 @pytest.mark.parametrize("args, words", [
     (["INSTR=NOPE"], "unknown instruction 'NOPE' on hopper"),
     (["INSTR=HGMMA.64xNx16.F32", "N=closure"], "-n closure sizes a run to the solved closure of --vectors cover"),
-    (["INSTR=HGMMA.64xNx16.F32", "N=0"], "expected a whole number of at least 1 or 'closure'"),
+    (["INSTR=HGMMA.64xNx16.F32", "N=0"], "argument -n: must be at least 1, got 0 (or closure: with --vectors"),
 ])
 def test_make_coverage_bad_input_is_one_line(args, words):
     done = _make("coverage", "ARCH=hopper", *args)
