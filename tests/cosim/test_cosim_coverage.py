@@ -168,6 +168,17 @@ def test_a_dut_run_reports_coverage(tmp_path, capsys):
     assert "coverage.volta.HMMA.884.F16.F16.reachable" in props
 
 
+def test_a_tile_device_is_measured_in_dot_adds(tmp_path):
+    """The tile engine example (test_dut_tile's build): every chained dot-add of its transactions measured."""
+    from cosim.dut import run as drun
+    from cosim.dut.builds import prepare
+    prep = prepare(REPO / "examples" / "dut" / "tile_engine" / "unit.toml")
+    (target, ins), = prep.pairs
+    dr = drun.run_target(prep, target, ins, _config(tmp_path, n=2000, build_root=None, out=io.StringIO()))
+    assert dr.result.ok, dr.result.message
+    assert dr.result.coverage.dot_adds == dr.result.coverage.offered == dr.result.vectors >= 2000
+
+
 # ---- make coverage -----------------------------------------------------------------------------------------
 
 def _make(*args):
