@@ -12,6 +12,7 @@ never imports torch.
 from .algorithms import Params
 from .api import Trace, as_bits, dot_add, mma, trace
 from .catalog import ARCHITECTURES, CATALOG, CUSTOM, Datapath, Instruction, canonical_arch, instructions, lookup, select
+from .cover import directed as _directed  # noqa: F401  (registers the cover vector kind with golden.vectors)
 from .custom import custom
 from .formats import FORMATS, Format, decode, from_float, get_format, round_to_format, to_float
 from .gemm import PRESETS as GEMM_PRESETS

@@ -39,8 +39,10 @@ from .cover.amd import FDRDA_COVER_POINTS, GFDRDA_COVER_POINTS
 from .cover.fda import FDA_COVER_POINTS
 from .cover.gdfs import GDFS_COVER_POINTS
 from .cover.sequential import GPS_COVER_POINTS, SFMA_COVER_POINTS
-from .datapath import Datapath
+from .datapath import Datapath, pass_order  # noqa: F401  (pass_order: re-exported)
 from .descriptors import ALGORITHMS, Algorithm, KernelCode, describe
+from .disputed import DISPUTED_RULES, NONFINITE_C_EXP, disputed_rules  # noqa: F401  (DISPUTED_RULES, disputed_rules: re-exported)
+from .disputed import products_overflow as _products_overflow
 from .formats import (
     INF,
     NAN,
@@ -295,14 +297,6 @@ def check_nan_bits(fd: Format, bits: int) -> int:
     return bits
 
 
-def pass_order(k: int, L: int, run: int) -> np.ndarray:
-    """Product indices in the order the passes take them when pass ``j`` takes the runs of ``run``
-    consecutive products whose run number is ``j`` modulo the number of passes."""
-    passes = k // L
-    idx = np.arange(k)
-    return np.concatenate([idx[(idx // run) % passes == j] for j in range(passes)])
-
-
 def convert_exactly(f_from: Format, bits, f_to: Format):
     """``bits`` of ``f_from`` as ``f_to`` bit patterns; every value must be exact in ``f_to``
     (fp8 to f16 is); NaN becomes ``f_to``'s canonical NaN."""
@@ -468,48 +462,6 @@ def gdfs(dp: Datapath, a, b, c, scale_a=None, scale_b=None, trace=None):
 
 
 # --------------------------------------------------------------------------- FDRDA / GFDRDA
-
-# The exponent the later model reads for a NaN or infinite c: frexp gives 0, and its significands in
-# [1, 2) take one off (microsoft/MMA-Sim src/mmasim/mmasim/arithmetic/fdpa.py, frexp_and_normalize)
-NONFINITE_C_EXP = -1
-
-# The disputed rules, by name: what each decides and what the two readings say (Params.specials)
-DISPUTED_RULES = {
-    "inf_meets_overflow": "an input infinity (c or an operand) meets a product overflowing to the other infinity "
-                          "in the same pass: paper -> the input infinity, later model -> NaN",
-    "nonfinite_small_c": "GFDRDA: a NaN or infinite c (a chained pass's NaN) meets products with e_dot >= c_drop: "
-                         "paper -> NaN or that infinity, later model -> c dropped as a small c, a finite result",
-}
-
-
-def disputed_rules(what) -> tuple[str, ...]:
-    """Names of the :data:`DISPUTED_RULES` a design's results depend on (``Params.specials`` decides them).
-
-    ``what``: a :class:`Params` (the rules its algorithm can reach), or a ``golden.Datapath`` or
-    ``golden.Instruction`` (the rules its formats can reach: f16 products never overflow, and only
-    bf8 x bf8 products reach ``e_dot >= c_drop = 25``).  Empty for everything but FDRDA/GFDRDA.
-    """
-    datapath = getattr(what, "datapath", what)
-    p = getattr(datapath, "params", datapath)
-    if not isinstance(p, Params):
-        raise TypeError(f"disputed_rules takes a Params, Datapath or Instruction, not {type(what).__name__}")
-    reachable = ALGORITHMS[p.base].disputed
-    if not reachable:
-        return ()
-    fa, fb, fc = (get_format(f) for f in datapath.formats[:3]) if datapath is not p else (None, None, None)
-    rules = []
-    if "inf_meets_overflow" in reachable and p.product_overflow and (fa is None or _products_overflow(fa, fb)):
-        rules.append("inf_meets_overflow")
-    if "nonfinite_small_c" in reachable and p.c_drop is not None and \
-            (fa is None or ((fc.inf or fc.nan != NanKind.NONE) and NONFINITE_C_EXP < fa.emax + fb.emax - p.c_drop)):
-        rules.append("nonfinite_small_c")
-    return tuple(rules)
-
-
-def _products_overflow(fa: Format, fb: Format) -> bool:
-    """Whether products of the two formats can reach 2**128 (tf32, bf16; never f16 or fp8)."""
-    return (fa.emax + 1) + (fb.emax + 1) >= 128
-
 
 def _amd_products(p: Params, fa, a, fb, b, cv):
     """Products with AMD's overflow, and the special outcome per row (NaN/inf, else finite).

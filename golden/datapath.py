@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from .formats import Format
 from .params import check_params_for
 
@@ -66,3 +68,11 @@ class Datapath:
         scale = f" {self.scale_format.name}/{self.block_size}" if self.scale_format else ""
         return (f"{self.algorithm} K={self.k} {self.a_format.name} x {self.b_format.name} + "
                 f"{self.c_format.name} -> {self.d_format.name}{scale}")
+
+
+def pass_order(k: int, L: int, run: int) -> np.ndarray:
+    """Product indices in the order the passes take them when pass ``j`` takes the runs of ``run``
+    consecutive products whose run number is ``j`` modulo the number of passes."""
+    passes = k // L
+    idx = np.arange(k)
+    return np.concatenate([idx[(idx // run) % passes == j] for j in range(passes)])

@@ -42,6 +42,17 @@ from .rules import Rounding
 
 KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed", "cover")
 
+# Kinds made by a module above this one (they need golden's trace), registered when it is imported:
+# ``cover`` by golden.cover.directed, which ``import golden`` imports.
+_MADE_ABOVE: dict = {}
+
+
+def register_kind(name: str, make) -> None:
+    """Make vector kind ``name`` (one of :data:`KINDS`) with ``make(ins, n, rng, out) -> out``."""
+    if name not in KINDS:
+        raise ValueError(f"unknown vector kind {name!r}; valid: {', '.join(KINDS)}")
+    _MADE_ABOVE[name] = make
+
 
 def _kernels():
     """:mod:`golden.vector_kernels`, or None where numba does not import, ``GOLDEN_BACKEND=numpy``
@@ -440,9 +451,8 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
         return structured_operands(ins, n, rng, out)
     if kind == "disputed":
         return disputed_operands(ins, n, rng, out)
-    if kind == "cover":
-        from .cover.directed import cover_operands
-        return cover_operands(ins, n, rng, out)
+    if kind in _MADE_ABOVE:
+        return _MADE_ABOVE[kind](ins, n, rng, out)
     if kind in ("mixed", "all"):
         parts = ("bits", "normal") if kind == "mixed" else ("bits", "normal", "structured")
         sizes = [n // len(parts)] * (len(parts) - 1)

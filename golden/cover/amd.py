@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..disputed import NONFINITE_C_EXP, disputed_rules, products_overflow
 from ..formats import get_format, to_float
 from .chain import CHAIN_POINTS, build, pass_c_values, pass_columns, product_range, signs, value_range
 from .common import COMMON_POINTS
@@ -23,7 +24,6 @@ from .model import Batch, Bin, CoverPoint
 __all__ = ["FDRDA_COVER_POINTS", "GFDRDA_COVER_POINTS", "AMD_POINTS", "GFDRDA_POINTS"]
 
 CLAMP = -126               # the normalised exponent's floor (docs/spec.md §4.4)
-NONFINITE_C_EXP = -1       # the exponent the later model reads for a NaN or infinite c (golden.algorithms)
 
 
 # --------------------------------------------------------------------------- per-pass values
@@ -337,13 +337,12 @@ def _overflow_unreachable(ins) -> dict:
     fa, fb = (get_format(f) for f in ins.formats[:2])
     if not ins.params.product_overflow:
         return _all(OVERFLOW_BINS, "products never overflow (product_overflow is off)")
-    if (fa.emax + 1) + (fb.emax + 1) < 128:
+    if not products_overflow(fa, fb):
         return _all(OVERFLOW_BINS, f"{fa.name} x {fb.name} products stay below 2^128")
     return {}
 
 
 def _disputed_unreachable(ins, bins) -> dict:
-    from ..algorithms import disputed_rules  # imported late: golden.algorithms imports this module
     fa, fb = (get_format(f) for f in ins.formats[:2])
     reached = disputed_rules(ins)
     why = {"inf_meets_overflow": f"no product overflows ({fa.name} x {fb.name}, product_overflow="

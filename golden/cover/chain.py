@@ -21,6 +21,9 @@ import math
 
 import numpy as np
 
+from ..datapath import pass_order
+from ..descriptors import ALGORITHMS
+from ..disputed import products_overflow
 from ..formats import from_float, get_format, to_float
 from .model import Batch, Bin, CoverPoint
 
@@ -34,7 +37,6 @@ ONE_PASS = "one pass: no intermediate rounding"
 
 def pass_count(ins) -> int:
     """How many passes ``ins`` runs (1 when unchained)."""
-    from ..descriptors import ALGORITHMS  # imported late: golden.algorithms imports this module
     L = ins.params.pass_size
     if not L or not ALGORITHMS[ins.params.base].chained or L >= ins.k:
         return 1
@@ -56,7 +58,6 @@ def pass_columns(ins, j: int) -> np.ndarray:
     L = ins.k // n
     order = np.arange(ins.k)
     if n > 1 and ins.params.pass_interleave is not None:
-        from ..algorithms import pass_order
         order = pass_order(ins.k, L, ins.params.pass_interleave)
     return order[j * L:(j + 1) * L]
 
@@ -209,7 +210,7 @@ def value_range(fmt) -> tuple[int, int]:
 def _products_overflow(ins) -> bool:
     """Whether the algorithm turns products at or above 2^128 into infinities (FDRDA, GFDRDA)."""
     fa, fb = (get_format(f) for f in ins.formats[:2])
-    return bool(getattr(ins.params, "product_overflow", False)) and (fa.emax + 1) + (fb.emax + 1) >= 128
+    return bool(getattr(ins.params, "product_overflow", False)) and products_overflow(fa, fb)
 
 
 def _can_overflow(ins) -> bool:

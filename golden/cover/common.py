@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..datapath import pass_order
+from ..descriptors import ALGORITHMS
 from ..formats import INF, NAN, decode, from_float, get_format, special_bits, to_float
 from .model import Batch, Bin, CoverPoint
 
@@ -41,7 +43,6 @@ def zero_operands(ins, n: int) -> tuple:
 def last_pass_columns(ins) -> np.ndarray:
     """The columns of a and b that the last pass of ``ins``'s chain takes (every column when unchained):
     the final rounding is that pass's (earlier passes only hand c on)."""
-    from ..algorithms import pass_order  # not at import: golden.algorithms imports this package
     p, k = ins.params, ins.k
     L = p.pass_size if p.pass_size and p.pass_size < k else k
     order = pass_order(k, L, p.pass_interleave) if p.pass_interleave is not None else np.arange(k)
@@ -97,6 +98,8 @@ def _output_unreachable(ins) -> dict:
     out = {}
     if not fd.subnormals:
         out["subnormal"] = f"the output format {fd.name} has no subnormals"
+    elif ALGORITHMS[ins.params.base].flushes:
+        out["subnormal"] = f"{ins.params.base} flushes every subnormal sum to zero"
     if not fd.inf:
         out["infinite"] = f"the output format {fd.name} has no infinities"
     if not fd.has_nan:

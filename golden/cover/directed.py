@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..vectors import empty_operands, random_operands, register_kind
 from .model import Coverage
 
 __all__ = ["Solution", "solve", "cover_operands", "SEARCH_KINDS"]
@@ -52,7 +53,6 @@ def _take(ops, rows) -> tuple:
 
 def _concat(parts, ins) -> tuple:
     if not parts:
-        from ..vectors import empty_operands
         return empty_operands(ins, 0)
     return tuple(None if parts[0][i] is None else np.concatenate([p[i] for p in parts]) for i in range(5))
 
@@ -89,7 +89,6 @@ def solve(ins, rng: np.random.Generator, *, seconds: float = 30.0, points=None) 
     """Operands that hit every reachable bin of ``ins``'s cover points (``points``: those instead), found
     within about ``seconds``; the Solution's coverage names any hole left."""
     from ..coverage import cover_points
-    from ..vectors import random_operands
     start = time.monotonic()
     points = cover_points(ins) if points is None else points
     cov = Coverage.empty(f"{ins.arch} {ins.name}", points, ins)
@@ -117,7 +116,6 @@ def solve(ins, rng: np.random.Generator, *, seconds: float = 30.0, points=None) 
 
 def _constructions(ins, points, rng, n: int) -> tuple:
     """``n`` more rows: each point's constructions for its reachable bins in turn (unmeasured)."""
-    from ..vectors import random_operands
     asks = [(p, b.name) for p in points if p.directed is not None for b in p.bins
             if f"{p.name}.{b.name}" not in Coverage.empty("", [p], ins).unreachable]
     parts, have, i = [], 0, 0
@@ -152,3 +150,6 @@ def cover_operands(ins, n: int, rng: np.random.Generator, out, *, seconds: float
         if dst is not None:
             dst[...] = src.astype(dst.dtype)
     return out
+
+
+register_kind("cover", cover_operands)

@@ -17,7 +17,8 @@ import functools
 
 import numpy as np
 
-from ..formats import get_format, special_bits, to_float
+from ..formats import from_float, get_format, special_bits, to_float
+from ..rules import Rounding
 from .model import Batch, Bin, CoverPoint
 
 __all__ = ["SCALE_POINTS", "NO_SCALES", "positive_patterns", "scale_extremes", "scaled_terms", "product_values",
@@ -85,10 +86,23 @@ def _block_live(batch: Batch) -> np.ndarray:
 
 
 def base_operands(ins, rng: np.random.Generator, n: int) -> tuple:
-    """Random ``normal`` operands of ``ins`` (scales near 1), as uint64, for a construction to edit."""
-    from ..vectors import random_operands
-    return tuple(None if x is None else np.asarray(x, np.uint64).copy()
-                 for x in random_operands(ins, n, rng, "normal"))
+    """Random finite operands of ``ins`` for a construction to edit, as uint64: a, b and c near 1 (normal
+    draws rounded to their formats, random signs, one in ten zero) and scales 2^-3..2^3.  Drawn here
+    rather than by golden.vectors, which sits above golden.algorithms (that imports this module)."""
+    fa, fb, fc = ins.formats[:3]
+
+    def draw(fmt, shape):
+        v = rng.standard_normal(shape)
+        v[rng.random(shape) < 0.1] = 0.0
+        return np.asarray(from_float(fmt, v, Rounding.RNE), np.uint64)
+
+    a, b, c = draw(fa, (n, ins.k)), draw(fb, (n, ins.k)), draw(fc, (n,))
+    if not ins.scale_format:
+        return a, b, c, None, None
+    blocks = (n, ins.k // ins.block_size)
+    sa, sb = (np.asarray(from_float(ins.scale_format, np.ldexp(1.0, rng.integers(-3, 4, blocks)), Rounding.RNE),
+                         np.uint64) for _ in "ab")
+    return a, b, c, sa, sb
 
 
 def _set_nonzero_product(ins, a, b, rows, positions, rng, largest: bool = False, smallest: bool = False):
