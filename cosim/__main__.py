@@ -101,9 +101,9 @@ def _report(args, instrs, cfg, results) -> int:
         title = f"python -m cosim run {args.arch} {args.instr or 'all'}"
         meta = cov.run_meta(vectors=cfg.vectors, n=cfg.n, seed=cfg.seed, stall=cfg.stall, lanes=cfg.lanes,
                             unit=args.unit or "hw", pipeline=args.pipeline, coverage_sample=cfg.coverage_sample)
-        coverages = cov.report_run(results, title=title, meta=meta, folder=args.coverage_dir, table=args.coverage_table)
+        cov.report_run(results, title=title, meta=meta, folder=args.coverage_dir, table=args.coverage_table)
         if args.require_closed:
-            status |= cov.require_closed(coverages)
+            status |= cov.require_closed(results)
     if args.report is not None:
         try:
             junit.write(args.report, results)

@@ -23,6 +23,7 @@ from golden.streams import ArrayStream, VectorStream
 from . import build as bld
 from . import failures
 from .coverage import CLOSURE, closure_size, measuring
+from .coverage import take as take_coverage
 from .payload import PayloadLayout
 from .scoring import Config, Result, Status, build_checked, note_wave_format, simulate_and_score
 from .session import Score
@@ -76,7 +77,7 @@ def run_instruction(ins, config: Config | None = None, unit=None, reference: Cal
         stall_out=cfg.stall if cfg.stall_out is None else cfg.stall_out, batch_vectors=cfg.batch_vectors,
         progress=cfg.progress, keep_run_dir=cfg.keep_run_dir, score=score)
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
-    res.coverage = getattr(score, "coverage", None)
+    take_coverage(res, score, out)
     note_wave_format(b)
     if res.status == Status.MISMATCH:
         failures.report_failure(res, cfg, provider, reference, lambda: provider(ins, cfg.lanes), out=out,

@@ -28,6 +28,7 @@ import golden
 from .. import build as bld
 from .. import failures
 from ..coverage import CLOSURE, closure_size, measuring
+from ..coverage import take as take_coverage
 from ..scoring import Config, Result, Status, simulate_and_score
 from ..session import simulate
 from . import adapter, order, transfers
@@ -109,7 +110,7 @@ def _session(prep: Prepared, target: Target, ins, b: bld.Build, cfg: Config, x_c
         score=score, progress=cfg.progress, keep_run_dir=cfg.keep_run_dir,
         plusargs=desc.plusargs + x_plusargs(cfg.seed + 1), **_schedule(prep, ins, cfg))
     res.build_seconds, res.build_source, res.build_key = b.seconds, b.source, b.key
-    res.coverage = getattr(score, "coverage", None)
+    take_coverage(res, score, cfg.out)
     _report_timing(prep, res)
     if transfers.is_tile(desc):
         _tile_counts(prep, res, score)

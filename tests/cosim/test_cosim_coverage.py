@@ -81,7 +81,23 @@ def test_report_run_prints_the_summary_and_writes_the_page(tmp_path):
     assert "  holes: p.b" in text and f"coverage report: {tmp_path / 'c' / 'coverage.html'}" in text
     doc = json.loads((tmp_path / "c" / "coverage.json").read_text())
     assert doc["coverage"][0]["missed"] == ["p.b"] and doc["meta"]["seed"] == 1
-    assert ccov.require_closed(covs, out=io.StringIO()) == 1 and ccov.require_closed([_coverage(0)]) == 0
+    assert covs == [R.coverage]
+    ins = golden.lookup(*HGMMA)
+    closed, unmeasured = cr.Result(ins, coverage=_coverage(0)), cr.Result(ins)
+    assert ccov.require_closed([R()], out=io.StringIO()) == 1 and ccov.require_closed([closed]) == 0
+    said = io.StringIO()
+    assert ccov.require_closed([closed, unmeasured], out=said) == 1 and "not measured" in said.getvalue()
+
+
+def test_a_cover_point_that_fails_does_not_stop_the_run(standin_build, tmp_path, monkeypatch):
+    """A measurement that raises is a note and a ``-`` in the column; the co-simulation's verdict stands."""
+    def broken(*args, **kw):
+        raise ValueError("a broken cover point")
+    monkeypatch.setattr(ccov.gcov, "measure", broken)
+    out = io.StringIO()
+    r = cr.run_instruction(golden.lookup(*HGMMA), _config(tmp_path, n=500, out=out), StandInUnits(latency=3))
+    assert r.ok and r.coverage is None and table.coverage_cell(r) == "-"
+    assert "was not measured: ValueError: a broken cover point" in out.getvalue()
 
 
 def test_junit_properties_name_each_instruction(tmp_path, standin_build):
