@@ -35,10 +35,6 @@ import functools
 
 import numpy as np
 
-from .cover.amd import FDRDA_COVER_POINTS, GFDRDA_COVER_POINTS
-from .cover.fda import FDA_COVER_POINTS
-from .cover.gdfs import GDFS_COVER_POINTS
-from .cover.sequential import GPS_COVER_POINTS, SFMA_COVER_POINTS
 from .datapath import Datapath, pass_order  # noqa: F401  (pass_order: re-exported)
 from .descriptors import ALGORITHMS, Algorithm, KernelCode, describe
 from .disputed import DISPUTED_RULES, NONFINITE_C_EXP, disputed_rules  # noqa: F401  (DISPUTED_RULES, disputed_rules: re-exported)
@@ -719,28 +715,23 @@ _AMD_READS = ("pass_size", "F", "product_overflow", "dot_floor_bits", "c_floor_b
 # docs/extending.md)
 describe(Algorithm("SFMA", sfma, ("fma_rounding", "nan_bits"), chained=False,
                    describes={"zero_sign": (ZeroSign.IEEE, ZeroSign.IEEE754)}, check_formats=_sfma_formats,
-                   kernel_code=KernelCode.SFMA, cover_points=SFMA_COVER_POINTS,
-                   summary="sequential IEEE fused multiply-adds"))
+                   kernel_code=KernelCode.SFMA, summary="sequential IEEE fused multiply-adds"))
 describe(Algorithm("GPS", gps, ("group", "nan_bits"), chained=False, flushes=True, check=_gps_group,
                    describes={"zero_sign": (ZeroSign.IEEE,), "flush_subnormals": (True,)}, check_formats=_gps_formats,
-                   kernel_code=KernelCode.GPS, cover_points=GPS_COVER_POINTS,
-                   summary="group pairwise sums with subnormal flushing"))
+                   kernel_code=KernelCode.GPS, summary="group pairwise sums with subnormal flushing"))
 describe(Algorithm("FDA", fda, ("pass_size", "F", "e_zero", "operand_format", "pass_interleave", "c_last") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, exact_F=True, lowering=True,
                    kernel_code=KernelCode.FDA, exact_terms=lambda p, L: (2, L + 1),       # L products and c
-                   cover_points=FDA_COVER_POINTS,
                    summary="fused dot-add: products aligned to the largest exponent, truncated, summed"))
 describe(Algorithm("GDFS", gdfs, ("pass_size", "F", "e_zero", "group") + _FINISH,
                    requires=_NEEDS_F | _NEEDS_E_ZERO, exact_nan=True, check_formats=_gdfs_formats,
                    kernel_code=KernelCode.GDFS, exact_terms=lambda p, L: (12, L // (p.group or 16) + 1),
-                   cover_points=GDFS_COVER_POINTS,
                    summary="group dot, fused sum: exact group sums times their block scales, fused"))
 describe(Algorithm("FDRDA", fdrda, _AMD_READS + _FINISH, requires=_NEEDS_F, kernel_code=KernelCode.FDRDA,
-                   disputed=("inf_meets_overflow",), cover_points=FDRDA_COVER_POINTS,
-                   summary="fused dot, round-down add"))
+                   disputed=("inf_meets_overflow",), summary="fused dot, round-down add"))
 describe(Algorithm("GFDRDA", gfdrda, _AMD_READS[:3] + ("merge_floor_bits",) + _AMD_READS[3:] + _FINISH,
                    requires=_NEEDS_F, kernel_code=KernelCode.GFDRDA,
-                   disputed=("inf_meets_overflow", "nonfinite_small_c"), cover_points=GFDRDA_COVER_POINTS,
+                   disputed=("inf_meets_overflow", "nonfinite_small_c"),
                    summary="group fused dot, round-down add (even and odd sets)"))
 
 BASES = tuple(ALGORITHMS)                                    # the algorithm names, in descriptor order

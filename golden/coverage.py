@@ -1,6 +1,6 @@
 """Functional coverage of the arithmetic's corners, measured on the vectors a run checked.
 
-An instruction's cover points are its algorithm descriptor's ``cover_points`` (golden.cover.*).
+An instruction's cover points are its algorithm descriptor's ``golden.cover`` part (golden.cover.*).
 :func:`measure` runs golden's numpy path with its trace over the dot-adds, a chunk at a time, and
 counts every bin each dot-add hits: every vector, or a random sample of a stated size.  The model
 (:class:`Bin`, :class:`CoverPoint`, :class:`Coverage`, :class:`Batch`) is :mod:`golden.cover.model`.
@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import algorithms
+from . import (
+    algorithms,
+    cover,  # noqa: F401  (registers each algorithm's cover points)
+)
 from .api import _instruction, prepare_operands
 from .cover.model import Batch, Bin, Coverage, CoverPoint, cross
-from .descriptors import ALGORITHMS
+from .descriptors import Part, part
 from .stages import Stage, value_key
 
 __all__ = ["Batch", "Bin", "CoverPoint", "Coverage", "cross", "cover_points", "batch_of", "row_hits",
@@ -23,8 +26,9 @@ CHUNK = 1 << 15          # dot-adds traced at once: the trace holds a few [R, K]
 
 
 def cover_points(instruction) -> tuple:
-    """The cover points of ``instruction``'s algorithm (its descriptor's ``cover_points``)."""
-    return ALGORITHMS[instruction.params.base].cover_points
+    """The cover points of ``instruction``'s algorithm (its descriptor's ``golden.cover`` part;
+    :class:`golden.descriptors.Unsupported` for an algorithm without one)."""
+    return part(instruction.params.base, Part.COVER)
 
 
 def empty(instruction, *, arch=None) -> Coverage:
@@ -101,7 +105,7 @@ def measure(instruction, a, b, c, scale_a=None, scale_b=None, *, sample=None, se
     if sample is not None and int(sample) < n:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=int(sample), replace=False))
     cov = empty(ins) if into is None else into
-    points = cover_points(ins)
+    points = [p for p in cover_points(ins) if p.name in cov.points]      # inapplicable ones: not measured
     for lo in range(0, len(rows), CHUNK):
         r = rows[lo:lo + CHUNK]
         sa, sb = (None if x is None else np.asarray(x)[r] for x in (scale_a, scale_b))

@@ -20,6 +20,8 @@ part (:class:`Part`)      who registers it, and what it is
                           stages of its own that the formal proofs take (may be empty)
 ``PROBE``                 probe/algorithms.py: how the probe recognises it and infers its fields
 ``REFERENCE``             tests/support/reference_model.py: the independent reference model's function
+``COVER``                 golden/cover/__init__.py: its cover points (a tuple of
+                          :class:`golden.cover.model.CoverPoint`; golden.coverage measures them)
 ========================  ===================================================================
 
 A layer asked for a part an algorithm lacks raises :class:`Unsupported`, naming the layer and the
@@ -76,6 +78,7 @@ class Part(StrEnum):
     FORMAL = "formal.stages"
     PROBE = "probe.infer"
     REFERENCE = "tests.support.reference_model"
+    COVER = "golden.cover"
 
 
 @dataclass(frozen=True)
@@ -128,9 +131,6 @@ class Algorithm:
         ``L`` (the products of one pass).
     disputed : tuple of str
         The :data:`golden.algorithms.DISPUTED_RULES` its results can depend on (``Params.specials``).
-    cover_points : tuple
-        The cover points of the algorithm (golden.coverage): :class:`golden.cover_points.CoverPoint`
-        s measured from its trace by :func:`golden.coverage.measure`; empty: none yet.
     """
 
     name: str
@@ -149,7 +149,6 @@ class Algorithm:
     exact_terms: Callable | None = None
     check_formats: Callable | None = None
     disputed: tuple = ()
-    cover_points: tuple = ()
 
     def terms(self, params, L: int) -> tuple[int, int]:
         """``(int_bits, terms)`` of a pass of ``L`` products (:attr:`exact_terms`)."""

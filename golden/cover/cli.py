@@ -22,15 +22,22 @@ MAX_N = 100_000_000
 
 
 def _bins_table(ins) -> str:
-    """The instruction's points and bins as a markdown table (unreachable bins with their reasons)."""
+    """The instruction's cover points as a markdown table (a row per point: its bins and what it
+    measures), then its unreachable bins with their reasons."""
     from ..coverage import cover_points, empty
     cov = empty(ins)
     lines = [f"{ins.arch} {ins.name} ({ins.params.base}): {len(cov.bins)} bins, {len(cov.reachable())} "
-             f"reachable", "", "| point | bin | hit when | unreachable because |", "|---|---|---|---|"]
+             f"reachable", "", "| point | bins | what it measures |", "|---|---|---|"]
     for p in cover_points(ins):
-        for b in p.bins:
-            full = f"{p.name}.{b.name}"
-            lines.append(f"| `{p.name}` | `{b.name}` | {b.description} | {cov.unreachable.get(full, '')} |")
+        if p.name in cov.inapplicable:
+            continue
+        lines.append(f"| `{p.name}` | {', '.join(f'`{b.name}`' for b in p.bins)} | {p.description} |")
+    if cov.inapplicable:
+        lines += ["", "| point not applicable | because |", "|---|---|"]
+        lines += [f"| `{p}` | {why} |" for p, why in cov.inapplicable.items()]
+    if cov.unreachable:
+        lines += ["", "| unreachable bin | because |", "|---|---|"]
+        lines += [f"| `{b}` | {why} |" for b, why in cov.unreachable.items()]
     return "\n".join(lines)
 
 

@@ -92,6 +92,7 @@ def solve(ins, rng: np.random.Generator, *, seconds: float = 30.0, points=None) 
     start = time.monotonic()
     points = cover_points(ins) if points is None else points
     cov = Coverage.empty(f"{ins.arch} {ins.name}", points, ins)
+    points = [p for p in points if p.name in cov.points]                  # inapplicable ones: not measured
     closer = _Closer(ins, points, cov)
     for p in points:
         if p.directed is None:

@@ -171,7 +171,11 @@ class Coverage:
     offered : int
         The dot-adds the run checked (more than ``dot_adds`` where a sample was measured).
     points : dict
-        ``{point: description}``.
+        ``{point: description}`` of the points measured.
+    inapplicable : dict
+        ``{point: reason}``: points of the algorithm that do not apply to this instruction at all (every
+        bin unreachable for one reason: block scales on an unscaled instruction, a chain's intermediate
+        roundings on one pass); their bins are not counted, reachable or unreachable.
     """
 
     instruction: str
@@ -181,24 +185,30 @@ class Coverage:
     dot_adds: int = 0
     offered: int = 0
     points: dict = field(default_factory=dict)
+    inapplicable: dict = field(default_factory=dict)
 
     @classmethod
     def empty(cls, instruction: str, points, ins=None) -> Coverage:
         """No hits yet on ``points``; ``ins`` (the golden.Instruction) names the unreachable bins."""
-        bins, unreachable = {}, {}
+        bins, unreachable, inapplicable, measured = {}, {}, {}, {}
         for p in points:
+            why = {} if ins is None else p.unreachable(ins)
+            if len(why) == len(p.bins) and len(set(why.values())) == 1:
+                inapplicable[p.name] = next(iter(why.values()))
+                continue
+            measured[p.name] = p.description
             for b in p.bins:
                 bins[f"{p.name}.{b.name}"] = b.description
-            if ins is not None:
-                for name, why in p.unreachable(ins).items():
-                    unreachable[f"{p.name}.{name}"] = why
-        return cls(instruction, bins, dict.fromkeys(bins, 0), unreachable,
-                   points={p.name: p.description for p in points})
+            unreachable.update({f"{p.name}.{name}": reason for name, reason in why.items()})
+        return cls(instruction, bins, dict.fromkeys(bins, 0), unreachable, points=measured,
+                   inapplicable=inapplicable)
 
     def add(self, hits: dict, rows: int, offered: int | None = None) -> None:
-        """Count ``hits`` (``{bin: bool [R]}`` of ``rows`` measured dot-adds out of ``offered``)."""
+        """Count ``hits`` (``{bin: bool [R]}`` of ``rows`` measured dot-adds out of ``offered``); bins of
+        inapplicable points are left out."""
         for b, h in hits.items():
-            self.hits[b] += int(np.count_nonzero(h))
+            if b in self.hits:
+                self.hits[b] += int(np.count_nonzero(h))
         self.dot_adds += int(rows)
         self.offered += int(rows if offered is None else offered)
 
@@ -224,7 +234,7 @@ class Coverage:
         return Coverage(self.instruction, dict(self.bins),
                         {b: self.hits.get(b, 0) + other.hits.get(b, 0) for b in self.bins},
                         dict(self.unreachable), self.dot_adds + other.dot_adds, self.offered + other.offered,
-                        dict(self.points or other.points))
+                        dict(self.points or other.points), dict(self.inapplicable or other.inapplicable))
 
     def summary(self) -> str:
         """``coverage: H of R reachable bins hit (U unreachable)``."""
@@ -234,7 +244,8 @@ class Coverage:
     def to_dict(self) -> dict:
         return {"instruction": self.instruction, "bins": self.bins, "hits": self.hits,
                 "unreachable": self.unreachable, "dot_adds": self.dot_adds, "offered": self.offered,
-                "points": self.points, "summary": self.summary(), "missed": self.missed()}
+                "points": self.points, "inapplicable": self.inapplicable, "summary": self.summary(),
+                "missed": self.missed()}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
@@ -242,7 +253,8 @@ class Coverage:
     @classmethod
     def from_dict(cls, o: dict) -> Coverage:
         return cls(o["instruction"], dict(o["bins"]), {k: int(v) for k, v in o["hits"].items()},
-                   dict(o["unreachable"]), int(o["dot_adds"]), int(o["offered"]), dict(o.get("points", {})))
+                   dict(o["unreachable"]), int(o["dot_adds"]), int(o["offered"]), dict(o.get("points", {})),
+                   dict(o.get("inapplicable", {})))
 
     @classmethod
     def from_json(cls, text: str) -> Coverage:

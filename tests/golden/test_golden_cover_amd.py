@@ -99,9 +99,10 @@ def test_gfdrda_merge_small_c_drop_and_nonfinite_c(gfdrda):
 
 def test_unreachable_bins_per_instruction_say_why(fdrda, gfdrda):
     f16 = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
-    un = golden.coverage.empty(f16).unreachable
-    assert "stay below 2^128" in un["product_overflow.overflow"] and "disputed.inf_meets_overflow" in un
-    assert un["c_drop.dropped_negative"] == "no small-c drop (c_drop is None)"
+    cov = golden.coverage.empty(f16)
+    un, na = cov.unreachable, cov.inapplicable              # a point no bin of which is reachable: inapplicable
+    assert "stay below 2^128" in na["product_overflow"] and "disputed" in na and "disputed.nonfinite_small_c" not in un
+    assert na["c_drop"] == "no small-c drop (c_drop is None)" and "c_drop.dropped_negative" not in cov.bins
     assert "c_vs_dot.zero_c_above" in un and "c_vs_dot.zero_c_above" not in golden.coverage.empty(fdrda).unreachable
     fp8 = golden.lookup("cdna3", "v_mfma_f32_32x32x16_fp8_fp8")
     assert "c_drop=25" in golden.coverage.empty(fp8).unreachable["disputed.nonfinite_small_c"]
