@@ -69,9 +69,9 @@ help:
 	@echo "                                  the on-board self-test: operands made and results signed on the board,"
 	@echo "                                  checked against golden (no PORT: on the simulated board)"
 	@echo "make campaign ARCH= INSTR= [N=1000000] [DEVICE=rtl|golden:F=24|gpu|fpga:URL|dut:path/unit.toml] [SEED=] [VECTORS=] [BLOCK=]"
-	@echo "              [DB=build/campaign/campaign.sqlite, under MMA_BUILD_DIR when set] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=]"
+	@echo "              [DB=build/campaign/campaign.sqlite, under MMA_BUILD_DIR when set] [RESUME=1|FRESH=1] [SCHEDULER=tcp://host:8786] [WORKERS=] [COVER_SAMPLE=]"
 	@echo "                                  a campaign on dask (embedded cluster, every core), one SQLite row per block"
-	@echo "make campaign-report [DB=]        the campaign table of a database, also while it runs"
+	@echo "make campaign-report [DB=] [COVER_JSON=] [COVER_HTML=]  the campaign table and coverage of a database, also while it runs"
 	@echo "make campaign-bench [WORKERS=1,2,16]  campaign throughput against workers, beside golden's rates"
 	@echo "make formal [ARCH=] [INSTR=] [STAGE=round,...|protocol] [NAME=] [PIPELINE=0..3] [TIMEOUT=120] [JOBS=1]"
 	@echo "                                  SymbiYosys proofs of each datapath stage at the catalog's widths and of the"
@@ -257,10 +257,12 @@ campaign: $(STAMP)
 	    $(if $(VECTORS),--vectors $(VECTORS)) $(if $(BLOCK),--block $(BLOCK)) $(if $(LANES),--lanes $(LANES)) \
 	    $(if $(STALL),--stall $(STALL)) $(if $(PIPELINE),--unit hw:pipeline=$(PIPELINE)) \
 	    $(if $(RESUME),--resume=$(RESUME)) $(if $(FRESH),--fresh=$(FRESH)) \
-	    $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(WORKERS),--workers $(WORKERS))
+	    $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(WORKERS),--workers $(WORKERS)) \
+	    $(if $(COVER_SAMPLE),--cover-sample $(COVER_SAMPLE))
 
 campaign-report: $(STAMP)
-	$(PY) -m campaign report $(DB)
+	$(PY) -m campaign report $(DB) $(if $(COVER_JSON),--coverage-json $(COVER_JSON)) \
+	    $(if $(COVER_HTML),--coverage-html $(COVER_HTML))
 
 campaign-bench: $(STAMP)
 	$(PY) -m campaign bench $(if $(WORKERS),--workers $(WORKERS)) $(if $(BENCH_INSTR),--instr $(BENCH_INSTR))

@@ -76,8 +76,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "fpga-selftest": (("ARCH", "INSTR", "BLOCKS", "BLOCK", "SEED", "KIND", "PORT", "PLANT", "LANES", "BAUD",
                        "CLOCK", "PIPELINE"), ("ARCH", "INSTR", "BLOCKS", "BLOCK", "SEED", "KIND")),
     "campaign": (("ARCH", "INSTR", "N", "SEED", "DB", "DEVICE", "VECTORS", "BLOCK", "LANES", "STALL", "PIPELINE",
-                  "RESUME", "FRESH", "SCHEDULER", "WORKERS"), None),
-    "campaign-report": (("DB",), None),
+                  "RESUME", "FRESH", "SCHEDULER", "WORKERS", "COVER_SAMPLE"), None),
+    "campaign-report": (("DB", "COVER_JSON", "COVER_HTML"), None),
     "campaign-bench": (("WORKERS", "BENCH_INSTR"), None),
     "formal": (("ARCH", "INSTR", "STAGE", "NAME", "TIMEOUT", "JOBS", "PIPELINE"), None),
 }
