@@ -88,6 +88,7 @@ def text_table(cov: Coverage, width: int = 110) -> str:
         for why, short in reasons.items():
             which = ", ".join(short) if len(short) <= 3 else f"{len(short)} bins"
             lines.append(f"    unreachable ({which}): {why}")
+    lines += [f"  {point}: not applicable: {why}" for point, why in cov.inapplicable.items()]
     return "\n".join(line if len(line) <= width else line[:width - 3] + "..." for line in lines)
 
 
@@ -135,6 +136,7 @@ tr.hole td { background: #fdecea; } tr.hole td.bin { color: #a1251b; font-weight
 .badge.hole { background: #c5221f; color: #fff; } .badge.hit { background: #e6f4ea; color: #1e6b34; }
 .badge.unreachable { background: #e8eaed; color: #5f6368; }
 tr.unreachable td { color: #8a9099; background: #fafafa; } .reason { font-style: italic; }
+ul.inapplicable { color: #8a9099; }
 .index td { font-family: ui-monospace, Menlo, Consolas, monospace; }
 .legend { color: #566; font-size: 12px; }
 """
@@ -186,6 +188,9 @@ def _instruction_section(cov: Coverage) -> str:
                    "<th>hits (log scale)</th><th>what it means</th></tr>")
         out.extend(_bin_row(cov, point, full, most) for full in names)
         out.append("</table>")
+    if cov.inapplicable:
+        out.append('<h3>not applicable</h3><ul class="inapplicable">' + "".join(
+            f"<li><code>{_e(p)}</code>: {_e(why)}</li>" for p, why in cov.inapplicable.items()) + "</ul>")
     out.append("</section>")
     return "\n".join(out)
 
