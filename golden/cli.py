@@ -26,7 +26,7 @@ from .cover import cli as cover_cli
 from .formats import FORMATS, INF, NAN, ZERO, decode, from_float, get_format, to_float
 from .options import Parser, check_whole
 from .provenance import BASES, STATUSES, counts
-from .vectors import KINDS, random_operands
+from .vectors import VECTOR_KINDS, random_operands
 
 
 def _parse_values(text: str | None, fmt, count: int | None, what: str, unit: str = "K") -> np.ndarray:
@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("instr", help=INSTR_HELP)
     run.add_argument("-n", type=int, default=100_000, help=f"dot-adds per instruction, 1..{MAX_N:,} (default 100000)")
     run.add_argument("--seed", type=int, default=1, help="random seed, 0 or more (default 1)")
-    run.add_argument("--vectors", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
+    run.add_argument("--vectors", choices=VECTOR_KINDS, default="mixed", help="vector distribution (default mixed)")
     run.set_defaults(func=cmd_run)
     tr = sub.add_parser("trace", help="one dot-add, stage by stage")
     tr.add_argument("arch", help="one architecture")

@@ -40,7 +40,7 @@ def register(name: str, fn: Callable) -> None:
 
 
 def names() -> list[str]:
-    return sorted(set(_REGISTRY) | set(gv.KINDS))
+    return sorted(set(_REGISTRY) | set(gv.VECTOR_KINDS))
 
 
 def resolve(spec) -> Callable:
@@ -51,7 +51,7 @@ def resolve(spec) -> Callable:
         spec = "mixed"
     if spec in _REGISTRY:
         return _REGISTRY[spec]
-    if spec in gv.KINDS:
+    if spec in gv.VECTOR_KINDS:
         return functools.partial(gv.random_operands, kind=spec)
     if ":" in spec:
         mod, _, attr = spec.partition(":")

@@ -21,7 +21,7 @@
     input infinities meeting products that overflow the other way, in one pass and across
     chained passes; NaN or infinite c (and chained NaNs) meeting large products.  Other
     instructions get valid vectors that simply do not reach the rules.
-``cover``
+``cover`` (a directed kind, :data:`DIRECTED_KINDS`)
     Directed vectors (:func:`golden.cover.directed.cover_operands`): operands solved for, bin by
     bin, until every reachable bin of the instruction's cover points is hit (docs/coverage.md), then
     further constructions bin by bin.
@@ -40,17 +40,19 @@ from .formats import Format, NanKind, from_float, get_format, special_bits, to_f
 from .params import EXACT
 from .rules import Rounding
 
-KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed", "cover")
+KINDS = ("bits", "normal", "mixed", "structured", "all", "disputed")       # the random distributions
+DIRECTED_KINDS = ("cover",)              # solved for, not drawn: made by a module above this one
+VECTOR_KINDS = KINDS + DIRECTED_KINDS    # every kind VECTORS= takes
 
-# Kinds made by a module above this one (they need golden's trace), registered when it is imported:
+# Directed kinds need golden's trace, so the module that makes one registers it here when imported:
 # ``cover`` by golden.cover.directed, which ``import golden`` imports.
 _MADE_ABOVE: dict = {}
 
 
 def register_kind(name: str, make) -> None:
-    """Make vector kind ``name`` (one of :data:`KINDS`) with ``make(ins, n, rng, out) -> out``."""
-    if name not in KINDS:
-        raise ValueError(f"unknown vector kind {name!r}; valid: {', '.join(KINDS)}")
+    """Make directed vector kind ``name`` (one of :data:`DIRECTED_KINDS`) with ``make(ins, n, rng, out)``."""
+    if name not in DIRECTED_KINDS:
+        raise ValueError(f"unknown directed vector kind {name!r}; valid: {', '.join(DIRECTED_KINDS)}")
     _MADE_ABOVE[name] = make
 
 
@@ -443,8 +445,8 @@ def random_operands(ins: Instruction, n: int, rng: np.random.Generator, kind: st
     uint32 f32/tf32, uint64 f64; :func:`operand_dtype`) rather than uint64, with the same values and
     the same draws; ``golden.dot_add`` reads them without a width scan, in 1/8 to 1/2 of the bytes.
     Keep uint64 for code that shifts or packs the words (a uint16 shifted left by 16 is silently 0)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(KINDS)}")
+    if kind not in VECTOR_KINDS:
+        raise ValueError(f"unknown vector kind {kind!r}; valid: {', '.join(VECTOR_KINDS)}")
     fa, fb, fc, _ = ins.formats
     out = _out_operands(ins, n, out, narrow)
     if kind == "structured":

@@ -107,7 +107,7 @@ def main(argv=None) -> int:
     ap.add_argument("-n", type=int, default=1024,
                     help="random dot-adds (a torch backend: n a-rows times n b-rows; default 1024)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--vectors", default="mixed", choices=golden.vectors.KINDS,
+    ap.add_argument("--vectors", default="mixed", choices=golden.vectors.VECTOR_KINDS,
                     help="operand distribution (default mixed)")
     args = ap.parse_args(argv)
     note_old_spelling(argv)

@@ -82,13 +82,13 @@ def cmd_coverage(args) -> int:
 
 def add_parser(sub, arch_help: str, instr_help: str) -> None:
     """``coverage`` on the ``python -m golden`` command line."""
-    from ..vectors import KINDS
+    from ..vectors import VECTOR_KINDS
     p = sub.add_parser("coverage", help="cover points reached by golden's own vectors, or the bins (--bins)")
     p.add_argument("arch", help=arch_help)
     p.add_argument("instr", help=instr_help)
     p.add_argument("-n", type=int, default=None, help=f"dot-adds per instruction, 1..{MAX_N:,} (default 100000; "
                    "with --vectors cover, the solved vectors: every reachable bin with the fewest)")
-    p.add_argument("--vectors", choices=KINDS, default="mixed", help="vector distribution (default mixed)")
+    p.add_argument("--vectors", choices=VECTOR_KINDS, default="mixed", help="vector distribution (default mixed)")
     p.add_argument("--seed", type=int, default=1, help="random seed, 0 or more (default 1)")
     p.add_argument("--bins", action="store_true", help="print each instruction's bins (markdown) and exit")
     p.add_argument("--json", metavar="PATH", help="write the coverage of each instruction as JSON")
