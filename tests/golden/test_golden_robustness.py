@@ -284,10 +284,17 @@ def test_the_readme_spelling_golden_torch_works_without_importing_it_first(monke
 
 # ---- Ctrl-C ----------------------------------------------------------------------------------------
 
+def _sigint_default():
+    """In the child, before exec: SIGINT at its default, so that Python installs its Ctrl-C handler even
+    where the test process's SIGINT is ignored (Python leaves an inherited ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_a_run_with_one_line_and_status_130():
     env = {**os.environ, "GOLDEN_BACKEND": "numpy"}
     p = subprocess.Popen([sys.executable, "-m", "golden", "run", "hopper", "HGMMA", "-n", "100000000"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+                         preexec_fn=_sigint_default)
     try:
         assert p.stdout.readline().startswith("instruction")     # the header: the run has started
         time.sleep(0.5)

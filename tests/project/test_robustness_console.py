@@ -48,7 +48,8 @@ def test_sigint_to_a_running_command_is_interrupted_not_a_traceback():
     """A real process, a real SIGINT: ``python -m golden run`` on more vectors than it can finish."""
     proc = subprocess.Popen([sys.executable, "-m", "golden", "run", "volta", "HMMA.884.F16.F16", "-n", "1000000000"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**os.environ, "PYTHONPATH": str(REPO)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # not inherited SIG_IGN
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
