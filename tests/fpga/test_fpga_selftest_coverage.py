@@ -58,7 +58,7 @@ def _same(got, want):
     assert got.hits == want.hits and (got.dot_adds, got.offered) == (want.dot_adds, want.offered)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)])   # numba: compiles
 def test_the_summary_gives_the_coverage_of_the_sampled_dot_adds(backend):
     board = StandInBoard(BoardConfig(*CFG, lanes=LANES))
     report = run_selftest(board, seed=SEED, kind="bits", blocks=5, block_len=BLOCK_LEN, chunk=2, out=io.StringIO(),
