@@ -416,3 +416,23 @@ place_products = _place
 COMMON_POINTS = (OUTPUT, SPECIAL_OPERANDS, SPECIAL_CROSS)
 """The points every algorithm (FDA, GDFS, FDRDA, GFDRDA, SFMA, GPS, and their chains) measures: from
 the operands and the result only."""
+
+
+# --------------------------------------------------------------------------- alignment shift against F
+
+def shift_bins(term: str) -> tuple:
+    """The bins of a term's alignment shift ``e_max - e`` against the window F (FDA's products, GDFS's
+    scaled group terms): inside, F-1, F, F+1, beyond."""
+    return (Bin("inside", f"{term}'s alignment shift e_max - e is below F-1"),
+            Bin("F-1", f"{term}'s alignment shift is exactly F-1"),
+            Bin("F", f"{term}'s alignment shift is exactly F"),
+            Bin("F+1", f"{term}'s alignment shift is exactly F+1"),
+            Bin("beyond", f"{term}'s alignment shift is above F+1 (the term is truncated away)"))
+
+
+def add_shift_hits(out: dict, shift: np.ndarray, live: np.ndarray, F: int) -> None:
+    """Rows ``[R]`` where some live term (``live [R, K]``) has its ``shift [R, K]`` in each bin, or-ed
+    into ``out`` (:func:`shift_bins`' names)."""
+    for name, where in (("inside", shift < F - 1), ("F-1", shift == F - 1), ("F", shift == F),
+                        ("F+1", shift == F + 1), ("beyond", shift > F + 1)):
+        out[name] |= (live & where).any(1)

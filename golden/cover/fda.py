@@ -15,7 +15,16 @@ import numpy as np
 from ..formats import get_format
 from ..rules import EXACT
 from .chain import CHAIN_POINTS
-from .common import COMMON_POINTS, last_pass_columns, output_precision, place_products, rounding_point, set_value
+from .common import (
+    COMMON_POINTS,
+    add_shift_hits,
+    last_pass_columns,
+    output_precision,
+    place_products,
+    rounding_point,
+    set_value,
+    shift_bins,
+)
 from .common import zero_operands as _zeros
 from .model import Batch, Bin, CoverPoint
 from .scales import SCALE_POINTS
@@ -80,13 +89,7 @@ def _set_c(ins, ops, r, value) -> None:
 
 # --------------------------------------------------------------------------- shift against F
 
-SHIFT_BINS = (
-    Bin("inside", "a product's alignment shift e_max - e_p is below F-1"),
-    Bin("F-1", "a product's alignment shift is exactly F-1"),
-    Bin("F", "a product's alignment shift is exactly F"),
-    Bin("F+1", "a product's alignment shift is exactly F+1"),
-    Bin("beyond", "a product's alignment shift is above F+1 (the product is truncated away)"),
-)
+SHIFT_BINS = shift_bins("a product")
 
 
 def _shift_hits(batch: Batch) -> dict:
@@ -95,10 +98,7 @@ def _shift_hits(batch: Batch) -> dict:
     for v, finite in _window_passes(batch):
         value = v["products.value"]
         shift = np.asarray(v["max_exponent.e_max"])[:, None] - v["products.exponent"]
-        live = finite[:, None] & (value != 0)
-        for name, where in (("inside", shift < F - 1), ("F-1", shift == F - 1), ("F", shift == F),
-                            ("F+1", shift == F + 1), ("beyond", shift > F + 1)):
-            out[name] |= (live & where).any(1)
+        add_shift_hits(out, shift, finite[:, None] & (value != 0), F)
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..formats import decode, from_float, get_format, to_float
 from .chain import CHAIN_POINTS
-from .common import COMMON_POINTS
+from .common import COMMON_POINTS, add_shift_hits, shift_bins
 from .model import Batch, Bin, CoverPoint
 from .scales import SCALE_POINTS, base_operands, positive_patterns
 
@@ -95,13 +95,7 @@ GROUP_SUMS = CoverPoint(
 
 # --------------------------------------------------------------------------- alignment of the scaled terms
 
-SHIFT_BINS = (
-    Bin("inside", "a non-zero scaled term's alignment shift e_max - e_term is below F-1"),
-    Bin("F-1", "a scaled term's alignment shift is exactly F-1"),
-    Bin("F", "a scaled term's alignment shift is exactly F"),
-    Bin("F+1", "a scaled term's alignment shift is exactly F+1"),
-    Bin("beyond", "a scaled term's alignment shift is above F+1"),
-)
+SHIFT_BINS = shift_bins("a non-zero scaled term")
 
 
 def _shift_hits(batch: Batch) -> dict:
@@ -109,10 +103,7 @@ def _shift_hits(batch: Batch) -> dict:
     out = {b.name: batch.none() for b in SHIFT_BINS}
     for v, _, finite in _terms(batch):
         shift = np.asarray(v["max_exponent.e_max"])[:, None] - v["scaled.exponent"]
-        live = finite[:, None] & (v["scaled.term"] != 0)
-        for name, where in (("inside", shift < F - 1), ("F-1", shift == F - 1), ("F", shift == F),
-                            ("F+1", shift == F + 1), ("beyond", shift > F + 1)):
-            out[name] |= (live & where).any(1)
+        add_shift_hits(out, shift, finite[:, None] & (v["scaled.term"] != 0), F)
     return out
 
 
