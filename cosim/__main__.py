@@ -104,14 +104,8 @@ def _report(args, instrs, cfg, results) -> int:
         cov.report_run(results, title=title, meta=meta, folder=args.coverage_dir, table=args.coverage_table)
         if args.require_closed:
             status |= cov.require_closed(results)
-    if args.report is not None:
-        try:
-            junit.write(args.report, results)
-        except OSError as e:
-            print(f"error: --report {args.report}: the JUnit report could not be written ({e.strerror or e}); "
-                  "the results are in the table above", file=sys.stderr)
-            return 2
-        print(f"JUnit report: {args.report}")
+    if args.report is not None and junit.write_or_say(args.report, lambda: junit.write(args.report, results)):
+        return 2
     return status
 
 

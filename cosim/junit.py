@@ -5,6 +5,7 @@ servers read; with coverage, the suite's ``<properties>`` carry each instruction
 
 from __future__ import annotations
 
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -53,3 +54,16 @@ def write(path, results, suite_name: str = "cosim") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
     return path
+
+
+def write_or_say(path, write) -> int:
+    """``write()`` the JUnit report at ``path`` and say where (0), or one error line (2) when it cannot
+    be written: the table above it is the run's result either way."""
+    try:
+        write()
+    except OSError as e:
+        print(f"error: --report {path}: the JUnit report could not be written ({e.strerror or e}); "
+              "the results are in the table above", file=sys.stderr)
+        return 2
+    print(f"JUnit report: {path}")
+    return 0

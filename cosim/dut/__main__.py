@@ -56,6 +56,7 @@ def _config(args) -> Config:
 
 
 def cmd_run(args) -> int:
+    from .. import junit as cosim_junit
     from . import junit
     from .builds import prepare
     from .run import run_target
@@ -88,14 +89,9 @@ def cmd_run(args) -> int:
                        meta=meta, folder=args.coverage_dir, table=args.coverage_table)
         if args.require_closed:
             status |= cov.require_closed([d.result for d in results])
-    if report is not None:                       # checked before the run; the table above is kept whatever happens
-        try:
-            junit.write(report, prep, results)
-        except OSError as e:
-            print(f"error: --report {report}: the JUnit report could not be written ({e.strerror or e}); "
-                  "the results are in the table above", file=sys.stderr)
-            return 2
-        print(f"JUnit report: {report}")
+    # the report's path was checked before the run; the table above is kept whatever happens
+    if report is not None and cosim_junit.write_or_say(report, lambda: junit.write(report, prep, results)):
+        return 2
     return status
 
 
