@@ -31,5 +31,6 @@ uint64_t bits_from_f64(double x);
 double fma64(double a, double b, double c);   /* correctly rounded (C99 fma) */
 float fma32(float a, float b, float c);       /* correctly rounded (C99 fmaf) */
 double ftrunc(double x);
+double ffloor(double x);
 
 #endif
