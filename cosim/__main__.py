@@ -110,8 +110,15 @@ def _report(args, instrs, cfg, results) -> int:
 
 
 def cmd_run(args) -> int:
+    from . import icarus
+    sim = icarus.choose(args.simulator)
     instrs = golden.select(args.arch, args.instr)
     cfg = _config(args)
+    if sim == "icarus":
+        icarus.find_iverilog()
+        if args.waves:
+            raise ValueError("waveforms are not supported under Icarus (SIM=icarus): run WAVES=1 under Verilator")
+        cfg.min_n, cfg.rerun_with_waves = icarus.MIN_VECTORS, False
     cov.check_options(args)
     if cfg.coverage:
         name = f"{instrs[0].arch}_{instrs[0].name}" if len(instrs) == 1 else f"{args.arch}_{args.instr or 'all'}"
@@ -123,6 +130,7 @@ def cmd_run(args) -> int:
     what = _what(cfg)
     print(f"co-simulating {len(instrs)} instruction(s), {what} each, seed {cfg.seed}, stall {cfg.stall:g}, "
           f"{cfg.lanes} lane(s), unit {getattr(unit, 'spec', unit)}"
+          + (f", simulator {sim}" if sim != "verilator" else "")
           + (f", {args.jobs} at a time" if args.jobs > 1 else ""), file=sys.stderr, flush=True)
     results = cr.run_many(instrs, cfg, unit.spec if args.jobs > 1 and hasattr(unit, "spec") else unit,
                           jobs=args.jobs)
@@ -276,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="generator: bits, normal, mixed (default), a registered name or module:function")
     run.add_argument("-j", "--jobs", type=int, default=1,
                      help="instructions co-simulated at once, each in its own processes (default 1)")
+    run.add_argument("--simulator", choices=("verilator", "icarus"), default=None,
+                     help="verilator (default) or icarus (Icarus Verilog through cocotb, cosim/icarus.py; "
+                          "make's SIM=icarus)")
     cov.add_options(run)
     common(run)
     run.set_defaults(func=cmd_run)

@@ -341,7 +341,11 @@ def build_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str,
     """Build the harness around any source list whose module ``cosim_unit`` has ``iface``'s widths
     (an elaborated Amaranth unit, or a design's own files behind a generated adapter); cached per hash
     of the sources, flags and tool versions, built in a scratch folder renamed into place, verified by
-    the stamp's checksums (see the module docstring)."""
+    the stamp's checksums (see the module docstring).  Under Icarus (``SIM=icarus``, :mod:`cosim.icarus`)
+    the same sources go into the Icarus harness instead."""
+    from . import icarus
+    if icarus.current() == "icarus":
+        return icarus.build_sources(sources, iface, arch, instr, waves=waves, root=root, force=force)
     tc = toolchain.setup()
     plan = plan_sources(sources, iface, arch, instr, waves=waves, root=root)
     d, key, meta = plan.dir, plan.key, plan.meta

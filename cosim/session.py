@@ -211,6 +211,9 @@ class _Session:
         self.n, self.budget_s, self.min_n, self.seed = n, budget_s, min_n, seed
         self.stall_in, self.stall_out = pr.stall16(stall_in), pr.stall16(stall_out)
         self.lanes = layout.lanes
+        if b.meta.get("simulator") == "icarus":              # cosim.icarus: a slower simulator, shorter batches
+            from .icarus import BATCH_VECTORS
+            batch_vectors = min(batch_vectors, BATCH_VECTORS)
         self.beats_per_batch = max(1, batch_vectors // self.lanes)
         self.total = None if n is None else -(-n // self.lanes) * self.lanes
         self.progress, self.label, self.keep_run_dir = progress, label, keep_run_dir
@@ -263,7 +266,7 @@ class _Session:
         b, run_dir = self.b, self.run_dir
         _ensure_importable()
         try:
-            get_runner("verilator").test(
+            get_runner(b.meta.get("simulator", "verilator")).test(
                 hdl_toplevel=bld.TOP, hdl_toplevel_lang="verilog", test_module=pr.TEST_MODULE,
                 build_dir=str(b.dir), test_dir=str(run_dir), plusargs=pr.plusargs(run_dir) + self.plusargs,
                 extra_env={pr.RUN_DIR_ENV: str(run_dir), "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"},

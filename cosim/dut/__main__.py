@@ -56,11 +56,20 @@ def _config(args) -> Config:
 
 
 def cmd_run(args) -> int:
+    from .. import icarus
     from .. import junit as cosim_junit
     from . import junit
     from .builds import prepare
     from .run import run_target
+    sim = icarus.choose(args.simulator)
+    if args.min_n is None:
+        args.min_n = icarus.MIN_VECTORS if sim == "icarus" else 100_000
     cfg = _config(args)
+    if sim == "icarus":
+        icarus.find_iverilog()
+        if args.waves:
+            raise ValueError("waveforms are not supported under Icarus (SIM=icarus): run WAVES=1 under Verilator")
+        cfg.rerun_with_waves = False
     cov.check_options(args)
     report = args.report
     bld.check_build_root()
@@ -178,8 +187,11 @@ def main(argv=None) -> int:
     r.add_argument("-n", type=cov.parse_count, default=None, help="vectors per target, at least 1 (default: "
                    "--budget seconds); closure: with --vectors cover, the fewest that hit every reachable bin")
     r.add_argument("--budget", type=float, default=60.0, help="seconds per target when -n is not given (default 60)")
-    r.add_argument("--min-n", type=whole_number(0), default=100_000,
-                   help="vectors per target at least, when the budget runs out first (default 100,000)")
+    r.add_argument("--min-n", type=whole_number(0), default=None,
+                   help="vectors per target at least, when the budget runs out first (default 100,000; "
+                        "1,000 under Icarus)")
+    r.add_argument("--simulator", choices=("verilator", "icarus"), default=None,
+                   help="verilator (default) or icarus (cosim/icarus.py; make's SIM=icarus)")
     r.add_argument("--seed", type=whole_number(0), default=1)
     r.add_argument("--stall", type=float, default=0.1)
     r.add_argument("--waves", nargs="?", const=True, default=False, type=yes_no_option("WAVES"), metavar="YES|NO",
