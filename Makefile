@@ -21,7 +21,7 @@ endif
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core coverage lint lint-rtl report probe findings \
         fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench fpga-records fpga-records-bg campaign campaign-report campaign-bench \
-        formal gemm-example gemm-bench
+        formal gemm-example gemm-bench golden-c
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -33,6 +33,7 @@ help:
 	@echo "make cosim-core ARCH=hopper [INSTR=] [N=] [SEED=] [STALL=] [PIPELINE=2]"
 	@echo "                                  co-simulate the architecture's opcode-selected tensor core, mixed instructions"
 	@echo "make cosim DUT=path/unit.toml [ARCH=] [INSTR=] [N=] [REPORT=results.xml]  your own SV/Verilog unit (docs/your-rtl.md)"
+	@echo "make cosim ... SIM=icarus         the same co-simulation under Icarus Verilog (apt-get install iverilog; docs/cosim)"
 	@echo "make coverage ARCH=hopper INSTR=HGMMA.64xNx16.F32 [VECTORS=cover] [N=] [SEED=] [DUT=path/unit.toml] [REPORT=results.xml]"
 	@echo "              [CLOSED=yes] [COVERAGE_DIR=]  co-simulate and report the cover points the vectors hit: summary line,"
 	@echo "                                  holes, an HTML + JSON report (build/coverage/); VECTORS=cover without N: the"
@@ -51,6 +52,7 @@ help:
 	@echo "ARCH=custom INSTR=k=2,a=f16,c=f32,base=FDA,F=exact,...: an instruction of your own, wherever ARCH/INSTR go (docs/golden.md)"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
+	@echo "make golden-c                     build the C golden library (golden_c/, C99, cc) and print its shared object's path"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
 	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
@@ -133,16 +135,21 @@ findings: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m golden.bench
 
+# the C golden library (golden_c/src, golden_spec.h from golden.kernels.spec): rebuilt when a source changes
+golden-c: $(STAMP)
+	@$(PY) -m golden.clib
+
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \
              $(if $(LANES),--lanes $(LANES)) $(if $(WAVES),--waves-word $(WAVES)) \
              $(if $(VECTORS),--vectors $(VECTORS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(BUDGET),--budget $(BUDGET)) $(if $(UNIT),--unit $(UNIT)) \
-             $(if $(PIPELINE),--pipeline $(PIPELINE))
+             $(if $(PIPELINE),--pipeline $(PIPELINE)) $(if $(SIM),--simulator $(SIM))
 
 # DUT=path/unit.toml: your own Verilog/SystemVerilog unit (docs/your-rtl.md); ARCH/INSTR filter its targets
 DUT_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) $(if $(BUDGET),--budget $(BUDGET)) \
            $(if $(WAVES),--waves=$(WAVES)) $(if $(REPORT),--report $(REPORT)) $(if $(VECTORS),--vectors $(VECTORS)) \
-           $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR))
+           $(if $(call given,ARCH),--arch $(ARCH)) $(if $(call given,INSTR),--instr $(INSTR)) \
+           $(if $(SIM),--simulator $(SIM))
 
 cosim: $(STAMP)
 ifdef DUT

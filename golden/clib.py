@@ -96,6 +96,10 @@ def build(folder=None) -> Path:
         os.unlink(tmp_so)
         raise RuntimeError(f"golden C library: the build failed:\n{shlex.join(cmd)}\n{done.stderr}")
     os.replace(tmp_so, so)                    # whole or absent: concurrent builders each write their own
+    for old in folder.glob("libmma_golden-*.so"):  # earlier sources' builds (a process holding one keeps it)
+        if old != so:
+            with contextlib.suppress(OSError):
+                old.unlink()
     return so
 
 

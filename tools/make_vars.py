@@ -38,7 +38,8 @@ EVERYWHERE = ("PYTHON", "MMA_BUILD_DIR")
 # yes/no words, passed on as --option=WORD and read by golden.options.yes_no (refused here already)
 WORDS = ("TMG_RIPUP", "UPDATE", "CLOSED")
 
-_COSIM = ("ARCH", "INSTR", "N", "SEED", "STALL", "LANES", "WAVES", "VECTORS", "JOBS", "BUDGET", "UNIT", "PIPELINE")
+_COSIM = ("ARCH", "INSTR", "N", "SEED", "STALL", "LANES", "WAVES", "VECTORS", "JOBS", "BUDGET", "UNIT", "PIPELINE",
+          "SIM")
 _FPGA_ROUTE = ("ROUTE_TIMEOUT", "ROUTER", "PLACER", "TMG_RIPUP")
 _FPGA_UNIT = ("ARCH", "INSTR", "BOARD", "LANES", "BAUD", "CLOCK", "PIPELINE", "MULT") + _FPGA_ROUTE
 
@@ -55,9 +56,10 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "probe": (("ARCH", "INSTR", "DEVICE", "BACKEND"), ("ARCH", "INSTR")),     # BACKEND: DEVICE's old name
     "findings": ((), None),
     "bench": ((), None),
+    "golden-c": ((), None),
     "gemm-example": ((), None),
     "gemm-bench": ((), None),
-    "cosim": (_COSIM, ("ARCH", "INSTR", "N", "SEED", "STALL", "BUDGET", "WAVES", "REPORT", "VECTORS")),
+    "cosim": (_COSIM, ("ARCH", "INSTR", "N", "SEED", "STALL", "BUDGET", "WAVES", "REPORT", "VECTORS", "SIM")),
     "coverage": (("ARCH", "INSTR", "VECTORS", "N", "SEED", "REPORT", "CLOSED", "COVERAGE_DIR"),
                  ("ARCH", "INSTR", "VECTORS", "N", "SEED", "REPORT", "CLOSED", "COVERAGE_DIR")),
     "cosim-all": (_COSIM[2:], None),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "mma_golden.h"   /* the public declarations: checked against rows.h's */
 #include "rows.h"
 
 #define U64(x) ((uint64_t)(x))
@@ -78,7 +79,7 @@ static uint64_t ieee_add(const int64_t *fmts, const float *vtab, const int16_t *
     if (isnan(s))
         return U64(FMT(fmts, GS_D, GS_NAN_BITS));
     if (FMT(fmts, GS_D, GS_WORD32) == 1) {
-        volatile float fs = (float)xv + (float)yv;
+        float fs = (float)xv + (float)yv;
         d = bits_from_f32(fs);
     } else {
         d = round_f64(fmts, GS_D, s, GS_RNE);

@@ -1,0 +1,137 @@
+"""The C golden library's FDA and GDFS row kernels (golden_c/src/fused.c, on common.c) through
+golden.clib against the numpy path: identical bits on every FDA and GDFS catalog datapath a compiled
+kernel models, for every vector kind, in uint64 and in each format's own width; broadcast operands;
+a fault planted in the kernel (prm[P_FAULT]) is caught by the same comparison; the designs no
+compiled kernel models, and kernels not built, are refused.
+
+Catalog entries with equal datapaths give the same bits on every input (golden.catalog.Datapath:
+clib.dot_add reads nothing else of an instruction), so each datapath runs once, under the first
+entry that has it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import golden
+from golden import clib
+from golden.descriptors import KernelCode
+from golden.kernels import spec
+from golden.vectors import KINDS, random_operands
+
+ROWS = 64               # per vector kind and datapath in the default suite; the slow tier: SLOW_ROWS
+SLOW_ROWS = 20_000
+BASES = ("FDA", "GDFS")
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")
+
+
+def _modelled(ins) -> bool:
+    dp = ins.datapath
+    return spec.supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size)
+
+
+def _datapaths():
+    seen = {}
+    for ins in golden.CATALOG:
+        if ins.params.base in BASES and _modelled(ins):
+            seen.setdefault(ins.datapath, ins)
+    return list(seen.values())
+
+
+DATAPATHS = _datapaths()
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """The library built afresh for this module (golden.clib.build into a temporary folder)."""
+    out = tmp_path_factory.mktemp("golden_c")
+    clib.build(out)
+    return out
+
+
+def mismatches(ins, folder, n: int, seed: int = 0, narrow: bool = True) -> int:
+    """Rows where C and the numpy path differ over ``n`` rows of each vector kind (uint64 operands,
+    and with ``narrow`` the same values in their formats' own widths too)."""
+    bad = 0
+    for i, kind in enumerate(KINDS):
+        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
+        want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
+        got = clib.dot_add(ins, a, b, c, sa, sb, folder=folder)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        bad += int((got != want).sum())
+        if narrow:
+            ops = random_operands(ins, n, np.random.default_rng([seed, i]), kind, narrow=True)
+            bad += int((clib.dot_add(ins, *ops, folder=folder) != want).sum())
+    return bad
+
+
+def test_every_fda_and_gdfs_design_is_covered():
+    entries = [i for i in golden.CATALOG if i.params.base in BASES and _modelled(i)]
+    assert entries and {i.datapath for i in entries} == {i.datapath for i in DATAPATHS}
+    assert {i.params.base for i in DATAPATHS} == set(BASES)
+    # the numba kernels' integer-lane designs and the float64 ones alike (fused.c runs one path for all)
+    kinds = {int(spec.build(i.params, i.datapath.formats, i.datapath.scale_format, i.datapath.block_size,
+                            i.datapath.k)[3][spec.P_FAST]) for i in DATAPATHS}
+    assert kinds == {spec.FAST_NONE, spec.FAST_FDA, spec.FAST_GDFS}
+
+
+@pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
+def test_identical_bits_every_vector_kind(ins, folder):
+    assert mismatches(ins, folder, ROWS) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
+def test_identical_bits_many_rows(ins, folder):
+    assert mismatches(ins, folder, SLOW_ROWS, seed=1, narrow=False) == 0
+
+
+def test_broadcast_operands(folder):
+    for base in BASES:
+        ins = next(i for i in DATAPATHS if i.params.base == base)
+        a, b, c, sa, sb = random_operands(ins, 6, np.random.default_rng(7), "normal")
+        a = a.reshape(2, 3, ins.k)
+        b = b[:3].reshape(3, ins.k)                  # broadcast over the first axis
+        c = c[0]                                     # one c for every row
+        if sa is not None:
+            sa, sb = sa.reshape(2, 3, -1), sb[:3]
+        want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
+        got = clib.dot_add(ins, a, b, c, sa, sb, folder=folder)
+        assert got.shape == want.shape == (2, 3) and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_planted_fault_is_caught(base, folder):
+    ins = next(i for i in DATAPATHS if i.params.base == base)
+    with clib.planted_fault():
+        assert mismatches(ins, folder, ROWS, narrow=False) > 0
+    assert mismatches(ins, folder, ROWS, narrow=False) == 0
+
+
+def test_refuses_what_no_kernel_models(folder):
+    ins = next(i for i in golden.CATALOG if i.params.base in BASES and not _modelled(i))   # F="exact"
+    a, b, c, sa, sb = random_operands(ins, 4, np.random.default_rng(0), "normal")
+    with pytest.raises(ValueError, match="supports"):
+        clib.dot_add(ins, a, b, c, sa, sb, folder=folder)
+
+
+def test_refuses_a_kernel_not_built(folder, monkeypatch):
+    monkeypatch.setitem(clib.KERNELS, KernelCode.FDA, "golden_not_built_rows")
+    ins = next(i for i in DATAPATHS if i.params.base == "FDA")
+    a, b, c, sa, sb = random_operands(ins, 4, np.random.default_rng(0), "normal")
+    with pytest.raises(ValueError, match="not in the C library"):
+        clib.dot_add(ins, a, b, c, sa, sb, folder=folder)
+
+
+def test_built_once_and_without_warnings(folder):
+    so = clib.build(folder)
+    assert clib.build(folder) == so and so.stat().st_mtime_ns == clib.build(folder).stat().st_mtime_ns
+    cmd = (clib._compiler() + list(clib.CFLAGS) + ["-pedantic", "-Werror", "-fsyntax-only",
+           f"-I{folder / 'include'}", f"-I{clib.SOURCE_DIR}", f"-I{clib.INCLUDE_DIR}"]
+           + [str(s) for s in clib._sources()])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
