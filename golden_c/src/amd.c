@@ -5,13 +5,21 @@
  * and pass loop, fdrda_pass (amd_products, set_dot, merge_with_c).  numba's block path computes the
  * same bits for the rows it takes (it falls back to fdrda_pass elsewhere), so every row runs
  * fdrda_pass here; the planted fault (prm[P_FAULT]) is therefore finish's (the round bit misread).
- * No buffers: a pass's products are recomputed from the operands where a step reads them again.
+ * A pass's products are decoded once into a buffer (on the stack up to STACK_L products, else
+ * malloc'ed once per call); where that allocation fails they are decoded again at each step.
  * float64 arithmetic as written, no contraction into fma (GCC's -std=c99 default: -ffp-contract=off). */
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include "common.h"
 #include "rows.h"
 
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "the kernels need binary64 arithmetic evaluated in its own type (FLT_EVAL_METHOD 0: e.g. SSE2, not x87)"
+#endif
+
 #define NONFINITE_C_EXP (-1)          /* algorithms.NONFINITE_C_EXP */
+#define STACK_L 256                   /* products per pass buffered on the stack */
 #define OVERFLOW_P (340282366920938463463374607431768211456.0)   /* 2**128 */
 
 static int64_t imax(int64_t x, int64_t y) { return x > y ? x : y; }
@@ -37,13 +45,15 @@ typedef struct {
     const int64_t *isz, *fmts, *prm, *order;
     const float *vtab;
     const int16_t *etab;
-    int64_t base;          /* r * K + j: the row's first element plus the pass's first product index */
+    int64_t base;          /* r * K: the row's first element (order: the pass's product indices) */
     int overflows;
+    double *P;             /* the pass's products (values and exponents) once decoded, or NULL */
+    int64_t *E;
 } pass_t;
 
 /* Product t of the pass: value and exponent as fdrda_rows' Va, Xa hold them (a's value times b's,
  * their exponents added); `over`: AMD's product overflow applied (amd_products' in-place P). */
-static void product(const pass_t *ps, int64_t t, int over, double *p, int64_t *e)
+static void decode(const pass_t *ps, int64_t t, double *p, int64_t *e)
 {
     double va, vb;
     int64_t xa, xb;
@@ -52,6 +62,16 @@ static void product(const pass_t *ps, int64_t t, int over, double *p, int64_t *e
     value_exp(ps->fmts, ps->vtab, ps->etab, GS_B, load(ps->b, ps->isz[1], i), &vb, &xb);
     *p = va * vb;
     *e = xa + xb;
+}
+
+static void product(const pass_t *ps, int64_t t, int over, double *p, int64_t *e)
+{
+    if (ps->P != NULL) {
+        *p = ps->P[t];
+        *e = ps->E[t];
+    } else {
+        decode(ps, t, p, e);
+    }
     if (over && fabs(*p) >= OVERFLOW_P)
         *p = copysign(INFINITY, *p);
 }
@@ -182,8 +202,21 @@ void golden_fdrda_rows(GOLDEN_ROWS_ARGS)
 {
     const int64_t L = prm[GS_P_L];
     const int grouped = prm[GS_P_BASE] == GS_GFDRDA_CODE;
+    double P_stack[STACK_L];
+    int64_t E_stack[STACK_L];
+    double *P_heap = NULL;
+    int64_t *E_heap = NULL;
     pass_t ps;
     (void)sa; (void)sb;
+    if (L <= STACK_L) {
+        ps.P = P_stack;
+        ps.E = E_stack;
+    } else {
+        P_heap = malloc((size_t)L * sizeof *P_heap);
+        E_heap = malloc((size_t)L * sizeof *E_heap);
+        ps.P = P_heap != NULL && E_heap != NULL ? P_heap : NULL;
+        ps.E = E_heap;
+    }
     ps.a = a; ps.b = b; ps.isz = isz; ps.fmts = fmts; ps.prm = prm; ps.vtab = vtab; ps.etab = etab;
     ps.overflows = FMT(fmts, GS_A, GS_EMAX) + 1 + FMT(fmts, GS_B, GS_EMAX) + 1 >= 128 && prm[GS_P_PROD_OVER] == 1;
     for (int64_t r = lo; r < hi; r++) {
@@ -194,10 +227,15 @@ void golden_fdrda_rows(GOLDEN_ROWS_ARGS)
         for (int64_t j = 0; j < K; j += L) {
             ps.base = r * K;
             ps.order = order + j;              /* the pass's products: order[j .. j + L - 1] */
+            if (ps.P != NULL)
+                for (int64_t t = 0; t < L; t++)
+                    decode(&ps, t, &ps.P[t], &ps.E[t]);
             d = fdrda_pass(&ps, L, cv, ce, grouped);
             if (j + L < K)                     /* the next pass's c: d's value and exponent */
                 value_exp(fmts, vtab, etab, GS_D, d, &cv, &ce);
         }
         out[r] = d;
     }
+    free(P_heap);
+    free(E_heap);
 }

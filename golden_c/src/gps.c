@@ -5,9 +5,14 @@
  * result's last bit (the planted test fault).
  * Binary32 arithmetic must stay binary32 (FLT_EVAL_METHOD 0: SSE, not x87) with no contraction into
  * fma (GCC's -std=c99 default is -ffp-contract=off; each product is flushed before any add anyway). */
+#include <float.h>
 #include <math.h>
 #include "common.h"
 #include "rows.h"
+
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "the kernels need binary32 arithmetic evaluated in its own type (FLT_EVAL_METHOD 0: e.g. SSE2, not x87)"
+#endif
 
 #define SIGN32 UINT32_C(0x80000000)
 #define EXP32 UINT32_C(0x7F800000)

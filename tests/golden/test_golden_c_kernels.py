@@ -144,22 +144,27 @@ AMD_CHANGES = ({"specials": Specials.LATER_MODEL}, {"floor_rounding": FloorRound
                {"out_frac_bits": 10}, {"specials": Specials.LATER_MODEL, "c_drop": 24}, {"c_drop": 0},
                {"product_overflow": False}, {"zero_sign": ZeroSign.POSITIVE}, {"F": 30},
                {"d_format": "f16"}, {"c_format": "f16", "d_format": "f16"},
-               {"c_format": "f16", "d_format": "f16", "specials": Specials.LATER_MODEL, "c_drop": 12})
-GPS_CHANGES = ({"group": 8}, {"group": 16}, {"zero_sign": ZeroSign.POSITIVE})
+               {"c_format": "f16", "d_format": "f16", "specials": Specials.LATER_MODEL, "c_drop": 12},
+               {"k": 48}, {"k": 64, "pass_size": 16}, {"k": 320, "pass_size": 320},
+               {"k": 24, "pass_size": 8, "specials": Specials.LATER_MODEL})
+GPS_CHANGES = ({"group": 8}, {"group": 16}, {"zero_sign": ZeroSign.POSITIVE}, {"k": 24, "group": 8},
+               {"k": 64, "group": 16})
+SFMA_CHANGES = ({"k": 1}, {"k": 33}, {"zero_sign": ZeroSign.POSITIVE})
 VARIED = [(("cdna3", "v_mfma_f32_32x32x8_f16"), AMD_CHANGES), (("cdna3", "v_mfma_f32_16x16x16_bf16"), AMD_CHANGES),
           (("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"), AMD_CHANGES), (("cdna3", "v_mfma_f32_16x16x8_xf32"), AMD_CHANGES),
-          (("cdna2", "v_mfma_f32_16x16x16_f16"), GPS_CHANGES), (("cdna2", "v_mfma_f32_16x16x8bf16"), GPS_CHANGES)]
+          (("cdna2", "v_mfma_f32_16x16x16_f16"), GPS_CHANGES), (("cdna2", "v_mfma_f32_16x16x8bf16"), GPS_CHANGES),
+          (("hopper", "DMMA.16x8x16"), SFMA_CHANGES), (("cdna2", "v_mfma_f32_16x16x4_f32"), SFMA_CHANGES)]
 
 
 def _variants():
     """Designs off the catalog these kernels also model (each where golden.kernels.supports it): the
     later model's specials, toward-zero floors, c dropped, a narrower or f16 d, no product overflow,
-    another F; GPS with other group sizes."""
+    another F, other K and pass sizes (chains); GPS with other group sizes and K; SFMA with other K."""
     out = []
     for unit, changes in VARIED:
         ins = lookup(*unit)
         for change in changes:
-            fields = {k: v for k, v in change.items() if k in ("c_format", "d_format")}
+            fields = {k: v for k, v in change.items() if k in ("c_format", "d_format", "k")}
             try:
                 params = ins.params.with_(**{k: v for k, v in change.items() if k not in fields})
                 new = dataclasses.replace(ins, params=params, **fields)
