@@ -94,23 +94,23 @@ def _output_hits(batch: Batch) -> dict:
 
 
 def term_bounds(ins) -> tuple[int, float]:
-    """``(finest, largest)``: the lowest bit any term (a product, with its block scales, or c) can carry,
-    as an exponent, and a bound on the magnitude of the exact sum of K products and c.  Every result of
-    every algorithm is a multiple of ``2**finest`` (a rounding only drops bits) and, without an
-    infinite or NaN input, at most about ``largest``."""
+    """``(finest, top)``: the lowest bit any term (a product, with its block scales, or c) can carry, and
+    the log2 of a bound on the magnitude of the exact sum of K products and c.  Every result of every
+    algorithm is a multiple of ``2**finest`` (a rounding only drops bits) and, without an infinite or
+    NaN input, below ``2**top``."""
     fa, fb, fc = (get_format(f) for f in ins.formats[:3])
     lsb = fa.emin - fa.man_bits + fb.emin - fb.man_bits
     top = (fa.emax + 1) + (fb.emax + 1)
     if getattr(ins, "scale_format", None):
         fs = get_format(ins.scale_format)
         lsb, top = lsb + 2 * (fs.emin - fs.man_bits), top + 2 * (fs.emax + 1)
-    return min(lsb, fc.emin - fc.man_bits), ins.k * 2.0 ** min(top, 1100) + 2.0 ** (fc.emax + 1)
+    return min(lsb, fc.emin - fc.man_bits), max(top + float(np.log2(ins.k)), fc.emax + 1.0) + 1.0
 
 
 def _output_unreachable(ins) -> dict:
     fd = get_format(ins.d_format)
     fa, fb, fc = (get_format(f) for f in ins.formats[:3])
-    finest, largest = term_bounds(ins)
+    finest, top = term_bounds(ins)
     out = {}
     if not fd.subnormals:
         out["subnormal"] = f"the output format {fd.name} has no subnormals"
@@ -119,8 +119,8 @@ def _output_unreachable(ins) -> dict:
     elif finest >= fd.emin:
         out["subnormal"] = (f"every result is a multiple of 2^{finest} (the finest bit of a term), at or above "
                             f"{fd.name}'s smallest normal 2^{fd.emin}")
-    small = largest < largest_result(ins) / 2           # a margin for a rounding up at the top
-    why_small = f"finite terms sum to at most about 2^{np.log2(largest):.1f}, below {fd.name}'s largest finite"
+    small = top < np.log2(largest_result(ins)) - 1        # a margin for a rounding up at the top
+    why_small = f"finite terms sum to below 2^{top:.1f}, under {fd.name}'s largest finite"
     if small:
         out["max_finite"] = why_small
     if not fd.inf:
