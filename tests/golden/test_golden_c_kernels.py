@@ -1,27 +1,24 @@
 """The C golden library's SFMA, GPS and FDRDA/GFDRDA row kernels (golden_c/src/sfma.c, gps.c, amd.c)
-against the numpy path: identical bits on every catalog datapath those kernels model, for every
-vector kind; a fault planted in a kernel (prm[P_FAULT]) is caught by the same comparison.
+through golden.clib against the numpy path: identical bits on every catalog datapath those kernels
+model, for every vector kind, operands in uint64, in their formats' own widths and in mixed widths;
+off-catalog designs the kernels also model (golden.kernels.supports); a fault planted in a kernel
+(prm[P_FAULT]) is caught by the same comparison.
 
-The kernels are called through their row ABI (golden_c/src/rows.h) with the arrays
-golden.kernels.spec.build gives, as golden.kernels.run hands them to the numba row kernels.  The
-shared object is compiled here (cc, C99) from golden_c/src and the golden_spec.h that
-golden.c_library writes.
+Catalog entries with equal datapaths give the same bits on every input (golden.catalog.Datapath), so
+each datapath runs once, under the first entry that has it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import golden
-from golden import api, c_library, kernels
-from golden.catalog import instructions, lookup
+from golden import clib, kernels
+from golden.catalog import lookup
 from golden.descriptors import KernelCode
 from golden.kernels import spec
 from golden.rules import FloorRounding, Specials, ZeroSign
@@ -29,10 +26,7 @@ from golden.vectors import KINDS, random_operands
 
 ROWS = 64                # per vector kind and datapath in the default suite; the slow tier: SLOW_ROWS
 SLOW_ROWS = 20_000
-SRC = Path(__file__).resolve().parents[2] / "golden_c" / "src"
-SOURCES = ("common.c", "sfma.c", "gps.c", "amd.c")
-ENTRY = {KernelCode.SFMA: "golden_sfma_rows", KernelCode.GPS: "golden_gps_rows",
-         KernelCode.FDRDA: "golden_fdrda_rows", KernelCode.GFDRDA: "golden_fdrda_rows"}
+CODES = (KernelCode.SFMA, KernelCode.GPS, KernelCode.FDRDA, KernelCode.GFDRDA)
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")
 
@@ -40,13 +34,13 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compile
 def _modelled(dp) -> bool:
     """The kernels' predicate (golden.kernels.supports: what golden.kernels.handles asks, less
     numba's own fma check, which the C kernels, on C99's fma, do not need)."""
-    return spec.kernel_code(dp.params) in ENTRY and kernels.supports(dp.params, dp.formats, dp.k, dp.scale_format,
+    return spec.kernel_code(dp.params) in CODES and kernels.supports(dp.params, dp.formats, dp.k, dp.scale_format,
                                                                      dp.block_size)
 
 
 def _datapaths():
     seen = {}
-    for ins in instructions():
+    for ins in golden.CATALOG:
         if _modelled(ins.datapath):
             seen.setdefault(ins.datapath, ins)
     return list(seen.values())
@@ -56,75 +50,79 @@ DATAPATHS = _datapaths()
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    """The kernels' shared object, compiled from golden_c/src into a temporary folder."""
-    out = tmp_path_factory.mktemp("golden_c")
-    c_library.write_spec_header(out)
-    so = out / "libgolden_kernels.so"
-    cmd = ["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-fPIC", "-shared", "-I", str(out), "-I", str(SRC),
-           *(str(SRC / s) for s in SOURCES), "-o", str(so), "-lm"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "warning" not in done.stderr, done.stderr
-    handle = ctypes.CDLL(str(so))
-    p, i64 = ctypes.c_void_p, ctypes.c_int64
-    for name in set(ENTRY.values()):
-        fn = getattr(handle, name)
-        fn.argtypes = [i64, i64, p, p, p, p, p, p, i64, p, p, p, p, p, p]
-        fn.restype = None
-    return handle
+def folder(tmp_path_factory):
+    """The library built afresh for this module (golden.clib.build into a temporary folder)."""
+    out = tmp_path_factory.mktemp("golden_c_kernels")
+    clib.build(out)
+    return out
 
 
-def _ptr(x):
-    return None if x is None else x.ctypes.data
+def _mixed(wide, own):
+    """One operand set in mixed widths, each read in its own: a in its format's width, b in uint32
+    where its words fit (else uint64), c in uint64."""
+    b = wide[1]
+    b = b.astype(np.uint32) if b.dtype.itemsize > 4 and not (b >> np.uint64(32)).any() else b
+    return (own[0], b, wide[2], *wide[3:])
 
 
-def c_dot_add(lib, ins, a, b, c, sa=None, sb=None, fault: bool = False) -> np.ndarray:
-    """d's bits from the C row kernel, as golden.kernels.run/_launch call a row kernel (one chunk,
-    operands as uint8 views with their item sizes)."""
-    dp = ins.datapath
-    fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
-    prm = prm.copy()
-    prm[spec.P_FAULT] = int(fault)
-    ops = api.Operands(ins, a, b, c, sa, sb)
-    R = ops.count
-    packed = [kernels._operand(x) for x in ops.rows(0, R)]
-    views = [None if x is None else v for (v, _), x in zip(packed, ops.rows(0, R))]
-    isz = np.array([s for _, s in packed], np.int64)
-    order = np.ascontiguousarray(kernels._order(dp.params, dp.k), np.int64)
-    fmts, vtab, etab = (np.ascontiguousarray(x) for x in (fmts, vtab, etab))
-    out = np.zeros(R, np.uint64)
-    rows = getattr(lib, ENTRY[spec.kernel_code(dp.params)])
-    rows(0, R, *(_ptr(v) for v in views), _ptr(isz), dp.k, _ptr(fmts), _ptr(vtab), _ptr(etab), _ptr(prm),
-         _ptr(order), _ptr(out))
-    return out.astype(dp.d_format.dtype).reshape(ops.batch)
-
-
-def mismatches(lib, ins, n: int, kinds=KINDS, seed: int = 0, fault: bool = False) -> int:
-    """Rows where the C kernel and the numpy path differ, over ``n`` rows of each vector kind."""
+def mismatches(ins, folder, n: int, kinds=KINDS, seed: int = 0, narrow: bool = True) -> int:
+    """Rows where the C kernel and the numpy path differ over ``n`` rows of each vector kind (uint64
+    operands, and with ``narrow`` the same values in their formats' own widths and in mixed widths)."""
     bad = 0
     for i, kind in enumerate(kinds):
-        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
-        want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
-        got = c_dot_add(lib, ins, a, b, c, sa, sb, fault=fault)
+        ops = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
+        want = golden.dot_add(ins, *ops, backend="numpy")
+        got = clib.dot_add(ins, *ops, folder=folder)
         assert got.dtype == want.dtype and got.shape == want.shape
         bad += int((got != want).sum())
+        if narrow:
+            own = random_operands(ins, n, np.random.default_rng([seed, i]), kind, narrow=True)
+            bad += int((clib.dot_add(ins, *own, folder=folder) != want).sum())
+            bad += int((clib.dot_add(ins, *_mixed(ops, own), folder=folder) != want).sum())
     return bad
 
 
 def test_every_family_is_covered():
-    assert {spec.kernel_code(i.params) for i in DATAPATHS} == set(ENTRY)
+    assert {spec.kernel_code(i.params) for i in DATAPATHS} == set(CODES)
 
 
 @pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
-def test_identical_bits_every_vector_kind(lib, ins):
-    assert mismatches(lib, ins, ROWS) == 0
+def test_identical_bits_every_vector_kind(ins, folder):
+    assert mismatches(ins, folder, ROWS) == 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
-def test_identical_bits_many_rows(lib, ins):
-    assert mismatches(lib, ins, SLOW_ROWS, seed=1) == 0
+def test_identical_bits_many_rows(ins, folder):
+    assert mismatches(ins, folder, SLOW_ROWS, seed=1) == 0
+
+
+def test_broadcast_operands(folder):
+    """Broadcast a, b and c (golden.clib reads them a row block at a time) give the numpy path's bits."""
+    for code in CODES:
+        ins = next(i for i in DATAPATHS if spec.kernel_code(i.params) == code)
+        a, b, c, _, _ = random_operands(ins, 6, np.random.default_rng(7), "normal")
+        a, b, c = a.reshape(2, 3, ins.k), b[:3].reshape(3, ins.k), c[0]
+        want = golden.dot_add(ins, a, b, c, backend="numpy")
+        got = clib.dot_add(ins, a, b, c, folder=folder)
+        assert got.shape == want.shape == (2, 3) and np.array_equal(got, want)
+
+
+def _bf16(values) -> np.ndarray:
+    return (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def test_gps_flushes_a_subnormal_pair_sum(folder):
+    """A pair sum below 2**-126 is flushed before the next level adds it (the vectors rarely reach one):
+    (1.25 * 2**-125 - 2**-125) + (2**-126 + 0) is 2**-126, not 1.5 * 2**-126."""
+    ins = lookup("cdna2", "v_mfma_f32_32x32x8_bf16")                   # group 4
+    assert ins.params.group == 4 and ins.k == 8
+    a = _bf16([1.25 * 2.0 ** -60, -(2.0 ** -60), 2.0 ** -60, 0, 1.25 * 2.0 ** -60, -(2.0 ** -60), 0, 0])
+    b = _bf16([2.0 ** -65, 2.0 ** -65, 2.0 ** -66, 0, 2.0 ** -65, 2.0 ** -65, 0, 0])
+    c = np.zeros(1, np.uint32)
+    want = golden.dot_add(ins, a[None], b[None], c, backend="numpy")
+    assert want[0] == np.float32(2.0 ** -126).view(np.uint32)
+    assert np.array_equal(clib.dot_add(ins, a[None], b[None], c, folder=folder), want)
 
 
 # one instruction per kernel (and per FDRDA variant)
@@ -134,10 +132,11 @@ FAULT_UNITS = [("cdna2", "v_mfma_f32_16x16x4_f32"), ("hopper", "DMMA.16x8x16"), 
 
 
 @pytest.mark.parametrize("unit", FAULT_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
-def test_planted_fault_is_caught(lib, unit):
+def test_planted_fault_is_caught(unit, folder):
     ins = lookup(*unit)
-    assert mismatches(lib, ins, 4 * ROWS, kinds=("normal", "structured")) == 0
-    assert mismatches(lib, ins, 4 * ROWS, kinds=("normal", "structured"), fault=True) > 0
+    assert mismatches(ins, folder, 4 * ROWS, kinds=("normal", "structured")) == 0
+    with clib.planted_fault():
+        assert mismatches(ins, folder, 4 * ROWS, kinds=("normal", "structured"), narrow=False) > 0
 
 
 AMD_CHANGES = ({"specials": Specials.LATER_MODEL}, {"floor_rounding": FloorRounding.RZ}, {"c_drop": 24},
@@ -184,11 +183,11 @@ def test_variants_are_modelled():
 
 
 @pytest.mark.parametrize("ins", VARIANTS)
-def test_identical_bits_off_catalog_designs(lib, ins):
-    assert mismatches(lib, ins, ROWS) == 0
+def test_identical_bits_off_catalog_designs(ins, folder):
+    assert mismatches(ins, folder, ROWS) == 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ins", VARIANTS)
-def test_identical_bits_off_catalog_designs_many_rows(lib, ins):
-    assert mismatches(lib, ins, SLOW_ROWS // 4, seed=2) == 0
+def test_identical_bits_off_catalog_designs_many_rows(ins, folder):
+    assert mismatches(ins, folder, SLOW_ROWS // 4, seed=2) == 0
