@@ -10,6 +10,7 @@ entry that has it."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 
@@ -88,6 +89,28 @@ def test_identical_bits_every_vector_kind(ins, folder):
 @pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
 def test_identical_bits_many_rows(ins, folder):
     assert mismatches(ins, folder, SLOW_ROWS, seed=1, narrow=False) == 0
+
+
+# Params changes beside the catalog (every rounding, overflow rule, zero sign, a narrower output, other F
+# and e_zero), each on every 8th datapath that accepts it
+CHANGES = [{"out_rounding": m} for m in ("RZ", "RD", "RU", "RNE")] + [
+    {"overflow": "ieee"}, {"overflow": "inf"}, {"zero_sign": "ieee"}, {"out_frac_bits": 10}, {"e_zero": -100},
+    {"F": 20}]
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()))
+def test_designs_beside_the_catalog(change, folder):
+    tried = 0
+    for ins in DATAPATHS[::8]:
+        new = dataclasses.replace(ins, params=ins.datapath.params.with_(**change))
+        if not _modelled(new):
+            continue
+        tried += 1
+        for i, kind in enumerate(KINDS):
+            a, b, c, sa, sb = random_operands(ins, 32, np.random.default_rng([3, i]), kind)
+            want = golden.dot_add(new, a, b, c, sa, sb, backend="numpy")
+            assert np.array_equal(clib.dot_add(new, a, b, c, sa, sb, folder=folder), want), (ins.name, kind)
+    assert tried
 
 
 def test_broadcast_operands(folder):
