@@ -158,8 +158,12 @@ def _ptr(x) -> int | None:
     return None if x is None else x.ctypes.data
 
 
-def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, folder=None) -> np.ndarray:
+def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, threads: int = 1, folder=None) -> np.ndarray:
     """``golden.dot_add`` computed by the C library: d's bit patterns, shape ``[...]``.
+
+    Contiguous operands are read where they lie (in their own width, as :func:`golden.kernels.run`
+    hands them to the numba kernels); broadcast ones are widened :data:`BROADCAST_ROWS` rows at a time.
+    ``threads``: row ranges run on that many threads (ctypes lets go of the GIL during each call).
 
     Raises
     ------
@@ -174,6 +178,8 @@ def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, folder=None)
     if not spec.supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size):
         raise ValueError(f"{ins.arch} {ins.name}: no compiled kernel models this design "
                          f"(golden.kernels.supports is False); golden.dot_add computes it on the numpy path")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
     code = spec.kernel_code(dp.params)
     fn = kernel(code, load(folder))
     if fn is None:
@@ -183,22 +189,45 @@ def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, folder=None)
     fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
     prm = prm.copy()
     prm[spec.P_FAULT] = _FAULT[0]
-    fmts = np.ascontiguousarray(fmts, dtype=np.int64)
-    vtab = np.ascontiguousarray(vtab, dtype=np.float32)
-    etab = np.ascontiguousarray(etab, dtype=np.int16)
+    tables = tuple(np.ascontiguousarray(x, dtype=t) for x, t in ((fmts, np.int64), (vtab, np.float32),
+                                                                (etab, np.int16), (prm, np.int64)))
     order = _order(dp.params, dp.k)
     R = ops.count
-    parts = ops.views()
-    if parts is None:
-        parts = ops.rows(0, R)
+    out = np.empty(R, np.uint64)
+    views = ops.views()
+    step = max(R, 1) if views is not None else max(1024, BROADCAST_ELEMENTS // dp.k)
+    for lo in range(0, R, step):
+        hi = min(lo + step, R)
+        parts = tuple(None if v is None else v[lo:hi] for v in views) if views is not None else ops.rows(lo, hi)
+        _rows(fn, parts, dp.k, tables, order, out[lo:hi], threads)
+    return out.astype(dp.d_format.dtype).reshape(ops.batch)
+
+
+BROADCAST_ELEMENTS = 1 << 19     # broadcast operands are widened about this many elements per chunk (4 MB)
+THREAD_MIN_ROWS = 4096           # rows per thread at least (a thread costs more than fewer rows)
+
+
+def _rows(fn, parts, K: int, tables, order, out, threads: int) -> None:
+    """Rows of one chunk into ``out`` (uint64) with the C row kernel ``fn``."""
     packed = [_operand(x) for x in parts]
     isz = np.array([s for _, s in packed], np.int64)
-    out = np.zeros(R, np.uint64)
-    if R:
-        arrs = [x for x, _ in packed]
-        fn(0, R, *(_ptr(x) for x in arrs), isz.ctypes.data, dp.k, fmts.ctypes.data, vtab.ctypes.data,
-           etab.ctypes.data, prm.ctypes.data, order.ctypes.data, out.ctypes.data)
-    return out.astype(dp.d_format.dtype).reshape(ops.batch)
+    arrs = [x for x, _ in packed]                        # kept alive across the calls
+    fmts, vtab, etab, prm = tables
+    R = out.shape[0]
+    args = (*(_ptr(x) for x in arrs), isz.ctypes.data, K, fmts.ctypes.data, vtab.ctypes.data, etab.ctypes.data,
+            prm.ctypes.data, order.ctypes.data, out.ctypes.data)
+    n = min(threads, max(1, R // THREAD_MIN_ROWS))
+    if n <= 1:
+        if R:
+            fn(0, R, *args)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    bounds = np.linspace(0, R, n + 1).astype(np.int64)
+    with ThreadPoolExecutor(n - 1) as pool:
+        futures = [pool.submit(fn, int(lo), int(hi), *args) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+        fn(0, int(bounds[1]), *args)
+        for f in futures:
+            f.result()
 
 
 if __name__ == "__main__":

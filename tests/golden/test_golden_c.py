@@ -127,6 +127,21 @@ def test_broadcast_operands(folder):
         assert got.shape == want.shape == (2, 3) and np.array_equal(got, want)
 
 
+def test_chunks_and_threads(folder, monkeypatch):
+    monkeypatch.setattr(clib, "BROADCAST_ELEMENTS", 64)     # broadcast rows widened 1024 at a time
+    monkeypatch.setattr(clib, "THREAD_MIN_ROWS", 256)
+    for base in BASES:
+        ins = next(i for i in DATAPATHS if i.params.base == base)
+        a, b, c, sa, sb = random_operands(ins, 1500, np.random.default_rng(5), "mixed")
+        want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
+        assert np.array_equal(clib.dot_add(ins, a, b, c, sa, sb, threads=3, folder=folder), want)
+        bc = np.broadcast_to(c[:1], (2, 1500))                  # broadcast: read a chunk at a time
+        got = clib.dot_add(ins, a, b, bc, sa, sb, threads=2, folder=folder)
+        assert np.array_equal(got, golden.dot_add(ins, a, b, bc, sa, sb, backend="numpy"))
+    with pytest.raises(ValueError, match="threads"):
+        clib.dot_add(ins, a, b, c, sa, sb, threads=0, folder=folder)
+
+
 @pytest.mark.parametrize("base", BASES)
 def test_planted_fault_is_caught(base, folder):
     ins = next(i for i in DATAPATHS if i.params.base == base)
