@@ -108,6 +108,15 @@ def test_broadcast_operands(folder):
         assert got.shape == want.shape == (2, 3) and np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
+def test_identical_bits_on_cover_vectors(ins, folder):
+    """The dot-adds golden.cover's directed closure finds for every cover bin of the datapath."""
+    from golden.cover.directed import solve
+    ops = solve(ins, np.random.default_rng(3), seconds=5.0).operands
+    want = golden.dot_add(ins, *ops, backend="numpy")
+    assert len(want) and np.array_equal(clib.dot_add(ins, *ops, folder=folder), want)
+
+
 def _bf16(values) -> np.ndarray:
     return (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
 
