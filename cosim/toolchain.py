@@ -233,6 +233,11 @@ def main() -> int:
     try:
         print(setup())
         print(f"waveforms: {waves_format()}" + ("" if fst_supported() else f" ({FST_HINT})"))
+        from . import icarus  # the optional second simulator (SIM=icarus)
+        try:
+            print(f"{icarus.find_iverilog()} (optional: SIM=icarus)")
+        except ToolchainError as e:
+            print(f"iverilog: not found (optional, for SIM=icarus): {e}")
     except ToolchainError as e:
         print(f"error: {e}")
         return 1
