@@ -10,8 +10,8 @@ cocotb's Icarus runner into ``sim.vvp``.  The session runs the same cocotb test 
 under ``vvp`` and scores every output against golden exactly as under Verilator.
 
 Not supported under Icarus (refused in one line): waveform builds.  A design's Verilator flags
-(``Sources.flags``, e.g. the DUT path's X randomisation) do not apply: Icarus keeps X as X, and an
-X output bit is written as 0.
+(``Sources.flags``, e.g. the DUT path's X randomisation) do not apply, nor does the DUT path's X check:
+Icarus keeps X as X, and an X output bit is written as 0 (a mismatch only where golden's bit is 1).
 """
 
 from __future__ import annotations
