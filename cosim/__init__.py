@@ -22,6 +22,7 @@ from golden.launch import extra_needed
 
 # a missing [cosim] extra is one line naming it (an error line and exit 2 under python -m cosim)
 with extra_needed("cosim", "cosim"):
+    from . import icarus as _icarus  # noqa: F401  (registers the Icarus build with cosim.simulator)
     from .backend import RTLBackend
     from .build import Build, BuildError, build_unit, elaborate, unit_interface
     from .failures import load_failures, save_failures

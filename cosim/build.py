@@ -33,7 +33,7 @@ from pathlib import Path
 
 from golden.paths import build_dir
 
-from . import toolchain
+from . import simulator, toolchain
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -343,9 +343,9 @@ def build_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str,
     of the sources, flags and tool versions, built in a scratch folder renamed into place, verified by
     the stamp's checksums (see the module docstring).  Under Icarus (``SIM=icarus``, :mod:`cosim.icarus`)
     the same sources go into the Icarus harness instead."""
-    from . import icarus
-    if icarus.current() == "icarus":
-        return icarus.build_sources(sources, iface, arch, instr, waves=waves, root=root, force=force)
+    name = simulator.current()
+    if name != simulator.DEFAULT:
+        return simulator.build_for(name)(sources, iface, arch, instr, waves=waves, root=root, force=force)
     tc = toolchain.setup()
     plan = plan_sources(sources, iface, arch, instr, waves=waves, root=root)
     d, key, meta = plan.dir, plan.key, plan.meta

@@ -20,57 +20,18 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
-import shutil
-import subprocess
 import time
-from functools import lru_cache
 from pathlib import Path
 
 from . import build as bld
-from .toolchain import Tool, ToolchainError
+from .simulator import SIM_ENV, SIMULATORS, choose, current, register_build  # noqa: F401  (re-exported)
+from .toolchain import ICARUS_HINT as INSTALL_HINT  # noqa: F401  (re-exported)
+from .toolchain import Tool, ToolchainError, find_iverilog  # noqa: F401  (find_iverilog: re-exported)
 
-SIM_ENV = "MMA_COSIM_SIM"                 # verilator (default) or icarus
-SIMULATORS = ("verilator", "icarus")
 HARNESS = bld.REPO / "tb" / "cosim_harness_icarus.sv"
 EXE = "sim.vvp"                           # cocotb's Icarus runner writes this
 BATCH_VECTORS = 1024                      # Icarus runs ~10^3 cycles/s on a dot-add unit: short batches
 MIN_VECTORS = 1000                        # a run's least vectors when -n is not given (Verilator: 100,000)
-INSTALL_HINT = "install Icarus Verilog >= 11 (Debian/Ubuntu: apt-get install iverilog)"
-
-
-def current() -> str:
-    """The simulator chosen (:data:`SIM_ENV`; default ``verilator``); ValueError (one line) for another name."""
-    name = os.environ.get(SIM_ENV, "").strip().lower() or "verilator"
-    if name not in SIMULATORS:
-        raise ValueError(f"{SIM_ENV}={name}: the co-simulation runs under {' or '.join(SIMULATORS)} (SIM=icarus)")
-    return name
-
-
-def choose(name: str | None) -> str:
-    """Set the simulator for this process and the ones it starts (worker processes inherit it)."""
-    if name is not None:
-        os.environ[SIM_ENV] = name.strip().lower()
-    return current()
-
-
-@lru_cache(maxsize=1)
-def find_iverilog() -> Tool:
-    """``iverilog`` and ``vvp`` on PATH, version >= 11; ToolchainError saying what to install."""
-    exe, vvp = shutil.which("iverilog"), shutil.which("vvp")
-    if exe is None or vvp is None:
-        raise ToolchainError(f"no Icarus Verilog (iverilog and vvp on PATH): {INSTALL_HINT}")
-    try:
-        out = subprocess.run([exe, "-V"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        raise ToolchainError(f"{exe}: cannot run ({e}): {INSTALL_HINT}") from None
-    m = re.search(r"version (\d+)\.(\d+)", out)
-    if not m:
-        raise ToolchainError(f"{exe}: no version in {out.splitlines()[:1]}: {INSTALL_HINT}")
-    version = (int(m[1]), int(m[2]))
-    if version < (11, 0):
-        raise ToolchainError(f"{exe}: Icarus Verilog {version[0]}.{version[1]} < 11.0: {INSTALL_HINT}")
-    return Tool("iverilog", version, exe, "PATH")
 
 
 def available() -> bool:
@@ -151,3 +112,6 @@ def build_sources(sources: bld.Sources, iface: bld.UnitInterface, arch: str, ins
         bld._install(tmp, d)
         bld.prune_builds(d)
         return result("built", seconds)
+
+
+register_build("icarus", build_sources)

@@ -22,6 +22,7 @@ MIN_VERILATOR = (5, 36)
 MIN_YOSYS = (0, 40)           # what amaranth.back.verilog asks for
 MIN_COCOTB = (2, 0)
 INSTALL_HINT = "make venv (or: pip install -r requirements.txt)"
+ICARUS_HINT = "install Icarus Verilog >= 11 (Debian/Ubuntu: apt-get install iverilog)"
 
 
 class ToolchainError(RuntimeError):
@@ -229,13 +230,32 @@ def waves_format() -> str:
 FST_HINT = "FST waveforms need the lz4 headers (apt-get install liblz4-dev); writing VCD instead"
 
 
+@functools.lru_cache(maxsize=1)
+def find_iverilog() -> Tool:
+    """``iverilog`` and ``vvp`` on PATH, version >= 11; ToolchainError saying what to install."""
+    exe, vvp = shutil.which("iverilog"), shutil.which("vvp")
+    if exe is None or vvp is None:
+        raise ToolchainError(f"no Icarus Verilog (iverilog and vvp on PATH): {ICARUS_HINT}")
+    try:
+        out = subprocess.run([exe, "-V"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ToolchainError(f"{exe}: cannot run ({e}): {ICARUS_HINT}") from None
+    m = re.search(r"version (\d+)\.(\d+)", out)
+    if not m:
+        raise ToolchainError(f"{exe}: no version in {out.splitlines()[:1]}: {ICARUS_HINT}")
+    version = (int(m[1]), int(m[2]))
+    if version < (11, 0):
+        raise ToolchainError(f"{exe}: Icarus Verilog {version[0]}.{version[1]} < 11.0: {ICARUS_HINT}")
+    return Tool("iverilog", version, exe, "PATH")
+
+
+
 def main() -> int:
     try:
         print(setup())
         print(f"waveforms: {waves_format()}" + ("" if fst_supported() else f" ({FST_HINT})"))
-        from . import icarus  # the optional second simulator (SIM=icarus)
-        try:
-            print(f"{icarus.find_iverilog()} (optional: SIM=icarus)")
+        try:                                     # the optional second simulator (SIM=icarus)
+            print(f"{find_iverilog()} (optional: SIM=icarus)")
         except ToolchainError as e:
             print(f"iverilog: not found (optional, for SIM=icarus): {e}")
     except ToolchainError as e:
