@@ -2,7 +2,13 @@
 
 :func:`spec_header` is ``golden_spec.h``: the format-row columns, parameter slots, codes and constants
 of :mod:`golden.kernels.spec` that the C row kernels (``golden_c/src/``) read, each a ``#define`` of the
-Python value.  ``python -m golden.c_library DIR`` writes it into DIR.
+Python value.  :func:`catalog_source` is ``golden_catalog.inc``: every :data:`golden.CATALOG` entry the
+compiled kernels model (:func:`golden.kernels.handles`) as C data (names, shapes, formats, the
+kernel family, :func:`golden.kernels.spec.build`'s format rows and parameter vector, the product
+order), which ``golden_c/src/api.c`` includes; an instruction added to the catalog is in the C library
+at its next build.  The value/exponent tables are not emitted: api.c builds each table layout at first
+use from the format rows (``fields_value_exp``, and the exact conversion of ``operand_format``), so the
+source stays small.  ``python -m golden.c_library DIR`` writes both into DIR.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from . import algorithms
 from .descriptors import KernelCode
 from .kernels import spec
 
-__all__ = ["spec_header", "SPEC_NAMES", "write_spec_header"]
+__all__ = ["spec_header", "SPEC_NAMES", "write_spec_header", "catalog_source", "write_catalog"]
 
 # every name of golden.kernels.spec (and golden.algorithms) the C kernels read
 SPEC_NAMES = (
@@ -52,8 +58,158 @@ def write_spec_header(folder) -> Path:
     return path
 
 
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _ints(values) -> str:
+    return "{" + ", ".join(f"{int(v)}LL" if abs(int(v)) > 2**31 - 1 else str(int(v)) for v in values) + "}"
+
+
+def _supported():
+    from . import kernels
+    from .catalog import CATALOG
+    return [ins for ins in CATALOG if kernels.handles(ins.datapath)]
+
+
+def catalog_source() -> str:
+    """``golden_catalog.inc``: the C library's catalog, written from :data:`golden.CATALOG`.
+
+    Designs (format rows, parameters, orders, table layouts) are deduplicated: entries sharing a
+    datapath share its rows, and a table layout (which formats are tabled at which offsets) is built
+    once in C however many designs use it."""
+    import numpy as np
+
+    from .catalog import _ARCH_ALIASES, ARCHITECTURES, CATALOG
+    from .datapath import pass_order
+    from .formats import get_format
+
+    entries = _supported()
+    designs, design_ix = [], {}
+    layouts, layout_ix = [], {}
+    rows, row_ix = [], {}
+    orders, order_ix = [], {}
+
+    def row_id(fmt) -> int:
+        if fmt.name not in row_ix:
+            row_ix[fmt.name] = len(rows)
+            rows.append((fmt.name, spec.format_row(fmt, -1, -1)))
+        return row_ix[fmt.name]
+
+    for ins in entries:
+        dp = ins.datapath
+        key = (dp.params, tuple(dp.formats), dp.k, dp.scale_format, dp.block_size)
+        if key in design_ix:
+            continue
+        fmts, vtab, _, prm = spec.build(dp.params, tuple(dp.formats), dp.scale_format, dp.block_size, dp.k)
+        slots = [*dp.formats, dp.scale_format or dp.formats[3]]
+        low = get_format(dp.params.operand_format) if dp.params.operand_format else None
+        segs = []
+        for slot, fmt in enumerate(slots):
+            off = int(fmts[slot][spec.TABLE_OFF])
+            if off >= 0:
+                lowered = low if slot in (spec.A, spec.B) else None
+                seg = (off, 1 << fmt.value_bits, row_id(fmt), -1 if lowered is None else row_id(lowered))
+                if seg not in segs:
+                    segs.append(seg)
+        lay = (tuple(segs), len(vtab) if segs else 0)
+        if lay not in layout_ix:
+            layout_ix[lay] = len(layouts)
+            layouts.append(lay)
+        p = dp.params
+        oid = -1
+        if p.pass_interleave is not None:
+            order = tuple(int(x) for x in pass_order(dp.k, p.pass_size, p.pass_interleave))
+            if order not in order_ix:
+                order_ix[order] = len(orders)
+                orders.append(order)
+            oid = order_ix[order]
+        design_ix[key] = len(designs)
+        designs.append((np.asarray(fmts).reshape(-1), np.asarray(prm), layout_ix[lay], oid, dp.k,
+                        int(spec.kernel_code(p))))
+
+    out = ["/* golden_catalog.inc: written by golden.c_library from golden.CATALOG; do not edit.",
+           " * Included by golden_c/src/api.c, which defines the types. */", ""]
+    out.append(f"#define GC_NROWS {len(rows)}")
+    out.append(f"#define GC_NDESIGNS {len(designs)}")
+    out.append(f"#define GC_NLAYOUTS {len(layouts)}")
+    out.append(f"#define GC_NENTRIES {len(entries)}")
+    out.append(f"#define GC_MAXK {max([d[4] for d in designs] + [1])}")
+    out.append("")
+    out.append("static const char *const GC_ROW_NAMES[GC_NROWS] = {" + ", ".join(_c_string(n) for n, _ in rows) + "};")
+    out.append("static const int64_t GC_ROWS[GC_NROWS][GS_FORMAT_COLUMNS] = {")
+    out += [f"    {_ints(r)}, /* {n} */" for n, r in rows]
+    out.append("};")
+    nseg = sum(len(s) for s, _ in layouts)
+    out.append(f"static const gc_segment GC_SEGMENTS[{max(nseg, 1)}] = {{")
+    first = []
+    for segs, _ in layouts:
+        first.append(sum(len(s) for s, _ in layouts[:len(first)]))
+        out += [f"    {{{o}, {n}, {r}, {lo}}}," for o, n, r, lo in segs]
+    if not nseg:
+        out.append("    {0, 0, 0, -1},")
+    out.append("};")
+    out.append("static const gc_layout GC_LAYOUTS[GC_NLAYOUTS] = {")
+    out += [f"    {{{f}, {len(segs)}, {size}}}," for f, (segs, size) in zip(first, layouts)]
+    out.append("};")
+    out.append(f"static const int64_t GC_ORDERS[{max(len(orders), 1)}][GC_MAXK] = {{")
+    out += [f"    {_ints(o)}," for o in orders] or ["    {0},"]
+    out.append("};")
+    out.append("static const gc_design GC_DESIGNS[GC_NDESIGNS] = {")
+    for fm, prm, lay, oid, k, code in designs:
+        out.append(f"    {{{code}, {k}, {lay}, {oid}, {_ints(fm)}, {_ints(prm)}}},")
+    out.append("};")
+    out.append("static const gc_entry GC_ENTRIES[GC_NENTRIES] = {")
+    shapes = []
+    for ins in entries:
+        dp = ins.datapath
+        d = design_ix[(dp.params, tuple(dp.formats), dp.k, dp.scale_format, dp.block_size)]
+        names = "|".join((ins.ptx, *ins.aliases))
+        fmts = [ins.a_format, ins.b_format, ins.c_format, ins.d_format, ins.scale_format]
+        start = len(shapes)
+        shapes += list(ins.shapes) or [(ins.m, ins.n)]
+        default = start + (list(ins.shapes).index((ins.m, ins.n)) if (ins.m, ins.n) in ins.shapes else 0)
+        fnames = ", ".join(_c_string(f) if f else "NULL" for f in fmts)
+        out.append(f"    {{{_c_string(ins.arch)}, {_c_string(ins.name)}, {_c_string(names)}, "
+                   f"{_c_string(ins.algorithm)}, {ins.k}, {ins.block_size or 0}, {d}, "
+                   f"{get_format(ins.d_format).dtype().itemsize}, {{{fnames}}}, {start}, {len(shapes) - start}, "
+                   f"{default}}},")
+    out.append("};")
+    out.append(f"#define GC_NINSTR {len(shapes)}")
+    out.append("static const mma_golden_instr GC_INSTR[GC_NINSTR] = {")
+    e = 0
+    for i, ins in enumerate(entries):
+        for m, n in (list(ins.shapes) or [(ins.m, ins.n)]):
+            out.append(f"    {{{i}, {m}, {n}}},")
+            e += 1
+    out.append("};")
+    arches = list(ARCHITECTURES)
+    out.append(f"#define GC_NARCH {len(arches)}")
+    out.append("static const char *const GC_ARCHES[GC_NARCH] = {" + ", ".join(map(_c_string, arches)) + "};")
+    out.append(f"#define GC_NALIASES {len(_ARCH_ALIASES)}")
+    out.append("static const char *const GC_ARCH_ALIASES[GC_NALIASES][2] = {")
+    out += [f"    {{{_c_string(k)}, {_c_string(v)}}}," for k, v in sorted(_ARCH_ALIASES.items())]
+    out.append("};")
+    missing = [ins for ins in CATALOG if ins not in entries]
+    out.append(f"#define GC_NMISSING {len(missing)}")
+    out.append(f"static const char *const GC_MISSING[{max(len(missing), 1)}][2] = {{")
+    out += [f"    {{{_c_string(i.arch)}, {_c_string(i.name)}}}," for i in missing] or ["    {NULL, NULL},"]
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
+def write_catalog(folder) -> Path:
+    """Write ``golden_catalog.inc`` into ``folder`` (made if missing); its path."""
+    path = Path(folder) / "golden_catalog.inc"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(catalog_source())
+    return path
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        print("usage: python -m golden.c_library DIR   (writes DIR/golden_spec.h)", file=sys.stderr)
+        print("usage: python -m golden.c_library DIR   (writes DIR/golden_spec.h and DIR/golden_catalog.inc)",
+              file=sys.stderr)
         sys.exit(2)
     print(write_spec_header(sys.argv[1]))
+    print(write_catalog(sys.argv[1]))

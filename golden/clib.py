@@ -7,12 +7,17 @@ named by a hash of its sources, flags and compiler, so it is rebuilt only when o
 :func:`load` opens it with ctypes; :func:`dot_add` computes ``d = c + sum a*b`` with the C row kernel
 of the instruction's algorithm, as :func:`golden.kernels.run` calls the numba one (the same tables and
 parameters, :func:`golden.kernels.spec.build`).  ``python -m golden.clib`` builds and prints its path.
+
+The library's public API (``mma_golden.h``: the catalog compiled in, no Python at run time) is bound
+here too: :func:`c_lookup` gives a :class:`CInstruction`, :func:`c_dot_add` and :func:`c_mma` compute
+through ``mma_golden_dot_add`` / ``mma_golden_mma`` (the tests hold them to golden.dot_add / golden.mma).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import os
 import shlex
@@ -26,7 +31,8 @@ import numpy as np
 from .descriptors import KernelCode
 from .paths import REPO, build_dir
 
-__all__ = ["SOURCE_DIR", "INCLUDE_DIR", "CFLAGS", "KERNELS", "build", "load", "kernel", "dot_add", "planted_fault"]
+__all__ = ["SOURCE_DIR", "INCLUDE_DIR", "CFLAGS", "KERNELS", "build", "load", "kernel", "dot_add", "planted_fault",
+           "CInstruction", "c_lookup", "c_entries", "c_dot_add", "c_mma", "c_tables"]
 
 SOURCE_DIR = REPO / "golden_c" / "src"
 INCLUDE_DIR = REPO / "golden_c" / "include"
@@ -49,15 +55,24 @@ def _sources() -> list[Path]:
     return sorted(SOURCE_DIR.glob("*.c"))
 
 
-def _digest(spec_header: str) -> str:
-    """Hash of everything the shared object is made of: sources, headers, the spec header, flags."""
+def _digest(spec_header: str, catalog: str = "") -> str:
+    """Hash of everything the shared object is made of: sources, headers, the generated spec header
+    and catalog, flags."""
     h = hashlib.sha256()
     files = _sources() + sorted(SOURCE_DIR.glob("*.h")) + sorted(INCLUDE_DIR.glob("*.h"))
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(spec_header.encode())
+    h.update(catalog.encode())
     h.update(" ".join(_compiler() + list(CFLAGS) + list(LDFLAGS)).encode())
     return h.hexdigest()[:16]
+
+
+@functools.cache
+def _generated() -> tuple[str, str]:
+    """The generated sources (:mod:`golden.c_library`): ``golden_spec.h`` and ``golden_catalog.inc``."""
+    from .c_library import catalog_source, spec_header
+    return spec_header(), catalog_source()
 
 
 def build(folder=None) -> Path:
@@ -69,20 +84,20 @@ def build(folder=None) -> Path:
     RuntimeError
         The compiler failed (its message included) or is missing.
     """
-    from .c_library import spec_header
     folder = Path(folder) if folder is not None else build_dir("golden-c")
-    header = spec_header()
-    so = folder / f"libmma_golden-{_digest(header)}.so"
+    header, catalog = _generated()
+    so = folder / f"libmma_golden-{_digest(header, catalog)}.so"
     if so.exists():
         return so
     folder.mkdir(parents=True, exist_ok=True)
     gen = folder / "include"
     gen.mkdir(exist_ok=True)
-    spec_path = gen / "golden_spec.h"
-    if not spec_path.exists() or spec_path.read_text() != header:
-        tmp = gen / f".golden_spec.h.{os.getpid()}"
-        tmp.write_text(header)
-        os.replace(tmp, spec_path)
+    for name, text in (("golden_spec.h", header), ("golden_catalog.inc", catalog)):
+        path = gen / name
+        if not path.exists() or path.read_text() != text:
+            tmp = gen / f".{name}.{os.getpid()}"
+            tmp.write_text(text)
+            os.replace(tmp, path)
     fd, tmp_so = tempfile.mkstemp(suffix=".so", dir=folder)
     os.close(fd)
     cmd = (_compiler() + list(CFLAGS) + [f"-I{gen}", f"-I{SOURCE_DIR}", f"-I{INCLUDE_DIR}"]
@@ -115,8 +130,28 @@ def load(folder=None) -> ctypes.CDLL:
                 fn.restype = None
                 fn.argtypes = [ctypes.c_int64, ctypes.c_int64] + [ctypes.c_void_p] * 6 + [ctypes.c_int64] \
                     + [ctypes.c_void_p] * 6
+        _api_types(lib)
         _LIBS[key] = lib
     return _LIBS[key]
+
+
+def _api_types(lib) -> None:
+    P, Int, S, U = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)
+    sigs = {"mma_golden_lookup": (P, [S, S]), "mma_golden_last_error": (S, []),
+            "mma_golden_count": (ctypes.c_size_t, []), "mma_golden_entry": (P, [ctypes.c_size_t]),
+            "mma_golden_format": (S, [P, Int]),
+            "mma_golden_dot_add": (Int, [P, ctypes.c_size_t, U, U, U, U, U, U]),
+            "mma_golden_mma": (Int, [P, U, U, U, U, U, U]),
+            "mma_golden_tables": (Int, [P, ctypes.POINTER(ctypes.POINTER(ctypes.c_float)),
+                                      ctypes.POINTER(ctypes.POINTER(ctypes.c_int16)), ctypes.POINTER(ctypes.c_size_t)])}
+    for name in ("arch", "name", "algorithm"):
+        sigs[f"mma_golden_{name}"] = (S, [P])
+    for name in ("m", "n", "k", "block", "d_bytes"):
+        sigs[f"mma_golden_{name}"] = (Int, [P])
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype, fn.argtypes = res, args
 
 
 def kernel(code: KernelCode, lib=None):
@@ -228,6 +263,112 @@ def _rows(fn, parts, K: int, tables, order, out, threads: int) -> None:
         fn(0, int(bounds[1]), *args)
         for f in futures:
             f.result()
+
+
+# --------------------------------------------------------------------------- the public API (mma_golden.h)
+
+class CInstruction:
+    """An instruction of the C library's catalog (``mma_golden_lookup``): its facts read back from C."""
+
+    def __init__(self, lib, ptr: int):
+        self.lib, self.ptr = lib, ptr
+
+    def _s(self, what: str) -> str:
+        return getattr(self.lib, f"mma_golden_{what}")(self.ptr).decode()
+
+    def _i(self, what: str) -> int:
+        return int(getattr(self.lib, f"mma_golden_{what}")(self.ptr))
+
+    arch = property(lambda self: self._s("arch"))
+    name = property(lambda self: self._s("name"))
+    algorithm = property(lambda self: self._s("algorithm"))
+    m = property(lambda self: self._i("m"))
+    n = property(lambda self: self._i("n"))
+    k = property(lambda self: self._i("k"))
+    block = property(lambda self: self._i("block"))
+    d_bytes = property(lambda self: self._i("d_bytes"))
+
+    @property
+    def formats(self) -> tuple:
+        """``(a, b, c, d, scale)`` format names (scale None when unscaled)."""
+        out = [self.lib.mma_golden_format(self.ptr, i) for i in range(5)]
+        return tuple(None if f is None else f.decode() for f in out)
+
+    def __repr__(self) -> str:
+        return f"CInstruction({self.arch} {self.name} {self.m}x{self.n}x{self.k})"
+
+
+def _error(lib) -> str:
+    return lib.mma_golden_last_error().decode()
+
+
+def c_lookup(arch: str, name: str, folder=None) -> CInstruction:
+    """``mma_golden_lookup``; ValueError with the library's message where it returns NULL."""
+    lib = load(folder)
+    ptr = lib.mma_golden_lookup(str(arch).encode(), str(name).encode())
+    if not ptr:
+        raise ValueError(_error(lib))
+    return CInstruction(lib, ptr)
+
+
+def c_entries(folder=None) -> list[CInstruction]:
+    """Every entry of the C library's catalog at its default shape."""
+    lib = load(folder)
+    return [CInstruction(lib, lib.mma_golden_entry(i)) for i in range(lib.mma_golden_count())]
+
+
+def _words(x, shape) -> np.ndarray | None:
+    if x is None:
+        return None
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(x).astype(np.uint64), shape))
+
+
+def _u64p(x):
+    return None if x is None else x.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64))
+
+
+def _d_dtype(ins: CInstruction):
+    return np.dtype(f"uint{8 * ins.d_bytes}")
+
+
+def c_dot_add(ins: CInstruction, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
+    """``mma_golden_dot_add`` on a batch: ``a, b [..., K]``, ``c [...]``, scales ``[..., K // block]``
+    (broadcast to one batch shape); d's bit patterns ``[...]`` in d's width."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    shapes = [a.shape[:-1], b.shape[:-1], c.shape]
+    shapes += [np.shape(s)[:-1] for s in (scale_a, scale_b) if s is not None]
+    batch = np.broadcast_shapes(*shapes)
+    K = ins.k
+    nblk = K // ins.block if ins.block else 0
+    a, b = _words(a, batch + (K,)), _words(b, batch + (K,))
+    c = _words(c, batch)
+    sa, sb = (_words(s, batch + (nblk,)) for s in (scale_a, scale_b))
+    count = int(np.prod(batch, dtype=np.int64))
+    d = np.empty(count, np.uint64)
+    if ins.lib.mma_golden_dot_add(ins.ptr, count, _u64p(a), _u64p(b), _u64p(c), _u64p(sa), _u64p(sb), _u64p(d)):
+        raise ValueError(_error(ins.lib))
+    return d.astype(_d_dtype(ins)).reshape(batch)
+
+
+def c_mma(ins: CInstruction, A, B, C, scale_A=None, scale_B=None) -> np.ndarray:
+    """``mma_golden_mma``: ``A [M, K]``, ``B [K, N]``, ``C [M, N]``, ``scale_A [M, K // block]``,
+    ``scale_B [K // block, N]``; D's bit patterns ``[M, N]``."""
+    M, N, K = ins.m, ins.n, ins.k
+    nblk = K // ins.block if ins.block else 0
+    A, B, C = _words(A, (M, K)), _words(B, (K, N)), _words(C, (M, N))
+    sA, sB = _words(scale_A, (M, nblk)), _words(scale_B, (nblk, N))
+    D = np.empty((M, N), np.uint64)
+    if ins.lib.mma_golden_mma(ins.ptr, _u64p(A), _u64p(B), _u64p(C), _u64p(sA), _u64p(sB), _u64p(D)):
+        raise ValueError(_error(ins.lib))
+    return D.astype(_d_dtype(ins))
+
+
+def c_tables(ins: CInstruction) -> tuple[np.ndarray, np.ndarray]:
+    """The value and exponent tables the C library built for ``ins``'s design (copies)."""
+    v, e, n = ctypes.POINTER(ctypes.c_float)(), ctypes.POINTER(ctypes.c_int16)(), ctypes.c_size_t()
+    if ins.lib.mma_golden_tables(ins.ptr, ctypes.byref(v), ctypes.byref(e), ctypes.byref(n)):
+        raise ValueError(_error(ins.lib))
+    return (np.ctypeslib.as_array(v, (n.value,)).copy(), np.ctypeslib.as_array(e, (n.value,)).copy())
 
 
 if __name__ == "__main__":
