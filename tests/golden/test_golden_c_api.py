@@ -1,0 +1,215 @@
+"""The C golden library's public API (golden_c/include/mma_golden.h, golden_c/src/api.c) and its
+generated catalog (golden.c_library.catalog_source) against golden: the catalog is every entry the
+compiled kernels model with the same facts; every name golden.lookup takes finds the same entry;
+unknown names say what is valid; the tables built in C equal spec.build's; mma_golden_dot_add and
+mma_golden_mma equal golden.dot_add and golden.mma bit for bit (a representative entry of each
+algorithm family here, every entry under -m slow); and a C program linked against the built library
+prints what golden computes.
+
+The library is golden.clib's cached build (build/golden-c/): compiled once, not per test."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import golden
+from golden import clib, kernels
+from golden.kernels import spec
+from golden.vectors import KINDS, random_operands
+
+ROWS = 64
+SLOW_ROWS = 20_000
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")
+
+HANDLED = [ins for ins in golden.CATALOG if kernels.handles(ins.datapath)]
+
+
+def _family(ins) -> str:
+    p = ins.params
+    return f"{spec.kernel_code(p).name}{'-lowered' if p.operand_format else ''}" \
+           f"{'-interleaved' if p.pass_interleave else ''}{'-scaled' if ins.scale_format else ''}"
+
+
+def _representatives():
+    seen = {}
+    for ins in HANDLED:
+        seen.setdefault(_family(ins), ins)
+    return seen
+
+
+REPS = _representatives()
+
+
+@pytest.fixture(scope="module")
+def entries():
+    return clib.c_entries()
+
+
+def test_catalog_is_every_handled_entry(entries):
+    assert [(e.arch, e.name) for e in entries] == [(i.arch, i.name) for i in HANDLED]
+    for e, ins in zip(entries, HANDLED):
+        assert (e.m, e.n, e.k, e.block, e.algorithm) == (ins.m, ins.n, ins.k, ins.block_size or 0, ins.algorithm)
+        assert e.formats == (ins.a_format, ins.b_format, ins.c_format, ins.d_format, ins.scale_format)
+        assert e.d_bytes == np.dtype(golden.get_format(ins.d_format).dtype).itemsize
+    assert {spec.kernel_code(i.params) for i in REPS.values()} == set(clib.KERNELS)
+
+
+def test_lookup_takes_golden_names():
+    for ins in HANDLED:
+        for name in (ins.name, ins.ptx, *ins.aliases, ins.name.lower()):
+            want = golden.lookup(ins.arch, name)
+            got = clib.c_lookup(ins.arch, name)
+            assert (got.arch, got.name, got.m, got.n) == (want.arch, want.name, want.m, want.n), name
+    for arch, name in (("h100", "HGMMA.64x128x16.F32"), ("sm_90", "wgmma.m64n256k16.f32.f16.f16"),
+                       ("mi300x", "v_mfma_f32_32x32x8_f16"), ("hopper", "HMMA.16816")):
+        try:
+            want = golden.lookup(arch, name)
+        except ValueError as e:
+            with pytest.raises(ValueError, match="names"):
+                clib.c_lookup(arch, name)
+            assert "not one" in str(e)
+            continue
+        got = clib.c_lookup(arch, name)
+        assert (got.arch, got.name, got.m, got.n) == (want.arch, want.name, want.m, want.n), name
+
+
+def test_unknown_names_say_what_is_valid():
+    valid = r"unknown instruction 'HGMMA\.nonsense' on hopper; valid: .*HGMMA\.64xNx16\.F32"
+    with pytest.raises(ValueError, match=valid):
+        clib.c_lookup("hopper", "HGMMA.nonsense")
+    with pytest.raises(ValueError, match="unknown architecture 'hoper'; valid: volta, .*cdna3"):
+        clib.c_lookup("hoper", "HMMA.16816.F32")
+    with pytest.raises(ValueError, match="not available on volta; it exists on: .*hopper"):
+        clib.c_lookup("volta", "HGMMA.64xNx16.F32")
+    missing = [i for i in golden.CATALOG if i not in HANDLED]
+    if missing:
+        with pytest.raises(ValueError, match="no compiled kernel models it"):
+            clib.c_lookup(missing[0].arch, missing[0].name)
+
+
+def test_tables_built_in_c_equal_spec_build(entries):
+    seen = set()
+    for e, ins in zip(entries, HANDLED):
+        dp = ins.datapath
+        layout = (dp.formats, dp.scale_format, dp.params.operand_format)
+        if layout in seen:
+            continue
+        seen.add(layout)
+        _, vtab, etab, _ = spec.build(dp.params, tuple(dp.formats), dp.scale_format, dp.block_size, dp.k)
+        v, x = clib.c_tables(e)
+        assert np.array_equal(v, vtab, equal_nan=True) and np.array_equal(x, etab), ins
+
+
+def dot_add_mismatches(ins, n: int, seed: int = 0) -> int:
+    c_ins = clib.c_lookup(ins.arch, ins.name)
+    bad = 0
+    for i, kind in enumerate(KINDS):
+        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
+        want = golden.dot_add(ins, a, b, c, sa, sb)
+        got = clib.c_dot_add(c_ins, a, b, c, sa, sb)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        bad += int((got != want).sum())
+    return bad
+
+
+@pytest.mark.parametrize("family", sorted(REPS))
+def test_dot_add_equals_golden(family):
+    assert dot_add_mismatches(REPS[family], ROWS) == 0
+
+
+def _tiles(ins, rng):
+    M, N = ins.m, ins.n
+    a, b, c, sa, sb = random_operands(ins, M * N, rng, "normal")
+    A, B, C = a[:M], b[:N].T, c.reshape(M, N)          # A [M, K], B [K, N]
+    sA = sB = None
+    if ins.scale_format:
+        sA, sB = sa[:M], sb[:N].T                       # [M, K / block], [K / block, N]
+    return A, B, C, sA, sB
+
+
+@pytest.mark.parametrize("family", sorted(REPS))
+def test_mma_equals_golden(family):
+    ins = REPS[family]
+    ops = _tiles(ins, np.random.default_rng(7))
+    want = golden.mma(ins, *ops)
+    got = clib.c_mma(clib.c_lookup(ins.arch, ins.name), *ops)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_refusals():
+    scaled = next(i for i in HANDLED if i.scale_format)
+    plain = next(i for i in HANDLED if not i.scale_format)
+    a, b, c, sa, sb = random_operands(scaled, 2, np.random.default_rng(1), "normal")
+    with pytest.raises(ValueError, match="block-scaled: it needs scale_a and scale_b"):
+        clib.c_dot_add(clib.c_lookup(scaled.arch, scaled.name), a, b, c)
+    a, b, c, _, _ = random_operands(plain, 2, np.random.default_rng(1), "normal")
+    with pytest.raises(ValueError, match="takes no block scales"):
+        clib.c_dot_add(clib.c_lookup(plain.arch, plain.name), a, b, c, a[:, :1], a[:, :1])
+    a = a.astype(np.uint64)
+    a[1, 0] = 1 << 40
+    with pytest.raises(ValueError, match=r"a\[.*\] = 0x10000000000 does not fit"):
+        clib.c_dot_add(clib.c_lookup(plain.arch, plain.name), a, b, c)
+
+
+PROGRAM = r"""
+#include <inttypes.h>
+#include <stdio.h>
+#include "mma_golden.h"
+
+int main(void)
+{
+    const mma_golden_instr *ins = mma_golden_lookup("hopper", "HGMMA.64xNx16.F32");
+    uint64_t a[16], b[16], c = 0x3f800000u, d;   /* c = 1.0f */
+    int i;
+    if (ins == NULL) {
+        fprintf(stderr, "%s\n", mma_golden_last_error());
+        return 1;
+    }
+    for (i = 0; i < 16; i++) {
+        a[i] = 0x3c00u + (uint64_t)i;             /* f16 1.0, 1.0009765625, ... */
+        b[i] = 0x3555u;                           /* f16 0.333251953125 */
+    }
+    if (mma_golden_dot_add(ins, 1, a, b, &c, NULL, NULL, &d) != 0) {
+        fprintf(stderr, "%s\n", mma_golden_last_error());
+        return 1;
+    }
+    printf("%s %s %dx%dx%d d=0x%08" PRIx64 "\n", mma_golden_arch(ins), mma_golden_name(ins),
+           mma_golden_m(ins), mma_golden_n(ins), mma_golden_k(ins), d);
+    if (mma_golden_lookup("hopper", "HGMMA.nonsense") == NULL)
+        printf("error: %s\n", mma_golden_last_error());
+    return 0;
+}
+"""
+
+
+def test_a_c_program_linked_against_the_library(tmp_path):
+    so = clib.build()
+    src = tmp_path / "example.c"
+    src.write_text(PROGRAM)
+    exe = tmp_path / "example"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", f"-I{clib.INCLUDE_DIR}", str(src), str(so),
+                    f"-Wl,-rpath,{so.parent}", "-o", str(exe)], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    a = np.arange(0x3C00, 0x3C10, dtype=np.uint64)
+    d = int(golden.dot_add(ins, a, np.full(16, 0x3555, np.uint64), np.uint64(0x3F800000)))
+    assert out[0] == f"hopper HGMMA.64xNx16.F32 64x8x16 d=0x{d:08x}"
+    assert out[1].startswith("error: unknown instruction 'HGMMA.nonsense' on hopper; valid: HMMA.1688.F32, ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", HANDLED, ids=lambda i: f"{i.arch}-{i.name}")
+def test_every_entry_dot_add_slow(ins):
+    assert dot_add_mismatches(ins, SLOW_ROWS, seed=1) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", HANDLED, ids=lambda i: f"{i.arch}-{i.name}")
+def test_every_entry_mma_slow(ins):
+    ops = _tiles(ins, np.random.default_rng(3))
+    assert np.array_equal(clib.c_mma(clib.c_lookup(ins.arch, ins.name), *ops), golden.mma(ins, *ops))
