@@ -1,0 +1,105 @@
+/* mma_golden_dpi.c: the DPI-C glue between mma_golden_pkg.sv and the C golden library's public API
+ * (golden_c/include/mma_golden.h).  C99, and C++ too (Verilator compiles a .c given to it with its
+ * C++ compiler): every exported function has C linkage either way.
+ *
+ * The SV side passes operands as open arrays of longint unsigned (one bit pattern a word, element 0
+ * first), which svdpi.h reads the same way under every simulator; this file copies the instruction's
+ * k words out of them into the contiguous [1][k] rows mma_golden_dot_add takes.  Compile it with the
+ * simulator's svdpi.h on the include path and link it with the library's shared object.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "svdpi.h"
+#include "mma_golden.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SV_MAX_WORDS 4096   /* the most words one operand array may carry (k of every catalog entry is far below) */
+
+static char sv_error[512];
+
+/* the glue's own refusal, else the library's last error */
+const char *mma_golden_sv_last_error(void)
+{
+    if (sv_error[0])
+        return sv_error;
+    {
+        const char *e = mma_golden_last_error();
+        return e ? e : "";
+    }
+}
+
+void *mma_golden_sv_lookup(const char *arch, const char *name)
+{
+    sv_error[0] = 0;
+    return (void *)mma_golden_lookup(arch, name);
+}
+
+int mma_golden_sv_m(void *ins) { return ins ? (int)mma_golden_m((const mma_golden_instr *)ins) : -1; }
+int mma_golden_sv_n(void *ins) { return ins ? (int)mma_golden_n((const mma_golden_instr *)ins) : -1; }
+int mma_golden_sv_k(void *ins) { return ins ? (int)mma_golden_k((const mma_golden_instr *)ins) : -1; }
+int mma_golden_sv_block(void *ins) { return ins ? (int)mma_golden_block((const mma_golden_instr *)ins) : -1; }
+
+/* words 0 .. n-1 of an open array into out; 0, or -1 (the reason in sv_error) when it holds fewer */
+static int sv_words(const svOpenArrayHandle h, int n, uint64_t *out, const char *what)
+{
+    int lo, i;
+    if (n == 0)
+        return 0;
+    if (!h || svDimensions(h) != 1 || svSize(h, 1) < n) {
+        snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: %s holds %d words, the instruction takes %d",
+                 what, h ? svSize(h, 1) : 0, n);
+        return -1;
+    }
+    lo = svLow(h, 1);
+    for (i = 0; i < n; i++) {
+        const uint64_t *w = (const uint64_t *)svGetArrElemPtr1(h, lo + i);
+        if (!w) {
+            snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: %s[%d] cannot be read", what, lo + i);
+            return -1;
+        }
+        out[i] = *w;
+    }
+    return 0;
+}
+
+/* d = c + sum_k a[k] * b[k] for one dot-add of ins (words beyond the instruction's k are not read;
+ * scale_a/scale_b: k / block words when ins is block-scaled, else not read).  0, or non-zero with the
+ * reason in mma_golden_sv_last_error(); *d is 0 on an error. */
+int mma_golden_sv_dot_add(void *ins, const svOpenArrayHandle a, const svOpenArrayHandle b, uint64_t c,
+                          const svOpenArrayHandle scale_a, const svOpenArrayHandle scale_b, uint64_t *d)
+{
+    static uint64_t wa[SV_MAX_WORDS], wb[SV_MAX_WORDS], wsa[SV_MAX_WORDS], wsb[SV_MAX_WORDS];
+    const mma_golden_instr *in = (const mma_golden_instr *)ins;
+    int k, block, nblk, rc;
+    uint64_t cc = c, dd = 0;
+    sv_error[0] = 0;
+    *d = 0;
+    if (!in) {
+        snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: no instruction (a null handle)");
+        return -1;
+    }
+    k = (int)mma_golden_k(in);
+    block = (int)mma_golden_block(in);
+    nblk = block > 0 ? k / block : 0;
+    if (k <= 0 || k > SV_MAX_WORDS) {
+        snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: k = %d is beyond the glue's %d words", k,
+                 SV_MAX_WORDS);
+        return -1;
+    }
+    if (sv_words(a, k, wa, "a") || sv_words(b, k, wb, "b") || sv_words(scale_a, nblk, wsa, "scale_a")
+        || sv_words(scale_b, nblk, wsb, "scale_b"))
+        return -1;
+    rc = mma_golden_dot_add(in, 1, wa, wb, &cc, nblk ? wsa : NULL, nblk ? wsb : NULL, &dd);
+    if (rc == 0)
+        *d = dd;
+    return rc;
+}
+
+#ifdef __cplusplus
+}
+#endif
