@@ -72,19 +72,42 @@ def _supported():
     return [ins for ins in CATALOG if kernels.handles(ins.datapath)]
 
 
-def catalog_source() -> str:
-    """``golden_catalog.inc``: the C library's catalog, written from :data:`golden.CATALOG`.
+def custom_instructions(specs=()) -> list:
+    """The instructions of your own (:mod:`golden.custom` specs, any spelling) a build adds to the
+    catalog, under architecture ``custom`` and their canonical spec as name.
+
+    Raises
+    ------
+    ValueError
+        A spec golden refuses, or a design no compiled kernel models (the C library has no numpy path)."""
+    from . import kernels
+    from .catalog import CUSTOM, lookup
+    out = []
+    for text in specs:
+        ins = lookup(CUSTOM, text)
+        if not kernels.handles(ins.datapath):
+            raise ValueError(f"custom instruction {ins.name}: no compiled kernel models this design "
+                             f"(golden.kernels.handles is false), so the C library cannot compute it")
+        if ins not in out:
+            out.append(ins)
+    return out
+
+
+def catalog_source(custom=()) -> str:
+    """``golden_catalog.inc``: the C library's catalog, written from :data:`golden.CATALOG`, and
+    the instructions of your own in ``custom`` (:func:`custom_instructions`).
 
     Designs (format rows, parameters, orders, table layouts) are deduplicated: entries sharing a
     datapath share its rows, and a table layout (which formats are tabled at which offsets) is built
     once in C however many designs use it."""
     import numpy as np
 
-    from .catalog import _ARCH_ALIASES, ARCHITECTURES, CATALOG
+    from .catalog import _ARCH_ALIASES, ARCHITECTURES, CATALOG, CUSTOM
     from .datapath import pass_order
     from .formats import get_format
 
-    entries = _supported()
+    customs = custom_instructions(custom)
+    entries = _supported() + customs
     designs, design_ix = [], {}
     layouts, layout_ix = [], {}
     rows, row_ix = [], {}
@@ -183,7 +206,7 @@ def catalog_source() -> str:
             out.append(f"    {{{i}, {m}, {n}}},")
             e += 1
     out.append("};")
-    arches = list(ARCHITECTURES)
+    arches = list(ARCHITECTURES) + ([CUSTOM] if customs else [])
     out.append(f"#define GC_NARCH {len(arches)}")
     out.append("static const char *const GC_ARCHES[GC_NARCH] = {" + ", ".join(map(_c_string, arches)) + "};")
     out.append(f"#define GC_NALIASES {len(_ARCH_ALIASES)}")
@@ -198,18 +221,18 @@ def catalog_source() -> str:
     return "\n".join(out) + "\n"
 
 
-def write_catalog(folder) -> Path:
+def write_catalog(folder, custom=()) -> Path:
     """Write ``golden_catalog.inc`` into ``folder`` (made if missing); its path."""
     path = Path(folder) / "golden_catalog.inc"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(catalog_source())
+    path.write_text(catalog_source(custom))
     return path
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python -m golden.c_library DIR   (writes DIR/golden_spec.h and DIR/golden_catalog.inc)",
-              file=sys.stderr)
+    if len(sys.argv) < 2:
+        print("usage: python -m golden.c_library DIR [CUSTOM_SPEC ...]   (writes DIR/golden_spec.h and "
+              "DIR/golden_catalog.inc; custom specs: golden.custom's grammar)", file=sys.stderr)
         sys.exit(2)
     print(write_spec_header(sys.argv[1]))
-    print(write_catalog(sys.argv[1]))
+    print(write_catalog(sys.argv[1], sys.argv[2:]))

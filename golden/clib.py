@@ -69,23 +69,30 @@ def _digest(spec_header: str, catalog: str = "") -> str:
 
 
 @functools.cache
-def _generated() -> tuple[str, str]:
+def _generated(custom: tuple = ()) -> tuple[str, str]:
     """The generated sources (:mod:`golden.c_library`): ``golden_spec.h`` and ``golden_catalog.inc``."""
     from .c_library import catalog_source, spec_header
-    return spec_header(), catalog_source()
+    return spec_header(), catalog_source(custom)
 
 
-def build(folder=None) -> Path:
+def build(folder=None, custom=()) -> Path:
     """The shared object of ``golden_c/src/*.c``, compiled into ``folder`` (default
     ``build/golden-c/``) unless one of the same sources is there already.
+
+    ``custom``: specs of instructions of your own (:mod:`golden.custom`'s grammar) compiled into the
+    catalog beside golden's (architecture ``custom``); such a build's default folder is
+    ``build/golden-c/custom/`` (a folder keeps one build: the catalog's own stays).
 
     Raises
     ------
     RuntimeError
         The compiler failed (its message included) or is missing.
     """
-    folder = Path(folder) if folder is not None else build_dir("golden-c")
-    header, catalog = _generated()
+    custom = tuple(custom)
+    if folder is None:
+        folder = build_dir("golden-c") / "custom" if custom else build_dir("golden-c")
+    folder = Path(folder)
+    header, catalog = _generated(custom)
     so = folder / f"libmma_golden-{_digest(header, catalog)}.so"
     if so.exists():
         return so
@@ -118,9 +125,9 @@ def build(folder=None) -> Path:
     return so
 
 
-def load(folder=None) -> ctypes.CDLL:
+def load(folder=None, custom=()) -> ctypes.CDLL:
     """The built library, opened (built first where needed); the row kernels' argument types set."""
-    so = build(folder)
+    so = build(folder, custom)
     key = str(so)
     if key not in _LIBS:
         lib = ctypes.CDLL(key)
@@ -139,7 +146,7 @@ def _api_types(lib) -> None:
     P, Int, S, U = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)
     sigs = {"mma_golden_lookup": (P, [S, S]), "mma_golden_last_error": (S, []),
             "mma_golden_count": (ctypes.c_size_t, []), "mma_golden_entry": (P, [ctypes.c_size_t]),
-            "mma_golden_format": (S, [P, Int]),
+            "mma_golden_format": (S, [P, Int]), "mma_golden_with_shape": (P, [P, Int, Int]),
             "mma_golden_dot_add": (Int, [P, ctypes.c_size_t, U, U, U, U, U, U]),
             "mma_golden_mma": (Int, [P, U, U, U, U, U, U]),
             "mma_golden_tables": (Int, [P, ctypes.POINTER(ctypes.POINTER(ctypes.c_float)),
@@ -294,6 +301,13 @@ class CInstruction:
         out = [self.lib.mma_golden_format(self.ptr, i) for i in range(5)]
         return tuple(None if f is None else f.decode() for f in out)
 
+    def with_shape(self, m: int, n: int) -> CInstruction:
+        """``mma_golden_with_shape``: this instruction at another of its shapes (ValueError otherwise)."""
+        ptr = self.lib.mma_golden_with_shape(self.ptr, m, n)
+        if not ptr:
+            raise ValueError(_error(self.lib))
+        return CInstruction(self.lib, ptr)
+
     def __repr__(self) -> str:
         return f"CInstruction({self.arch} {self.name} {self.m}x{self.n}x{self.k})"
 
@@ -302,18 +316,19 @@ def _error(lib) -> str:
     return lib.mma_golden_last_error().decode()
 
 
-def c_lookup(arch: str, name: str, folder=None) -> CInstruction:
-    """``mma_golden_lookup``; ValueError with the library's message where it returns NULL."""
-    lib = load(folder)
+def c_lookup(arch: str, name: str, folder=None, custom=()) -> CInstruction:
+    """``mma_golden_lookup``; ValueError with the library's message where it returns NULL.
+    ``folder``, ``custom``: which build (:func:`build`)."""
+    lib = load(folder, custom)
     ptr = lib.mma_golden_lookup(str(arch).encode(), str(name).encode())
     if not ptr:
         raise ValueError(_error(lib))
     return CInstruction(lib, ptr)
 
 
-def c_entries(folder=None) -> list[CInstruction]:
+def c_entries(folder=None, custom=()) -> list[CInstruction]:
     """Every entry of the C library's catalog at its default shape."""
-    lib = load(folder)
+    lib = load(folder, custom)
     return [CInstruction(lib, lib.mma_golden_entry(i)) for i in range(lib.mma_golden_count())]
 
 
@@ -372,8 +387,15 @@ def c_tables(ins: CInstruction) -> tuple[np.ndarray, np.ndarray]:
 
 
 if __name__ == "__main__":
+    import argparse
+    cli = argparse.ArgumentParser(prog="python -m golden.clib", description="build the C golden library, "
+                                  "print its shared object's path")
+    cli.add_argument("folder", nargs="?", help="build folder (default build/golden-c/)")
+    cli.add_argument("--custom", action="append", default=[], metavar="SPEC",
+                     help="an instruction of your own (golden.custom's grammar) compiled in; repeatable")
+    args = cli.parse_args()
     try:
-        print(build(sys.argv[1] if len(sys.argv) > 1 else None))
-    except RuntimeError as e:
+        print(build(args.folder, args.custom))
+    except (RuntimeError, ValueError) as e:
         print(e, file=sys.stderr)
         sys.exit(1)

@@ -46,8 +46,12 @@ typedef struct mma_golden_instr mma_golden_instr;   /* a catalog entry at one sh
 /* The instruction `name` on `arch` (names, PTX/ISA forms and aliases as golden.lookup takes them,
  * case-insensitive; architecture aliases sm_90, h100, mi300x ...; an N template at a concrete shape,
  * HGMMA.64x128x16.F32, gives that shape).  NULL when unknown or ambiguous: mma_golden_last_error()
- * names the valid choices. */
+ * names the valid choices.  Instructions of your own (a Params and a shape: golden.custom's specs)
+ * are compiled in at build time (python -m golden.clib --custom SPEC, make golden-c CUSTOM=SPEC) and
+ * looked up as arch "custom" by their canonical spec (golden.custom.spec's spelling). */
 const mma_golden_instr *mma_golden_lookup(const char *arch, const char *name);
+/* the same instruction at another of its shapes (M, N) for mma; NULL (and the valid shapes) otherwise */
+const mma_golden_instr *mma_golden_with_shape(const mma_golden_instr *, int m, int n);
 const char *mma_golden_last_error(void);            /* the calling thread's last error ("" if none) */
 
 size_t mma_golden_count(void);                      /* catalog entries in this build (default shapes) */

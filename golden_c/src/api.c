@@ -267,7 +267,8 @@ const mma_golden_instr *mma_golden_lookup(const char *arch, const char *name)
         char k[64];
         key(arch, k, sizeof k);
         if (strcmp(k, "custom") == 0)
-            fail("custom instructions (golden.custom) are not in the C library's catalog; valid architectures: ");
+            fail("this build has no instructions of your own (build with golden.clib's custom= or "
+                 "python -m golden.clib --custom SPEC); valid architectures: ");
         else
             fail("unknown architecture '%s'; valid: ", arch);
         for (i = 0; i < GC_NARCH; i++)
@@ -351,6 +352,25 @@ list:
             if (strcmp(GC_ENTRIES[i].arch, a) == 0)
                 append("%s%s", n++ ? ", " : "", GC_ENTRIES[i].name);
     }
+    return NULL;
+}
+
+const mma_golden_instr *mma_golden_with_shape(const mma_golden_instr *x, int m, int n)
+{
+    const gc_entry *e;
+    int i;
+    gc_error[0] = 0;
+    if (x == NULL) {
+        fail("no instruction (NULL): see mma_golden_lookup");
+        return NULL;
+    }
+    e = &GC_ENTRIES[x->entry];
+    for (i = e->first; i < e->first + e->count; i++)
+        if (GC_INSTR[i].m == m && GC_INSTR[i].n == n)
+            return &GC_INSTR[i];
+    fail("%s on %s: shape M=%d, N=%d is not valid; valid (M, N): ", e->name, e->arch, m, n);
+    for (i = e->first; i < e->first + e->count; i++)
+        append("%s(%d, %d)", i > e->first ? ", " : "", GC_INSTR[i].m, GC_INSTR[i].n);
     return NULL;
 }
 

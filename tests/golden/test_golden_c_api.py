@@ -141,6 +141,33 @@ def test_mma_equals_golden(family):
     assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
+def test_mma_at_another_shape():
+    ins = golden.lookup("hopper", "HGMMA.64x24x16.F32")
+    c_ins = clib.c_lookup("hopper", "HGMMA.64xNx16.F32").with_shape(64, 24)
+    assert (c_ins.m, c_ins.n) == (ins.m, ins.n) == (64, 24)
+    ops = _tiles(ins, np.random.default_rng(5))
+    assert np.array_equal(clib.c_mma(c_ins, *ops), golden.mma(ins, *ops))
+    with pytest.raises(ValueError, match=r"shape M=64, N=7 is not valid; valid \(M, N\): \(64, 8\), \(64, 16\)"):
+        c_ins.with_shape(64, 7)
+
+
+CUSTOM = "k=16,m=4,n=8,a=e4m3,c=f32,scale=ue8m0,block=16,base=FDA,F=25,pass_size=16,e_zero=-133"
+
+
+def test_an_instruction_of_your_own_compiled_in():
+    ins = golden.lookup("custom", CUSTOM)
+    c_ins = clib.c_lookup("custom", ins.name, custom=[CUSTOM])
+    assert (c_ins.arch, c_ins.name, c_ins.m, c_ins.n, c_ins.k, c_ins.block) == ("custom", ins.name, 4, 8, 16, 16)
+    a, b, c, sa, sb = random_operands(ins, 256, np.random.default_rng(2), "all")
+    assert np.array_equal(clib.c_dot_add(c_ins, a, b, c, sa, sb), golden.dot_add(ins, a, b, c, sa, sb))
+    ops = _tiles(ins, np.random.default_rng(4))
+    assert np.array_equal(clib.c_mma(c_ins, *ops), golden.mma(ins, *ops))
+    with pytest.raises(ValueError, match="this build has no instructions of your own"):
+        clib.c_lookup("custom", ins.name)
+    with pytest.raises(ValueError, match="no compiled kernel models this design"):
+        clib.build(custom=[CUSTOM.replace("F=25", "F=exact")])
+
+
 def test_refusals():
     scaled = next(i for i in HANDLED if i.scale_format)
     plain = next(i for i in HANDLED if not i.scale_format)
