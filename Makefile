@@ -21,7 +21,7 @@ endif
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core coverage lint lint-rtl report probe findings \
         fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench fpga-records fpga-records-bg campaign campaign-report campaign-bench \
-        formal gemm-example gemm-bench golden-c
+        formal gemm-example gemm-bench golden-c dpi-example
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -53,6 +53,8 @@ help:
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
 	@echo "make golden-c                     build the C golden library (golden_c/, C99, cc) and print its shared object's path"
+	@echo "make dpi-example [FAULT=yes] [N=2000] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator (docs/dpi.md);"
+	@echo "                                  FAULT=yes plants a fault in the test design and passes when the bench catches it"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
 	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
@@ -138,6 +140,10 @@ bench: $(STAMP)
 # the C golden library (golden_c/src, golden_spec.h from golden.kernels.spec): rebuilt when a source changes
 golden-c: $(STAMP)
 	@$(PY) -m golden.clib
+
+# the DPI-C example (examples/dpi, golden_c/sv): the C library and the bench built (cached by content hash), run
+dpi-example: $(STAMP)
+	$(PY) examples/dpi/run.py $(if $(FAULT),--fault=$(FAULT)) $(if $(call given,N),-n $(N)) --seed $(SEED)
 
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \

@@ -36,7 +36,7 @@ YES, NO = _OPTIONS.YES, _OPTIONS.NO       # the yes/no words every layer takes
 
 EVERYWHERE = ("PYTHON", "MMA_BUILD_DIR")
 # yes/no words, passed on as --option=WORD and read by golden.options.yes_no (refused here already)
-WORDS = ("TMG_RIPUP", "UPDATE", "CLOSED")
+WORDS = ("TMG_RIPUP", "UPDATE", "CLOSED", "FAULT")
 
 _COSIM = ("ARCH", "INSTR", "N", "SEED", "STALL", "LANES", "WAVES", "VECTORS", "JOBS", "BUDGET", "UNIT", "PIPELINE",
           "SIM")
@@ -57,6 +57,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "findings": ((), None),
     "bench": ((), None),
     "golden-c": ((), None),
+    "dpi-example": (("FAULT", "N", "SEED"), None),
     "gemm-example": ((), None),
     "gemm-bench": ((), None),
     "cosim": (_COSIM, ("ARCH", "INSTR", "N", "SEED", "STALL", "BUDGET", "WAVES", "REPORT", "VECTORS", "SIM")),
