@@ -229,6 +229,27 @@ def test_a_c_program_linked_against_the_library(tmp_path):
     assert out[1].startswith("error: unknown instruction 'HGMMA.nonsense' on hopper; valid: HMMA.1688.F32, ")
 
 
+def test_the_documented_example(tmp_path):
+    """docs/golden-c.md's example program prints what the page says, which is what golden computes."""
+    from golden.paths import REPO
+    page = (REPO / "docs" / "golden-c.md").read_text()
+    src = tmp_path / "example.c"
+    src.write_text(page.split("```c\n", 1)[1].split("```", 1)[0])
+    so, exe = clib.build(), tmp_path / "example"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", f"-I{clib.INCLUDE_DIR}", str(src), str(so),
+                    f"-Wl,-rpath,{so.parent}", "-o", str(exe)], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    assert all(f"    {line}" in page.splitlines() for line in out)
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    d = int(golden.dot_add(ins, np.arange(0x3C00, 0x3C10, dtype=np.uint64), np.full(16, 0x3555, np.uint64),
+                           np.uint64(0x3F800000)))
+    A = (0x3C00 + np.arange(64 * 16) % 64).reshape(64, 16).astype(np.uint64)
+    B = (0x3555 + np.arange(16 * 8) % 7).reshape(16, 8).astype(np.uint64)
+    D = golden.mma(ins, A, B, np.zeros((64, 8), np.uint64))
+    assert out[0].endswith(f"d = 0x{d:08x}")
+    assert out[1] == f"D[0][0] = 0x{int(D[0, 0]):08x}, D[63][7] = 0x{int(D[63, 7]):08x}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("ins", HANDLED, ids=lambda i: f"{i.arch}-{i.name}")
 def test_every_entry_dot_add_slow(ins):
