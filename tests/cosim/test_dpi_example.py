@@ -1,0 +1,62 @@
+"""The DPI-C scoreboard example (examples/dpi, golden_c/sv, make dpi-example; docs/dpi.md).
+
+One Verilator build of the SystemVerilog bench (cached by content hash under build/dpi-example/, so a
+second run does not rebuild), run twice: clean, every result of the test design equals golden's through
+DPI-C and the bench exits 0 with the scoreboard's PASS line; with +fault (the same binary), the planted
+fault is caught: non-zero exit, a MISMATCH naming its vector and the FAIL line.  Skips, saying why, where
+the C library's public API or the Verilator toolchain is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+RUNNER = Path(__file__).resolve().parents[2] / "examples" / "dpi" / "run.py"
+N = 1000
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("dpi_example_run", RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def example():
+    run = _runner()
+    try:
+        run.build(verbose=False)
+    except run.Missing as e:
+        pytest.skip(f"the DPI-C example cannot be built here: {e}")
+    return run
+
+
+def test_clean_run_passes(example):
+    done = example.run(N, seed=1, fault=False, verbose=False)
+    assert done.returncode == 0, done.stdout
+    assert f"mma_golden_scoreboard ampere HMMA.1688.F32: {N} checked, 0 mismatches: PASS" in done.stdout
+    assert "MISMATCH" not in done.stdout
+
+
+def test_planted_fault_is_caught(example):
+    done = example.run(N, seed=1, fault=True, verbose=False)
+    assert done.returncode != 0, done.stdout
+    first = re.search(r"MISMATCH ampere HMMA\.1688\.F32 vector (\d+): a=\[.*\] b=\[.*\] c=\w+ "
+                      r"got (\w+) expected (\w+)", done.stdout)
+    assert first, done.stdout
+    got, expected = (int(x, 16) for x in first.group(2, 3))
+    assert got ^ expected == 1 and got >> 31        # the planted corner: d's lowest bit, a negative result
+    summary = re.search(rf"mma_golden_scoreboard ampere HMMA\.1688\.F32: {N} checked, (\d+) mismatches: FAIL",
+                        done.stdout)
+    assert summary and int(summary[1]) > 0, done.stdout
+
+
+def test_the_fault_run_reuses_the_build(example):
+    """The planted fault is a plusarg of the same binary: a second build() finds it."""
+    assert example.build(verbose=False) == example.build(verbose=False)
+    assert example.main(["--fault", "yes", "-n", "200"]) == 0      # make dpi-example FAULT=yes: caught is success
