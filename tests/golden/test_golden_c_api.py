@@ -229,6 +229,65 @@ def test_a_c_program_linked_against_the_library(tmp_path):
     assert out[1].startswith("error: unknown instruction 'HGMMA.nonsense' on hopper; valid: HMMA.1688.F32, ")
 
 
+THREADS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "mma_golden.h"
+
+#define R 2000
+static uint64_t a[R][16], b[R][16], c[R], d[8][R];
+static const mma_golden_instr *ins;
+
+static void *work(void *arg)
+{
+    int t = (int)(long)arg;
+    return (void *)(long)mma_golden_dot_add(ins, R, &a[0][0], &b[0][0], c, NULL, NULL, d[t]);
+}
+
+int main(void)
+{
+    pthread_t th[8];
+    int t, i, j, rc = 0;
+    ins = mma_golden_lookup("hopper", "HGMMA.64xNx16.F32");
+    for (i = 0; i < R; i++) {
+        for (j = 0; j < 16; j++) {
+            a[i][j] = (uint64_t)(0x3000 + (i * 131 + j * 7) % 0x1800);
+            b[i][j] = (uint64_t)(0xb400 + (i * 17 + j) % 0x1000);
+        }
+        c[i] = 0x3f800000u + (uint64_t)i * 4099u;
+    }
+    for (t = 0; t < 8; t++)          /* eight first calls at once: the f16 table is built concurrently */
+        pthread_create(&th[t], NULL, work, (void *)(long)t);
+    for (t = 0; t < 8; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        rc |= (int)(long)r;
+    }
+    for (t = 1; t < 8; t++)
+        rc |= memcmp(d[0], d[t], sizeof d[0]) != 0;
+    for (i = 0; i < 3; i++)
+        printf("%llx\n", (unsigned long long)d[0][i]);
+    return rc;
+}
+"""
+
+
+def test_concurrent_first_calls(tmp_path):
+    so = clib.build()
+    src, exe = tmp_path / "threads.c", tmp_path / "threads"
+    src.write_text(THREADS)
+    subprocess.run(["cc", "-std=c99", "-pthread", f"-I{clib.INCLUDE_DIR}", str(src), str(so),
+                    f"-Wl,-rpath,{so.parent}", "-o", str(exe)], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+    i, j = np.arange(3)[:, None], np.arange(16)[None, :]
+    a = (0x3000 + (i * 131 + j * 7) % 0x1800).astype(np.uint64)
+    b = (0xB400 + (i * 17 + j) % 0x1000).astype(np.uint64)
+    c = (0x3F800000 + np.arange(3) * 4099).astype(np.uint64)
+    assert [int(x, 16) for x in out] == [int(x) for x in golden.dot_add(ins, a, b, c)]
+
+
 def test_the_documented_example(tmp_path):
     """docs/golden-c.md's example program prints what the page says, which is what golden computes."""
     from golden.paths import REPO
