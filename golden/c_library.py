@@ -193,10 +193,11 @@ def catalog_source(custom=()) -> str:
         shapes += list(ins.shapes) or [(ins.m, ins.n)]
         default = start + (list(ins.shapes).index((ins.m, ins.n)) if (ins.m, ins.n) in ins.shapes else 0)
         fnames = ", ".join(_c_string(f) if f else "NULL" for f in fmts)
+        bits = [get_format(f).storage_bits if f else 0 for f in fmts]
         out.append(f"    {{{_c_string(ins.arch)}, {_c_string(ins.name)}, {_c_string(names)}, "
                    f"{_c_string(ins.algorithm)}, {ins.k}, {ins.block_size or 0}, {d}, "
-                   f"{get_format(ins.d_format).dtype().itemsize}, {{{fnames}}}, {start}, {len(shapes) - start}, "
-                   f"{default}}},")
+                   f"{get_format(ins.d_format).dtype().itemsize}, {{{fnames}}}, {_ints(bits)}, {start}, "
+                   f"{len(shapes) - start}, {default}}},")
     out.append("};")
     out.append(f"#define GC_NINSTR {len(shapes)}")
     out.append("static const mma_golden_instr GC_INSTR[GC_NINSTR] = {")

@@ -28,6 +28,7 @@ typedef struct {
     const char *arch, *name, *names, *algorithm;                          /* names: ptx|alias|... */
     int k, block, design, d_bytes;
     const char *formats[5];
+    int bits[5];                                                          /* their storage bits */
     int first, count, dflt;                                               /* GC_INSTR records */
 } gc_entry;
 struct mma_golden_instr { int entry, m, n; };
@@ -426,18 +427,17 @@ static golden_rows_fn kernel_of(int code)
     }
 }
 
-/* words[0 .. n) fit format slot f's storage (as golden's as_bits refuses wider patterns) */
-static int check_words(const gc_design *d, int f, const uint64_t *w, size_t n, const char *what,
-                       const gc_entry *e)
+/* words[0 .. n) fit format `which`'s storage bits (0 a .. 4 scale), as golden's as_bits refuses wider ones */
+static int check_words(const gc_entry *e, int which, const uint64_t *w, size_t n, const char *what)
 {
-    int64_t bits = d->fmts[f * GS_FORMAT_COLUMNS + GS_VALUE_BITS] + d->fmts[f * GS_FORMAT_COLUMNS + GS_IGNORED_LOW];
+    int bits = e->bits[which];
     size_t i;
     if (bits >= 64)
         return 0;
     for (i = 0; i < n; i++)
         if (w[i] >> bits)
             return fail("%s[%lu] = 0x%llx does not fit %s's %d bits", what, (unsigned long)i,
-                        (unsigned long long)w[i], e->formats[f == GS_S ? 4 : f], (int)bits);
+                        (unsigned long long)w[i], e->formats[which], bits);
     return 0;
 }
 
@@ -493,10 +493,10 @@ int mma_golden_dot_add(const mma_golden_instr *x, size_t count, const uint64_t *
         return fail("mma_golden_dot_add: a, b, c and d are required");
     k = (size_t)call.d->k;
     nblk = call.e->block ? k / (size_t)call.e->block : 0;
-    if (check_words(call.d, GS_A, a, count * k, "a", call.e) || check_words(call.d, GS_B, b, count * k, "b", call.e)
-            || check_words(call.d, GS_CF, c, count, "c", call.e)
-            || (nblk && (check_words(call.d, GS_S, scale_a, count * nblk, "scale_a", call.e)
-                         || check_words(call.d, GS_S, scale_b, count * nblk, "scale_b", call.e))))
+    if (check_words(call.e, 0, a, count * k, "a") || check_words(call.e, 1, b, count * k, "b")
+            || check_words(call.e, 2, c, count, "c")
+            || (nblk && (check_words(call.e, 4, scale_a, count * nblk, "scale_a")
+                         || check_words(call.e, 4, scale_b, count * nblk, "scale_b"))))
         return -1;
     RUN(call, 0, (int64_t)count, a, b, c, scale_a, scale_b, d);
     return 0;
@@ -515,10 +515,10 @@ int mma_golden_mma(const mma_golden_instr *x, const uint64_t *A, const uint64_t 
         return fail("mma_golden_mma: A, B, C and D are required");
     m = (size_t)x->m, n = (size_t)x->n, k = (size_t)call.d->k;
     nblk = call.e->block ? k / (size_t)call.e->block : 0;
-    if (check_words(call.d, GS_A, A, m * k, "A", call.e) || check_words(call.d, GS_B, B, k * n, "B", call.e)
-            || check_words(call.d, GS_CF, C, m * n, "C", call.e)
-            || (nblk && (check_words(call.d, GS_S, scale_A, m * nblk, "scale_A", call.e)
-                         || check_words(call.d, GS_S, scale_B, nblk * n, "scale_B", call.e))))
+    if (check_words(call.e, 0, A, m * k, "A") || check_words(call.e, 1, B, k * n, "B")
+            || check_words(call.e, 2, C, m * n, "C")
+            || (nblk && (check_words(call.e, 4, scale_A, m * nblk, "scale_A")
+                         || check_words(call.e, 4, scale_B, nblk * n, "scale_B"))))
         return -1;
     Bt = malloc((n * k + n * nblk + 1) * sizeof *Bt);       /* B's columns (and scale_B's) as rows */
     if (Bt == NULL)

@@ -32,7 +32,7 @@ HANDLED = [ins for ins in golden.CATALOG if kernels.handles(ins.datapath)]
 def _family(ins) -> str:
     p = ins.params
     return f"{spec.kernel_code(p).name}{'-lowered' if p.operand_format else ''}" \
-           f"{'-interleaved' if p.pass_interleave else ''}{'-scaled' if ins.scale_format else ''}"
+           f"{'-interleaved' if p.pass_interleave else ''}{'-scaled-' + ins.scale_format if ins.scale_format else ''}"
 
 
 def _representatives():
