@@ -54,6 +54,14 @@ VERILATOR_FLAGS = ("--binary", "-Wall", "-Wno-DECLFILENAME", "-Wno-UNUSEDSIGNAL"
 COMPILE_FLAGS = ("-CFLAGS", "-std=c++20", "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0")
 
 
+def _compile_flags(tools) -> tuple[str, ...]:
+    """:data:`COMPILE_FLAGS` and the make variables the wheel's verilated.mk needs overridden
+    (cosim.toolchain.make_overrides: its empty CFG_CXXFLAGS_PCH_I breaks designs split over files)."""
+    from cosim import toolchain as tc
+    extra = " ".join(f"{k}={v}" for k, v in sorted(tc.make_overrides(tools).items()))
+    return COMPILE_FLAGS + (("-MAKEFLAGS", extra) if extra else ())
+
+
 class Missing(RuntimeError):
     """Something the example needs is not there (the C API, Verilator, a compiler): the message says what."""
 
@@ -78,7 +86,7 @@ def _digest(so: Path, toolchain) -> str:
     h = hashlib.sha256()
     for f in (*SOURCES, GLUE, *sorted(INCLUDE_DIR.glob("*.h"))):
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update(" ".join(VERILATOR_FLAGS + COMPILE_FLAGS).encode())
+    h.update(" ".join(VERILATOR_FLAGS + _compile_flags(toolchain)).encode())
     h.update(so.name.encode() + toolchain.runtime_fingerprint().encode())
     return h.hexdigest()[:16]
 
@@ -100,7 +108,7 @@ def build(verbose: bool = True) -> Path:
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
     cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", TOP, "--Mdir", str(work), "-o", EXE,
            "-j", str(min(4, os.cpu_count() or 1)),
-           *COMPILE_FLAGS, "-CFLAGS", f"-I{INCLUDE_DIR}", "-LDFLAGS", f"{so} -Wl,-rpath,{so.parent}",
+           *_compile_flags(tools), "-CFLAGS", f"-I{INCLUDE_DIR}", "-LDFLAGS", f"{so} -Wl,-rpath,{so.parent}",
            *(str(s) for s in SOURCES), str(GLUE)]
     if verbose:
         print(f"dpi-example: verilating the bench into {out}", flush=True)
