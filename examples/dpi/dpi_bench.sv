@@ -69,7 +69,7 @@ module dpi_bench;
     $display("dpi_bench: %s %s (m%0d n%0d k%0d) through DPI-C, %0d vectors, seed %0d, planted fault %0s",
              ARCH, INSTR, sb.m, sb.n, sb.k, n, seed, plant_fault ? "on" : "off");
     repeat (4) @(posedge clk);
-    rst <= 0;
+    @(negedge clk) rst = 0;                 // away from the clock edge: no race with the clocked blocks
   end
 
   // driver: a new vector whenever the bus is free, with random gaps; out_ready random (backpressure)

@@ -9,6 +9,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "svdpi.h"
@@ -18,8 +19,10 @@
 extern "C" {
 #endif
 
-#define SV_MAX_WORDS 4096   /* the most words one operand array may carry (k of every catalog entry is far below) */
+#define SV_LOCAL_WORDS 256  /* operands of k up to this on the stack (the catalog's largest k is 64), else malloc */
 
+/* the glue's own refusals (an operand array too short): one buffer, not per thread -- call the
+ * imports from one thread at a time (the library's own errors are per thread) */
 static char sv_error[512];
 
 /* the glue's own refusal, else the library's last error */
@@ -73,7 +76,7 @@ static int sv_words(const svOpenArrayHandle h, int n, uint64_t *out, const char 
 int mma_golden_sv_dot_add(void *ins, const svOpenArrayHandle a, const svOpenArrayHandle b, uint64_t c,
                           const svOpenArrayHandle scale_a, const svOpenArrayHandle scale_b, uint64_t *d)
 {
-    static uint64_t wa[SV_MAX_WORDS], wb[SV_MAX_WORDS], wsa[SV_MAX_WORDS], wsb[SV_MAX_WORDS];
+    uint64_t local[4 * SV_LOCAL_WORDS], *wa = local, *heap = NULL;
     const mma_golden_instr *in = (const mma_golden_instr *)ins;
     int k, block, nblk, rc;
     uint64_t cc = c, dd = 0;
@@ -83,18 +86,24 @@ int mma_golden_sv_dot_add(void *ins, const svOpenArrayHandle a, const svOpenArra
         snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: no instruction (a null handle)");
         return -1;
     }
-    k = (int)mma_golden_k(in);
-    block = (int)mma_golden_block(in);
+    k = mma_golden_k(in);
+    block = mma_golden_block(in);
     nblk = block > 0 ? k / block : 0;
-    if (k <= 0 || k > SV_MAX_WORDS) {
-        snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: k = %d is beyond the glue's %d words", k,
-                 SV_MAX_WORDS);
-        return -1;
+    if (k > SV_LOCAL_WORDS) {                   /* wider than the catalog's k: words on the heap */
+        heap = (uint64_t *)malloc(4 * (size_t)k * sizeof *heap);
+        if (!heap) {
+            snprintf(sv_error, sizeof sv_error, "mma_golden_sv_dot_add: out of memory for k = %d", k);
+            return -1;
+        }
+        wa = heap;
     }
-    if (sv_words(a, k, wa, "a") || sv_words(b, k, wb, "b") || sv_words(scale_a, nblk, wsa, "scale_a")
-        || sv_words(scale_b, nblk, wsb, "scale_b"))
-        return -1;
-    rc = mma_golden_dot_add(in, 1, wa, wb, &cc, nblk ? wsa : NULL, nblk ? wsb : NULL, &dd);
+    {
+        uint64_t *wb = wa + k, *wsa = wb + k, *wsb = wsa + k;
+        rc = sv_words(a, k, wa, "a") || sv_words(b, k, wb, "b") || sv_words(scale_a, nblk, wsa, "scale_a")
+             || sv_words(scale_b, nblk, wsb, "scale_b") ? -1
+             : mma_golden_dot_add(in, 1, wa, wb, &cc, nblk ? wsa : NULL, nblk ? wsb : NULL, &dd);
+    }
+    free(heap);
     if (rc == 0)
         *d = dd;
     return rc;
