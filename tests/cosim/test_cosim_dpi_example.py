@@ -17,6 +17,7 @@ import pytest
 
 RUNNER = Path(__file__).resolve().parents[2] / "examples" / "dpi" / "run.py"
 N = 1000
+pytestmark = pytest.mark.xdist_group("dpi_example")      # one worker: one build, not one per worker
 
 
 def _runner():
