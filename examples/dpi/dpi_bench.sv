@@ -1,14 +1,16 @@
 // dpi_bench.sv: a plain SystemVerilog bench in which the test design (rtl/dpi_dut.sv) checks itself
 // against the golden model through DPI-C (golden_c/sv/mma_golden_pkg.sv): random operands in, every
 // result compared by mma_golden_scoreboard, random stalls on both sides.
-// Plusargs: +n=<vectors> (default 2000), +seed=<int> (default 1), +fault (plant the design's fault).
+// Plusargs: +n=<vectors> (default 2000), +seed=<int> (default 1), +fault (plant the design's fault),
+// +arch=, +instr= (default ampere HMMA.1688.F32: the instruction the design matches; another name shows
+// the scoreboard's refusal of an unknown one, or of a k that is not the design's).
 // Exit status: 0 when every result matched golden, non-zero ($fatal) otherwise.
 module dpi_bench;
   import mma_golden_pkg::*;
 
   localparam int K = 8;
-  localparam string ARCH = "ampere";
-  localparam string INSTR = "HMMA.1688.F32";
+  string ARCH = "ampere";
+  string INSTR = "HMMA.1688.F32";
 
   logic            clk = 0;
   logic            rst = 1;
@@ -61,6 +63,8 @@ module dpi_bench;
   initial begin
     void'($value$plusargs("n=%d", n));
     void'($value$plusargs("seed=%d", seed));
+    void'($value$plusargs("arch=%s", ARCH));
+    void'($value$plusargs("instr=%s", INSTR));
     plant_fault = $test$plusargs("fault");
     void'($urandom(seed));
     sb = new(ARCH, INSTR);

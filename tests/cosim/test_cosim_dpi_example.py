@@ -61,3 +61,17 @@ def test_the_fault_run_reuses_the_build(example):
     """The planted fault is a plusarg of the same binary: a second build() finds it."""
     assert example.build(verbose=False) == example.build(verbose=False)
     assert example.main(["--fault", "yes", "-n", "200"]) == 0      # make dpi-example FAULT=yes: caught is success
+
+
+@pytest.mark.parametrize("instr, words", [("HMMA.9999.F32", "mma_golden_scoreboard: ampere HMMA.9999.F32: "),
+                                          ("HMMA.884.F32.F32", "has k = 4, the design K = 8")])
+def test_a_wrong_instruction_is_refused_by_name(example, instr, words):
+    """An unknown name: the scoreboard stops with the library's reason; a known one of another k: the
+    bench refuses it before any vector (the same binary, +instr=)."""
+    import subprocess
+    exe = example.build(verbose=False)
+    arch = "volta" if instr == "HMMA.884.F32.F32" else "ampere"
+    done = subprocess.run([str(exe), "+n=10", f"+arch={arch}", f"+instr={instr}"], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert words in done.stdout + done.stderr, done.stdout + done.stderr
+
