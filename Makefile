@@ -52,7 +52,7 @@ help:
 	@echo "ARCH=custom INSTR=k=2,a=f16,c=f32,base=FDA,F=exact,...: an instruction of your own, wherever ARCH/INSTR go (docs/golden.md)"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
-	@echo "make golden-c                     build the C golden library (golden_c/, C99, cc) and print its shared object's path"
+	@echo "make golden-c [CUSTOM=spec]       build the C golden library (golden_c/, C99, cc) and print its shared object's path"
 	@echo "make dpi-example [FAULT=yes] [N=2000] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator (docs/dpi.md);"
 	@echo "                                  FAULT=yes plants a fault in the test design and passes when the bench catches it"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
@@ -139,7 +139,7 @@ bench: $(STAMP)
 
 # the C golden library (golden_c/src, golden_spec.h from golden.kernels.spec): rebuilt when a source changes
 golden-c: $(STAMP)
-	@$(PY) -m golden.clib
+	@$(PY) -m golden.clib $(foreach s,$(CUSTOM),--custom '$(s)')
 
 # the DPI-C example (examples/dpi, golden_c/sv): the C library and the bench built (cached by content hash), run
 dpi-example: $(STAMP)

@@ -56,7 +56,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "probe": (("ARCH", "INSTR", "DEVICE", "BACKEND"), ("ARCH", "INSTR")),     # BACKEND: DEVICE's old name
     "findings": ((), None),
     "bench": ((), None),
-    "golden-c": ((), None),
+    "golden-c": (("CUSTOM",), None),
     "dpi-example": (("FAULT", "N", "SEED"), None),
     "gemm-example": ((), None),
     "gemm-bench": ((), None),
