@@ -184,7 +184,7 @@ def report_run(results, *, title: str, meta: dict, folder, table: bool = False, 
         if cov.missed():
             print(holes_line(cov), file=out)
     page, doc = creport.write_reports(coverages, folder, title, meta)
-    print(f"coverage report: {page} (JSON: {doc.name} beside it)", file=out, flush=True)
+    print(f"coverage report: {_shown(page)} (JSON: {doc.name} beside it)", file=out, flush=True)
     return coverages
 
 
@@ -268,3 +268,11 @@ def check_options(args) -> None:
             raise ValueError(f"--coverage-dir {folder}: is a file; give the folder to write the coverage report into")
     if getattr(args, "report", None) is not None:
         args.report = check_output(args.report, "--report")
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory where it lies below it (what a user can paste), else whole."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -109,11 +109,11 @@ def build(verbose: bool = True) -> Path:
     cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", TOP, "--Mdir", str(work), "-o", EXE,
            "-j", str(min(4, os.cpu_count() or 1)),
            *_compile_flags(tools), "-CFLAGS", f"-I{INCLUDE_DIR}", "-LDFLAGS", f"{so} -Wl,-rpath,{so.parent}",
-           *(str(s) for s in SOURCES), str(GLUE)]
+           *(str(s.relative_to(REPO)) for s in SOURCES), str(GLUE)]     # SV paths as the messages show them
     if verbose:
         print(f"dpi-example: verilating the bench into {out}", flush=True)
     t0 = time.monotonic()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if done.returncode != 0:
         shutil.rmtree(work, ignore_errors=True)
         raise RuntimeError(f"dpi-example: the Verilator build failed:\n{' '.join(cmd)}\n"
