@@ -293,8 +293,10 @@ def _gps_hits(batch: Batch) -> dict:
     out = {name: batch.none() for name in ("group_cancelled", "group_overflow", "group_flushed",
                                            "tie", "accumulate_cancelled", "accumulate_flushed")}
     d = _gps_c(batch, flush=True)
+    kept = d.copy()                 # the same accumulation with the pairwise additions left unflushed
     with np.errstate(all="ignore"):
         for j in range(0, ins.k, g):
+            kept = _flush32(kept + _pairwise(p[:, j:j + g], flush=False)[0])
             gamma, flushed, cancelled = _pairwise(p[:, j:j + g], flush=True)
             out["group_cancelled"] |= cancelled
             out["group_flushed"] |= flushed
@@ -304,6 +306,8 @@ def _gps_hits(batch: Batch) -> dict:
             out["accumulate_cancelled"] |= (raw == 0) & (d != 0)
             out["accumulate_flushed"] |= _subnormal32(raw)
             d = _flush32(raw)
+        out["group_flush_changed"] = out["group_flushed"] & ~(np.isnan(d) & np.isnan(kept)) & \
+            (d.view(np.uint32) != kept.view(np.uint32))
         fa, fb = ins.formats[:2]
         a_in, b_in = decode(fa, batch.a), decode(fb, batch.b)
         live_a = np.isfinite(bv) & (bv != 0)
@@ -399,6 +403,11 @@ def _gps_group_directed(ins, name: str, rng, n: int):
     else:                                              # two products 2^-127 apart, above 2^-126
         a[rows, first], a[rows, first + 1] = np.ldexp(1.5, -60), -np.ldexp(1.5 - 2.0 ** -7, -60)
         b[rows, first] = b[rows, first + 1] = np.ldexp(1.0, -60)
+        if name == "group_flush_changed":              # alone beside c = 2^-126: c + 2^-127 is an f32 normal
+            keep = np.zeros((n, ins.k), bool)
+            keep[rows, first], keep[rows, first + 1] = True, True
+            a[~keep] = 0.0
+            c[:] = np.ldexp(1.0, -126)
     return _gps_bits(ins, a, b, c)
 
 
@@ -459,9 +468,13 @@ GPS_GROUP = CoverPoint(
     "group",
     (Bin("cancelled", "an addition in a group's pairwise sum cancelled exactly (non-zero operands)"),
      Bin("overflow", "a group's pairwise sum of finite products overflowed f32"),
-     Bin("flushed", "an addition in a group's pairwise sum was subnormal, flushed to zero")),
-    _pick({"cancelled": "group_cancelled", "overflow": "group_overflow", "flushed": "group_flushed"}),
-    _unreachable_as({"cancelled": "group_cancelled", "overflow": "group_overflow", "flushed": "group_flushed"}),
+     Bin("flushed", "an addition in a group's pairwise sum was subnormal, flushed to zero"),
+     Bin("flush_changed", "a flushed pairwise addition changed the result (the same accumulation with the "
+                          "pairwise additions unflushed gives other bits)")),
+    _pick({"cancelled": "group_cancelled", "overflow": "group_overflow", "flushed": "group_flushed",
+           "flush_changed": "group_flush_changed"}),
+    _unreachable_as({"cancelled": "group_cancelled", "overflow": "group_overflow", "flushed": "group_flushed",
+                     "flush_changed": "group_flushed"}),
     "each group's pairwise sum of G products",
     lambda ins, name, rng, n: _gps_group_directed(ins, f"group_{name}", rng, n))
 

@@ -120,6 +120,28 @@ def test_gps_f16_cannot_flush_sums_but_bf16_can(gps16, gps_bf16):
     assert "flush.sign" not in un16 and "accumulate.tie" not in un16
 
 
+def test_gps_pair_sum_flush_that_changes_the_result():
+    """(1.25 * 2**-125 - 2**-125) + (2**-126 + 0), c = 0 (group 4): the first pair's 2**-127 is flushed, so
+    d is 2**-126, not 1.5 * 2**-126 -- a hit of flush_changed, and a pairwise flush left out is seen."""
+    ins = golden.lookup("cdna2", "v_mfma_f32_32x32x8_bf16")
+    assert ins.params.group == 4 and ins.k == 8
+    fa = get_format(ins.formats[0])
+
+    def bf(v):
+        return golden.from_float(fa, np.asarray(v, np.float64)).astype(np.uint64)
+
+    a = bf([1.25 * 2.0 ** -60, -(2.0 ** -60), 2.0 ** -60, 0, 0, 0, 0, 0])[None]
+    b = bf([2.0 ** -65, 2.0 ** -65, 2.0 ** -66, 0, 0, 0, 0, 0])[None]
+    c = np.zeros(1, np.uint64)
+    hits = row_hits(ins, a, b, c, points=(GPS_GROUP,))
+    assert hits["group.flushed"][0] and hits["group.flush_changed"][0]
+    d = golden.dot_add(ins, a, b, c.astype(np.uint32), backend="numpy")
+    assert d[0] == np.float32(2.0 ** -126).view(np.uint32)
+    b[0, 2] = 0                                         # no second pair: the flush changes nothing visible
+    hits = row_hits(ins, a, b, c, points=(GPS_GROUP,))
+    assert hits["group.flushed"][0] and not hits["group.flush_changed"][0]
+
+
 @pytest.mark.parametrize("which, points", [("dmma", (SFMA_STEPS,)), ("sfma32", (SFMA_STEPS,)),
                                            ("gps16", GPS_OWN), ("gps_bf16", GPS_OWN)])
 def test_each_construction_hits_its_bin(which, points, request):
