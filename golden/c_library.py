@@ -19,6 +19,7 @@ from pathlib import Path
 from . import algorithms
 from .descriptors import KernelCode
 from .kernels import spec
+from .rules import Rounding
 
 __all__ = ["spec_header", "SPEC_NAMES", "write_spec_header", "catalog_source", "write_catalog"]
 
@@ -27,7 +28,7 @@ SPEC_NAMES = (
     "EXP_BITS", "MAN_BITS", "BIAS", "SIGNED", "EMIN", "EMAX", "MAX_MANTISSA", "VALUE_BITS", "IGNORED_LOW",
     "NAN_KIND", "TABLE_OFF", "NAN_BITS", "INF_BITS", "MAX_BITS", "HAS_INF", "FNUZ", "WORD32", "EXP_TAB_OFF",
     "SUBNORMALS", "FORMAT_COLUMNS", "NAN_IEEE", "NAN_ALL_ONES", "NAN_NEG_ZERO", "NAN_MAX_EXP", "NAN_NONE",
-    "RZ", "RD", "RU", "RNE", "OVERFLOW_INF", "OVERFLOW_IEEE", "A", "B", "CF", "D", "S", "SLOTS",
+    *(mode.name for mode in Rounding), "OVERFLOW_INF", "OVERFLOW_IEEE", "A", "B", "CF", "D", "S", "SLOTS",
     "P_F", "P_EZERO", "P_L", "P_MODE", "P_FRAC", "P_OVERFLOW", "P_ZPOS", "P_GROUP", "P_DOTFB", "P_CFB",
     "P_FINFB", "P_MERGEFB", "P_FLOOR_RD", "P_CDROP", "P_PROD_OVER", "P_LATER", "P_CLAST", "P_INTERLEAVED",
     "P_FAULT", "P_BLOCK", "P_SCALED", "P_FLUSH", "P_BASE", "P_FAST", "NPARAMS", "GFDRDA_CODE", "NO_C_DROP",
