@@ -80,7 +80,19 @@ def test_every_fda_and_gdfs_design_is_covered():
     assert kinds == {spec.FAST_NONE, spec.FAST_FDA, spec.FAST_GDFS}
 
 
-@pytest.mark.parametrize("ins", DATAPATHS, ids=lambda i: f"{i.arch}-{i.name}")
+# every third datapath (each algorithm and fast kind among them) in make test, the others under -m slow
+EVERY_KIND = [pytest.param(ins, marks=() if j % 3 == 0 else pytest.mark.slow) for j, ins in enumerate(DATAPATHS)]
+
+
+def test_the_default_third_has_every_algorithm_and_fast_kind():
+    third = DATAPATHS[::3]
+    assert {i.params.base for i in third} == set(BASES)
+    dp = [i.datapath for i in third]
+    assert {int(spec.build(d.params, d.formats, d.scale_format, d.block_size, d.k)[3][spec.P_FAST])
+            for d in dp} == {spec.FAST_NONE, spec.FAST_FDA, spec.FAST_GDFS}
+
+
+@pytest.mark.parametrize("ins", EVERY_KIND, ids=lambda i: f"{i.arch}-{i.name}")
 def test_identical_bits_every_vector_kind(ins, folder):
     assert mismatches(ins, folder, ROWS) == 0
 
