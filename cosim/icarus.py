@@ -4,8 +4,8 @@ The Verilator flow (:mod:`cosim.build`, :mod:`cosim.session`) is the default.  W
 chosen as ``icarus`` (``make cosim SIM=icarus``, ``python -m cosim run --simulator icarus``, or the
 environment variable :data:`SIM_ENV`), :func:`cosim.build.build_sources` hands the same sources to
 :func:`build_sources` here instead: the unit's Verilog (Amaranth's back end, or a design's own files
-behind the generated adapter) inside ``tb/cosim_harness_icarus.sv`` (the harness without DPI-C: the
-payload files move through Verilog file I/O, same format), compiled with ``iverilog -g2012`` by
+behind the generated adapter) inside ``tb/cosim_harness.sv`` built with ``COSIM_FILE_IO`` defined (no
+DPI-C: the payload files move through Verilog file I/O, same format), compiled with ``iverilog -g2012`` by
 cocotb's Icarus runner into ``sim.vvp``.  The session runs the same cocotb test (``tb.cosim_tb``)
 under ``vvp`` and scores every output against golden exactly as under Verilator.
 
@@ -28,7 +28,7 @@ from .simulator import SIM_ENV, SIMULATORS, choose, current, register_build  # n
 from .toolchain import ICARUS_HINT as INSTALL_HINT  # noqa: F401  (re-exported)
 from .toolchain import Tool, ToolchainError, find_iverilog  # noqa: F401  (find_iverilog: re-exported)
 
-HARNESS = bld.REPO / "tb" / "cosim_harness_icarus.sv"
+HARNESS = bld.HARNESS                     # one harness: its file I/O under COSIM_FILE_IO (no DPI-C)
 EXE = "sim.vvp"                           # cocotb's Icarus runner writes this
 BATCH_VECTORS = 1024                      # Icarus runs ~10^3 cycles/s on a dot-add unit: short batches
 MIN_VECTORS = 1000                        # a run's least vectors when -n is not given (Verilator: 100,000)
@@ -95,8 +95,9 @@ def build_sources(sources: bld.Sources, iface: bld.UnitInterface, arch: str, ins
         try:
             Icarus().build(sources=[str(HARNESS), *design], hdl_toplevel=bld.TOP, build_dir=str(tmp),
                            parameters=meta["params"], includes=[str(x) for x in sources.include_dirs],
-                           defines={k: (1 if v is True else int(v) if isinstance(v, bool) else v)
-                                    for k, v in sources.defines.items()},
+                           defines={"COSIM_FILE_IO": 1,
+                                    **{k: (1 if v is True else int(v) if isinstance(v, bool) else v)
+                                       for k, v in sources.defines.items()}},
                            timescale=("1ns", "1ps"), always=True, log_file=str(tmp / "build.log"))
         except (Exception, SystemExit) as e:     # the runner raises RuntimeError or exits
             bld._install(tmp, d)                 # no stamp: kept for its log, rebuilt next time

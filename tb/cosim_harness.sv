@@ -20,6 +20,11 @@
 // `done` stays high until `go` falls.  Outputs beyond n (during the flush
 // and while idle, when o__ready stays high) are counted in `extra`.
 //
+// Under Icarus Verilog, which has no DPI-C, the build defines COSIM_FILE_IO (cosim/icarus.py): the
+// same five routines are then module tasks and functions moving the payloads through Verilog file I/O
+// in the same file format (one beat after another, ceil(width/32) little-endian 32-bit words each,
+// least significant word first); everything else is the same text for both simulators.
+//
 // Cycle statistics (cycle numbers count from the start of the batch):
 // first_in / last_in: cycles of the first and last input handshakes,
 // first_out / last_out: same for outputs, cycles: batch length.  With no
@@ -55,12 +60,6 @@ module cosim_harness #(
     localparam int IN_WORDS  = (IN_W + 31) / 32;
     localparam int OUT_WORDS = (OUT_W + 31) / 32;
 
-    import "DPI-C" function int  cosim_load(input string path, input int beats, input int words);
-    import "DPI-C" function void cosim_get(input int idx, output bit [IN_W-1:0] payload);
-    import "DPI-C" function void cosim_begin_out(input int beats, input int words);
-    import "DPI-C" function void cosim_put(input int idx, input bit [OUT_W-1:0] payload);
-    import "DPI-C" function int  cosim_save(input string path, input int beats);
-
     string in_file, out_file;
     initial begin
         if (!$value$plusargs("COSIM_IN=%s", in_file)) in_file = "cosim_in.bin";
@@ -89,6 +88,65 @@ module cosim_harness #(
         .o__valid   (o_valid),
         .o__ready   (o_ready)
     );
+
+    // the batch's payloads in and out: DPI-C (tb/cosim_dpi.cpp), or file I/O under Icarus
+`ifndef COSIM_FILE_IO
+    import "DPI-C" function int  cosim_load(input string path, input int beats, input int words);
+    import "DPI-C" function void cosim_get(input int idx, output bit [IN_W-1:0] payload);
+    import "DPI-C" function void cosim_begin_out(input int beats, input int words);
+    import "DPI-C" function void cosim_put(input int idx, input bit [OUT_W-1:0] payload);
+    import "DPI-C" function int  cosim_save(input string path, input int beats);
+`else
+    localparam int IN_BYTES  = 4 * IN_WORDS;
+    integer in_fd = 0, out_fd = 0, in_len = 0;
+    logic [7:0]              in_buf [0:IN_BYTES-1];
+    logic [32*IN_WORDS-1:0]  in_word;
+    logic [32*OUT_WORDS-1:0] out_word;
+
+    // opens the input file for the batch: the beats it holds, at most `beats` (-1: it cannot be opened)
+    function automatic integer cosim_load(input string path, input integer beats, input integer words);
+        integer r;
+        if (in_fd != 0) $fclose(in_fd);
+        in_fd = $fopen(path, "rb");
+        if (in_fd == 0) return -1;
+        r = $fseek(in_fd, 0, 2);
+        in_len = $ftell(in_fd);
+        return (in_len / (4 * words) < beats) ? in_len / (4 * words) : beats;
+    endfunction
+
+    // payload idx of the open input file (zeros past its end)
+    task automatic cosim_get(input integer idx, output logic [IN_W-1:0] payload);
+        integer r, j;
+        for (j = 0; j < IN_BYTES; j = j + 1) in_buf[j] = 8'h00;
+        if (in_fd != 0 && idx >= 0 && (idx + 1) * IN_BYTES <= in_len) begin
+            r = $fseek(in_fd, idx * IN_BYTES, 0);
+            r = $fread(in_buf, in_fd, 0, IN_BYTES);
+        end
+        for (j = 0; j < IN_BYTES; j = j + 1) in_word[8*j +: 8] = in_buf[j];
+        payload = in_word[IN_W-1:0];
+    endtask
+
+    task automatic cosim_begin_out(input integer beats, input integer words);
+        if (out_fd != 0) $fclose(out_fd);
+        out_fd = $fopen(out_file, "wb");
+    endtask
+
+    // appends output idx (the first n_q only, as tb/cosim_dpi.cpp keeps)
+    task automatic cosim_put(input integer idx, input logic [OUT_W-1:0] payload);
+        out_word = '0;
+        out_word[OUT_W-1:0] = payload;
+        if (idx < n_q && out_fd != 0) $fwrite(out_fd, "%u", out_word);
+    endtask
+
+    // closes the batch's files: 0, or -1 when the output file could not be opened
+    function automatic integer cosim_save(input string path, input integer beats);
+        integer ok;
+        ok = (out_fd == 0) ? -1 : 0;
+        if (out_fd != 0) begin $fclose(out_fd); out_fd = 0; end
+        if (in_fd != 0) begin $fclose(in_fd); in_fd = 0; end
+        return ok;
+    endfunction
+`endif
 
     // stall generators: xorshift32, never zero
     logic [31:0] r_in, r_out;
