@@ -16,6 +16,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from c_golden import datapaths, mismatches
 
 import golden
 from golden import clib
@@ -35,15 +36,7 @@ def _modelled(ins) -> bool:
     return spec.supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size)
 
 
-def _datapaths():
-    seen = {}
-    for ins in golden.CATALOG:
-        if ins.params.base in BASES and _modelled(ins):
-            seen.setdefault(ins.datapath, ins)
-    return list(seen.values())
-
-
-DATAPATHS = _datapaths()
+DATAPATHS = datapaths((KernelCode.FDA, KernelCode.GDFS))
 
 
 @pytest.fixture(scope="module")
@@ -52,22 +45,6 @@ def folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("golden_c")
     clib.build(out)
     return out
-
-
-def mismatches(ins, folder, n: int, seed: int = 0, narrow: bool = True) -> int:
-    """Rows where C and the numpy path differ over ``n`` rows of each vector kind (uint64 operands,
-    and with ``narrow`` the same values in their formats' own widths too)."""
-    bad = 0
-    for i, kind in enumerate(KINDS):
-        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
-        want = golden.dot_add(ins, a, b, c, sa, sb, backend="numpy")
-        got = clib.dot_add(ins, a, b, c, sa, sb, folder=folder)
-        assert got.dtype == want.dtype and got.shape == want.shape
-        bad += int((got != want).sum())
-        if narrow:
-            ops = random_operands(ins, n, np.random.default_rng([seed, i]), kind, narrow=True)
-            bad += int((clib.dot_add(ins, *ops, folder=folder) != want).sum())
-    return bad
 
 
 def test_every_fda_and_gdfs_design_is_covered():

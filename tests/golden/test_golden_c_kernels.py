@@ -13,8 +13,10 @@ from __future__ import annotations
 import dataclasses
 import shutil
 
+import c_golden
 import numpy as np
 import pytest
+from c_golden import datapaths
 
 import golden
 from golden import clib, kernels
@@ -22,7 +24,7 @@ from golden.catalog import lookup
 from golden.descriptors import KernelCode
 from golden.kernels import spec
 from golden.rules import FloorRounding, Specials, ZeroSign
-from golden.vectors import KINDS, random_operands
+from golden.vectors import random_operands
 
 ROWS = 64                # per vector kind and datapath in the default suite; the slow tier: SLOW_ROWS
 SLOW_ROWS = 20_000
@@ -38,15 +40,7 @@ def _modelled(dp) -> bool:
                                                                      dp.block_size)
 
 
-def _datapaths():
-    seen = {}
-    for ins in golden.CATALOG:
-        if _modelled(ins.datapath):
-            seen.setdefault(ins.datapath, ins)
-    return list(seen.values())
-
-
-DATAPATHS = _datapaths()
+DATAPATHS = datapaths(CODES)
 
 
 @pytest.fixture(scope="module")
@@ -57,29 +51,9 @@ def folder(tmp_path_factory):
     return out
 
 
-def _mixed(wide, own):
-    """One operand set in mixed widths, each read in its own: a in its format's width, b in uint32
-    where its words fit (else uint64), c in uint64."""
-    b = wide[1]
-    b = b.astype(np.uint32) if b.dtype.itemsize > 4 and not (b >> np.uint64(32)).any() else b
-    return (own[0], b, wide[2], *wide[3:])
-
-
-def mismatches(ins, folder, n: int, kinds=KINDS, seed: int = 0, narrow: bool = True) -> int:
-    """Rows where the C kernel and the numpy path differ over ``n`` rows of each vector kind (uint64
-    operands, and with ``narrow`` the same values in their formats' own widths and in mixed widths)."""
-    bad = 0
-    for i, kind in enumerate(kinds):
-        ops = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
-        want = golden.dot_add(ins, *ops, backend="numpy")
-        got = clib.dot_add(ins, *ops, folder=folder)
-        assert got.dtype == want.dtype and got.shape == want.shape
-        bad += int((got != want).sum())
-        if narrow:
-            own = random_operands(ins, n, np.random.default_rng([seed, i]), kind, narrow=True)
-            bad += int((clib.dot_add(ins, *own, folder=folder) != want).sum())
-            bad += int((clib.dot_add(ins, *_mixed(ops, own), folder=folder) != want).sum())
-    return bad
+def mismatches(ins, folder, n: int, **options) -> int:
+    """c_golden.mismatches, the operands also in mixed widths."""
+    return c_golden.mismatches(ins, folder, n, mixed=True, **options)
 
 
 def test_every_family_is_covered():
