@@ -116,25 +116,25 @@ def solve(ins, rng: np.random.Generator, *, seconds: float = 30.0, points=None) 
 
 
 def _constructions(ins, points, rng, n: int) -> tuple:
-    """``n`` more rows: each point's constructions for its reachable bins in turn (unmeasured)."""
+    """``n`` more rows, an equal share for each reachable bin's construction (unmeasured); draws of the
+    search kinds where no point constructs anything."""
+    cov = Coverage.empty("", points, ins)
     asks = [(p, b.name) for p in points if p.directed is not None for b in p.bins
-            if f"{p.name}.{b.name}" not in Coverage.empty("", [p], ins).unreachable]
-    parts, have, i = [], 0, 0
+            if f"{p.name}.{b.name}" in cov.bins and f"{p.name}.{b.name}" not in cov.unreachable]
+    parts, have, draws = [], 0, 0
     while have < n:
-        got = None
-        if asks:
-            p, name = asks[i % len(asks)]
-            got = p.directed(ins, name, rng, min(CANDIDATES, n - have))
-            i += 1
-            if i > 4 * len(asks) and not have:
-                asks = []               # no point constructs anything: fall back to the search kinds
-        if got is None and not asks:
-            got = random_operands(ins, min(SEARCH_ROWS, n - have), rng, SEARCH_KINDS[i % len(SEARCH_KINDS)])
-            i += 1
-        if got is not None:
-            got = _take(got, slice(0, n - have))
-            parts.append(got)
-            have += got[0].shape[0]
+        share = min(CANDIDATES, -(-(n - have) // max(len(asks), 1)))
+        made = 0
+        for p, name in asks:
+            got = p.directed(ins, name, rng, min(share, n - have)) if have < n else None
+            if got is not None:
+                got = _take(got, slice(0, n - have))
+                parts.append(got)
+                have, made = have + got[0].shape[0], made + got[0].shape[0]
+        if not made:                     # nothing constructed: the search kinds
+            kind = SEARCH_KINDS[draws % len(SEARCH_KINDS)]
+            parts.append(_take(random_operands(ins, min(SEARCH_ROWS, n - have), rng, kind), slice(None)))
+            have, draws = have + parts[-1][0].shape[0], draws + 1
     return _concat(parts, ins)
 
 
