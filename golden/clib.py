@@ -189,13 +189,6 @@ def _operand(x):
     return flat, flat.dtype.itemsize
 
 
-def _order(p, K: int) -> np.ndarray:
-    from .algorithms import pass_order
-    if p.pass_interleave is not None:
-        return np.ascontiguousarray(pass_order(K, p.pass_size, p.pass_interleave), dtype=np.int64)
-    return np.arange(K, dtype=np.int64)
-
-
 def _ptr(x) -> int | None:
     return None if x is None else x.ctypes.data
 
@@ -214,7 +207,7 @@ def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, threads: int
         alone computes it), or its algorithm's C kernel is not built yet.
     """
     from .api import Operands, _instruction
-    from .kernels import spec
+    from .kernels import product_order, spec
     ins = _instruction(ins, arch)
     dp = ins.datapath
     if not spec.supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size):
@@ -233,7 +226,7 @@ def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, threads: int
     prm[spec.P_FAULT] = _FAULT[0]
     tables = tuple(np.ascontiguousarray(x, dtype=t) for x, t in ((fmts, np.int64), (vtab, np.float32),
                                                                 (etab, np.int16), (prm, np.int64)))
-    order = _order(dp.params, dp.k)
+    order = np.ascontiguousarray(product_order(dp.params, dp.k))
     R = ops.count
     out = np.empty(R, np.uint64)
     views = ops.views()

@@ -94,7 +94,7 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
         prm = prm.copy()
         prm[spec.P_FAULT] = 1
     K = dp.k
-    order = _order(dp.params, K)
+    order = product_order(dp.params, K)
     rows = _families()[spec.kernel_code(dp.params)]
     threads = default_threads() if threads is None else max(1, int(threads))
     R = ops.count
@@ -183,9 +183,10 @@ def _call(rows, threads: int, R: int, args, out, final) -> None:
         raise
 
 
-def _order(p, K: int) -> np.ndarray:
-    """Product order the passes take (``algorithms.pass_order`` for an interleaved compiled path)."""
-    from ..algorithms import pass_order
+def product_order(p, K: int) -> np.ndarray:
+    """Product order the passes take (``golden.datapath.pass_order`` for an interleaved compiled path),
+    int64 ``[K]``: what every row kernel (numba's and the C library's) reads as ``order``."""
+    from ..datapath import pass_order
     if p.pass_interleave is not None:
         return pass_order(K, p.pass_size, p.pass_interleave).astype(np.int64)
     return np.arange(K, dtype=np.int64)
