@@ -103,6 +103,14 @@ class Kernel:
         For TF32 instructions: round the f32 operand words to TF32 in this mode before the MMA
         (a library's ``cvt`` to tf32); None: the words go in as they are and the tensor core
         ignores their low 13 bits.
+    c_accumulate : bool
+        False (default): C enters in the epilogue, ``fma(alpha, acc, beta * C)``.  True: C is loaded
+        into the accumulator before the K loop, as an instruction chain with C does (the MMA's own
+        ``C = D`` form): C is the ``c`` operand of the first dot-add of the first split-K slice,
+        converted (RNE) from the output format to the instruction's C format; with ``promotion`` the
+        fp32 main accumulator starts at C (converted to fp32) and the tensor-core partial at +0; with
+        ``split_k > 1`` only slice 0 starts at C, the others at +0.  The epilogue then adds no C, so
+        :func:`gemm` requires ``alpha == 1`` and ``beta == 1`` (and C).
     source : str
         Where the composition is documented publicly.
     """
@@ -120,6 +128,7 @@ class Kernel:
     out_format: str | None = None
     out_rounding: Rounding = Rounding.RNE
     operand_rounding: Rounding | None = None
+    c_accumulate: bool = False
     source: str = ""
 
     def __post_init__(self):
@@ -149,8 +158,9 @@ class Kernel:
         object.__setattr__(self, "out_rounding", Rounding(self.out_rounding))     # text read as its word
         if self.operand_rounding is not None:
             object.__setattr__(self, "operand_rounding", Rounding(self.operand_rounding))
-        if not isinstance(self.scale_fma, bool):
-            raise ValueError(f"Kernel.scale_fma must be True or False, got {self.scale_fma!r}")
+        for flag in ("scale_fma", "c_accumulate"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"Kernel.{flag} must be True or False, got {getattr(self, flag)!r}")
 
     def _check_atomic_order(self):
         order = self.atomic_order
@@ -437,13 +447,20 @@ def _promote(prob: _Problem, rows, cols, main, partial, first_step: int) -> np.n
     return f32_add(main, f32_mul(scale, part32))
 
 
-def _slice(prob: _Problem, rows, cols, steps: range, dot_add) -> np.ndarray:
-    """One split-K slice of a tile: the K loop (with promotions), as fp32 bit patterns."""
+def _slice(prob: _Problem, rows, cols, steps: range, dot_add, c_init=None) -> np.ndarray:
+    """One split-K slice of a tile: the K loop (with promotions), as fp32 bit patterns.  ``c_init``
+    (``Kernel.c_accumulate``, slice 0 only): C, already in the accumulator's format (the instruction's C
+    format without promotion, fp32 with it), where the chain starts instead of +0."""
     n_out = (rows.stop - rows.start) * (cols.stop - cols.start)
     fd = prob.ins.formats[3]
     zero = np.zeros(n_out, fd.dtype)
     acc, main, since = zero, np.zeros(n_out, np.uint32), None
     n = prob.kernel.promotion
+    if c_init is not None:
+        if n is None:
+            acc = c_init.astype(fd.dtype)
+        else:
+            main = c_init.astype(np.uint32)
     for i, s in enumerate(steps):
         since = s if since is None else since
         acc = _step(prob, rows, cols, s, acc, dot_add)
@@ -452,9 +469,10 @@ def _slice(prob: _Problem, rows, cols, steps: range, dot_add) -> np.ndarray:
     return main if n is not None else _to_f32(fd, acc)
 
 
-def _tile(prob: _Problem, rows: slice, cols: slice, dot_add) -> np.ndarray:
-    """fp32 ``A @ B`` of one tile: every slice, then the reduction."""
-    parts = [_slice(prob, rows, cols, steps, dot_add) for steps in prob.slices]
+def _tile(prob: _Problem, rows: slice, cols: slice, dot_add, c_init=None) -> np.ndarray:
+    """fp32 ``A @ B`` of one tile (``C + A @ B`` with ``c_init``): every slice, then the reduction."""
+    parts = [_slice(prob, rows, cols, steps, dot_add, c_init if i == 0 else None)
+             for i, steps in enumerate(prob.slices)]
     return parts[0] if len(parts) == 1 else reduce_partials(parts, prob.kernel)
 
 
@@ -525,7 +543,8 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
     A, B : array [M, K], [K, N]
         Bit patterns of the instruction's A and B formats (or exactly representable floats).
     C : array [M, N], optional
-        Bit patterns of the output format; read only when ``beta != 0``.
+        Bit patterns of the output format; read only when ``beta != 0`` (in the epilogue) or, with
+        ``kernel.c_accumulate``, loaded into the accumulator before the K loop (then alpha = beta = 1).
     arch, instr : str, or instr an Instruction
         The instruction (:func:`golden.lookup`); its C and D formats must be equal.
     kernel : Kernel or str, optional
@@ -553,8 +572,10 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
     prob = _Problem(ins, kernel, A, B, scale_A, scale_B)
     out_fmt = get_format(kernel.out_format or ins.d_format)
     alpha32, beta32 = _scalar32(alpha, "alpha"), _scalar32(beta, "beta")
-    c = bias_b = None
-    if beta32 & np.uint32(0x7FFFFFFF):
+    c = c_init = bias_b = None
+    if kernel.c_accumulate:
+        c_init = _c_in_accumulator(prob, out_fmt, C, alpha32, beta32)
+    elif beta32 & np.uint32(0x7FFFFFFF):
         if C is None:
             raise ValueError(f"beta={beta} needs C [M, N] = [{prob.M}, {prob.N}] in {out_fmt.name}")
         c = _shaped(out_fmt, C, "C", (prob.M, prob.N))
@@ -568,8 +589,9 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
         rows, cols = tile
         nm, nn = rows.stop - rows.start, cols.stop - cols.start
         ct = None if c is None else c[rows, cols].reshape(-1)
+        ci = None if c_init is None else c_init[rows, cols].reshape(-1)
         bt = None if bias_b is None else np.tile(bias_b[cols], nm)
-        d = _epilogue(kernel, out_fmt, _tile(prob, rows, cols, dot_add), alpha32, beta32, ct, bt)
+        d = _epilogue(kernel, out_fmt, _tile(prob, rows, cols, dot_add, ci), alpha32, beta32, ct, bt)
         out[rows, cols] = d.reshape(nm, nn)
 
     tiles = list(_tiles(prob.M, prob.N))
@@ -584,6 +606,22 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
         finally:                                  # Ctrl-C: the tiles not started are dropped, not run
             pool.shutdown(wait=True, cancel_futures=True)
     return out
+
+
+def _c_in_accumulator(prob: _Problem, out_fmt, C, alpha32, beta32) -> np.ndarray:
+    """``Kernel.c_accumulate``: C (output format) converted RNE to the format the K loop starts from:
+    fp32 (the main accumulator) under promotion, else the instruction's C format."""
+    if alpha32 != ONE32 or beta32 != ONE32:
+        raise ValueError("Kernel.c_accumulate=True loads C into the accumulator, so it needs alpha=1 and beta=1 "
+                         f"(got alpha={float(alpha32.view(np.float32))!r}, beta={float(beta32.view(np.float32))!r}); "
+                         "use c_accumulate=False for another alpha or beta")
+    if C is None:
+        raise ValueError(f"Kernel.c_accumulate=True needs C [M, N] = [{prob.M}, {prob.N}] in {out_fmt.name}")
+    c = _shaped(out_fmt, C, "C", (prob.M, prob.N))
+    acc_fmt = F32 if prob.kernel.promotion is not None else prob.ins.formats[2]
+    if acc_fmt.name == out_fmt.name:
+        return c
+    return from_float(acc_fmt, to_float(out_fmt, c), Rounding.RNE)
 
 
 def _shaped(fmt, x, what: str, shape: tuple) -> np.ndarray:
