@@ -1,14 +1,19 @@
-"""golden's FDA kernel on a GPU (numba-cuda) against the CPU path, bit for bit, with rates.
+"""golden's kernels on a GPU (numba-cuda), every family, against the CPU path, bit for bit, with rates.
 
-    python tools/gpu_kernel_check.py [--rows N] [--instr ARCH:NAME ...] [--kinds bits,normal]
+    python tools/gpu_kernel_check.py [--rows N] [--instr ARCH:NAME ...] [--kinds bits,normal] [--cpu numba|numpy]
 
-For each instruction and operand kind (``golden.vectors.random_operands``): ``N`` rows computed by
-``golden.kernels.cuda`` and by ``golden.dot_add`` (the compiled CPU path on every core), compared
-bit for bit; rates of both (the GPU's kernel alone and with the copies to and from it).  Then the
-planted rounding fault on the GPU (``fault=True``) must give mismatches: the comparison can fail.
-Prints a line per case and a summary; writes ``$OUT/gpu_kernel_check.json`` when ``OUT`` is set.
-Exit 0: every row matched and the fault was caught; 1: not; 2: no GPU (or no numba-cuda).
-``NUMBA_ENABLE_CUDASIM=1`` runs it on numba-cuda's simulator (CPU only, a few hundred rows).
+For each instruction (by default one or more per kernel family: :data:`DEFAULT_INSTR`) and operand
+kind (``golden.vectors.random_operands``): ``N`` rows computed by ``golden.kernels.cuda`` and by
+``golden.dot_add`` (``--cpu numba``: the compiled CPU path on every core; ``numpy``: the reference
+path, for the simulator), compared bit for bit; rates of both (the GPU's kernel alone and with the
+copies to and from it).  Then the same operands with the planted rounding fault on the GPU
+(``Prepared.faulty``): each family must give mismatches, so the comparison can fail.  Prints a line
+per case as it goes and a summary; writes ``$OUT/gpu_kernel_check.json`` when ``OUT`` is set, after
+every case (a run cut short leaves what it finished).  A family whose kernel the GPU compiler
+refuses is reported (with which of ``_common``'s helpers compile alone) and the others still run.
+Exit 0: every row matched and every family's fault was caught; 1: not; 2: no GPU (or no
+numba-cuda), or bad arguments.  ``NUMBA_ENABLE_CUDASIM=1`` runs it on numba-cuda's simulator (CPU
+only: a few dozen rows).
 """
 
 from __future__ import annotations
@@ -28,11 +33,24 @@ import golden  # noqa: E402
 from golden.kernels import cuda as gpu  # noqa: E402
 from golden.vectors import random_operands  # noqa: E402
 
-# FDA (Hopper f16), CoFDA (Ampere's chain of passes), TF32, FP8 with block scales (Blackwell)
+# Per family: FDA (Hopper f16; CoFDA, Ampere's chain of passes; TF32; FP8 with block scales; the
+# fp8 mma.sync compiled path with c_last), GDFS (Blackwell MXF4), FDRDA (CDNA3 xf32), GFDRDA
+# (CDNA3 fp8), GPS (CDNA2 f16), SFMA (f64 DMMA, CDNA2 f32)
 DEFAULT_INSTR = ("hopper:HGMMA.64xNx16.F32", "ampere:HMMA.16816.F32", "ampere:HMMA.1688.F32.TF32",
-                 "blackwell:UTCQMMA.SF.F32.E4M3.E4M3.E8")
+                 "blackwell:UTCQMMA.SF.F32.E4M3.E4M3.E8", "hopper:MMA.16832.F32.E4M3.E4M3",
+                 "blackwell:UTCOMMA.MXF4.E8", "cdna3:v_mfma_f32_16x16x8_xf32", "cdna3:v_mfma_f32_16x16x32_fp8_fp8",
+                 "cdna2:v_mfma_f32_32x32x4_2b_f16", "ampere:DMMA.884", "cdna2:v_mfma_f32_32x32x1_2b_f32")
 KINDS = ("bits", "normal")         # --kinds structured too: its generator is slow (about 1 ms a row)
-WARM_ROWS = 8192                   # a first call this large compiles the CPU path's parallel kernel too
+CPU_PATHS = ("numba", "numpy")
+DEFAULT_ROWS = 500_000             # per instruction and kind: a million rows per instruction
+SIMULATED_ROWS = 32
+WARM_ROWS = 8192                   # a first call this large compiles the CPU path's kernel
+
+
+def _family(ins) -> str:
+    """The kernel family of ``ins``: its algorithm's kernel code (FDA, GDFS, FDRDA, GFDRDA, GPS, SFMA)."""
+    from golden.kernels import spec
+    return spec.kernel_code(ins.datapath.params).name
 
 
 def _timed(fn):
@@ -41,42 +59,44 @@ def _timed(fn):
     return out, time.perf_counter() - t0
 
 
-def check_case(ins, kind: str, rows: int, seed: int) -> dict:
-    """One instruction and kind: rows, mismatches and rates."""
+def _gpu_bits(prepared, dtype):
+    """The GPU's d bits for a prepared call and the kernel's seconds alone."""
     from numba import cuda
-    ops = random_operands(ins, rows, np.random.default_rng(seed), kind)
-    golden.dot_add(ins, *(None if x is None else x[:WARM_ROWS] for x in ops), backend="numba")   # compile
-    want, cpu_s = _timed(lambda: golden.dot_add(ins, *ops, backend="numba"))
-    gpu.dot_add(ins, *(None if x is None else x[:64] for x in ops))                          # compile
-    prepared, up_s = _timed(lambda: gpu.prepare(ins, *ops))
     cuda.synchronize()
     out, kernel_s = _timed(lambda: (gpu.launch(prepared), cuda.synchronize())[0])
-    got, down_s = _timed(lambda: out.copy_to_host().astype(want.dtype))
+    got, down_s = _timed(lambda: out.copy_to_host().astype(dtype))
+    return got, kernel_s, down_s
+
+
+def check_case(ins, kind: str, rows: int, seed: int, cpu: str) -> dict:
+    """One instruction and kind: rows, mismatches, the planted fault's mismatches and rates."""
+    ops = random_operands(ins, rows, np.random.default_rng(seed), kind)
+    golden.dot_add(ins, *(None if x is None else x[:WARM_ROWS] for x in ops), backend=cpu)      # compile
+    want, cpu_s = _timed(lambda: golden.dot_add(ins, *ops, backend=cpu))
+    first = gpu.family(ins) not in gpu._KERNELS
+    _, compile_s = _timed(lambda: gpu.dot_add(ins, *(None if x is None else x[:64] for x in ops)))   # compile
+    prepared, up_s = _timed(lambda: gpu.prepare(ins, *ops))
+    got, kernel_s, down_s = _gpu_bits(prepared, want.dtype)
+    faulty, _, _ = _gpu_bits(prepared.faulty(), want.dtype)
     bad = np.nonzero(got != want)[0]
-    case = {"arch": ins.arch, "instr": ins.name, "algorithm": ins.algorithm, "kind": kind, "rows": rows,
-            "mismatches": int(len(bad)), "cpu_rows_per_s": rows / cpu_s, "gpu_kernel_rows_per_s": rows / kernel_s,
-            "gpu_with_copies_rows_per_s": rows / (up_s + kernel_s + down_s)}
+    case = {"arch": ins.arch, "instr": ins.name, "algorithm": ins.algorithm, "family": _family(ins),
+            "module": gpu.family(ins), "kind": kind,
+            "rows": rows, "mismatches": int(len(bad)), "planted_fault_mismatches": int((faulty != want).sum()),
+            "cpu_path": cpu, "cpu_rows_per_s": rows / cpu_s, "gpu_kernel_rows_per_s": rows / kernel_s,
+            "gpu_with_copies_rows_per_s": rows / (up_s + kernel_s + down_s),
+            "gpu_compile_s": compile_s if first else 0.0}
     if len(bad):
         i = int(bad[0])
         case["first_mismatch"] = {"row": i, "gpu": int(got[i]), "cpu": int(want[i])}
     return case
 
 
-def planted_fault_caught(ins, rows: int, seed: int) -> int:
-    """Mismatches of the GPU kernel with the planted rounding fault against the CPU path."""
-    ops = random_operands(ins, rows, np.random.default_rng(seed), "normal")
-    return int((gpu.dot_add(ins, *ops, fault=True) != golden.dot_add(ins, *ops, backend="numba")).sum())
-
-
-def diagnose(ins) -> None:
-    """Which of the kernel's helpers the GPU compiler refuses: a one-thread kernel each."""
+def diagnose() -> list[str]:
+    """Which of ``_common``'s helpers the GPU compiler refuses, each in a one-thread kernel."""
     from numba import cuda
 
-    from golden.kernels import spec as S
-    gpu._compile() if gpu._kernel is None else None
-    C = gpu.C
-    dp = ins.datapath
-    fmts, vtab, etab, _ = S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+    from golden.kernels.cuda import _device
+    C = _device.device_modules(cuda)["C"]
     buf = np.arange(64, dtype=np.uint8)
     probes = {
         "f64_from_bits": lambda o: o.__setitem__(0, C.f64_from_bits(np.uint64(4607182418800017408))),
@@ -84,65 +104,131 @@ def diagnose(ins) -> None:
         "pow2": lambda o: o.__setitem__(0, C.pow2(-3)),
         "load": lambda o: o.__setitem__(0, C.load(buf, 2, 3)),
         "word32_value_exp": lambda o: o.__setitem__(0, C.word32_value_exp(np.uint64(0x3F800000))[0]),
-        "value_exp": lambda o: o.__setitem__(0, C.value_exp(fmts, vtab, etab, S.A, np.uint64(0x3C00))[0]),
-        "finish": lambda o: o.__setitem__(0, C.finish(fmts, S.D, 3.0, 3.0, -1, 3, -1, 0, True, False)),
+        "fma64": lambda o: o.__setitem__(0, C.fma64(1.5, 2.0, 0.25)),
     }
+    lines = []
     for name, body in probes.items():
         try:
             cuda.jit(body)[1, 1](np.zeros(1))
-            print(f"  diagnose {name}: ok")
+            lines.append(f"diagnose {name}: ok")
         except Exception as e:                     # report and go on: the point is the list
-            print(f"  diagnose {name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            lines.append(f"diagnose {name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    return lines
+
+
+def _parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    ap.add_argument("--rows", type=int, default=SIMULATED_ROWS if simulated else DEFAULT_ROWS,
+                    help="rows per instruction and kind")
+    ap.add_argument("--instr", nargs="+", default=list(DEFAULT_INSTR), metavar="ARCH:NAME")
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--cpu", default="numba", help=f"the CPU path compared against: {', '.join(CPU_PATHS)}")
+    ap.add_argument("--seed", type=int, default=1)
+    return ap.parse_args(argv)
+
+
+def _validated(args):
+    """The instructions and kinds asked for; ValueError naming what is wrong and what is valid."""
+    if args.rows < 1:
+        raise ValueError(f"--rows must be a positive number of rows (got {args.rows})")
+    if args.cpu not in CPU_PATHS:
+        raise ValueError(f"--cpu must be one of {', '.join(CPU_PATHS)} (got {args.cpu!r})")
+    kinds = args.kinds.split(",")
+    unknown = [k for k in kinds if k not in golden.vectors.KINDS]
+    if unknown:
+        raise ValueError(f"--kinds must be from {', '.join(golden.vectors.KINDS)} (got {', '.join(unknown)})")
+    instructions = []
+    for spec in args.instr:
+        if ":" not in spec:
+            raise ValueError(f"--instr takes ARCH:NAME, e.g. hopper:HGMMA.64xNx16.F32 (got {spec!r})")
+        ins = golden.lookup(*spec.split(":", 1))
+        if not gpu.supports(ins):
+            raise ValueError(f"{spec} is not computed by the GPU kernels: designs the compiled CPU kernels compute "
+                             f"are (golden.kernels.cuda.supports)")
+        instructions.append(ins)
+    return instructions, kinds
+
+
+def _families(cases: list, failed: dict) -> dict:
+    """Per family: rows, mismatches, the planted fault's mismatches, whether it was caught."""
+    fams: dict = {}
+    for c in cases:
+        f = fams.setdefault(c["family"], {"rows": 0, "mismatches": 0, "planted_fault_mismatches": 0})
+        for key in ("rows", "mismatches", "planted_fault_mismatches"):
+            f[key] += c[key]
+    for name, (_, error) in failed.items():
+        fams.setdefault(name, {"rows": 0, "mismatches": 0, "planted_fault_mismatches": 0})["error"] = error
+    for f in fams.values():
+        f["caught"] = f["planted_fault_mismatches"] > 0
+        f["ok"] = "error" not in f and f["mismatches"] == 0 and f["caught"]
+    return fams
+
+
+def _summary(device: str, cases: list, failed: dict, t0: float) -> dict:
+    fams = _families(cases, failed)
+    return {"device": device, "cpu_cores": len(os.sched_getaffinity(0)), "rows": sum(c["rows"] for c in cases),
+            "mismatches": sum(c["mismatches"] for c in cases),
+            "planted_fault_mismatches": sum(c["planted_fault_mismatches"] for c in cases),
+            "families": fams, "ok": bool(fams) and all(f["ok"] for f in fams.values()),
+            "elapsed_s": time.perf_counter() - t0, "cases": cases}
+
+
+def _write(summary: dict) -> None:
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], "gpu_kernel_check.json").write_text(json.dumps(summary, indent=1) + "\n")
+
+
+def _line(c: dict) -> str:
+    return (f"{c['arch']} {c['instr']} ({c['family']}) {c['kind']}: {c['rows']:,} rows, {c['mismatches']} mismatches, "
+            f"planted fault {c['planted_fault_mismatches']}; CPU ({c['cpu_path']}) {c['cpu_rows_per_s']:,.0f}/s, "
+            f"GPU kernel {c['gpu_kernel_rows_per_s']:,.0f}/s ({c['gpu_with_copies_rows_per_s']:,.0f}/s with copies)"
+            + (f", GPU compile {c['gpu_compile_s']:.1f} s" if c["gpu_compile_s"] else ""))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    ap.add_argument("--rows", type=int, default=256 if simulated else 500_000, help="rows per instruction and kind")
-    ap.add_argument("--instr", nargs="+", default=list(DEFAULT_INSTR), metavar="ARCH:NAME")
-    ap.add_argument("--kinds", default=",".join(KINDS))
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args(argv)
+    args = _parse(argv)
     if not gpu.available():
         print("error: no GPU for numba-cuda (pip install '.[cuda]' on a machine with one, or set "
               "NUMBA_ENABLE_CUDASIM=1 for its simulator)", file=sys.stderr)
         return 2
     try:
-        instructions = [golden.lookup(*spec.split(":", 1)) for spec in args.instr]
-        kinds = args.kinds.split(",")
-        unknown = [k for k in kinds if k not in golden.vectors.KINDS]
-        if args.rows < 1 or unknown or not all(gpu.supports(i) for i in instructions):
-            raise ValueError(f"--rows must be positive, --kinds from {', '.join(golden.vectors.KINDS)}, and every "
-                             f"instruction an FDA-family one without c_last (got {args.rows}, {unknown}, {args.instr})")
+        instructions, kinds = _validated(args)
     except (ValueError, KeyError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {str(e).strip(chr(39))}", file=sys.stderr)
         return 2
     from numba import cuda
-    device = "simulator" if simulated else cuda.get_current_device().name
+    t0 = time.perf_counter()
+    device = "simulator" if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else cuda.get_current_device().name
     device = device.decode() if isinstance(device, bytes) else str(device)
-    cases = []
+    print(f"{device}: {len(instructions)} instruction(s), {args.rows:,} rows per kind, kinds {','.join(kinds)}",
+          flush=True)
+    cases, failed = [], {}
     for ins in instructions:
+        if any(gpu.family(ins) == module for module, _ in failed.values()):
+            continue                               # its module failed to compile already
         for kind in kinds:
             try:
-                cases.append(check_case(ins, kind, args.rows, args.seed))
-            except Exception as e:                 # the GPU compiler's refusal: say which helper, then stop
-                print(f"error: {ins.arch} {ins.name} {kind}: {type(e).__name__}: {e}", file=sys.stderr)
-                diagnose(ins)
-                return 1
-            c = cases[-1]
-            print(f"{ins.arch} {ins.name} {kind}: {c['rows']:,} rows, {c['mismatches']} mismatches; CPU "
-                  f"{c['cpu_rows_per_s']:,.0f}/s, GPU kernel {c['gpu_kernel_rows_per_s']:,.0f}/s "
-                  f"({c['gpu_with_copies_rows_per_s']:,.0f}/s with copies)", flush=True)
-    caught = planted_fault_caught(instructions[0], min(args.rows, 100_000), args.seed)
-    rows = sum(c["rows"] for c in cases)
-    mismatches = sum(c["mismatches"] for c in cases)
-    summary = {"device": device, "cpu_cores": len(os.sched_getaffinity(0)), "rows": rows, "mismatches": mismatches,
-               "planted_fault_mismatches": caught, "cases": cases}
-    print(f"{device}: {rows:,} rows checked, {mismatches} mismatches; planted rounding fault: {caught} mismatches "
-          f"({'caught' if caught else 'NOT caught'})")
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], "gpu_kernel_check.json").write_text(json.dumps(summary, indent=1) + "\n")
-    return 0 if mismatches == 0 and caught else 1
+                cases.append(check_case(ins, kind, args.rows, args.seed, args.cpu))
+            except Exception as e:                 # the GPU compiler's refusal: say which helper, go on
+                error = f"{ins.arch} {ins.name} {kind}: {type(e).__name__}: {str(e)[:2000]}"
+                print(f"error: {error}", file=sys.stderr, flush=True)
+                for line in diagnose():
+                    print(f"  {line}", file=sys.stderr, flush=True)
+                failed[_family(ins)] = (gpu.family(ins), error)
+                break
+            print(_line(cases[-1]), flush=True)
+            _write(_summary(device, cases, failed, t0))
+    summary = _summary(device, cases, failed, t0)
+    _write(summary)
+    for name, f in summary["families"].items():
+        print(f"  {name}: {f['rows']:,} rows, {f['mismatches']} mismatches, planted fault "
+              f"{f['planted_fault_mismatches']} ({'caught' if f['caught'] else 'NOT caught'})"
+              + (" FAILED TO RUN" if "error" in f else ""))
+    print(f"{device}: {summary['rows']:,} rows checked, {summary['mismatches']} mismatches; planted rounding fault "
+          f"caught in {sum(f['caught'] for f in summary['families'].values())} of {len(summary['families'])} "
+          f"families; {summary['elapsed_s']:.0f} s; {'ok' if summary['ok'] else 'FAILED'}")
+    return 0 if summary["ok"] else 1
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ FAMILIES = {KernelCode.FDA: "fda", KernelCode.GDFS: "gdfs", KernelCode.FDRDA: "a
 
 cuda = None                     # numba.cuda, imported on first use (the simulator swaps it in the kernel's globals)
 _KERNELS: dict = {}
+PRM_TABLE = 4                   # where the parameter vector is in Prepared.tables (isz, fmts, vtab, etab, prm, order)
 
 
 def available() -> bool:
@@ -115,8 +116,17 @@ def _simulated_kernel(mod):
 class Prepared:
     """One call's operands and tables on the GPU (:func:`prepare`), launched by :func:`launch`."""
 
-    def __init__(self, ins, args, tables, rows: int):
-        self.ins, self.args, self.tables, self.rows = ins, args, tables, rows
+    def __init__(self, ins, args, tables, rows: int, prm: np.ndarray):
+        self.ins, self.args, self.tables, self.rows, self.prm = ins, args, tables, rows, prm
+
+    def faulty(self) -> Prepared:
+        """The same operands on the GPU with the planted rounding fault on (only the parameter
+        vector is copied again): what a check runs to show it catches a wrong kernel."""
+        prm = self.prm.copy()
+        prm[S.P_FAULT] = 1
+        tables = list(self.tables)
+        tables[PRM_TABLE] = cuda.to_device(prm)
+        return Prepared(self.ins, self.args, tables, self.rows, prm)
 
 
 def prepare(ins, a, b, c, scale_a=None, scale_b=None, *, fault: bool = False) -> Prepared:
@@ -136,7 +146,7 @@ def prepare(ins, a, b, c, scale_a=None, scale_b=None, *, fault: bool = False) ->
     isz = np.array([s for _, s in packed], np.int64)
     args = [cuda.to_device(v) for v, _ in packed]
     tables = [cuda.to_device(x) for x in (isz, fmts, vtab, etab, prm, product_order(dp.params, dp.k))]
-    return Prepared(ins, args, tables, np.asarray(c).reshape(-1).shape[0])
+    return Prepared(ins, args, tables, np.asarray(c).reshape(-1).shape[0], prm)
 
 
 def launch(p: Prepared):
