@@ -339,7 +339,7 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=No
     ops = Operands(ins, a, b, c, scale_a, scale_b)
     if resolve_backend(backend) == "numba":
         from . import kernels
-        if kernels.handles(ins.datapath):
+        if kernels.takes(ins):                       # cached per instruction (kernels.plan)
             return kernels.run(ins, ops, threads).reshape(ops.batch)
     fa, fb, fc, fd = ins.formats
     R = ops.count

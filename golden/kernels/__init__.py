@@ -13,6 +13,7 @@ kernel does not model, a format it cannot decode) runs on the numpy path.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import threading
@@ -85,31 +86,92 @@ def _operand(x):
     return flat.view(np.uint8), flat.dtype.itemsize
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What :func:`run` hands an instruction's kernel, built once per instruction (:func:`plan`):
+    its row kernel, format table, value tables, parameter vector and product order."""
+
+    handles: bool
+    rows: object = None
+    fmts: np.ndarray | None = None
+    vtab: np.ndarray | None = None
+    etab: np.ndarray | None = None
+    prm: np.ndarray | None = None
+    order: np.ndarray | None = None
+    k: int = 0
+    base: str = ""
+    d_dtype: object = None
+
+
+_PLANS: dict = {}
+PLANS_KEPT = 256                 # instructions whose plan is kept (with_params makes new ones: bounded)
+
+
+def plan(ins) -> Plan:
+    """The :class:`Plan` of a catalog instruction, cached by identity: building it reads
+    ``ins.datapath`` (a parameter check, tens of microseconds), which a call of a few rows would
+    otherwise pay on every call.  The cache holds the instruction itself, so an id is never reused
+    while its entry lives."""
+    hit = _PLANS.get(id(ins))
+    if hit is not None and hit[0] is ins:
+        return hit[1]
+    dp = ins.datapath
+    if not handles(dp):
+        p = Plan(False)
+    else:
+        fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+        p = Plan(True, _families()[spec.kernel_code(dp.params)], fmts, vtab, etab, prm,
+                 product_order(dp.params, dp.k), dp.k, dp.params.base, dp.d_format.dtype)
+    if len(_PLANS) >= PLANS_KEPT:
+        _PLANS.clear()
+    _PLANS[id(ins)] = (ins, p)
+    return p
+
+
+def takes(ins) -> bool:
+    """Whether :func:`run` computes ``ins`` (:func:`handles` of its datapath, from its :class:`Plan`)."""
+    return plan(ins).handles
+
+
 def run(ins, ops, threads: int | None = None) -> np.ndarray:
     """d's bits, flat ``[ops.count]``, for an :class:`golden.api.Operands` that :func:`supports`
     takes.  Contiguous operands are read where they lie; broadcast ones a chunk at a time."""
-    dp = ins.datapath
-    fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+    pl = plan(ins)
+    prm = pl.prm
     if _FAULT:
         prm = prm.copy()
         prm[spec.P_FAULT] = 1
-    K = dp.k
-    order = product_order(dp.params, K)
-    rows = _families()[spec.kernel_code(dp.params)]
+    K = pl.k
     threads = default_threads() if threads is None else max(1, int(threads))
     R = ops.count
-    out = np.empty(R, dp.d_format.dtype)
+    out = np.empty(R, pl.d_dtype)
     views = ops.views()                                       # None when an operand is broadcast
     step = CONTIGUOUS_ROWS if views is not None else max(1024, MATERIALISED_ELEMENTS // K)
-    part_out = np.empty(min(step, R), np.uint64)
+    direct = out.dtype == np.uint64                           # f64's d: the kernels write the result itself
+    part_out = out if direct else _scratch(min(step, R))
     for lo in range(0, R, step):
         hi = min(lo + step, R)
         if views is not None:                                 # the callers' arrays, sliced: no copy
             part = tuple(None if v is None else v[lo:hi] for v in views)
         else:
             part = ops.rows(lo, hi)
-        _launch(rows, threads, part, K, fmts, vtab, etab, prm, order, part_out[:hi - lo], out[lo:hi], dp.params.base)
+        _launch(pl.rows, threads, part, K, pl.fmts, pl.vtab, pl.etab, prm, pl.order,
+                part_out[lo:hi] if direct else part_out[:hi - lo], out[lo:hi], pl.base)
     return out
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(n: int) -> np.ndarray:
+    """A uint64 buffer of ``n`` elements the kernels write before the copy into d's dtype, kept per
+    thread and grown on demand: a fresh one costs a page fault per 4 KB on its first write, which
+    measured a third of a 200,000-row SFMA call."""
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.shape[0] < n:
+        buf = np.empty(max(n, 1024), np.uint64)
+        _SCRATCH.buf = buf
+    return buf[:n]
 
 
 def _launch(rows, threads, arrays, K, fmts, vtab, etab, prm, order, out, final, base):
@@ -155,7 +217,8 @@ def _call(rows, threads: int, R: int, args, out, final) -> None:
     threads spinning on a shared machine."""
     if threads == 1:
         rows(0, R, *args)
-        final[:] = out
+        if final is not out:
+            final[:] = out
         return
     step = max(PARALLEL_MIN_ROWS // 4, -(-R // (threads * BLOCKS_PER_THREAD)))
     starts = iter(range(0, R, step))
@@ -169,7 +232,8 @@ def _call(rows, threads: int, R: int, args, out, final) -> None:
                 return
             hi = min(R, lo + step)
             rows(lo, hi, *args)
-            final[lo:hi] = out[lo:hi]
+            if final is not out:
+                final[lo:hi] = out[lo:hi]
 
     futures = [_pool(threads - 1).submit(work) for _ in range(threads - 1)]
     try:

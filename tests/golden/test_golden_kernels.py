@@ -301,3 +301,36 @@ def test_every_field_the_kernels_claim_to_model_is_read_into_their_parameters():
     unread = sorted(name for name in spec._MODELLED if not read(name))
     assert not unread, f"fields neither read by the kernels nor listed in _UNMODELLED: {unread}"
     assert not read("a_field_added_tomorrow")          # planted: an unread field is caught
+
+
+# SFMA's row loop is compiled with K a constant for K = 1, 2, 4, 8 (its fmas unrolled), a runtime K
+# otherwise (16); binary64 and binary32, operands in uint64 and in their own width, mixed widths
+SFMA_UNITS = [("hopper", "DMMA.16x8x16"), ("hopper", "DMMA.16x8x8"), ("ampere", "DMMA.884"),
+              ("cdna2", "v_mfma_f32_32x32x1_2b_f32"), ("cdna2", "v_mfma_f32_32x32x2_f32")]
+
+
+@pytest.mark.parametrize("unit", SFMA_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_sfma_row_loops_match_and_catch_the_planted_fault(unit):
+    ins = lookup(*unit)
+    a, b, c, _, _ = random_operands(ins, 97, np.random.default_rng(4), "mixed")
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    own = [x.astype(f.dtype) for x, f in zip((a, b, c), ins.formats[:3])]
+    for ops in ((a, b, c), own, (own[0], b, own[2])):              # uint64, own width, mixed widths
+        assert np.array_equal(golden.dot_add(ins, *ops, backend="numba", threads=1), want)
+    assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) == 0
+    with kernels.planted_fault():
+        assert mismatches(ins, 4 * ROWS, kinds=("normal", "structured")) > 0
+
+
+def test_plan_is_cached_per_instruction_and_follows_new_params():
+    """kernels.plan keeps one plan per instruction object; an instruction made with other params gets
+    its own (the bits follow its params, not a stale plan)."""
+    ins = lookup("hopper", "HMMA.16816.F32")
+    assert kernels.plan(ins) is kernels.plan(ins)
+    other = ins.with_params(F=ins.params.F - 3)
+    assert kernels.plan(other) is not kernels.plan(ins)
+    a, b, c, _, _ = random_operands(other, 200, np.random.default_rng(2), "normal")
+    assert np.array_equal(golden.dot_add(other, a, b, c, backend="numba"),
+                          golden.dot_add(other, a, b, c, backend="numpy"))
+    assert not np.array_equal(golden.dot_add(other, a, b, c, backend="numba"),
+                              golden.dot_add(ins, a, b, c, backend="numba"))
