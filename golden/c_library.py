@@ -2,9 +2,9 @@
 
 :func:`spec_header` is ``golden_spec.h``: the format-row columns, parameter slots, codes and constants
 of :mod:`golden.kernels.spec` that the C row kernels (``golden_c/src/``) read, each a ``#define`` of the
-Python value.  :func:`catalog_source` is ``golden_catalog.inc``: every :data:`golden.CATALOG` entry the
-compiled kernels model (:func:`golden.kernels.handles`) as C data (names, shapes, formats, the
-kernel family, :func:`golden.kernels.spec.build`'s format rows and parameter vector, the product
+Python value.  :func:`catalog_source` is ``golden_catalog.inc``: every :data:`golden.CATALOG` entry
+(:func:`supports`: the designs golden.kernels models, and the fields of :class:`CSlot`) as C data (names,
+shapes, formats, the kernel family, :func:`build_design`'s format rows and parameter vector, the product
 order), which ``golden_c/src/api.c`` includes; an instruction added to the catalog is in the C library
 at its next build.  The value/exponent tables are not emitted: api.c builds each table layout at first
 use from the format rows (``fields_value_exp``, and the exact conversion of ``operand_format``), so the
@@ -14,14 +14,76 @@ source stays small.  ``python -m golden.c_library DIR`` writes both into DIR.
 from __future__ import annotations
 
 import sys
+from enum import IntEnum
 from pathlib import Path
 
 from . import algorithms
 from .descriptors import KernelCode
 from .kernels import spec
-from .rules import Rounding
+from .params import EXACT
+from .rules import Rounding, ZeroSign
 
-__all__ = ["spec_header", "SPEC_NAMES", "write_spec_header", "catalog_source", "write_catalog"]
+__all__ = ["spec_header", "SPEC_NAMES", "write_spec_header", "catalog_source", "write_catalog", "CSlot",
+           "C_NPARAMS", "core_params", "supports", "build_design", "custom_instructions"]
+
+
+class CSlot(IntEnum):
+    """Parameter slots the C kernels read after :mod:`golden.kernels.spec`'s ``NPARAMS``: the Params
+    fields (and values) the C library models beyond the compiled numba kernels.  golden_spec.h
+    defines each as ``GS_P_<NAME>`` (index ``spec.NPARAMS + value``)."""
+
+    EXACT = 0          # F="exact": the exact sum of the products and c, rounded once
+    NAN_SET = 1        # 1: every NaN result is NAN_BITS (Params.nan_bits given)
+    NAN_BITS = 2
+    FMA_MODE = 3       # SFMA's fma_rounding, a golden.rules.RoundingCode
+    ZERO_754 = 4       # zero_sign="ieee754" (FDA)
+
+
+C_NPARAMS = spec.NPARAMS + len(CSlot)
+# zero_sign="ieee754" is modelled in C by these kernels only (the others keep golden.kernels' choices)
+_ZERO_754_KERNELS = (KernelCode.FDA,)
+
+
+def core_params(p):
+    """``p`` with the fields only the C library models (:class:`CSlot`) at values golden.kernels
+    models: what :func:`golden.kernels.spec.build` and :func:`~golden.kernels.spec.supports` are given."""
+    changes = {}
+    if p.F == EXACT:
+        changes["F"] = 0
+    if p.nan_bits is not None:
+        changes["nan_bits"] = None
+    if p.fma_rounding != Rounding.RNE:
+        changes["fma_rounding"] = Rounding.RNE
+    if p.zero_sign == ZeroSign.IEEE754 and spec.kernel_code(p) in _ZERO_754_KERNELS:
+        changes["zero_sign"] = ZeroSign.IEEE
+    return p.with_(**changes) if changes else p
+
+
+def supports(dp) -> bool:
+    """Whether the C library computes datapath ``dp`` bit for bit as golden: golden.kernels models
+    its :func:`core_params` (the C kernels port those), and the fields of :class:`CSlot` are read in C.
+    (Unlike :func:`golden.kernels.handles`, no check of numba's fma: C99's fma is correctly rounded.)"""
+    p = dp.params
+    if p.zero_sign == ZeroSign.IEEE754 and spec.kernel_code(p) not in _ZERO_754_KERNELS \
+            and ZeroSign.IEEE754 not in algorithms.ALGORITHMS[p.base].describes.get("zero_sign", ()):
+        return False
+    return spec.supports(core_params(p), dp.formats, dp.k, dp.scale_format, dp.block_size)
+
+
+def build_design(dp):
+    """``(fmts, vtab, etab, prm)`` of datapath ``dp`` for the C kernels: :func:`golden.kernels.spec.build`
+    of its :func:`core_params`, the parameter vector extended by the :class:`CSlot` slots
+    (:data:`C_NPARAMS` int64)."""
+    import numpy as np
+    p = dp.params
+    fmts, vtab, etab, prm = spec.build(core_params(p), tuple(dp.formats), dp.scale_format, dp.block_size, dp.k)
+    extra = np.zeros(len(CSlot), np.int64)
+    extra[CSlot.EXACT] = int(p.F == EXACT)
+    extra[CSlot.NAN_SET] = int(p.nan_bits is not None)
+    extra[CSlot.NAN_BITS] = p.nan_bits or 0
+    extra[CSlot.FMA_MODE] = Rounding(p.fma_rounding).code
+    extra[CSlot.ZERO_754] = int(p.zero_sign == ZeroSign.IEEE754)
+    return fmts, vtab, etab, np.concatenate([prm, extra])
 
 # every name of golden.kernels.spec (and golden.algorithms) the C kernels read
 SPEC_NAMES = (
@@ -48,6 +110,9 @@ def spec_header() -> str:
         lines.append(f"#define GS_{name} ({int(getattr(algorithms, name))}LL)")
     for code in KernelCode:
         lines.append(f"#define GS_KERNEL_{code.name} ({int(code)}LL)")
+    for slot in CSlot:
+        lines.append(f"#define GS_P_{slot.name} ({spec.NPARAMS + int(slot)}LL)")
+    lines.append(f"#define GS_C_NPARAMS ({C_NPARAMS}LL)")
     return "\n".join(lines + ["", "#endif", ""])
 
 
@@ -68,9 +133,8 @@ def _ints(values) -> str:
 
 
 def _supported():
-    from . import kernels
     from .catalog import CATALOG
-    return [ins for ins in CATALOG if kernels.handles(ins.datapath)]
+    return [ins for ins in CATALOG if supports(ins.datapath)]
 
 
 def custom_instructions(specs=()) -> list:
@@ -81,14 +145,13 @@ def custom_instructions(specs=()) -> list:
     ------
     ValueError
         A spec golden refuses, or a design no compiled kernel models (the C library has no numpy path)."""
-    from . import kernels
     from .catalog import CUSTOM, lookup
     out = []
     for text in specs:
         ins = lookup(CUSTOM, text)
-        if not kernels.handles(ins.datapath):
-            raise ValueError(f"custom instruction {ins.name}: no compiled kernel models this design "
-                             f"(golden.kernels.handles is false), so the C library cannot compute it")
+        if not supports(ins.datapath):
+            raise ValueError(f"custom instruction {ins.name}: no C kernel models this design "
+                             f"(golden.c_library.supports is false), so the C library cannot compute it")
         if ins not in out:
             out.append(ins)
     return out
@@ -125,7 +188,7 @@ def catalog_source(custom=()) -> str:
         key = (dp.params, tuple(dp.formats), dp.k, dp.scale_format, dp.block_size)
         if key in design_ix:
             continue
-        fmts, vtab, _, prm = spec.build(dp.params, tuple(dp.formats), dp.scale_format, dp.block_size, dp.k)
+        fmts, vtab, _, prm = build_design(dp)
         slots = [*dp.formats, dp.scale_format or dp.formats[3]]
         low = get_format(dp.params.operand_format) if dp.params.operand_format else None
         segs = []

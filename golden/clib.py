@@ -206,13 +206,14 @@ def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, threads: int
         The design is one no compiled kernel models (:func:`golden.kernels.supports`: the numpy path
         alone computes it), or its algorithm's C kernel is not built yet.
     """
+    from . import c_library
     from .api import Operands, _instruction
     from .kernels import product_order, spec
     ins = _instruction(ins, arch)
     dp = ins.datapath
-    if not spec.supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size):
-        raise ValueError(f"{ins.arch} {ins.name}: no compiled kernel models this design "
-                         f"(golden.kernels.supports is False); golden.dot_add computes it on the numpy path")
+    if not c_library.supports(dp):
+        raise ValueError(f"{ins.arch} {ins.name}: no C kernel models this design "
+                         f"(golden.c_library.supports is False); golden.dot_add computes it on the numpy path")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
     code = spec.kernel_code(dp.params)
@@ -221,8 +222,7 @@ def dot_add(ins, a, b, c, scale_a=None, scale_b=None, *, arch=None, threads: int
         raise ValueError(f"{ins.arch} {ins.name}: the C kernel of {dp.params.base} ({KERNELS.get(code)}) "
                          f"is not in the C library yet (golden_c/src/)")
     ops = Operands(ins, a, b, c, scale_a, scale_b)
-    fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
-    prm = prm.copy()
+    fmts, vtab, etab, prm = c_library.build_design(dp)
     prm[spec.P_FAULT] = _FAULT[0]
     tables = tuple(np.ascontiguousarray(x, dtype=t) for x, t in ((fmts, np.int64), (vtab, np.float32),
                                                                 (etab, np.int16), (prm, np.int64)))

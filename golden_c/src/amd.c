@@ -236,6 +236,7 @@ void golden_fdrda_rows(GOLDEN_ROWS_ARGS)
         }
         out[r] = d;
     }
+    apply_nan_bits(fmts, vtab, etab, prm, lo, hi, out);
     free(P_heap);
     free(E_heap);
 }

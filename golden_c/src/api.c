@@ -22,7 +22,7 @@ typedef struct { int first, count; int64_t size; } gc_layout;             /* seg
 typedef struct {
     int code, k, layout, order;                                           /* order -1: 0 .. k-1 */
     int64_t fmts[GS_SLOTS * GS_FORMAT_COLUMNS];
-    int64_t prm[GS_NPARAMS];
+    int64_t prm[GS_C_NPARAMS];                                         /* golden.c_library.build_design */
 } gc_design;
 typedef struct {
     const char *arch, *name, *names, *algorithm;                          /* names: ptx|alias|... */

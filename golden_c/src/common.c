@@ -322,3 +322,17 @@ uint64_t round_f64(const int64_t *fmts, int64_t f, double x, int64_t mode)
         return round_bits(fmts, f, sign, mn, -1074, mode, -1, GS_OVERFLOW_IEEE, 0);
     return round_bits(fmts, f, sign, mn | SHL(1, 52), ef - 1075, mode, -1, GS_OVERFLOW_IEEE, 0);
 }
+
+void apply_nan_bits(const int64_t *fmts, const float *vtab, const int16_t *etab, const int64_t *prm, int64_t lo,
+                    int64_t hi, uint64_t *out)
+{
+    int64_t r, e;
+    double v;
+    if (prm[GS_P_NAN_SET] != 1)
+        return;
+    for (r = lo; r < hi; r++) {
+        value_exp(fmts, vtab, etab, GS_D, out[r], &v, &e);
+        if (isnan(v))
+            out[r] = U64(prm[GS_P_NAN_BITS]);
+    }
+}

@@ -31,6 +31,10 @@ uint64_t bits_from_f64(double x);
 double fma64(double a, double b, double c);   /* correctly rounded (C99 fma) */
 float fma32(float a, float b, float c);       /* correctly rounded (C99 fmaf) */
 double ftrunc(double x);
+/* Params.nan_bits (prm[P_NAN_SET], prm[P_NAN_BITS]): every NaN result of rows lo .. hi-1 becomes the
+ * design's one NaN pattern, whatever the algorithm made (algorithms.run_datapath's last step) */
+void apply_nan_bits(const int64_t *fmts, const float *vtab, const int16_t *etab, const int64_t *prm, int64_t lo,
+                    int64_t hi, uint64_t *out);
 double ffloor(double x);
 
 #endif

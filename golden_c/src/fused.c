@@ -5,7 +5,9 @@
  * in integer lanes (fused_int.py); every one of those computes the same numbers as its float64
  * per-row steps, which are what this file runs for every design: products from the same tables
  * (or _common.value_exp for TF32/f32), the maximum exponent with the e_zero rule, alignment by
- * trunc, one exact float64 sum, finish.  prm[P_FAST] is not read. */
+ * trunc, one exact float64 sum, finish.  prm[P_FAST] is not read.  F="exact" (prm[P_EXACT], the C
+ * library's slot: golden.c_library.CSlot) sums the terms exactly in 32-bit limbs, as golden's Python
+ * integers do, and rounds the top 62 bits and a sticky bit once (algorithms._exact_sum). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -91,6 +93,108 @@ static uint64_t ieee_add(const int64_t *fmts, const float *vtab, const int16_t *
 
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* ------------------------------------------------------------------ F="exact" (algorithms._exact_sum) */
+
+#define X_BASE 1126               /* the lowest bit a float64's frexp significand reaches: 2**-1126 */
+#define X_LIMBS 70                /* 32-bit limbs from 2**-1126 past 2**1024, with room for carries */
+#define X_KEEP 62                 /* algorithms._KEEP: bits of the sum kept, the rest one sticky bit */
+#define M32 UINT64_C(0xFFFFFFFF)
+
+/* term x (finite, nonzero) into the limbs, as golden splits it: frexp's 53-bit significand at 2**(e-53) */
+static void x_add(int64_t *acc, double x, int64_t *low)
+{
+    int e;
+    double m = frexp(x, &e);
+    int64_t sig = (int64_t)ldexp(m, 53), lsb = (int64_t)e - 53, pos = lsb + X_BASE, i = pos / 32;
+    int sh = (int)(pos % 32), neg = sig < 0;
+    uint64_t v = (uint64_t)(neg ? -sig : sig);
+    uint64_t w0 = (v << sh) & M32, w1 = sh ? (v >> (32 - sh)) & M32 : (v >> 32) & M32, w2 = sh ? v >> (64 - sh) : 0;
+    acc[i] += neg ? -(int64_t)w0 : (int64_t)w0;
+    acc[i + 1] += neg ? -(int64_t)w1 : (int64_t)w1;
+    acc[i + 2] += neg ? -(int64_t)w2 : (int64_t)w2;
+    if (lsb < *low)
+        *low = lsb;
+}
+
+/* carries up: every limb in 0 .. 2**32-1 but the top one, which keeps the sign */
+static void x_carry(int64_t *acc)
+{
+    int i;
+    for (i = 0; i + 1 < X_LIMBS; i++) {
+        int64_t digit = (int64_t)((uint64_t)acc[i] & M32);
+        acc[i + 1] += (acc[i] - digit) / (INT64_C(1) << 32);
+        acc[i] = digit;
+    }
+}
+
+/* the exact sum of the pass's products P[0 .. L) and c, rounded once (algorithms._exact_sum, _finish) */
+static uint64_t exact_pass(const double *P, int64_t L, double cv, const int64_t *fmts, const int64_t *prm,
+                           int *mag_zero)
+{
+    int64_t acc[X_LIMBS] = {0}, low = INT64_MAX, t, top, bits, cut, shift, b, kept = 0;
+    int nan = 0, pinf = 0, ninf = 0, sign = 0, sticky = 0, i;
+    uint64_t d;
+    for (t = 0; t <= L; t++) {
+        double x = t < L ? P[t] : cv;
+        if (isnan(x))
+            nan = 1;
+        else if (isinf(x))
+            *(x > 0 ? &pinf : &ninf) = 1;
+        else if (x != 0)
+            x_add(acc, x, &low);
+    }
+    *mag_zero = !(nan || pinf || ninf);
+    if (nan || pinf || ninf)             /* FDA step 1: IEEE rules on the special terms */
+        return finish(fmts, GS_D, 0.0, nan || (pinf && ninf) ? NAN : (pinf ? INFINITY : -INFINITY), 0,
+                      prm[GS_P_MODE], prm[GS_P_FRAC], prm[GS_P_OVERFLOW], prm[GS_P_ZPOS] == 1, 0);
+    if (low == INT64_MAX)
+        low = 0;
+    x_carry(acc);
+    if (acc[X_LIMBS - 1] < 0) {          /* a negative sum: its magnitude, carried again */
+        sign = 1;
+        for (i = 0; i < X_LIMBS; i++)
+            acc[i] = -acc[i];
+        x_carry(acc);
+    }
+    for (top = X_LIMBS - 1; top >= 0 && acc[top] == 0; top--)
+        ;
+    if (top >= 0) {
+        bits = 32 * top + bit_length(acc[top]) - (low + X_BASE);       /* int.bit_length of the sum */
+        cut = bits > X_KEEP ? bits - X_KEEP : 0;
+        shift = low + X_BASE + cut;
+        for (b = 32 * top + bit_length(acc[top]) - 1; b >= shift; b--)
+            kept = (kept << 1) | ((acc[b >> 5] >> (b & 31)) & 1);
+        for (b = 0; b < shift >> 5 && !sticky; b++)
+            sticky = acc[b] != 0;
+        sticky |= (acc[shift >> 5] & (int64_t)((UINT64_C(1) << (shift & 31)) - 1)) != 0;
+        *mag_zero = 0;
+    } else {
+        cut = 0;
+    }
+    d = round_bits(fmts, GS_D, sign, kept | sticky, low + cut, prm[GS_P_MODE], prm[GS_P_FRAC], prm[GS_P_OVERFLOW],
+                   prm[GS_P_FAULT] == 1);
+    if (prm[GS_P_ZPOS] == 1 && FMT(fmts, GS_D, GS_SIGNED) == 1
+            && d == 1ULL << (FMT(fmts, GS_D, GS_EXP_BITS) + FMT(fmts, GS_D, GS_MAN_BITS) + FMT(fmts, GS_D, GS_IGNORED_LOW)))
+        d = 0;
+    return d;
+}
+
+/* zero_sign="ieee754" on a zero sum (algorithms._finish with _zero_terms): -0 when every term is -0,
+ * +0 for an exact cancellation or mixed zeros, -0 rounding down unless every term is +0 */
+static uint64_t zero_754(const int64_t *fmts, const int64_t *prm, const double *P, int64_t L, double cv)
+{
+    int zero = cv == 0, neg = signbit(cv) != 0, pos = signbit(cv) == 0;
+    int64_t t;
+    for (t = 0; t < L; t++) {
+        zero &= P[t] == 0;
+        neg &= signbit(P[t]) != 0;
+        pos &= signbit(P[t]) == 0;
+    }
+    if ((zero && neg) || (prm[GS_P_MODE] == GS_RD && !(zero && pos)))
+        return 1ULL << (FMT(fmts, GS_D, GS_EXP_BITS) + FMT(fmts, GS_D, GS_MAN_BITS) + FMT(fmts, GS_D, GS_IGNORED_LOW));
+    return 0;
+}
+
 void golden_fda_rows(GOLDEN_ROWS_ARGS)
 {
     int64_t L = prm[GS_P_L], block = prm[GS_P_BLOCK];
@@ -133,6 +237,16 @@ void golden_fda_rows(GOLDEN_ROWS_ARGS)
                     }
                 }
             }
+            if (prm[GS_P_EXACT] == 1) {              /* no window: the exact sum, rounded once */
+                int mag_zero;
+                d = exact_pass(P, L, cv, fmts, prm, &mag_zero);
+                if (prm[GS_P_ZERO_754] == 1 && mag_zero)
+                    d = zero_754(fmts, prm, P, L, cv);
+                out[r] = d;
+                c_value(fmts, vtab, etab, GS_D, d, &cv, &ce);
+                fc_slot = GS_D;
+                continue;
+            }
             emax = ce <= GS_NO_TERM ? ez : ce;                          /* a zero c takes e_zero */
             for (t = 0; t < L; t++) {
                 emax = imax(emax, E[t]);
@@ -146,6 +260,8 @@ void golden_fda_rows(GOLDEN_ROWS_ARGS)
                 tot += ftrunc(P[t] * scale);
             d = finish(fmts, GS_D, tot, tot, emax - F, prm[GS_P_MODE], prm[GS_P_FRAC], prm[GS_P_OVERFLOW],
                        prm[GS_P_ZPOS] == 1, prm[GS_P_FAULT] == 1);
+            if (prm[GS_P_ZERO_754] == 1 && tot == 0)
+                d = zero_754(fmts, prm, P, L, cv);
             out[r] = d;
             c_value(fmts, vtab, etab, GS_D, d, &cv, &ce);             /* the next pass takes d as c */
             fc_slot = GS_D;
@@ -153,6 +269,7 @@ void golden_fda_rows(GOLDEN_ROWS_ARGS)
         if (c_last)
             out[r] = ieee_add(fmts, vtab, etab, out[r], cb, prm[GS_P_ZPOS] == 1);
     }
+    apply_nan_bits(fmts, vtab, etab, prm, lo, hi, out);
     free(P);
     free(E);
 }
@@ -209,6 +326,7 @@ void golden_gdfs_rows(GOLDEN_ROWS_ARGS)
             }
         }
     }
+    apply_nan_bits(fmts, vtab, etab, prm, lo, hi, out);
     free(P);
     free(T);
     free(E);

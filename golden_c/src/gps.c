@@ -110,4 +110,5 @@ void golden_gps_rows(GOLDEN_ROWS_ARGS)
             bits ^= 1u;                         /* the planted fault: the last rounding off by one ulp */
         out[r] = bits;
     }
+    apply_nan_bits(fmts, vtab, etab, prm, lo, hi, out);
 }

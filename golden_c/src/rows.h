@@ -9,7 +9,8 @@
  *   K          products per dot-add
  *   fmts       [SLOTS=5][FORMAT_COLUMNS=19] int64: a, b, c, d, scale format rows (golden.kernels.spec.format_row)
  *   vtab, etab value (float32) and exponent (int16) tables of the tabled formats (spec.build)
- *   prm        [NPARAMS=24] int64: the algorithm's parameters (spec.param_vector; P_* below)
+ *   prm        [C_NPARAMS] int64: the algorithm's parameters (spec.param_vector's NPARAMS, then the slots
+ *              golden.c_library.CSlot adds: F="exact", nan_bits, fma_rounding, zero_sign="ieee754")
  *   order      [K] int64: the product order the passes take (spec: arange or algorithms.pass_order)
  *   out        [R] uint64: d's bit patterns
  * Column and parameter indices are golden/kernels/spec.py's; keep them in one place: the generated

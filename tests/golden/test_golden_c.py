@@ -1,8 +1,8 @@
 """The C golden library's FDA and GDFS row kernels (golden_c/src/fused.c, on common.c) through
-golden.clib against the numpy path: identical bits on every FDA and GDFS catalog datapath a compiled
-kernel models, for every vector kind, in uint64 and in each format's own width; broadcast operands;
+golden.clib against the numpy path: identical bits on every FDA and GDFS catalog datapath the C library
+models (F="exact" included), for every vector kind, in uint64 and in each format's own width; broadcast operands;
 a fault planted in the kernel (prm[P_FAULT]) is caught by the same comparison; the designs no
-compiled kernel models, and kernels not built, are refused.
+C kernel models, and kernels not built, are refused.
 
 Catalog entries with equal datapaths give the same bits on every input (golden.catalog.Datapath:
 clib.dot_add reads nothing else of an instruction), so each datapath runs once, under the first
@@ -19,7 +19,7 @@ import pytest
 from c_golden import datapaths, mismatches
 
 import golden
-from golden import clib
+from golden import c_library, clib
 from golden.descriptors import KernelCode
 from golden.kernels import spec
 from golden.vectors import KINDS, random_operands
@@ -32,8 +32,7 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compile
 
 
 def _modelled(ins) -> bool:
-    dp = ins.datapath
-    return spec.supports(dp.params, dp.formats, dp.k, dp.scale_format, dp.block_size)
+    return c_library.supports(ins.datapath)
 
 
 DATAPATHS = datapaths((KernelCode.FDA, KernelCode.GDFS))
@@ -52,9 +51,9 @@ def test_every_fda_and_gdfs_design_is_covered():
     assert entries and {i.datapath for i in entries} == {i.datapath for i in DATAPATHS}
     assert {i.params.base for i in DATAPATHS} == set(BASES)
     # the numba kernels' integer-lane designs and the float64 ones alike (fused.c runs one path for all)
-    kinds = {int(spec.build(i.params, i.datapath.formats, i.datapath.scale_format, i.datapath.block_size,
-                            i.datapath.k)[3][spec.P_FAST]) for i in DATAPATHS}
+    kinds = {int(c_library.build_design(i.datapath)[3][spec.P_FAST]) for i in DATAPATHS}
     assert kinds == {spec.FAST_NONE, spec.FAST_FDA, spec.FAST_GDFS}
+    assert any(i.params.F == "exact" for i in DATAPATHS)        # CDNA1's exact sums (no compiled numba kernel)
 
 
 # every third datapath (each algorithm and fast kind among them) in make test, the others under -m slow
@@ -65,8 +64,8 @@ def test_the_default_third_has_every_algorithm_and_fast_kind():
     third = DATAPATHS[::3]
     assert {i.params.base for i in third} == set(BASES)
     dp = [i.datapath for i in third]
-    assert {int(spec.build(d.params, d.formats, d.scale_format, d.block_size, d.k)[3][spec.P_FAST])
-            for d in dp} == {spec.FAST_NONE, spec.FAST_FDA, spec.FAST_GDFS}
+    assert {int(c_library.build_design(d)[3][spec.P_FAST]) for d in dp} == {spec.FAST_NONE, spec.FAST_FDA,
+                                                                            spec.FAST_GDFS}
 
 
 @pytest.mark.parametrize("ins", EVERY_KIND, ids=lambda i: f"{i.arch}-{i.name}")
@@ -140,7 +139,9 @@ def test_planted_fault_is_caught(base, folder):
 
 
 def test_refuses_what_no_kernel_models(folder):
-    ins = next(i for i in golden.CATALOG if i.params.base in BASES and not _modelled(i))   # F="exact"
+    gdfs = next(i for i in golden.CATALOG if i.params.base == "GDFS")
+    ins = dataclasses.replace(gdfs, params=gdfs.params.with_(zero_sign="ieee754"))   # ieee754 zeros: FDA only
+    assert not _modelled(ins)
     a, b, c, sa, sb = random_operands(ins, 4, np.random.default_rng(0), "normal")
     with pytest.raises(ValueError, match="supports"):
         clib.dot_add(ins, a, b, c, sa, sb, folder=folder)

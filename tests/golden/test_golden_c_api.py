@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import golden
-from golden import clib, kernels
+from golden import c_library, clib
 from golden.kernels import spec
 from golden.vectors import KINDS, random_operands
 
@@ -26,12 +26,12 @@ SLOW_ROWS = 20_000
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc)")
 
-HANDLED = [ins for ins in golden.CATALOG if kernels.handles(ins.datapath)]
+HANDLED = [ins for ins in golden.CATALOG if c_library.supports(ins.datapath)]
 
 
 def _family(ins) -> str:
     p = ins.params
-    return f"{spec.kernel_code(p).name}{'-lowered' if p.operand_format else ''}" \
+    return f"{spec.kernel_code(p).name}{'-exact' if p.F == 'exact' else ''}{'-lowered' if p.operand_format else ''}" \
            f"{'-interleaved' if p.pass_interleave else ''}{'-scaled-' + ins.scale_format if ins.scale_format else ''}"
 
 
@@ -51,6 +51,7 @@ def entries():
 
 
 def test_catalog_is_every_handled_entry(entries):
+    assert HANDLED == list(golden.CATALOG)              # every entry of golden's catalog is in C
     assert [(e.arch, e.name) for e in entries] == [(i.arch, i.name) for i in HANDLED]
     for e, ins in zip(entries, HANDLED):
         assert (e.m, e.n, e.k, e.block, e.algorithm) == (ins.m, ins.n, ins.k, ins.block_size or 0, ins.algorithm)
@@ -100,7 +101,7 @@ def test_tables_built_in_c_equal_spec_build(entries):
         if layout in seen:
             continue
         seen.add(layout)
-        _, vtab, etab, _ = spec.build(dp.params, tuple(dp.formats), dp.scale_format, dp.block_size, dp.k)
+        _, vtab, etab, _ = c_library.build_design(dp)
         v, x = clib.c_tables(e)
         assert np.array_equal(v, vtab, equal_nan=True) and np.array_equal(x, etab), ins
 
@@ -164,8 +165,9 @@ def test_an_instruction_of_your_own_compiled_in():
     assert np.array_equal(clib.c_mma(c_ins, *ops), golden.mma(ins, *ops))
     with pytest.raises(ValueError, match="this build has no instructions of your own"):
         clib.c_lookup("custom", ins.name)
-    with pytest.raises(ValueError, match="no compiled kernel models this design"):
-        clib.build(custom=[CUSTOM.replace("F=25", "F=exact")])
+    with pytest.raises(ValueError, match="no C kernel models this design"):
+        clib.build(custom=["k=4,a=f16,c=f32,base=GDFS,F=25,e_zero=-133,group=4,scale=ue8m0,block=4,"
+                           "zero_sign=ieee754"])
 
 
 def test_refusals():

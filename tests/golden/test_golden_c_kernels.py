@@ -1,7 +1,7 @@
 """The C golden library's SFMA, GPS and FDRDA/GFDRDA row kernels (golden_c/src/sfma.c, gps.c, amd.c)
 through golden.clib against the numpy path: identical bits on every catalog datapath those kernels
 model, for every vector kind, operands in uint64, in their formats' own widths and in mixed widths;
-off-catalog designs the kernels also model (golden.kernels.supports); a fault planted in a kernel
+off-catalog designs the kernels also model (golden.c_library.supports); a fault planted in a kernel
 (prm[P_FAULT]) is caught by the same comparison.
 
 Catalog entries with equal datapaths give the same bits on every input (golden.catalog.Datapath), so
@@ -19,7 +19,7 @@ import pytest
 from c_golden import datapaths
 
 import golden
-from golden import clib, kernels
+from golden import c_library, clib
 from golden.catalog import lookup
 from golden.descriptors import KernelCode
 from golden.kernels import spec
@@ -34,10 +34,9 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compile
 
 
 def _modelled(dp) -> bool:
-    """The kernels' predicate (golden.kernels.supports: what golden.kernels.handles asks, less
-    numba's own fma check, which the C kernels, on C99's fma, do not need)."""
-    return spec.kernel_code(dp.params) in CODES and kernels.supports(dp.params, dp.formats, dp.k, dp.scale_format,
-                                                                     dp.block_size)
+    """The C library's predicate (golden.c_library.supports: golden.kernels.supports, less numba's own
+    fma check, which the C kernels, on C99's fma, do not need) for these kernels."""
+    return spec.kernel_code(dp.params) in CODES and c_library.supports(dp)
 
 
 DATAPATHS = datapaths(CODES)

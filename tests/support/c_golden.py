@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import golden
-from golden import clib
+from golden import c_library, clib
 from golden.kernels import spec
 from golden.vectors import KINDS, random_operands
 
@@ -15,13 +15,12 @@ __all__ = ["datapaths", "mismatches"]
 
 def datapaths(codes) -> list:
     """One catalog instruction per distinct datapath whose algorithm's kernel code is in ``codes`` and
-    that golden.kernels.supports (what golden.kernels.handles asks, less numba's own fma check, which
-    the C kernels, on C99's fma, do not need)."""
+    that the C library models (golden.c_library.supports: golden.kernels' designs and F="exact", less
+    numba's own fma check, which the C kernels, on C99's fma, do not need)."""
     seen: dict = {}
     for ins in golden.CATALOG:
         dp = ins.datapath
-        if spec.kernel_code(dp.params) in codes and spec.supports(dp.params, dp.formats, dp.k, dp.scale_format,
-                                                                  dp.block_size):
+        if spec.kernel_code(dp.params) in codes and c_library.supports(dp):
             seen.setdefault(dp, ins)
     return list(seen.values())
 
