@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -40,6 +41,7 @@ from golden.console import exit_with
 from . import bench_reference, fma, kernels, vectors
 from .api import dot_add
 from .catalog import CATALOG, lookup
+from .descriptors import KernelCode
 from .vectors import KINDS, random_operands
 
 # (arch, instruction, the numpy path's old per-row target in dot-adds/s, no longer read, or None)
@@ -57,6 +59,7 @@ REPRESENTATIVES = [
     ("cdna2", "v_mfma_f32_32x32x8_f16", 10_000_000),
     ("cdna2", "v_mfma_f32_32x32x4bf16", None),
     ("hopper", "DMMA.8x8x4", 1_000_000),
+    ("cdna3", "v_mfma_f64_16x16x4_f64", None),
     ("cdna3", "v_mfma_f32_16x16x4_f32", None),
     ("hopper", "MMA.16832.F32.E4M3.E4M3", None),            # the compiled-path lowering (fp8 on f16 passes)
 ]
@@ -218,6 +221,98 @@ def backends_table(rows, n: int, repeat: int, kinds=("normal", "bits"), referenc
     return short
 
 
+# compiled golden / the reference model, one core pinned, operands in their own width: the least ratio
+# each kernel family is held to (f64 SFMA only: f32 SFMA has no target)
+REFERENCE_TARGETS = {KernelCode.FDA: 40, KernelCode.FDRDA: 40, KernelCode.GFDRDA: 40, KernelCode.GPS: 10,
+                     KernelCode.SFMA: 10}
+DOC_BEGIN, DOC_END = "<!-- golden.bench --targets: begin -->", "<!-- golden.bench --targets: end -->"
+
+
+def reference_target(ins) -> int | None:
+    """The least compiled/reference ratio ``ins`` is held to (:data:`REFERENCE_TARGETS`), or None."""
+    code = ins.params and kernels.spec.kernel_code(ins.params)
+    if code == KernelCode.SFMA and ins.formats[3].name != "f64":
+        return None
+    return REFERENCE_TARGETS.get(code)
+
+
+@contextlib.contextmanager
+def pinned():
+    """The calling thread on one core (the first this process may use) while inside, the affinity
+    restored after: the one-core rates of the targets are read with no migration between cores.
+    Yields the core, or None where the OS has no affinity call."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield None
+        return
+    before = os.sched_getaffinity(0)
+    core = min(before)
+    os.sched_setaffinity(0, {core})
+    try:
+        yield core
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def target_rows(rows) -> list:
+    """The rows of ``rows`` with a reference target whose instruction the reference model computes."""
+    return [ins for ins in rows if reference_target(ins) is not None and bench_reference.reference_op(ins) is not None]
+
+
+def reference_ratios(rows, n: int, repeat: int, kinds=("normal", "bits")) -> list[tuple]:
+    """``(ins, kind, golden, reference, ratio, target, ok)`` per row and kind: compiled golden on one
+    core and the reference model on the same core, pinned, side by side in one run, golden's
+    operands in their own width (CPU-time medians)."""
+    out = []
+    with pinned():
+        for ins in target_rows(rows):
+            for kind in kinds:
+                gold = measure(ins, n, kind, repeat, backend="numba", threads=1, narrow=True).cpu
+                ref = reference_rate(ins, n, kind, repeat).cpu
+                target = reference_target(ins)
+                out.append((ins, kind, gold, ref, gold / ref, target, gold / ref >= target))
+    return out
+
+
+def targets_table(results, n: int, repeat: int, only: str = "") -> str:
+    """:func:`reference_ratios` as a markdown table, with the command that makes it."""
+    sel = f' --only "{only}"' if only else ""
+    lines = [f"Compiled golden against the reference model (mmasim), one core pinned, {n:,} dot-adds, median "
+             f"CPU time of {repeat} calls, golden's operands in their own width (`python -m golden.bench --targets "
+             f"-n {n} --repeat {repeat}{sel}`):", "",
+             "| arch | instruction | algorithm | kind | golden, dot-adds/s | reference, dot-adds/s | ratio | target "
+             "| verdict |", "|---|---|---|---|---:|---:|---:|---:|---|"]
+    for ins, kind, gold, ref, ratio, target, ok in results:
+        lines.append(f"| {ins.arch} | {ins.name} | {ins.algorithm} | {kind} | {gold:,.0f} | {ref:,.0f} | {ratio:.1f}x "
+                     f"| {target}x | {'PASS' if ok else 'FAIL'} |")
+    fails = sum(not r[-1] for r in results)
+    lines += ["", f"{len(results) - fails} of {len(results)} rows PASS."]
+    return "\n".join(lines)
+
+
+def doc_problem(path: str) -> str | None:
+    """Why ``path`` cannot take the targets table (unreadable, or no markers), or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        return f"--write-doc {path!r}: {e.strerror or e}"
+    i, j = text.find(DOC_BEGIN), text.find(DOC_END)
+    if i < 0 or j < i:
+        return f"--write-doc {path!r} has no '{DOC_BEGIN}' ... '{DOC_END}' lines to write the table between"
+    return None
+
+
+def write_doc(path: str, table: str) -> None:
+    """Replace the text between :data:`DOC_BEGIN` and :data:`DOC_END` in ``path`` by ``table``."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    i, j = text.find(DOC_BEGIN), text.find(DOC_END)
+    if i < 0 or j < i:
+        raise ValueError(f"{path} has no '{DOC_BEGIN}' ... '{DOC_END}' markers to write the table between")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text[:i + len(DOC_BEGIN)] + "\n" + table + "\n" + text[j:])
+
+
 @contextlib.contextmanager
 def sfma_f64_path(fn):
     """Run SFMA's binary64 steps through ``fn``: ``algorithms.sfma`` reads ``golden.fma.fma_f64`` at
@@ -277,6 +372,10 @@ def main(argv=None) -> int:
     p.add_argument("--gen-n", type=int, default=None,
                    help="rows per generator call (default -n, at most 65536: a campaign block)")
     p.add_argument("--no-reference", action="store_true", help="skip the reference model's column")
+    p.add_argument("--targets", action="store_true",
+                   help="only the table against the reference model (one core pinned) with PASS/FAIL")
+    p.add_argument("--write-doc", metavar="PATH", default=None,
+                   help="with --targets: write the table into PATH between its golden.bench markers")
     p.add_argument("--only", default="", metavar="WORDS",
                    help="comma-separated words; rows whose 'arch instruction algorithm' contains one "
                         "(e.g. cdna3,GPS,SFMA); default every row")
@@ -294,12 +393,41 @@ def main(argv=None) -> int:
     if args.generators_only:
         generators_table(rows, gen_n, args.repeat)
         return 0
+    if args.write_doc and not args.targets:
+        print("error: --write-doc writes the --targets table; give both", file=sys.stderr)
+        return 2
+    problem = doc_problem(args.write_doc) if args.write_doc else None
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.targets or not args.no_reference:
+        fails = _targets(rows, args)
+        if args.targets:
+            return 0 if fails is not None else 2
     backends_table(rows, args.n, args.repeat, reference=not args.no_reference)
     if not args.no_generators:
         generators_table(rows, gen_n, args.repeat)
     if not args.no_fma:
         fma_table(args.n, args.repeat)
     return 0
+
+
+def _targets(rows, args) -> int | None:
+    """Print (and with ``--write-doc`` write) the targets table; its failing rows, or None when it
+    cannot be made (no reference model, no numba)."""
+    if not (kernels.available() and bench_reference.available()):
+        print("targets against the reference model: not measured (needs numba and mmasim: "
+              "pip install 'mma-rtl[reference]')", file=sys.stderr if args.targets else sys.stdout)
+        return None
+    if not target_rows(rows):
+        print("error: no selected row has a reference target (the fused families, GPS, f64 SFMA)", file=sys.stderr)
+        return None
+    results = reference_ratios(rows, args.n, args.repeat)
+    table = targets_table(results, args.n, args.repeat, args.only)
+    print(table + "\n", flush=True)
+    if args.write_doc:
+        write_doc(args.write_doc, table)
+    return sum(not r[-1] for r in results)
 
 
 if __name__ == "__main__":

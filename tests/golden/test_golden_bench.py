@@ -82,3 +82,58 @@ def test_reference_model_column_times_the_same_results(unit):
 def torch_int(bits):
     import torch
     return getattr(torch, f"int{bits}")
+
+
+def test_reference_targets_by_family():
+    assert bench.reference_target(lookup("hopper", "HMMA.16816.F32")) == 40
+    assert bench.reference_target(lookup("cdna3", "v_mfma_f32_32x32x8_f16")) == 40
+    assert bench.reference_target(lookup("cdna2", "v_mfma_f32_32x32x8_f16")) == 10
+    assert bench.reference_target(lookup("hopper", "DMMA.8x8x4")) == 10
+    assert bench.reference_target(lookup("cdna3", "v_mfma_f32_16x16x4_f32")) is None      # f32 SFMA: no target
+
+
+def _fake_rates(monkeypatch, golden_rate, reference_rate):
+    """The targets table on fixed rates (no timing, no mmasim needed)."""
+    class R:
+        def __init__(self, cpu):
+            self.cpu = cpu
+    monkeypatch.setattr(bench.bench_reference, "available", lambda: True)
+    monkeypatch.setattr(bench.bench_reference, "reference_op", lambda ins: object())
+    monkeypatch.setattr(bench, "measure", lambda *a, **k: R(golden_rate))
+    monkeypatch.setattr(bench, "reference_rate", lambda *a, **k: R(reference_rate))
+
+
+@pytest.mark.parametrize("golden_rate, verdict", [(40e6, "PASS"), (39.9e6, "FAIL")])
+def test_targets_table_says_pass_or_fail_and_writes_the_doc(monkeypatch, capsys, tmp_path, golden_rate, verdict):
+    """A rate just under the target (the planted fault) reads FAIL; the table lands between the doc's
+    markers and nowhere else."""
+    _fake_rates(monkeypatch, golden_rate, 1e6)
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"before\n{bench.DOC_BEGIN}\nold table\n{bench.DOC_END}\nafter\n")
+    assert bench.main(["--targets", "-n", "10", "--repeat", "1", "--only", "hopper HMMA.16816.F32",
+                       "--write-doc", str(doc)]) == 0
+    out = capsys.readouterr().out
+    assert (f"| hopper | HMMA.16816.F32 | FDA | normal | {golden_rate:,.0f} | 1,000,000 | {golden_rate / 1e6:.1f}x "
+            f"| 40x | {verdict} |") in out
+    text = doc.read_text()
+    assert text.startswith(f"before\n{bench.DOC_BEGIN}\n") and text.endswith(f"{bench.DOC_END}\nafter\n")
+    assert "old table" not in text and f"| {verdict} |" in text and ("| PASS |" in text) == (verdict == "PASS")
+
+
+def test_write_doc_refuses_a_file_without_markers(capsys, tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("no markers\n")
+    assert bench.main(["--targets", "--write-doc", str(doc)]) == 2
+    assert "has no" in capsys.readouterr().err and doc.read_text() == "no markers\n"
+    assert bench.main(["--write-doc", str(doc)]) == 2
+    assert "give both" in capsys.readouterr().err
+
+
+def test_pinned_runs_on_one_core_and_restores():
+    import os
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no CPU affinity on this OS")
+    before = os.sched_getaffinity(0)
+    with bench.pinned() as core:
+        assert os.sched_getaffinity(0) == {core}
+    assert os.sched_getaffinity(0) == before
