@@ -154,7 +154,8 @@ def launch(p: Prepared):
     kernel = _compile(family(p.ins))
     out = cuda.device_array(p.rows, np.uint64)
     blocks = max(1, -(-p.rows // THREADS_PER_BLOCK))
-    kernel[blocks, THREADS_PER_BLOCK](*p.args, p.tables[0], p.ins.datapath.k, *p.tables[1:], out)
+    with _device.no_fma_contraction():                   # the first launch compiles
+        kernel[blocks, THREADS_PER_BLOCK](*p.args, p.tables[0], p.ins.datapath.k, *p.tables[1:], out)
     return out
 
 

@@ -11,8 +11,10 @@ intrinsic cannot be called from Python).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import threading
 import types
 
 import numpy as np
@@ -26,6 +28,31 @@ INTRINSICS = ("f64_from_bits", "bits_from_f64", "f32_from_bits", "bits_from_f32"
 def simulated() -> bool:
     """Whether numba-cuda runs its CPU simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
     return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+_NVVM_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def no_fma_contraction():
+    """NVVM without FMA contraction (``-fma=0``) for the kernels compiled inside: by default it
+    leaves ``mul.f64``/``add.f64`` pairs that the assembler fuses into one fma, which rounds once
+    where the CPU path rounds twice (a different sum).  numba-cuda has no option for it short of
+    ``fastmath`` (which turns contraction on), so its call of NVVM is wrapped while a kernel of
+    this package compiles (at its first launch)."""
+    from numba.cuda.cudadrv import nvvm
+    with _NVVM_LOCK:
+        original = nvvm.compile_ir
+
+        def compile_ir(llvmir, **options):
+            options.setdefault("fma", False)
+            return original(llvmir, **options)
+
+        nvvm.compile_ir = compile_ir
+        try:
+            yield
+        finally:
+            nvvm.compile_ir = original
 
 
 def libdevice_casts(cuda) -> dict:
