@@ -18,8 +18,8 @@ rounded weights and input, every operation in float64: the reference), plainly i
 torch runs it on this CPU, and under ``golden.torch.emulate(arch)``, where every product it models
 (linear layers, convolutions, attention, ...) is computed as ``arch``'s tensor cores compute it and the
 rest runs as torch runs it.  For each leaf module (and each attention module) it prints the largest
-absolute error of its output against float64 and that error relative to the output's largest
-magnitude, for the plain and for the emulated run, and in how many elements the two runs differ;
+absolute error of its output against float64 and the relative error ``||y - y64|| / ||y64||``,
+for the plain and for the emulated run, and in how many elements the two runs differ;
 then the products emulated per instruction (``mode.calls``), per aten operator (``mode.ops``), what
 ran natively (``mode.native``), and the time of one forward pass of each run.  ``--strict`` makes any
 product the mode does not model an error.  ``--size tiny`` shrinks both models to a few layers'
@@ -187,10 +187,11 @@ def capture(model: nn.Module, x: torch.Tensor, mode=None) -> tuple[dict, torch.T
 
 
 def errors(y: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
-    """(largest absolute error, that error over the reference's largest magnitude)."""
-    err = float((y - ref).abs().max()) if ref.numel() else 0.0
-    scale = float(ref.abs().max()) if ref.numel() else 0.0
-    return err, (err / scale if scale else float("nan"))
+    """(largest absolute error, relative error ``||y - ref|| / ||ref||`` in the 2-norm; NaN where ref is 0)."""
+    if not ref.numel():
+        return 0.0, 0.0
+    norm = float(ref.norm())
+    return float((y - ref).abs().max()), (float((y - ref).norm()) / norm if norm else float("nan"))
 
 
 @dataclasses.dataclass

@@ -65,7 +65,7 @@ def test_strict_refuses_a_product_the_mode_does_not_model(example):
 def test_errors_and_differences_see_a_planted_change(example):
     ref = torch.tensor([1.0, -4.0, 2.0], dtype=torch.float64)
     assert example.errors(ref, ref) == (0.0, 0.0)
-    assert example.errors(ref + torch.tensor([0.0, 0.5, 0.0], dtype=torch.float64), ref) == (0.5, 0.125)
+    assert example.errors(ref + torch.tensor([0.0, 2.0, 0.0], dtype=torch.float64), ref) == (2.0, 2.0 / ref.norm())
 
 
 def test_main_runs_and_refuses_bad_arguments(example, capsys):
