@@ -188,14 +188,14 @@ def _line(c: dict) -> str:
 
 def main(argv=None) -> int:
     args = _parse(argv)
-    if not gpu.available():
-        print("error: no GPU for numba-cuda (pip install '.[cuda]' on a machine with one, or set "
-              "NUMBA_ENABLE_CUDASIM=1 for its simulator)", file=sys.stderr)
-        return 2
-    try:
+    try:                                           # the arguments first: no GPU is needed to refuse them
         instructions, kinds = _validated(args)
     except (ValueError, KeyError, TypeError) as e:
         print(f"error: {str(e).strip(chr(39))}", file=sys.stderr)
+        return 2
+    if not gpu.available():
+        print("error: no GPU for numba-cuda (pip install '.[cuda]' on a machine with one, or set "
+              "NUMBA_ENABLE_CUDASIM=1 for its simulator)", file=sys.stderr)
         return 2
     from numba import cuda
     t0 = time.perf_counter()
