@@ -144,9 +144,9 @@ class _Mode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
-        handler = ops.HANDLERS.get(name)
-        if handler is None and name not in ops.PRODUCTS:
+        if name not in ops.PRODUCTS:
             return func(*args, **kwargs)
+        handler = ops.HANDLERS.get(name)
         if _shapes_only(args, kwargs):
             _bump(self.meta, str(func))
             return func(*args, **kwargs)

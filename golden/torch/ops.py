@@ -215,11 +215,15 @@ HANDLERS = {
     "_scaled_dot_product_flash_attention_for_cpu_backward": _sdpa_backward,
 }
 
-# aten operators that compute floating-point products and have no handler: each call on floating
-# operands runs natively, counted in mode.native (strict mode raises).  Composite operators
-# (matmul, linear, einsum, tensordot, conv2d, scaled_dot_product_attention ...) never reach the mode:
-# torch decomposes them into the operators above first.
+# every aten operator known to compute floating-point products: those with a handler, and those
+# without, whose calls on floating operands run natively, counted in mode.native (strict mode raises).
+# The list does not depend on HANDLERS, so a handler taken out is caught, not let through.  Composite
+# operators (matmul, linear, einsum, tensordot, conv2d, scaled_dot_product_attention ...) never reach
+# the mode: torch decomposes them into the operators here first.
 PRODUCTS = frozenset({
+    "mm", "bmm", "addmm", "addmm_", "baddbmm", "baddbmm_", "addbmm", "addbmm_", "mv", "addmv", "addmv_", "dot",
+    "vdot", "_scaled_mm", "convolution", "convolution_backward", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_addmm_activation", "_convolution", "_convolution_double_backward", "mkldnn_convolution",
     "_slow_conv2d_forward", "_slow_conv2d_backward", "slow_conv3d_forward", "slow_conv_transpose2d",
     "slow_conv_transpose3d", "slow_conv_dilated2d", "slow_conv_dilated3d", "_nnpack_spatial_convolution",
