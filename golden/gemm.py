@@ -21,11 +21,14 @@ value (one rounding, in the mode the kernel names).
 from __future__ import annotations
 
 import enum
+import functools
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from . import gemm_kernels as GK
 from .algorithms import Params
 from .api import _instruction, _narrow_bits
 from .catalog import CATALOG, Instruction, canonical_arch
@@ -37,6 +40,7 @@ from .rules import Rounding
 __all__ = ["Kernel", "PRESETS", "Reduction", "Scaling", "gemm", "gemm_float", "instruction_for", "kernel_preset"]
 
 F32 = get_format("f32")
+LOG = logging.getLogger("golden.gemm")
 ONE32 = np.uint32(0x3F800000)
 NEG_ZERO32 = np.uint32(0x80000000)
 
@@ -535,7 +539,8 @@ def _scalar32(x, what: str) -> np.uint32:
 
 
 def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bias=None, params=None,
-         scale_A=None, scale_B=None, workers: int = 1) -> np.ndarray:
+         scale_A=None, scale_B=None, workers: int = 1, threads: int | None = None,
+         route: str = "auto") -> np.ndarray:
     """``D = convert(alpha * A @ B + beta * C + bias)`` built from the instruction's dot-adds.
 
     Parameters
@@ -560,7 +565,17 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
         ``[ceil(K / block), N]``.  ``scaling='group'``: fp32, ``[M, groups]`` and
         ``[groups, ceil(N / group_n)]`` with ``groups = ceil(K / group_k)``.
     workers : int
-        Threads over output tiles.
+        Threads over output tiles of the rows route (each k-step's ``golden.dot_add`` takes ``threads``).
+    threads : int, optional
+        Threads the compiled code runs on (:func:`golden.gemm_kernels.resolve_threads`): the tile
+        kernels' threads over output tiles, the rows route's ``golden.dot_add`` threads.  Default: the
+        cores of the process's CPU affinity, capped by ``NUMBA_NUM_THREADS`` when set.
+    route : str
+        ``auto`` (default): the GEMM-level compiled kernels (:mod:`golden.gemm_kernels`) where they
+        apply, else one ``golden.dot_add`` per k-step over a tile of outputs; ``tiles``: the compiled
+        kernels or a ValueError saying why not; ``rows``: the per-k-step route (the reference the
+        compiled kernels are tested against).  The bits are the same; the logger ``golden.gemm`` says
+        at DEBUG level which route ran and why.
 
     Returns
     -------
@@ -583,29 +598,62 @@ def gemm(A, B, C=None, *, arch=None, instr, kernel=None, alpha=1.0, beta=0.0, bi
         bias_b = _shaped(out_fmt, bias, "bias", (prob.N,))
     if not is_whole(workers) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1 (threads over output tiles), got {workers!r}")
+    threads = GK.resolve_threads(threads)
+    plan = _plan(prob, route)
     out = np.empty((prob.M, prob.N), out_fmt.dtype)
+    dot = functools.partial(dot_add, threads=threads)
 
     def run(tile):
         rows, cols = tile
         nm, nn = rows.stop - rows.start, cols.stop - cols.start
         ct = None if c is None else c[rows, cols].reshape(-1)
-        ci = None if c_init is None else c_init[rows, cols].reshape(-1)
         bt = None if bias_b is None else np.tile(bias_b[cols], nm)
-        d = _epilogue(kernel, out_fmt, _tile(prob, rows, cols, dot_add, ci), alpha32, beta32, ct, bt)
-        out[rows, cols] = d.reshape(nm, nn)
+        if plan is None:
+            ci = None if c_init is None else c_init[rows, cols].reshape(-1)
+            acc = _tile(prob, rows, cols, dot, ci)
+        else:
+            parts = plan.parts(rows, cols, None if c_init is None else c_init[rows, cols])
+            acc = reduce_partials([p.reshape(-1) for p in parts], kernel) if len(parts) > 1 else parts[0].reshape(-1)
+        out[rows, cols] = _epilogue(kernel, out_fmt, acc, alpha32, beta32, ct, bt).reshape(nm, nn)
 
-    tiles = list(_tiles(prob.M, prob.N))
-    if workers == 1:
+    if plan is None:
+        _run_tiles(run, list(_tiles(prob.M, prob.N)), workers)
+    else:
+        _run_tiles(run, list(GK.tiles(prob.M, prob.N)), threads)
+    return out
+
+
+def _plan(prob: _Problem, route) -> GK.Plan | None:
+    """The tile kernels' plan for this GEMM, or None for the rows route (said on the logger)."""
+    try:
+        want = GK.Route(route)
+    except ValueError:
+        raise ValueError(f"route must be one of {', '.join(r.value for r in GK.Route)}, got {route!r}") from None
+    if want is GK.Route.ROWS:
+        LOG.debug("golden.gemm: rows route (asked for)")
+        return None
+    got, why = GK.route(prob.ins, prob.kernel)
+    plan = GK.Plan(prob) if got is GK.Route.TILES else None
+    if plan is not None and plan.why_not:
+        got, why, plan = GK.Route.ROWS, plan.why_not, None
+    if want is GK.Route.TILES and plan is None:
+        raise ValueError(f"route='tiles' cannot compute this GEMM: {why}; use route='auto' or 'rows'")
+    LOG.debug("golden.gemm: %s route: %s", got.value, why)
+    return plan
+
+
+def _run_tiles(run, tiles: list, workers: int) -> None:
+    """``run`` over ``tiles`` on ``workers`` threads (the compiled code and numpy release the GIL)."""
+    if workers == 1 or len(tiles) == 1:
         for t in tiles:
             run(t)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-        pool = ThreadPoolExecutor(workers)
-        try:
-            list(pool.map(run, tiles))
-        finally:                                  # Ctrl-C: the tiles not started are dropped, not run
-            pool.shutdown(wait=True, cancel_futures=True)
-    return out
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(min(workers, len(tiles)))
+    try:
+        list(pool.map(run, tiles))
+    finally:                                  # Ctrl-C: the tiles not started are dropped, not run
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _c_in_accumulator(prob: _Problem, out_fmt, C, alpha32, beta32) -> np.ndarray:

@@ -1,0 +1,178 @@
+"""GEMM-level compiled kernels: a tile of outputs' whole K loop, promotions and split-K slices in one call.
+
+:func:`golden.gemm.gemm`'s rows route calls ``golden.dot_add`` once per k-step on a tile of outputs, with
+each step's operands repeated to the tile's rows, so every element is decoded again for every output
+it meets.  Here a tile of ``A``'s rows and ``B``'s columns is decoded once (each element's signed
+significand and exponent, as :mod:`golden.kernels.fused_int` decodes it), and each dot-add of the
+tile is :func:`golden.kernels.fused_int.fda_block_rows`'s arithmetic on those decoded elements: the
+maximum exponent with the e_zero rule, alignment by a right shift of the magnitude, one exact integer
+sum, the same rounding (:func:`golden.kernels.fused_int.round_block`).  The accumulator stays in the
+kernel between k-steps; promotion adds (and group scales) are IEEE binary32 operations of the CPU,
+which round as :func:`golden.fma.fma_f32` does (a NaN result made the canonical NaN).  Split-K
+slices come back as fp32 partials; their reduction and the epilogue stay in :mod:`golden.gemm`.
+
+:func:`route` says which designs take this path: NVIDIA's FDA family on the integer-lane fast path
+(``golden.kernels.spec.fast_kind``: HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32, UE8M0 block scales)
+with an fp32 accumulator.  Everything else, and any GEMM whose A or B holds a NaN or an infinity, runs
+on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+
+import numpy as np
+
+from .formats import to_float
+from .kernels import spec as S
+
+__all__ = ["Route", "planted_fault", "resolve_threads", "route"]
+
+TILE_M = 32                           # A rows of a tile
+TILE_N = 256                          # B columns of a tile: the vector loops run across them (longer loops: faster)
+_FAULT = [0]
+
+
+class Route(enum.StrEnum):
+    """How :func:`golden.gemm.gemm` computes ``A @ B``."""
+
+    AUTO = "auto"          # tiles where route() allows, else rows
+    TILES = "tiles"        # this module's GEMM-level kernels (a ValueError where they do not apply)
+    ROWS = "rows"          # one golden.dot_add call per k-step over a tile of outputs: the reference
+
+
+@contextlib.contextmanager
+def planted_fault():
+    """Test only: the tile kernels' final rounding of every dot-add goes wrong while inside (the
+    round bit misread, as :func:`golden.kernels.planted_fault` does to the row kernels)."""
+    _FAULT[0] = 1
+    try:
+        yield
+    finally:
+        _FAULT[0] = 0
+
+
+def resolve_threads(threads=None, environ=None, affinity=None) -> int:
+    """Threads a GEMM runs on: ``threads`` when given (an integer >= 1), else the cores of the
+    process's CPU affinity, capped by ``NUMBA_NUM_THREADS`` when that is set.  ``environ`` and
+    ``affinity`` (a count) stand in for ``os.environ`` and ``len(os.sched_getaffinity(0))`` in tests."""
+    from .options import is_whole
+    if threads is not None:
+        if not is_whole(threads) or threads < 1:
+            raise ValueError(f"threads must be an integer >= 1 (threads over output tiles), got {threads!r}")
+        return int(threads)
+    if affinity is None:
+        try:
+            affinity = len(os.sched_getaffinity(0))
+        except AttributeError:                          # not Linux
+            affinity = os.cpu_count() or 1
+    env = os.environ if environ is None else environ
+    text = (env.get("NUMBA_NUM_THREADS") or "").strip()
+    if text:
+        try:
+            cap = int(text)
+        except ValueError:
+            cap = 0
+        if cap < 1:
+            raise ValueError(f"NUMBA_NUM_THREADS={text!r}: valid: a whole number of threads, 1 or more "
+                             "(or unset: one per core)")
+        affinity = min(affinity, cap)
+    return max(1, int(affinity))
+
+
+def route(ins, kernel) -> tuple[Route, str]:
+    """``(Route.TILES, why)`` when the tile kernels compute ``ins`` under ``kernel`` (operands
+    without NaN or infinity, checked per call), else ``(Route.ROWS, why not)``."""
+    from .api import jit_disabled
+    from .descriptors import KernelCode
+    from .kernels import available, handles
+    from .kernels.sfma import fma_is_exact
+    dp = ins.datapath
+    if not available() or jit_disabled():
+        return Route.ROWS, "numba is not available (or NUMBA_DISABLE_JIT is set)"
+    if not handles(dp) or S.kernel_code(dp.params) != KernelCode.FDA:
+        return Route.ROWS, f"{ins.name}'s algorithm ({ins.algorithm}) has no GEMM-level kernel"
+    prm = _tables(ins)[3]
+    if prm[S.P_FAST] != S.FAST_FDA:
+        return Route.ROWS, f"{ins.name} is not on the integer-lane FDA path (golden.kernels.spec.fast_kind)"
+    if dp.formats[3].name != "f32" or dp.formats[2].name != "f32":
+        return Route.ROWS, f"{ins.name} accumulates in {dp.formats[3].name}; the tile kernels take f32"
+    if dp.k % int(prm[S.P_L]):
+        return Route.ROWS, f"{ins.name}: K={dp.k} is not whole passes of {int(prm[S.P_L])}"
+    if kernel.scaling == "group" and kernel.scale_fma and not fma_is_exact():
+        return Route.ROWS, "this machine's compiled fma does not round once (group scales need it)"
+    return Route.TILES, f"{ins.name}: FDA in integer lanes, the K loop compiled per tile"
+
+
+def _tables(ins):
+    dp = ins.datapath
+    return S.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+
+
+def has_specials(fmt, bits) -> bool:
+    """Whether any pattern of ``bits`` is a NaN or an infinity of ``fmt`` (those run the rows route)."""
+    return not bool(np.isfinite(to_float(fmt, bits)).all())
+
+
+# ---------------------------------------------------------------------------- the driver
+
+class Plan:
+    """One GEMM's operands decoded once for the tile kernels (``A`` as ``[M, Kp]``, ``B`` as ``[Kp,
+    N]``: signed significands and exponents, block scales' exponents folded in), the design's format
+    rows and parameters, the slices as an array."""
+
+    def __init__(self, prob):
+        from .kernels import fused_int as FI
+        from .kernels import gemm_tiles
+        ins, kernel = prob.ins, prob.kernel
+        self.run = gemm_tiles.tile
+        fmts, _, _, prm = _tables(ins)
+        self.prob, self.fmts, self.prm = prob, fmts, prm.copy()
+        self.prm[S.P_FAULT] = _FAULT[0]
+        self.drows = FI.decode_rows(fmts)
+        da, db = self.drows[S.A], self.drows[S.B]
+        G = max(int(prm[S.P_F]) - int(da[FI.D_MB]) - int(db[FI.D_MB]), 0)
+        self.slices = np.array([[r.start, r.stop] for r in prob.slices], np.int64)
+        self.promotion = kernel.promotion or 0
+        self.scaling = kernel.scaling == "group"
+        Kp = prob.steps * ins.k
+        extra_a, extra_b, block = np.zeros((prob.M, 1), np.int64), np.zeros((1, prob.N), np.int64), Kp
+        self.why_not = None
+        if kernel.scaling == "block":                  # UE8M0: 2**(field - bias), its exponent joins the product's
+            if has_specials(ins.scale_format, prob.sa) or has_specials(ins.scale_format, prob.sb_t):
+                self.why_not = "a block scale is NaN (the rows route classifies it)"
+            ds = self.drows[S.S]
+            extra_a = (prob.sa.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]
+            extra_b = np.ascontiguousarray(((prob.sb_t.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]).T)
+            block = ins.block_size
+        self.SA, self.EA = np.empty((prob.M, Kp), np.int32), np.empty((prob.M, Kp), np.int32)
+        self.SB, self.EB = np.empty((Kp, prob.N), np.int32), np.empty((Kp, prob.N), np.int32)
+        if gemm_tiles.decode(prob.A, da, G, extra_a, block, True, self.SA, self.EA) or \
+                gemm_tiles.decode(prob.Bt.T, db, 0, extra_b, block, False, self.SB, self.EB):
+            self.why_not = "A or B holds a NaN or an infinity (the rows route classifies them)"
+        empty = np.zeros((0, 0), np.uint32)
+        self.gsa = prob.sa.astype(np.uint32) if self.scaling else empty
+        self.gsb = prob.sb_t.astype(np.uint32) if self.scaling else empty
+
+    def parts(self, rows: slice, cols: slice, cinit) -> np.ndarray:
+        """``[slices, rows, cols]`` fp32 bit patterns of the tile's slices (``cinit``: C in the
+        accumulator, [rows, cols] uint32, or None)."""
+        prob = self.prob
+        mt, nt = rows.stop - rows.start, cols.stop - cols.start
+        SB, EB = np.ascontiguousarray(self.SB[:, cols]), np.ascontiguousarray(self.EB[:, cols])
+        ci = np.zeros((0, 0), np.uint32) if cinit is None else np.ascontiguousarray(cinit, np.uint32)
+        gsa = self.gsa[rows] if self.scaling else self.gsa
+        gsb = np.ascontiguousarray(self.gsb[cols]) if self.scaling else self.gsb
+        out = np.empty((len(self.slices), mt, nt), np.uint32)
+        self.run(self.SA[rows], self.EA[rows], SB, EB, mt, nt, prob.ins.k, self.slices, self.promotion, ci, gsa, gsb,
+                 self.scaling, prob.kernel.scale_fma, self.fmts, self.drows, self.prm, out)
+        return out
+
+
+def tiles(M: int, N: int):
+    """The output tiles of the tile kernels, ``TILE_M`` rows by ``TILE_N`` columns."""
+    for m0 in range(0, M, TILE_M):
+        for n0 in range(0, N, TILE_N):
+            yield slice(m0, min(m0 + TILE_M, M)), slice(n0, min(n0 + TILE_N, N))

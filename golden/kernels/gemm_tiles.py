@@ -1,0 +1,161 @@
+"""The GEMM-level tile kernels of :mod:`golden.gemm_kernels` (numba): a tile's K loop, promotions and
+split-K slices in one compiled call, on operands decoded once per tile.
+
+Each dot-add is :func:`golden.kernels.fused_int.fda_block_rows`'s arithmetic (its helpers
+``decode_c``, ``align_c``, ``round_block`` are called as they are); the products come from the
+decoded tile instead of being decoded again for every output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..nbcache import njit
+from . import _common as C
+from . import fused_int as FI
+from . import spec as S
+
+CANONICAL_NAN32 = 0x7FC00000          # golden.fma.fma_f32's NaN
+NEG32 = FI.NEG                        # a zero element's exponent: every product with it below NO_PRODUCT32
+NO_PRODUCT32 = np.int32(FI.NO_PRODUCT)
+
+
+# ---------------------------------------------------------------------------- decoding, once per tile
+
+@njit(**C.JIT)
+def decode(X, drow, G, extra, block, along_rows, SG, EX):
+    """Elements of the 2-D operand ``X`` (bit patterns, any strides) as ``fused_int.decode_flat`` reads
+    them, into ``SG`` (the signed significand shifted left by ``G``, int32) and ``EX`` (``max(field,
+    1) - bias`` plus the block scale's exponent ``extra[r, c // block]`` (``along_rows``: K runs along
+    a row, A) or ``extra[r // block, c]`` (B), int32; ``NEG32`` for a zero, so every product with it stays
+    below ``NO_PRODUCT``).  Returns whether a NaN or infinity pattern is among them."""
+    ign, vm, mb, em, ssh, bias = drow[FI.D_IGN], drow[FI.D_VMASK], drow[FI.D_MB], drow[FI.D_EMASK], \
+        drow[FI.D_SGNSH], drow[FI.D_BIAS]
+    nm, nv = drow[FI.D_NM], drow[FI.D_NV]
+    mm = (np.int64(1) << mb) - 1
+    special = False
+    for r in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            x = (np.int64(X[r, c]) >> ign) & vm
+            f = (x >> mb) & em
+            g = ((x & mm) | (np.int64(f != 0) << mb)) << G
+            special |= (x & nm) == nv
+            SG[r, c] = -g if (x >> ssh) & 1 else g
+            e = extra[r, c // block] if along_rows else extra[r // block, c]
+            EX[r, c] = NEG32 if g == 0 else max(f, 1) - bias + e
+    return special
+
+
+# ---------------------------------------------------------------------------- the K loop of a tile
+
+@njit(**C.INLINE)
+def _dot_add(SA, EA, SB, EB, m, k0, nt, L, Kins, X1, fmts, drows, prm, st):
+    """One dot-add (``Kins`` products, passes of ``L``) of row ``m`` of the tile against its ``nt``
+    columns, chained from the accumulator bits ``X1`` (updated in place): ``fda_block_rows``' steps.
+    The products and their shifts run in int32 lanes (``fast_kind`` keeps an aligned product below
+    2**31, and a shift of 31 or more leaves 0 of it, as 63 does), the sums in int64."""
+    csig, ce, flags, emax, tot, dout, em32 = st
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    Dsh = max(drows[S.A, FI.D_MB] + drows[S.B, FI.D_MB] - F, 0)
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    dd = drows[S.D]
+    for j in range(0, Kins, L):
+        fc = S.CF if j == 0 else S.D
+        dc = drows[fc]
+        FI.decode_c(X1, dc, ez, csig, ce, flags, nt)                # c: a zero takes e_zero
+        lifted = ez > fmts[fc, S.EMIN]                              # zero products take e_zero
+        for i in range(nt):
+            em32[i] = np.int32(ce[i])
+        if lifted:
+            lift = np.int32(ez)
+            for t in range(L):
+                ea, eb = EA[m, k0 + j + t], EB[k0 + j + t]
+                for i in range(nt):
+                    e = ea + eb[i]
+                    em32[i] = max(em32[i], e if e >= NO_PRODUCT32 else lift)
+        else:                              # a zero product's exponent is below every other: max alone
+            for t in range(L):
+                ea, eb = EA[m, k0 + j + t], EB[k0 + j + t]
+                for i in range(nt):
+                    em32[i] = max(em32[i], np.int32(ea + eb[i]))
+        for i in range(nt):
+            emax[i] = em32[i]
+        FI.align_c(csig, ce, emax, F, dc[FI.D_MB], tot, nt)
+        for t in range(L):
+            k = k0 + j + t
+            sa, ea = SA[m, k], EA[m, k] - np.int32(Dsh)
+            sb, eb = SB[k], EB[k]
+            for i in range(nt):
+                p = np.int32(sa * sb[i])
+                v = np.int32(abs(p) >> np.int32(min(np.int32(em32[i] - ea - eb[i]), np.int32(31))))
+                tot[i] += np.int64(-v if p < 0 else v)
+        FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, dout, 0, nt)
+        for i in range(nt):
+            X1[i] = np.int64(dout[i])
+
+
+@njit(**C.HOT)
+def _f32_add(x, y):
+    """``RNE32(x + y)`` on the CPU (IEEE binary32), a NaN made canonical as ``fma_f32`` gives it."""
+    s = x + y
+    return np.uint32(CANONICAL_NAN32) if s != s else C.bits_from_f32(s)
+
+
+@njit(**C.INLINE)
+def _promote(ACC, MAIN, nt, mt, g, gsa, gsb, scaling, scale_fma):
+    """``MAIN += partial`` in fp32 (times the group's scales ``gsa[m, g] * gsb[n, g]``), the
+    tensor-core partial restarted from +0."""
+    for m in range(mt):
+        for i in range(nt):
+            part = C.f32_from_bits(np.uint32(ACC[m, i]))
+            main = C.f32_from_bits(MAIN[m, i])
+            if scaling:
+                sc = C.f32_from_bits(gsa[m, g]) * C.f32_from_bits(gsb[i, g])
+                sc = np.float32(CANONICAL_NAN32) if sc != sc else sc
+                if scale_fma:
+                    r = C.fma32(sc, part, main)
+                    MAIN[m, i] = np.uint32(CANONICAL_NAN32) if r != r else C.bits_from_f32(r)
+                else:
+                    pr = sc * part
+                    pr = C.f32_from_bits(np.uint32(CANONICAL_NAN32)) if pr != pr else pr
+                    MAIN[m, i] = _f32_add(main, pr)
+            else:
+                MAIN[m, i] = _f32_add(main, part)
+            ACC[m, i] = 0
+
+
+@njit(**C.JIT)
+def tile(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+         fmts, drows, prm, parts):
+    """A tile's ``A @ B``: for each split-K slice ``[lo, hi)`` of k-steps (``slices``), the K loop
+    (promoted every ``promotion`` steps when > 0), its fp32 result into ``parts[slice, m, n]``.
+    ``cinit`` ([mt, nt], or empty): C in the accumulator's format for slice 0 (c_accumulate)."""
+    L = prm[S.P_L]
+    st = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64),
+          np.zeros(nt, np.int64), np.zeros(nt, np.uint64), np.zeros(nt, np.int32))
+    ACC = np.zeros((mt, nt), np.int64)
+    MAIN = np.zeros((mt, nt), np.uint32)
+    has_c = cinit.shape[0] > 0
+    for q in range(slices.shape[0]):
+        lo, hi = slices[q, 0], slices[q, 1]
+        ACC[:, :] = 0
+        MAIN[:, :] = 0
+        if q == 0 and has_c:
+            for m in range(mt):
+                for i in range(nt):
+                    if promotion > 0:
+                        MAIN[m, i] = np.uint32(cinit[m, i])
+                    else:
+                        ACC[m, i] = np.int64(cinit[m, i])
+        since = -1
+        for s in range(lo, hi):
+            since = s if since < 0 else since
+            for m in range(mt):
+                _dot_add(SA, EA, SB, EB, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st)
+            if promotion > 0 and ((s - lo + 1) % promotion == 0 or s == hi - 1):
+                _promote(ACC, MAIN, nt, mt, since // promotion, gsa, gsb, scaling, scale_fma)
+                since = -1
+        for m in range(mt):
+            for i in range(nt):
+                parts[q, m, i] = MAIN[m, i] if promotion > 0 else np.uint32(ACC[m, i])

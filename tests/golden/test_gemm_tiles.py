@@ -1,0 +1,168 @@
+"""golden.gemm's two routes give the same bits: the GEMM-level tile kernels (golden.gemm_kernels) against
+the rows route (one golden.dot_add per k-step), on every Kernel preset, the instructions the tile
+kernels take, ragged M, N and K, C in the accumulator, operands with every exponent and zeros; a planted
+rounding fault in the tile kernels caught; designs and operands they do not take sent to the rows
+route and said so on the logger; the thread count resolved from the argument, NUMBA_NUM_THREADS and
+the CPU affinity."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import golden
+from golden import gemm_kernels as GK
+from golden.formats import from_float
+from golden.gemm import PRESETS, Kernel, gemm
+from golden.gemm_error import random_problem
+
+pytest.importorskip("numba")
+
+HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
+QGMMA = golden.lookup("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3")
+TILED = [HGMMA, QGMMA, golden.lookup("ampere", "HMMA.16816.F32.BF16"),
+         golden.lookup("blackwell", "UTCQMMA.F32.E4M3.E4M3"), golden.lookup("hopper", "HGMMA.64xNx8.F32.TF32")]
+MXF8 = golden.lookup("blackwell", "UTCQMMA.SF.F32.E4M3.E4M3.E8")
+NVFP4 = golden.lookup("blackwell", "UTCOMMA.4X")
+CDNA3 = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
+
+
+def wide(ins, M, N, K, seed):
+    """Operands over many binades with zeros among them: alignment, truncation and e_zero all seen."""
+    rng = np.random.default_rng(seed)
+    fa, fb = ins.formats[:2]
+
+    def vals(shape, fmt):
+        span = 12 if fmt.storage_bits >= 16 else 4              # fp8's largest values are a few hundred
+        v = rng.standard_normal(shape) * np.exp2(rng.integers(-span, span + 1, shape))
+        return np.where(rng.random(shape) < 0.1, 0.0, v)
+    return from_float(fa, vals((M, K), fa)), from_float(fb, vals((K, N), fb))
+
+
+def both(A, B, C=None, **kw):
+    rows = gemm(A, B, C, route="rows", **kw)
+    tiles = gemm(A, B, C, route="tiles", **kw)
+    return rows, tiles
+
+
+def preset_problem(name, M, N, K, seed):
+    kernel = PRESETS[name]
+    ins = MXF8 if kernel.scaling == "block" else QGMMA if kernel.promotion else HGMMA
+    prob = random_problem(ins, kernel, M, N, K, seed, "uniform")
+    A, B = wide(ins, M, N, K, seed)
+    return ins, kernel, A, B, prob.scale_A, prob.scale_B
+
+
+SHAPES = [(33, 70, 260), (8, 24, 320), (5, 300, 290)]        # ragged M, N and K; N over one tile of columns
+
+
+def check_preset(name, shapes):
+    for M, N, K in shapes:
+        ins, kernel, A, B, sa, sb = preset_problem(name, M, N, K, seed=M)
+        if kernel.scaling == "group" and -(-K // ins.k) < kernel.promotion * kernel.split_k:
+            continue
+        rows, tiles = both(A, B, instr=ins, kernel=kernel, scale_A=sa, scale_B=sb)
+        assert np.array_equal(rows, tiles), (name, M, N, K, np.count_nonzero(rows != tiles))
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_gives_the_rows_routes_bits(name):
+    check_preset(name, SHAPES[:1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_at_more_shapes(name):
+    check_preset(name, SHAPES[1:])
+
+
+@pytest.mark.parametrize("ins", TILED, ids=lambda i: i.name)
+def test_every_tiled_instruction_with_promotion_split_k_and_c(ins):
+    A, B = wide(ins, 19, 37, 11 * ins.k + 5, seed=3)
+    C = from_float("f32", np.random.default_rng(4).standard_normal((19, 37)) * 64)
+    for kernel in (Kernel(), Kernel(promotion=3, split_k=2), Kernel(split_k=3, reduction="tree"),
+                   Kernel(c_accumulate=True), Kernel(promotion=2, c_accumulate=True, split_k=2),
+                   Kernel(out_format="bf16", out_rounding="RZ")):
+        if kernel.operand_rounding is None and "tf32" in (ins.a_format,):
+            kernel = kernel.with_(operand_rounding="RNE") if kernel.split_k == 3 else kernel
+        kw = dict(beta=1.0) if kernel.c_accumulate else dict(alpha=0.5, beta=-2.0)
+        Cin = C if kernel.out_format is None else from_float(kernel.out_format, np.zeros((19, 37)))
+        rows, tiles = both(A, B, Cin, instr=ins, kernel=kernel, **kw)
+        assert np.array_equal(rows, tiles), (ins.name, kernel)
+
+
+def test_overflow_and_huge_c_chain_as_the_rows_route():
+    """Sums that overflow to infinity and a C of infinity and NaN in the accumulator: the
+    accumulator's specials are decoded as the row kernels decode them."""
+    ins = HGMMA
+    A = from_float("f16", np.full((4, 64), 60000.0))
+    B = from_float("f16", np.full((64, 300), 60000.0))
+    C = from_float("f32", np.array([[np.inf, -np.inf, np.nan, 1.0] * 75] * 4))
+    rows, tiles = both(A, B, C, instr=ins, kernel=Kernel(c_accumulate=True), beta=1.0)
+    assert np.array_equal(rows, tiles)
+    signed_zeros = from_float("f16", np.where(np.arange(64 * 300).reshape(64, 300) % 3, -0.0, 0.0))
+    rows, tiles = both(A, signed_zeros, instr=ins)                 # sums of signed zeros only
+    assert np.array_equal(rows, tiles)
+    assert np.array_equal(rows, both(-A.view(np.float16), signed_zeros, instr=ins)[1])
+
+
+def test_planted_fault_is_caught():
+    A, B = wide(HGMMA, 16, 40, 64, seed=5)
+    rows = gemm(A, B, instr=HGMMA, route="rows")
+    with GK.planted_fault():
+        faulty = gemm(A, B, instr=HGMMA, route="tiles")
+    assert not np.array_equal(rows, faulty)
+    assert np.array_equal(rows, gemm(A, B, instr=HGMMA, route="tiles"))      # and gone after
+
+
+def test_the_rows_route_where_the_tiles_do_not_go(caplog):
+    caplog.set_level(logging.DEBUG, logger="golden.gemm")
+    wide_f = HGMMA.with_params(F=40)                         # beyond the integer lanes' bounds
+    for ins, kernel, why in ((CDNA3, Kernel(), "has no GEMM-level kernel"),
+                             (NVFP4, PRESETS["block-scaled"], "has no GEMM-level kernel"),
+                             (wide_f, Kernel(), "not on the integer-lane FDA path")):
+        prob = random_problem(ins, kernel, 32, 8, 2 * ins.k, 1, "uniform")
+        kw = dict(instr=ins, kernel=kernel, scale_A=prob.scale_A, scale_B=prob.scale_B)
+        caplog.clear()
+        auto = gemm(prob.A, prob.B, **kw)
+        assert why in caplog.text and "rows route" in caplog.text
+        assert np.array_equal(auto, gemm(prob.A, prob.B, route="rows", **kw))
+        with pytest.raises(ValueError, match=f"route='tiles' cannot compute this GEMM: .*{why}"):
+            gemm(prob.A, prob.B, route="tiles", **kw)
+    A, B = wide(HGMMA, 8, 8, 32, seed=6)
+    A[3, 5] = 0x7C00                                          # +inf in f16: the rows route classifies it
+    caplog.clear()
+    got = gemm(A, B, instr=HGMMA)
+    assert "NaN or an infinity" in caplog.text
+    assert np.array_equal(got, gemm(A, B, instr=HGMMA, route="rows"))
+    caplog.clear()
+    gemm(*wide(HGMMA, 8, 8, 32, seed=6), instr=HGMMA)
+    assert "tiles route" in caplog.text
+    with pytest.raises(ValueError, match="route must be one of auto, tiles, rows, got 'fast'"):
+        gemm(A, B, instr=HGMMA, route="fast")
+
+
+def test_threads_give_the_same_bits():
+    A, B = wide(QGMMA, 70, 300, 8 * QGMMA.k, seed=7)             # 3 x 2 tiles
+    kernel = Kernel(promotion=2, split_k=2)
+    one = gemm(A, B, instr=QGMMA, kernel=kernel, threads=1)
+    assert np.array_equal(gemm(A, B, instr=QGMMA, kernel=kernel, threads=2), one)
+    assert np.array_equal(gemm(A, B, instr=QGMMA, kernel=kernel, threads=2, route="rows"), one)
+
+
+def test_thread_resolver_reads_argument_environment_and_affinity():
+    assert GK.resolve_threads(3, environ={"NUMBA_NUM_THREADS": "1"}, affinity=8) == 3
+    assert GK.resolve_threads(None, environ={}, affinity=6) == 6
+    assert GK.resolve_threads(None, environ={"NUMBA_NUM_THREADS": "2"}, affinity=6) == 2
+    assert GK.resolve_threads(None, environ={"NUMBA_NUM_THREADS": "16"}, affinity=6) == 6
+    assert GK.resolve_threads(None, environ={"NUMBA_NUM_THREADS": " "}, affinity=4) == 4
+    import os
+    assert GK.resolve_threads() == min(len(os.sched_getaffinity(0)),
+                                       int(os.environ.get("NUMBA_NUM_THREADS") or 1 << 30))
+    for bad in (0, -1, 1.5, "2"):
+        with pytest.raises(ValueError, match="threads must be an integer >= 1"):
+            GK.resolve_threads(bad)
+    with pytest.raises(ValueError, match="NUMBA_NUM_THREADS='x': valid: a whole number of threads"):
+        GK.resolve_threads(None, environ={"NUMBA_NUM_THREADS": "x"}, affinity=4)
