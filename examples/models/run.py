@@ -1,7 +1,8 @@
 """Whole models on an emulated GPU: a ResNet-18 and a small GPT, layer by layer against float64.
 
     python examples/models/run.py [--model resnet18|gpt|all] [--arch hopper] [--dtype bf16|f16]
-                                  [--size small|tiny] [--strict] [--seed 0] [--repeats 3]
+                                  [--size small|tiny] [--rows all|products] [--strict] [--seed 0]
+                                  [--repeats 3]
 
 Each model is built here with random weights from a seed (nothing is downloaded):
 
@@ -21,7 +22,8 @@ rest runs as torch runs it.  For each leaf module (and each attention module) it
 absolute error of its output against float64 and the relative error ``||y - y64|| / ||y64||``,
 for the plain and for the emulated run, and in how many elements the two runs differ;
 then the products emulated per instruction (``mode.calls``), per aten operator (``mode.ops``), what
-ran natively (``mode.native``), and the time of one forward pass of each run.  ``--strict`` makes any
+ran natively (``mode.native``, of the last pass), and the median time of one forward pass of each
+run over ``--repeats`` passes, the three runs interleaved.  ``--strict`` makes any
 product the mode does not model an error.  ``--size tiny`` shrinks both models to a few layers'
 worth (seconds; what the tests run).
 """
@@ -145,6 +147,8 @@ def build_gpt(size: str, seed: int):
 
 BUILDERS = {"resnet18": build_resnet, "gpt": build_gpt}
 SKIPPED = (nn.Dropout, nn.Identity)          # identities in eval mode: their rows would repeat the previous one
+PRODUCTS = (nn.Conv2d, nn.Linear, nn.MultiheadAttention)    # the layers whose outputs come from products
+ROWS = ("all", "products")
 
 
 # ---------------------------------------------------------------------------------------------- measuring
@@ -201,11 +205,13 @@ class Report:
     what: str
     dtype: str
     arch: str
-    rows: list            # (layer, shape, plain abs, plain rel, emulated abs, emulated rel, elements differing)
+    rows: list            # (layer, shape, plain abs, plain rel, emulated abs, emulated rel, elements differing,
+                          #  whether the layer is a product layer or the model output)
     calls: dict
     ops: dict
     native: dict
-    seconds: dict         # fp64, plain, emulated: one forward pass each (plain: the median of repeats)
+    seconds: dict         # fp64, plain, emulated: one forward pass each, the median of the repeats
+    repeated: bool        # every emulated pass gave the same output bits
 
 
 def measure(model: nn.Module, x: torch.Tensor, what: str, *, arch: str, dtype: str, strict: bool = False,
@@ -217,20 +223,25 @@ def measure(model: nn.Module, x: torch.Tensor, what: str, *, arch: str, dtype: s
     ref = copy.deepcopy(low).double()                 # the same rounded weights, float64 arithmetic
     x_low = x.to(DTYPES[dtype]) if x.is_floating_point() else x
     x_ref = x_low.double() if x.is_floating_point() else x
-    ref_outs, ref_y, t_ref = capture(ref, x_ref)
-    plain = [capture(low, x_low) for _ in range(max(1, repeats))]
-    plain_outs, plain_y = plain[0][:2]
-    mode = golden.torch.emulate(arch, strict=strict, quiet=True)
     warm_up(arch, DTYPES[dtype])
-    emu_outs, emu_y, t_emu = capture(low, x_low, mode)
+    runs = {"fp64": [], "plain": [], "emulated": []}
+    mode = None
+    for _ in range(max(1, repeats)):        # interleaved, so a busy machine slows all three alike
+        runs["fp64"].append(capture(ref, x_ref))
+        runs["plain"].append(capture(low, x_low))
+        mode = golden.torch.emulate(arch, strict=strict, quiet=True)
+        runs["emulated"].append(capture(low, x_low, mode))
+    (ref_outs, ref_y, _), (plain_outs, plain_y, _), (emu_outs, emu_y, _) = (runs[k][0] for k in runs)
     rows = []
+    products = {name for name, m in watched(model) if isinstance(m, PRODUCTS)}
     for name, r in list(ref_outs.items()) + [("(model output)", ref_y)]:
         p = plain_y if name == "(model output)" else plain_outs[name]
         e = emu_y if name == "(model output)" else emu_outs[name]
-        rows.append((name, "x".join(map(str, r.shape)), *errors(p, r), *errors(e, r), int((p != e).sum())))
-    t_plain = sorted(t for _, _, t in plain)[len(plain) // 2]
-    return Report(what, dtype, arch, rows, dict(mode.calls), dict(mode.ops), dict(mode.native),
-                  {"fp64": t_ref, "plain": t_plain, "emulated": t_emu})
+        product = name == "(model output)" or name.split("#")[0] in products
+        rows.append((name, "x".join(map(str, r.shape)), *errors(p, r), *errors(e, r), int((p != e).sum()), product))
+    seconds = {k: sorted(t for _, _, t in v)[len(v) // 2] for k, v in runs.items()}     # medians
+    repeated = all(torch.equal(y, emu_y) for _, y, _ in runs["emulated"])
+    return Report(what, dtype, arch, rows, dict(mode.calls), dict(mode.ops), dict(mode.native), seconds, repeated)
 
 
 def warm_up(arch: str, dtype: torch.dtype) -> None:
@@ -242,19 +253,23 @@ def warm_up(arch: str, dtype: torch.dtype) -> None:
         a @ a
 
 
-def render(report: Report) -> str:
-    """The report as the table the command prints."""
+def render(report: Report, rows: str = "all") -> str:
+    """The report as the table the command prints: every watched layer, or (``rows="products"``) the
+    convolution, linear and attention layers and the model's output."""
     lines = [f"# {report.what}", f"# {report.dtype} on {report.arch}'s tensor cores; errors against float64 "
              "(the same rounded weights and input)",
              f"{'layer':32s} {'shape':>14s} {'plain abs':>10s} {'plain rel':>10s} {'emul. abs':>10s} "
              f"{'emul. rel':>10s} {'differ':>7s}"]
-    for name, shape, pa, pr, ea, er, differ in report.rows:
+    for name, shape, pa, pr, ea, er, differ, product in report.rows:
+        if rows == "products" and not product:
+            continue
         lines.append(f"{name:32s} {shape:>14s} {pa:10.3e} {pr:10.3e} {ea:10.3e} {er:10.3e} {differ:7d}")
     fmt = lambda d: ", ".join(f"{k} x{v}" for k, v in sorted(d.items())) or "none"   # noqa: E731
     s = report.seconds
     lines += [f"products emulated, per instruction: {fmt(report.calls)}",
               f"aten operators emulated: {fmt(report.ops)}",
               f"floating-point products run natively: {fmt(report.native)}",
+              f"emulated passes gave the same bits each time: {'yes' if report.repeated else 'NO'}",
               f"seconds per forward pass: plain {report.dtype} {s['plain']:.4f}, float64 {s['fp64']:.4f}, "
               f"emulated {s['emulated']:.2f} ({s['emulated'] / max(s['plain'], 1e-9):.0f}x plain)"]
     return "\n".join(lines)
@@ -267,8 +282,10 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", choices=DTYPES, default="bf16")
     p.add_argument("--size", choices=GPT_SIZES, default="small")
     p.add_argument("--strict", action="store_true", help="a product the mode does not model is an error")
+    p.add_argument("--rows", choices=ROWS, default="all",
+                   help="every leaf layer, or only the convolution, linear and attention layers")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=3, help="plain passes timed (the median is printed)")
+    p.add_argument("--repeats", type=int, default=3, help="passes of each run timed (the median is printed)")
     args = p.parse_args(argv)
     import golden.torch
 
@@ -289,7 +306,7 @@ def main(argv=None) -> int:
         except golden.torch.NotEmulated as e:
             print(f"error: --strict: {e}", file=sys.stderr)
             return 1
-        print(render(report), end="\n\n", flush=True)
+        print(render(report, args.rows), end="\n\n", flush=True)
     return 0
 
 

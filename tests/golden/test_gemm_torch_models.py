@@ -28,11 +28,12 @@ def example():
         sys.modules.pop(spec.name, None)
 
 
-@pytest.mark.parametrize("name, op", [("resnet18", "aten.convolution.default"),
-                                      ("gpt", "aten._scaled_dot_product_flash_attention_for_cpu.default")])
-def test_tiny_models_run_all_three_ways_with_every_product_emulated(example, name, op):
+@pytest.mark.parametrize("name, op, repeats", [("resnet18", "aten.convolution.default", 1),
+                                               ("gpt", "aten._scaled_dot_product_flash_attention_for_cpu.default", 2)])
+def test_tiny_models_run_all_three_ways_with_every_product_emulated(example, name, op, repeats):
     model, x, what = example.BUILDERS[name]("tiny", 0)
-    report = example.measure(model, x, what, arch="hopper", dtype="bf16", strict=True, repeats=1)
+    report = example.measure(model, x, what, arch="hopper", dtype="bf16", strict=True, repeats=repeats)
+    assert report.repeated
     layers = [row[0] for row in report.rows]
     assert layers[-1] == "(model output)" and len(layers) == len(set(layers)) > 5
     assert report.native == {} and op in report.ops and sum(report.calls.values()) >= sum(report.ops.values())
@@ -40,6 +41,9 @@ def test_tiny_models_run_all_three_ways_with_every_product_emulated(example, nam
     assert any(row[2] > 0 for row in report.rows)                                 # the low dtype does round
     text = example.render(report)
     assert what in text and "HGMMA.64xNx16.F32.BF16" in text and "seconds per forward pass" in text
+    short = example.render(report, "products")
+    assert "(model output)" in short and len(short.splitlines()) < len(text.splitlines())
+    assert all(("norm" not in line and "relu" not in line and "bn" not in line) for line in short.splitlines()[3:])
 
 
 def test_resnet_shares_torchvisions_layer_names(example):
