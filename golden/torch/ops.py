@@ -108,23 +108,35 @@ def _addbmm(mode, p):
     return result
 
 
+def _vector(mode, *tensors) -> None:
+    """Route a matrix-vector or dot product: f16 and bf16 as GEMMs with one column (CUDA's ``gemv<Half>`` and
+    ``gemv<BFloat16>`` call ``gemm``, aten/src/ATen/cuda/CUDABlas.cpp); float32 ones run ``cublasSgemv`` /
+    ``cublasSdot`` on CUDA cores, never TF32, so they are not tensor-core products."""
+    mode.route(*tensors)
+    if tensors[0].dtype == torch.float32:
+        raise Native("float32 matrix-vector and dot products run cuBLAS Sgemv / Sdot on CUDA cores, not as TF32 "
+                     "(aten/src/ATen/cuda/CUDABlas.cpp)")
+
+
 def _mv(mode, p):
     a, v = p["self"], p["vec"]
-    mode.route(a, v)
+    _vector(mode, a, v)
     return mode.mm2d(a, v[:, None], a.dtype, op="mv")[:, 0]
 
 
 def _addmv(mode, p):
     inp, a, v = p["self"], p["mat"], p["vec"]
-    mode.route(a, v)
+    _vector(mode, a, v)
     c = inp.expand(a.shape[0])[:, None]
     return mode.mm2d(a, v[:, None], a.dtype, op="addmv", c=c, beta=p["beta"], alpha=p["alpha"])[:, 0]
 
 
 def _dot(mode, p):
+    """A 1 x K by K x 1 GEMM: the mode's model of a dot product.  CUDA's f16 / bf16 ``dot`` is
+    ``cublasDotEx``, a CUDA-core reduction whose order is not public: not what the GPU computes bit for bit."""
     a = p["self"]
     b = p["tensor"] if "tensor" in p else p["other"]
-    mode.route(a, b)
+    _vector(mode, a, b)
     return mode.mm2d(a[None], b[:, None], a.dtype, op="dot").reshape(())
 
 

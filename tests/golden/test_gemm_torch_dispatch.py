@@ -92,6 +92,16 @@ def test_native_products_are_summarised_on_exit_and_strict_names_the_fix(capsys)
     assert capsys.readouterr().err == ""
     before = torch.get_float32_matmul_precision()
     try:
+        torch.set_float32_matmul_precision("high")
+        with gt.emulate(ARCH, quiet=True) as mode:          # TF32 allowed: matrices yes, vectors never
+            x.float() @ x.float().t()
+            x.float() @ x[0].float()
+        assert mode.calls == {"HGMMA.64xNx8.F32.TF32": 1} and mode.native == {"aten.mv.default": 1}
+        assert "Sgemv / Sdot on CUDA cores" in mode.native_why["aten.mv.default"]
+    finally:
+        torch.set_float32_matmul_precision(before)
+    before = torch.get_float32_matmul_precision()
+    try:
         torch.set_float32_matmul_precision("highest")
         with pytest.raises(gt.NotEmulated, match="set it to 'high' to run them as TF32"):
             with gt.emulate(ARCH, strict=True):

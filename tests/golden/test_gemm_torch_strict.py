@@ -70,6 +70,15 @@ def test_the_fused_fast_path_would_be_caught_by_strict_mode():
             model(x)
 
 
+def test_the_exact_reference_runs_the_same_step():
+    model = encoder()
+    x = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1)).bfloat16()
+    with gt.exact(strict=True) as mode:
+        step(model, x)
+    assert mode.native == {} and set(mode.calls) == {"exact"}
+    assert all(p.grad is not None for p in model.parameters())
+
+
 def test_conv_net_training_step_strict():
     torch.manual_seed(3)
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
