@@ -33,13 +33,14 @@ import golden  # noqa: E402
 from golden.kernels import cuda as gpu  # noqa: E402
 from golden.vectors import random_operands  # noqa: E402
 
-# Per family: FDA (Hopper f16; CoFDA, Ampere's chain of passes; TF32; FP8 with block scales; the
-# fp8 mma.sync compiled path with c_last), GDFS (Blackwell MXF4), FDRDA (CDNA3 xf32), GFDRDA
-# (CDNA3 fp8), GPS (CDNA2 f16), SFMA (f64 DMMA, CDNA2 f32)
-DEFAULT_INSTR = ("hopper:HGMMA.64xNx16.F32", "ampere:HMMA.16816.F32", "ampere:HMMA.1688.F32.TF32",
-                 "blackwell:UTCQMMA.SF.F32.E4M3.E4M3.E8", "hopper:MMA.16832.F32.E4M3.E4M3",
-                 "blackwell:UTCOMMA.MXF4.E8", "cdna3:v_mfma_f32_16x16x8_xf32", "cdna3:v_mfma_f32_16x16x32_fp8_fp8",
-                 "cdna2:v_mfma_f32_32x32x4_2b_f16", "ampere:DMMA.884", "cdna2:v_mfma_f32_32x32x1_2b_f32")
+# One per family first (a run cut short has still covered each): FDA (Hopper f16), GDFS (Blackwell
+# MXF4), FDRDA (CDNA3 xf32), GFDRDA (CDNA3 fp8), GPS (CDNA2 f16), SFMA (f64 DMMA); then CoFDA
+# (Ampere's chain of passes), TF32, FP8 with block scales, the fp8 mma.sync compiled path with
+# c_last, SFMA in f32 (CDNA2)
+DEFAULT_INSTR = ("hopper:HGMMA.64xNx16.F32", "blackwell:UTCOMMA.MXF4.E8", "cdna3:v_mfma_f32_16x16x8_xf32",
+                 "cdna3:v_mfma_f32_16x16x32_fp8_fp8", "cdna2:v_mfma_f32_32x32x4_2b_f16", "ampere:DMMA.884",
+                 "ampere:HMMA.16816.F32", "ampere:HMMA.1688.F32.TF32", "blackwell:UTCQMMA.SF.F32.E4M3.E4M3.E8",
+                 "hopper:MMA.16832.F32.E4M3.E4M3", "cdna2:v_mfma_f32_32x32x1_2b_f32")
 KINDS = ("bits", "normal")         # --kinds structured too: its generator is slow (about 1 ms a row)
 CPU_PATHS = ("numba", "numpy")
 DEFAULT_ROWS = 500_000             # per instruction and kind: a million rows per instruction
