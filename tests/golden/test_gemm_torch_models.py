@@ -80,3 +80,19 @@ def test_main_runs_and_refuses_bad_arguments(example, capsys):
     assert example.main(["--repeats", "0"]) == 2
     err = capsys.readouterr().err
     assert "error: --arch: unknown architecture 'nosuch'" in err and "error: --repeats" in err
+
+
+def test_torchvision_resnet18_is_taken_where_torchvision_imports(example, monkeypatch):
+    import types
+
+    made = []
+
+    def resnet18(weights):
+        made.append(weights)
+        return example.ResNetStyle(4)
+    fake = types.SimpleNamespace(__version__="0.0-test", models=types.SimpleNamespace(resnet18=resnet18))
+    monkeypatch.setitem(sys.modules, "torchvision", fake)
+    _, x, what = example.build_resnet("small", 0)
+    assert made == [None] and what == "torchvision 0.0-test ResNet-18" and tuple(x.shape) == (1, 3, 64, 64)
+    monkeypatch.setitem(sys.modules, "torchvision", None)           # an import that fails
+    assert example.build_resnet("small", 0)[2].startswith("ResNet-style network built here")
