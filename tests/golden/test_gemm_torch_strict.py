@@ -70,6 +70,17 @@ def test_the_fused_fast_path_would_be_caught_by_strict_mode():
             model(x)
 
 
+def test_multihead_attention_with_weights_is_all_emulated():
+    torch.manual_seed(6)
+    mha = torch.nn.MultiheadAttention(16, 2, batch_first=True).bfloat16()
+    x = torch.randn(2, 5, 16).bfloat16().requires_grad_()
+    with gt.emulate(ARCH, strict=True) as mode:
+        out, weights = mha(x, x, x)                          # need_weights: the explicit bmm path
+        out.float().sum().backward()
+    assert mode.native == {} and weights.shape == (2, 5, 5)
+    assert mode.ops["aten.bmm.default"] == 6 and x.grad is not None and mha.in_proj_weight.grad is not None
+
+
 def test_the_exact_reference_runs_the_same_step():
     model = encoder()
     x = torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1)).bfloat16()
