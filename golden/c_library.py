@@ -24,7 +24,8 @@ from .params import EXACT
 from .rules import Rounding, ZeroSign
 
 __all__ = ["spec_header", "SPEC_NAMES", "write_spec_header", "catalog_source", "write_catalog", "CSlot",
-           "C_NPARAMS", "core_params", "supports", "build_design", "custom_instructions"]
+           "C_NPARAMS", "core_params", "supports", "build_design", "custom_instructions", "runtime_source",
+           "write_runtime", "FIELD_KINDS"]
 
 
 class CSlot(IntEnum):
@@ -177,6 +178,9 @@ def catalog_source(custom=()) -> str:
     rows, row_ix = [], {}
     orders, order_ix = [], {}
 
+    def _key(dp):
+        return (dp.params, tuple(dp.formats), dp.k, dp.scale_format, dp.block_size)
+
     def row_id(fmt) -> int:
         if fmt.name not in row_ix:
             row_ix[fmt.name] = len(rows)
@@ -268,7 +272,7 @@ def catalog_source(custom=()) -> str:
     e = 0
     for i, ins in enumerate(entries):
         for m, n in (list(ins.shapes) or [(ins.m, ins.n)]):
-            out.append(f"    {{{i}, {m}, {n}}},")
+            out.append(f"    {{&GC_ENTRIES[{i}], &GC_DESIGNS[{design_ix[_key(ins.datapath)]}], {m}, {n}, NULL}},")
             e += 1
     out.append("};")
     arches = list(ARCHITECTURES) + ([CUSTOM] if customs else [])
@@ -286,6 +290,107 @@ def catalog_source(custom=()) -> str:
     return "\n".join(out) + "\n"
 
 
+# Params field kinds as golden.params.Field.kind names them, as C codes (golden_runtime.inc's GR_FIELDS)
+FIELD_KINDS = ("int", "bool", "word", "format", "algorithm")
+
+
+def _word_code(spec_field, word) -> int:
+    """What the kernels' parameter vector holds for a word: its rules enum's ``code`` where it has one
+    (roundings, overflow rules), else its index among the field's words."""
+    member = spec_field.enum(word)
+    return int(member.code) if hasattr(member, "code") else spec_field.words.index(word)
+
+
+def _terms_rule(alg) -> tuple[int, int, int]:
+    """``(int_bits, per_group, plus)``: an algorithm's ``terms(p, L)`` as ``L // (group if per_group
+    else 1) + plus`` terms of ``int_bits`` integer bits, read off its descriptor (checked on a few L)."""
+    from types import SimpleNamespace
+    g = 4
+    int_bits, t1 = alg.terms(SimpleNamespace(group=g), 8 * g)
+    per_group = int(alg.terms(SimpleNamespace(group=g), 16 * g)[1] - t1 == 8)
+    plus = t1 - (8 if per_group else 8 * g)
+    for L, grp in ((16, 16), (32, 8), (64, 2), (48, 16)):
+        if alg.terms(SimpleNamespace(group=grp), L) != (int_bits, L // (grp if per_group else 1) + plus):
+            raise ValueError(f"{alg.name}'s exact_terms is not L // group + c or L + c: the C library's "
+                             "run-time designs cannot bound it (golden.c_library._terms_rule)")
+    return int_bits, per_group, plus
+
+
+def runtime_source() -> str:
+    """``golden_runtime.inc``: what ``golden_c/src/runtime.c`` needs to build a design of your own at run
+    time (``mma_golden_from_spec``) without golden: every :data:`golden.params.FIELDS` field (kind,
+    words and the codes the kernels take, smallest value, default), every algorithm descriptor
+    (kernel, fields read and required, values it describes, its exact-sum bound), every format's row
+    (:func:`golden.kernels.spec.format_row`) and facts, and the shape and format fields of
+    :mod:`golden.custom`'s grammar."""
+    import dataclasses
+
+    from .custom import FORMAT_FIELDS, SHAPE_FIELDS, scale_formats
+    from .descriptors import ALGORITHMS
+    from .formats import FORMATS
+    from .params import FIELDS, Params
+
+    names = list(FIELDS)
+    defaults = {f.name: f.default for f in dataclasses.fields(Params)}
+    out = ["/* golden_runtime.inc: written by golden.c_library from golden.params.FIELDS, golden.descriptors and",
+           " * golden.formats; do not edit.  Included by golden_c/src/runtime.c, which defines the types. */", ""]
+    for i, kind in enumerate(FIELD_KINDS):
+        out.append(f"#define GR_KIND_{kind.upper()} {i}")
+    out.append(f"#define GR_NFIELDS {len(names)}")
+    for i, name in enumerate(names):
+        out.append(f"#define GR_F_{name.upper()} {i}")
+        spec_field = FIELDS[name]
+        for w in spec_field.words:
+            out.append(f"#define GR_W_{name.upper()}_{str(w).upper()} {_word_code(spec_field, w)}")
+    out.append("static const gr_field GR_FIELDS[GR_NFIELDS] = {")
+    for name in names:
+        f = FIELDS[name]
+        words = list(f.words) if f.kind == "word" else list(ALGORITHMS) if f.kind == "algorithm" else []
+        codes = [_word_code(f, w) for w in words] if f.kind == "word" else list(range(len(words)))
+        d = defaults.get(name, dataclasses.MISSING)
+        dnone = int(d is None or d is dataclasses.MISSING)
+        dval = 0 if dnone else (codes[words.index(d)] if f.kind == "word" else int(d))
+        low = "INT64_MIN" if f.low is None else str(f.low)
+        out.append(f"    {{{_c_string(name)}, {FIELD_KINDS.index(f.kind)}, {low}, {int(f.none)}, "
+                   f"{_c_string(f.extra) if f.extra else 'NULL'}, {_c_string('|'.join(map(str, words)))}, "
+                   f"{_ints(codes + [0] * (8 - len(codes)))}, {dnone}, {dval}LL}},")
+    out.append("};")
+    out.append(f"#define GR_NALGS {len(ALGORITHMS)}")
+    out.append("static const gr_algorithm GR_ALGS[GR_NALGS] = {")
+    for alg in ALGORITHMS.values():
+        reads = sum(1 << names.index(n) for n in alg.fields_read)
+        needs = sum(1 << names.index(n) for n in alg.requires)
+        desc = [(names.index(n), _word_code(FIELDS[n], v) if FIELDS[n].kind == "word" else int(v))
+                for n, vs in alg.describes.items() for v in vs]
+        desc += [(-1, 0)] * (4 - len(desc))
+        int_bits, per_group, plus = _terms_rule(alg)
+        out.append(f"    {{{_c_string(alg.name)}, {int(alg.kernel_code)}, {int(alg.chained)}, {int(alg.exact_F)}, "
+                   f"{int(alg.lowering)}, {reads}LL, {needs}LL, {{{', '.join(f'{{{a}, {b}}}' for a, b in desc)}}}, "
+                   f"{int_bits}, {per_group}, {plus}}},")
+    out.append("};")
+    scales = scale_formats()
+    out.append(f"#define GR_NFORMATS {len(FORMATS)}")
+    out.append("static const gr_format GR_FORMATS[GR_NFORMATS] = {")
+    for name, fmt in FORMATS.items():
+        out.append(f"    {{{_c_string(name)}, {fmt.storage_bits}, {fmt.dtype().itemsize}, {int(spec._decodable(fmt))}, "
+                   f"{int(spec._plain_output(fmt))}, {int(name in scales)}, {_ints(spec.format_row(fmt, -1, -1))}}},")
+    out.append("};")
+    shape = list(SHAPE_FIELDS) + list(FORMAT_FIELDS)
+    out.append(f"#define GR_NSHAPE {len(shape)}")
+    out.append("static const char *const GR_SHAPE_FIELDS[GR_NSHAPE] = {" + ", ".join(map(_c_string, shape)) + "};")
+    for i, name in enumerate(shape):
+        out.append(f"#define GR_S_{name.upper()} {i}")
+    return "\n".join(out) + "\n"
+
+
+def write_runtime(folder) -> Path:
+    """Write ``golden_runtime.inc`` into ``folder`` (made if missing); its path."""
+    path = Path(folder) / "golden_runtime.inc"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(runtime_source())
+    return path
+
+
 def write_catalog(folder, custom=()) -> Path:
     """Write ``golden_catalog.inc`` into ``folder`` (made if missing); its path."""
     path = Path(folder) / "golden_catalog.inc"
@@ -301,3 +406,4 @@ if __name__ == "__main__":
         sys.exit(2)
     print(write_spec_header(sys.argv[1]))
     print(write_catalog(sys.argv[1], sys.argv[2:]))
+    print(write_runtime(sys.argv[1]))

@@ -32,7 +32,8 @@ from .descriptors import KernelCode
 from .paths import REPO, build_dir
 
 __all__ = ["SOURCE_DIR", "INCLUDE_DIR", "CFLAGS", "KERNELS", "build", "load", "kernel", "dot_add", "planted_fault",
-           "CInstruction", "c_lookup", "c_entries", "c_dot_add", "c_mma", "c_tables"]
+           "CInstruction", "c_lookup", "c_entries", "c_dot_add", "c_mma", "c_tables", "c_from_spec",
+           "c_from_params"]
 
 SOURCE_DIR = REPO / "golden_c" / "src"
 INCLUDE_DIR = REPO / "golden_c" / "include"
@@ -70,9 +71,18 @@ def _digest(spec_header: str, catalog: str = "") -> str:
 
 @functools.cache
 def _generated(custom: tuple = ()) -> tuple[str, str]:
-    """The generated sources (:mod:`golden.c_library`): ``golden_spec.h`` and ``golden_catalog.inc``."""
-    from .c_library import catalog_source, spec_header
-    return spec_header(), catalog_source(custom)
+    """The generated sources (:mod:`golden.c_library`): ``golden_spec.h``, and ``golden_catalog.inc`` with
+    ``golden_runtime.inc`` after it (one text: :func:`_split` parts them)."""
+    from .c_library import catalog_source, runtime_source, spec_header
+    return spec_header(), catalog_source(custom) + _SPLIT + runtime_source()
+
+
+_SPLIT = "/* ---- golden_runtime.inc ---- */\n"
+
+
+def _split(generated: str) -> tuple[str, str]:
+    catalog, _, runtime = generated.partition(_SPLIT)
+    return catalog, runtime
 
 
 def build(folder=None, custom=()) -> Path:
@@ -99,7 +109,8 @@ def build(folder=None, custom=()) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     gen = folder / "include"
     gen.mkdir(exist_ok=True)
-    for name, text in (("golden_spec.h", header), ("golden_catalog.inc", catalog)):
+    for name, text in (("golden_spec.h", header), *zip(("golden_catalog.inc", "golden_runtime.inc"),
+                                                           _split(catalog))):
         path = gen / name
         if not path.exists() or path.read_text() != text:
             tmp = gen / f".{name}.{os.getpid()}"
@@ -149,6 +160,7 @@ def _api_types(lib) -> None:
             "mma_golden_format": (S, [P, Int]), "mma_golden_with_shape": (P, [P, Int, Int]),
             "mma_golden_dot_add": (Int, [P, ctypes.c_size_t, U, U, U, U, U, U]),
             "mma_golden_mma": (Int, [P, U, U, U, U, U, U]),
+            "mma_golden_from_spec": (P, [S]), "mma_golden_free": (None, [P]),
             "mma_golden_tables": (Int, [P, ctypes.POINTER(ctypes.POINTER(ctypes.c_float)),
                                       ctypes.POINTER(ctypes.POINTER(ctypes.c_int16)), ctypes.POINTER(ctypes.c_size_t)])}
     for name in ("arch", "name", "algorithm"):
@@ -317,6 +329,36 @@ def c_lookup(arch: str, name: str, folder=None, custom=()) -> CInstruction:
     if not ptr:
         raise ValueError(_error(lib))
     return CInstruction(lib, ptr)
+
+
+def c_from_spec(spec: str, folder=None) -> CInstruction:
+    """``mma_golden_from_spec``: an instruction of your own made at run time by the built library (no
+    rebuild), from a spec in :mod:`golden.custom`'s grammar; released (``mma_golden_free``) when the
+    returned object is collected.  ValueError with the library's message where the spec is refused."""
+    import weakref
+    lib = load(folder)
+    if not isinstance(spec, str):
+        raise ValueError(f"a spec is a string k=K,a=FMT,c=FMT,base=ALG,..., not {spec!r}")
+    ptr = lib.mma_golden_from_spec(spec.encode())
+    if not ptr:
+        raise ValueError(_error(lib))
+    ins = CInstruction(lib, ptr)
+    weakref.finalize(ins, lib.mma_golden_free, ptr)
+    return ins
+
+
+def c_from_params(params, k: int, a: str, c: str, *, b=None, d=None, m: int = 1, n: int = 1, scale=None,
+                  block=None, folder=None) -> CInstruction:
+    """:func:`c_from_spec` of a :class:`golden.Params` and a shape: the spec written with
+    :func:`golden.params.format_params` (the fields that differ from the defaults)."""
+    import dataclasses
+
+    from .params import format_params
+    changes = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)
+               if f.name == "base" or getattr(params, f.name) != f.default}
+    shape = {"k": k, "m": m, "n": n, "a": a, "b": b, "c": c, "d": d, "scale": scale, "block": block}
+    head = ",".join(f"{key}={value}" for key, value in shape.items() if value is not None)
+    return c_from_spec(f"{head},{format_params(changes)}", folder)
 
 
 def c_entries(folder=None, custom=()) -> list[CInstruction]:

@@ -50,6 +50,14 @@ typedef struct mma_golden_instr mma_golden_instr;   /* a catalog entry at one sh
  * are compiled in at build time (python -m golden.clib --custom SPEC, make golden-c CUSTOM=SPEC) and
  * looked up as arch "custom" by their canonical spec (golden.custom.spec's spelling). */
 const mma_golden_instr *mma_golden_lookup(const char *arch, const char *name);
+/* An instruction of your own made at run time, without a rebuild: spec in golden.custom's grammar,
+ * "k=16,a=e4m3,c=f32,base=FDA,F=25,e_zero=-133" (k, a, c and base required; b defaults to a, d to c,
+ * m and n to 1; scale=FMT,block=N for block scales; then any golden.Params field as FIELD=VALUE), the
+ * same bits as golden.dot_add / golden.mma on golden.lookup("custom", spec).  NULL when the spec is not
+ * valid or no C kernel models the design: mma_golden_last_error() says why.  Its arch is "custom", its
+ * name the spec as given.  Release it with mma_golden_free. */
+const mma_golden_instr *mma_golden_from_spec(const char *spec);
+void mma_golden_free(const mma_golden_instr *);     /* a run-time instruction (catalog ones: no effect) */
 /* the same instruction at another of its shapes (M, N) for mma; NULL (and the valid shapes) otherwise */
 const mma_golden_instr *mma_golden_with_shape(const mma_golden_instr *, int m, int n);
 const char *mma_golden_last_error(void);            /* the calling thread's last error ("" if none) */

@@ -13,25 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "common.h"
 #include "mma_golden.h"
 #include "rows.h"
-
-typedef struct { int64_t off, len; int row, low; } gc_segment;           /* a table at off, of format row */
-typedef struct { int first, count; int64_t size; } gc_layout;             /* segments first .. +count */
-typedef struct {
-    int code, k, layout, order;                                           /* order -1: 0 .. k-1 */
-    int64_t fmts[GS_SLOTS * GS_FORMAT_COLUMNS];
-    int64_t prm[GS_C_NPARAMS];                                         /* golden.c_library.build_design */
-} gc_design;
-typedef struct {
-    const char *arch, *name, *names, *algorithm;                          /* names: ptx|alias|... */
-    int k, block, design, d_bytes;
-    const char *formats[5];
-    int bits[5];                                                          /* their storage bits */
-    int first, count, dflt;                                               /* GC_INSTR records */
-} gc_entry;
-struct mma_golden_instr { int entry, m, n; };
 
 #include "golden_catalog.inc"
 
@@ -78,15 +63,30 @@ static void append(const char *fmt, ...)
 
 const char *mma_golden_last_error(void) { return gc_error; }
 
+int gc_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(gc_error, sizeof gc_error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void gc_clear_error(void) { gc_error[0] = 0; }
+
 /* --------------------------------------------------------------------------- tables */
 
-typedef struct { float *v; int16_t *e; size_t n; } gc_tables;
 static gc_tables *gc_cache[GC_NLAYOUTS];
 
-static gc_tables *build_tables(int layout)
+void gc_free_tables(gc_tables *t)
 {
-    const gc_layout *L = &GC_LAYOUTS[layout];
-    size_t n = L->size > 0 ? (size_t)L->size : 1;
+    if (t != NULL)
+        free(t->v), free(t->e), free(t);
+}
+
+gc_tables *gc_fill_tables(const gc_fill *fills, int count, int64_t size)
+{
+    size_t n = size > 0 ? (size_t)size : 1;
     gc_tables *t = malloc(sizeof *t);
     int s;
     if (t == NULL)
@@ -95,26 +95,36 @@ static gc_tables *build_tables(int layout)
     t->e = calloc(n, sizeof *t->e);
     t->n = n;
     if (t->v == NULL || t->e == NULL) {
-        free(t->v), free(t->e), free(t);
+        gc_free_tables(t);
         return NULL;
     }
-    for (s = L->first; s < L->first + L->count; s++) {
-        const gc_segment *g = &GC_SEGMENTS[s];
-        const int64_t *row = GC_ROWS[g->row];
+    for (s = 0; s < count; s++) {
+        const gc_fill *g = &fills[s];
         int64_t j;
         for (j = 0; j < g->len; j++) {
             double v;
             int64_t e;
-            fields_value_exp(row, 0, (uint64_t)j << row[GS_IGNORED_LOW], &v, &e);
-            if (g->low >= 0) {          /* spec._tables(fmt, lowered_to): the exact conversion's value, exponent */
-                const int64_t *low = GC_ROWS[g->low];
-                fields_value_exp(low, 0, round_f64(low, 0, v, GS_RNE), &v, &e);
-            }
+            fields_value_exp(g->row, 0, (uint64_t)j << g->row[GS_IGNORED_LOW], &v, &e);
+            if (g->low != NULL)          /* spec._tables(fmt, lowered_to): the exact conversion's value, exponent */
+                fields_value_exp(g->low, 0, round_f64(g->low, 0, v, GS_RNE), &v, &e);
             t->v[g->off + j] = (float)v;
             t->e[g->off + j] = (int16_t)e;
         }
     }
     return t;
+}
+
+static gc_tables *build_tables(int layout)
+{
+    const gc_layout *L = &GC_LAYOUTS[layout];
+    gc_fill fills[GS_SLOTS];
+    int s;
+    for (s = 0; s < L->count && s < GS_SLOTS; s++) {
+        const gc_segment *g = &GC_SEGMENTS[L->first + s];
+        fills[s].off = g->off, fills[s].len = g->len;
+        fills[s].row = GC_ROWS[g->row], fills[s].low = g->low >= 0 ? GC_ROWS[g->low] : NULL;
+    }
+    return gc_fill_tables(fills, s, L->size);
 }
 
 static const gc_tables *tables(int layout)
@@ -126,7 +136,7 @@ static const gc_tables *tables(int layout)
     if (t == NULL)
         return NULL;
     if (!GC_CAS(&gc_cache[layout], &expected, t)) {      /* another thread published first: use its */
-        free(t->v), free(t->e), free(t);
+        gc_free_tables(t);
         t = expected;
     }
     return t;
@@ -365,7 +375,10 @@ const mma_golden_instr *mma_golden_with_shape(const mma_golden_instr *x, int m, 
         fail("no instruction (NULL): see mma_golden_lookup");
         return NULL;
     }
-    e = &GC_ENTRIES[x->entry];
+    e = x->e;
+    if (x->own != NULL)
+        return (const mma_golden_instr *)(gc_fail("%s: an instruction made at run time has the one shape it was "
+                                                  "made with, M=%d, N=%d", e->name, x->m, x->n), NULL);
     for (i = e->first; i < e->first + e->count; i++)
         if (GC_INSTR[i].m == m && GC_INSTR[i].n == n)
             return &GC_INSTR[i];
@@ -386,7 +399,7 @@ const mma_golden_instr *mma_golden_entry(size_t i)
     return &GC_INSTR[GC_ENTRIES[i].dflt];
 }
 
-#define ENTRY(x) (&GC_ENTRIES[(x)->entry])
+#define ENTRY(x) ((x)->e)
 const char *mma_golden_arch(const mma_golden_instr *x) { return x ? ENTRY(x)->arch : NULL; }
 const char *mma_golden_name(const mma_golden_instr *x) { return x ? ENTRY(x)->name : NULL; }
 const char *mma_golden_algorithm(const mma_golden_instr *x) { return x ? ENTRY(x)->algorithm : NULL; }
@@ -406,7 +419,7 @@ int mma_golden_tables(const mma_golden_instr *x, const float **vtab, const int16
     const gc_tables *t;
     if (x == NULL)
         return fail("no instruction (NULL)");
-    t = tables(GC_DESIGNS[ENTRY(x)->design].layout);
+    t = x->own != NULL ? x->own->tables : tables(x->d->layout);
     if (t == NULL)
         return fail("out of memory building the value tables");
     *vtab = t->v, *etab = t->e, *n = t->n;
@@ -446,7 +459,8 @@ typedef struct {
     const gc_design *d;
     golden_rows_fn fn;
     const gc_tables *t;
-    int64_t order[GC_MAXK > 0 ? GC_MAXK : 1];
+    int64_t buf[GC_MAXK > 0 ? GC_MAXK : 1];
+    const int64_t *order;                        /* buf, or a run-time instruction's own */
     int64_t isz[5];
 } gc_call;
 
@@ -456,7 +470,7 @@ static int prepare(const mma_golden_instr *x, const void *sa, const void *sb, gc
     if (x == NULL)
         return fail("no instruction (NULL): see mma_golden_lookup");
     c->e = ENTRY(x);
-    c->d = &GC_DESIGNS[c->e->design];
+    c->d = x->d;
     c->fn = kernel_of(c->d->code);
     if (c->fn == NULL)
         return fail("%s on %s: no C kernel for its algorithm", c->e->name, c->e->arch);
@@ -465,11 +479,16 @@ static int prepare(const mma_golden_instr *x, const void *sa, const void *sb, gc
                     c->e->name, c->e->arch, c->e->formats[4], c->e->block);
     if (!c->e->block && (sa != NULL || sb != NULL))
         return fail("%s on %s takes no block scales (pass NULL)", c->e->name, c->e->arch);
-    c->t = tables(c->d->layout);
+    c->t = x->own != NULL ? x->own->tables : tables(c->d->layout);
     if (c->t == NULL)
         return fail("out of memory building the value tables");
-    for (i = 0; i < c->d->k; i++)
-        c->order[i] = c->d->order >= 0 ? GC_ORDERS[c->d->order][i] : i;
+    if (x->own != NULL) {
+        c->order = x->own->order;
+    } else {
+        for (i = 0; i < c->d->k; i++)
+            c->buf[i] = c->d->order >= 0 ? GC_ORDERS[c->d->order][i] : i;
+        c->order = c->buf;
+    }
     for (i = 0; i < 5; i++)
         c->isz[i] = 8;
     return 0;

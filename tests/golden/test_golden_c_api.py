@@ -3,8 +3,9 @@ generated catalog (golden.c_library.catalog_source) against golden: the catalog 
 compiled kernels model with the same facts; every name golden.lookup takes finds the same entry;
 unknown names say what is valid; the tables built in C equal spec.build's; mma_golden_dot_add and
 mma_golden_mma equal golden.dot_add and golden.mma bit for bit (a representative entry of each
-algorithm family here, every entry under -m slow); and a C program linked against the built library
-prints what golden computes.
+algorithm family here, every entry under -m slow); instructions of your own made at run time
+(mma_golden_from_spec, no rebuild) give golden's bits and are refused where golden refuses them; and a
+C program linked against the built library prints what golden computes.
 
 The library is golden.clib's cached build (build/golden-c/): compiled once, not per test."""
 
@@ -322,3 +323,118 @@ def test_every_entry_dot_add_slow(ins):
 def test_every_entry_mma_slow(ins):
     ops = _tiles(ins, np.random.default_rng(3))
     assert np.array_equal(clib.c_mma(clib.c_lookup(ins.arch, ins.name), *ops), golden.mma(ins, *ops))
+
+
+# ---------------------------------------------------------------------------- designs made at run time
+
+RUNTIME_SPECS = [
+    "k=16,m=4,n=8,a=e4m3,c=f32,scale=ue8m0,block=16,base=FDA,F=25,pass_size=16,e_zero=-133",
+    "k=2,a=f16,b=f16,c=f32,d=f32,base=FDA,F=exact,e_zero=-126,out_rounding=RNE,overflow=ieee,zero_sign=ieee754",
+    "k=8,a=f16,c=f32,base=FDRDA,F=24,out_rounding=RNE,overflow=ieee,zero_sign=ieee,product_overflow=true",
+    "k=16,a=bf16,c=f32,base=GPS,group=4,nan_bits=0x7fc00001",
+    "k=4,a=f32,c=f32,base=SFMA,fma_rounding=RZ",
+    "k=32,a=e4m3,c=f32,base=FDA,F=25,e_zero=-133,pass_size=16,operand_format=f16,pass_interleave=2,c_last=true",
+    "k=32,a=e5m2,b=e4m3,c=f32,base=GFDRDA,F=24,out_rounding=RNE,overflow=ieee,c_drop=25,specials=later_model",
+    "k=32,a=e2m1,c=f32,scale=ue4m3,block=16,base=GDFS,F=25,e_zero=-133,group=16",
+]
+# specs golden refuses (golden.lookup("custom", ...)): mma_golden_from_spec refuses each, naming what is wrong
+REFUSED_SPECS = {
+    "k=4,a=f16,c=f32": "base is missing", "k=4,a=f16,c=f32,base=FDA": "FDA needs F",
+    "k=4,a=f16,c=f32,base=FDA,F=60,e_zero=-133": r"Params.F=60; valid: 0..48 or 'exact'",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,fma_rounding=RZ": "FDA does not read it",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,nan_bits=0x3f800000": "not a NaN of the output format f32",
+    "k=4,a=f16,c=f32,base=SFMA": "SFMA runs IEEE fused multiply-adds in one format",
+    "k=6,a=f16,c=f32,base=FDA,F=24,e_zero=-133,pass_size=4": "K=6 is not a multiple of the pass size",
+    "k=4,a=f16,c=f32,base=GPS,group=3": "GPS needs group G",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,out_rounding=RNX": "out_rounding=RNX is not valid; valid: one of",
+    "k=4,a=f17,c=f32,base=FDA,F=24,e_zero=-1": "a=f17 is not a format",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,frobnicate=1": "'frobnicate' is not a golden.Params field",
+    "k=4,a=f16,c=f32,scale=ue8m0,base=FDA,F=24,e_zero=-133": "scale and block go together",
+    "k=4,a=f16,c=f32,base=FDRDA,F=exact": "an FDA design, not FDRDA",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,out_frac_bits=30": r"out_frac_bits=30; valid: 1..23",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=5000": "e_zero=5000; valid:",
+    "k=0,a=f16,c=f32,base=FDA,F=24,e_zero=-133": "k=0; valid: a positive integer",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,F=25": "given twice",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,c_last=maybe": "valid: true or false",
+    "k=4,a=f16,c=f16,base=FDA,F=24,e_zero=-133,c_last=true,d=f32": "c_last adds c in the result format",
+    "k=8,a=f16,c=f32,base=FDRDA,F=24,dot_floor_bits=60": "dot_floor_bits at most 47",
+    "k=8,a=f16,c=f32,base=FDRDA,F=24,c_floor_bits=40": "c_floor_bits at most dot_floor_bits",
+    "k=4,a=f16,c=f32,scale=f16,block=2,base=FDA,F=24,e_zero=-133": "not a block-scale format",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,pass_size=4,pass_interleave=3": "pass_interleave must divide",
+    "k=4,a=f16,c=f32,base=GPS,group=4,F=3": "GPS does not read it",
+    "k=4,a=f16,c=f32,base=FDA,F=24,e_zero=-133,operand_format=e4m3": "holds every f16 value exactly",
+}
+
+
+def _from_spec_mismatches(spec: str, n: int, seed: int = 0) -> int:
+    ins = golden.lookup("custom", spec)
+    c_ins = clib.c_from_spec(spec)
+    assert (c_ins.arch, c_ins.name, c_ins.algorithm, c_ins.m, c_ins.n, c_ins.k, c_ins.block, c_ins.formats) == \
+        ("custom", spec, ins.algorithm, ins.m, ins.n, ins.k, ins.block_size or 0,
+         (ins.a_format, ins.b_format, ins.c_format, ins.d_format, ins.scale_format))
+    bad = 0
+    for i, kind in enumerate(KINDS):
+        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
+        bad += int((clib.c_dot_add(c_ins, a, b, c, sa, sb) != golden.dot_add(ins, a, b, c, sa, sb)).sum())
+    return bad
+
+
+@pytest.mark.parametrize("spec", RUNTIME_SPECS)
+def test_an_instruction_of_your_own_at_run_time(spec):
+    so = clib.build()
+    assert _from_spec_mismatches(spec, ROWS) == 0
+    assert clib.build() == so                       # the library built once: no rebuild for a design of your own
+
+
+def test_run_time_mma_and_one_shape():
+    spec = RUNTIME_SPECS[0]
+    ins, c_ins = golden.lookup("custom", spec), clib.c_from_spec(spec)
+    ops = _tiles(ins, np.random.default_rng(8))
+    assert np.array_equal(clib.c_mma(c_ins, *ops), golden.mma(ins, *ops))
+    with pytest.raises(ValueError, match="made at run time has the one shape it was made with, M=4, N=8"):
+        c_ins.with_shape(4, 16)
+
+
+def test_run_time_from_params():
+    ins = golden.lookup("cdna1", "v_mfma_f32_16x16x16f16")
+    c_ins = clib.c_from_params(ins.params, ins.k, ins.a_format, ins.c_format, m=ins.m, n=ins.n)
+    a, b, c, _, _ = random_operands(ins, ROWS, np.random.default_rng(3), "all")
+    assert np.array_equal(clib.c_dot_add(c_ins, a, b, c), golden.dot_add(ins, a, b, c))
+
+
+@pytest.mark.parametrize("spec", sorted(REFUSED_SPECS))
+def test_run_time_refuses_what_golden_refuses(spec):
+    with pytest.raises(ValueError):
+        golden.lookup("custom", spec)
+    with pytest.raises(ValueError, match=REFUSED_SPECS[spec]):
+        clib.c_from_spec(spec)
+
+
+def test_run_time_refuses_what_no_c_kernel_models():
+    spec = "k=16,a=e2m1,c=f32,scale=ue4m3,block=16,base=GDFS,F=25,e_zero=-133,group=16,zero_sign=ieee754"
+    assert golden.lookup("custom", spec).k == 16                       # golden computes it (numpy)
+    with pytest.raises(ValueError, match="no C kernel models this design"):
+        clib.c_from_spec(spec)
+
+
+def _catalog_designs():
+    return list({ins.datapath: ins for ins in golden.CATALOG}.values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", _catalog_designs(), ids=lambda i: f"{i.arch}-{i.name}")
+def test_every_catalog_design_at_run_time_slow(ins):
+    """Each catalog datapath made at run time from its Params and shape gives golden's bits."""
+    c_ins = clib.c_from_params(ins.params, ins.k, ins.a_format, ins.c_format, b=ins.b_format, d=ins.d_format,
+                               scale=ins.scale_format, block=ins.block_size)
+    bad = 0
+    for i, kind in enumerate(KINDS):
+        a, b, c, sa, sb = random_operands(ins, SLOW_ROWS // 10, np.random.default_rng([11, i]), kind)
+        bad += int((clib.c_dot_add(c_ins, a, b, c, sa, sb) != golden.dot_add(ins, a, b, c, sa, sb)).sum())
+    assert bad == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", RUNTIME_SPECS)
+def test_an_instruction_of_your_own_at_run_time_slow(spec):
+    assert _from_spec_mismatches(spec, SLOW_ROWS, seed=4) == 0
