@@ -22,6 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..catalog import Instruction, canonical_arch, lookup
 from ..gemm import Kernel, Reduction, Scaling, _kernel, _resolve, gemm, instruction_for, k_slices
+from ..options import is_whole
 from . import ops
 from .bits import DTYPES, from_bits, to_bits
 
@@ -255,8 +256,11 @@ class emulate(_Mode):
         self.kernel = kernel if callable(kernel) else _torch_kernel(kernel)
         self.params = params
         self.overrides = {key: _override(self.arch, key, ins) for key, ins in (instr or {}).items()}
+        if not is_whole(workers) or workers < 1:
+            raise ValueError(f"golden.torch: workers must be an integer >= 1 (threads per GEMM), got {workers!r}")
         self.workers = workers
         self.c_input = _c_input(c_input)
+        _check_params(self.arch, params)
 
     def instruction(self, a_dtype: torch.dtype, b_dtype: torch.dtype) -> Instruction:
         """The instruction for these operand dtypes (raises :class:`ops.Native` when ``arch`` has none)."""
@@ -327,6 +331,20 @@ def _override(arch: str, key, ins) -> Instruction:
         raise ValueError(f"golden.torch: instr[{key[0]}, {key[1]}] is {ins.name}, which takes {ins.a_format} x "
                          f"{ins.b_format}; operands {key[0]} x {key[1]} need an instruction for {want[0]} x {want[1]}")
     return ins
+
+
+def _check_params(arch: str, params) -> None:
+    """``params`` refused now, in one line, rather than at the first product: applied to the f16 instruction
+    of ``arch`` (or bf16, e4m3); each product's instruction checks them again."""
+    if params is None:
+        return
+    for fmt in ("f16", "bf16", "e4m3"):               # the instruction the mode uses most, on any arch
+        try:
+            probe = instruction_for(arch, fmt, fmt)
+        except ValueError:
+            continue
+        _resolve(probe, None, params)
+        return
 
 
 def _c_input(value) -> CInput:
