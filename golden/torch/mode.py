@@ -317,6 +317,9 @@ def _torch_kernel(kernel) -> Kernel:
         raise ValueError(f"golden.torch: Kernel {k.name!r} has scaling={k.scaling.value!r}, but torch passes "
                          "no block or group scales to a matrix product; use an unscaled kernel "
                          "(_scaled_mm's per-tensor scales go into alpha)")
+    if k.c_accumulate:
+        raise ValueError(f"golden.torch: Kernel {k.name!r} has c_accumulate=True; the mode decides per call "
+                         "where C goes: pass c_input='accumulator' (and a kernel with c_accumulate=False)")
     return k
 
 

@@ -171,6 +171,7 @@ def test_the_kernel_can_be_chosen_per_call():
     ({"c_input": "register"}, "c_input must be one of epilogue, accumulator"),
     ({"strict": "yes"}, "strict and quiet must be True or False"),
     ({"workers": 0}, "workers must be an integer >= 1"),
+    ({"kernel": Kernel(c_accumulate=True)}, "pass c_input='accumulator'"),
     ({"params": {"Q": 1}}, "params: unknown field(s) Q; valid: F,"),
 ])
 def test_bad_arguments_are_refused_in_one_line(bad, message):
