@@ -54,7 +54,12 @@ def test_the_products_that_used_to_slip_past_are_golden_gemm():
         out1, out2 = torch.empty(3, 5, dtype=torch.bfloat16), torch.empty(3, 5, dtype=torch.bfloat16)
         torch.matmul(a, b, out=out1)
         torch.mm(a, b, out=out2)
+        inplace = c.clone().addmm_(a, b, beta=0.25)
+        addmv, vdot = torch.addmv(c[:, 0], a, v, alpha=2), torch.vdot(v, v)
     ab = want(a, b)
+    assert same(inplace, want(a, b, C=bits(c), beta=0.25))
+    assert same(addmv, want(a, v[:, None], C=bits(c[:, :1]), beta=1.0, alpha=2.0)[:, 0])
+    assert same(vdot, want(v[None], v[:, None]).reshape(()))
     for name, t in {"einsum": einsum, "tensordot": tensordot, "inner": inner, "matmul(out=)": out1,
                     "mm(out=)": out2}.items():
         assert same(t, ab), name
@@ -64,7 +69,7 @@ def test_the_products_that_used_to_slip_past_are_golden_gemm():
         assert same(baddbmm[i], want(a2[i], b2[i], C=bits(c), beta=0.5))
     first = gt.from_bits(want(a2[0], b2[0], C=bits(c), beta=1.0), torch.bfloat16)
     assert same(addbmm, want(a2[1], b2[1], C=bits(first), beta=1.0))       # one addmm per batch, rounded
-    assert mode.native == {} and mode.calls == {BF16.name: 13}
+    assert mode.native == {} and mode.calls == {BF16.name: 16}
     assert mode.ops["aten.mm.out"] == 2 and mode.ops["aten.addbmm.default"] == 1
 
 
