@@ -1,7 +1,10 @@
 // dpi_bench.sv: a plain SystemVerilog bench in which the test design (rtl/dpi_dut.sv) checks itself
 // against the golden model through DPI-C (golden_c/sv/mma_golden_pkg.sv): random operands in, every
-// result compared by mma_golden_scoreboard, random stalls on both sides.
-// Plusargs: +n=<vectors> (default 2000), +seed=<int> (default 1), +fault (plant the design's fault),
+// result compared by mma_golden_scoreboard, random stalls on both sides.  Then whole instructions: a
+// few random m x n x k tiles (A, B, C) whose m*n dot-adds the design computes one by one, each tile's
+// D checked at once against golden's mma (check_tile, the mma_golden_sv_mma import).
+// Plusargs: +n=<vectors> (default 2000), +tiles=<tiles> (default 2, at most MAX_TILES), +seed=<int>
+// (default 1), +fault (plant the design's fault),
 // +arch=, +instr= (default ampere HMMA.1688.F32: the instruction the design matches; another name shows
 // the scoreboard's refusal of an unknown one, or of a k that is not the design's).
 // Exit status: 0 when every result matched golden, non-zero ($fatal) otherwise.
@@ -9,6 +12,7 @@ module dpi_bench;
   import mma_golden_pkg::*;
 
   localparam int K = 8;
+  localparam int MAX_TILES = 4;
   string ARCH = "ampere";
   string INSTR = "HMMA.1688.F32";
 
@@ -33,9 +37,13 @@ module dpi_bench;
     int              index;
   } vec_t;
 
-  vec_t                 sent[$];
+  vec_t                 sent[$], tile_vecs[$];
   mma_golden_scoreboard sb;
-  int                   n = 2000, seed = 1, issued = 0, received = 0;
+  int                   n = 2000, tiles = 2, seed = 1, issued = 0, received = 0, total;
+  // tile t: its operands (row-major A [m][k], B [k][n], C [m][n]), the design's D as it comes, and
+  // how many of its elements have come
+  mma_golden_tile_t     TA[MAX_TILES], TB[MAX_TILES], TC[MAX_TILES], TD[MAX_TILES];
+  int                   tile_done[MAX_TILES];
 
   // an f16 operand: random bits now and then (NaN, inf, subnormal), else a normal number near 1
   // with an exponent spread of 2^-6 .. 2^6 so products cancel and round
@@ -60,8 +68,27 @@ module dpi_bench;
     return w;
   endfunction
 
+  // tile t's operands, and its m*n dot-adds (row i of A, column j of B, C[i][j]) queued for the driver
+  task automatic make_tile(int t);
+    for (int i = 0; i < sb.m * sb.k; i++) TA[t][i] = 64'(rand_f16());
+    for (int i = 0; i < sb.k * sb.n; i++) TB[t][i] = 64'(rand_f16());
+    for (int i = 0; i < sb.m * sb.n; i++) TC[t][i] = 64'(rand_f32());
+    for (int i = 0; i < sb.m; i++)
+      for (int j = 0; j < sb.n; j++) begin
+        vec_t v;
+        for (int x = 0; x < K; x++) begin
+          v.a[16*x +: 16] = TA[t][i * sb.k + x][15:0];
+          v.b[16*x +: 16] = TB[t][x * sb.n + j][15:0];
+        end
+        v.c = TC[t][i * sb.n + j][31:0];
+        v.index = n + (t * sb.m + i) * sb.n + j;
+        tile_vecs.push_back(v);
+      end
+  endtask
+
   initial begin
     void'($value$plusargs("n=%d", n));
+    void'($value$plusargs("tiles=%d", tiles));
     void'($value$plusargs("seed=%d", seed));
     void'($value$plusargs("arch=%s", ARCH));
     void'($value$plusargs("instr=%s", INSTR));
@@ -70,8 +97,12 @@ module dpi_bench;
     sb = new(ARCH, INSTR);
     if (sb.k != K)
       $fatal(1, "%s %s has k = %0d, the design K = %0d", ARCH, INSTR, sb.k, K);
-    $display("dpi_bench: %s %s (m%0d n%0d k%0d) through DPI-C, %0d vectors, seed %0d, planted fault %0s",
-             ARCH, INSTR, sb.m, sb.n, sb.k, n, seed, plant_fault ? "on" : "off");
+    if (tiles < 0 || tiles > MAX_TILES)
+      $fatal(1, "dpi_bench: +tiles=%0d; valid: 0 .. %0d", tiles, MAX_TILES);
+    for (int t = 0; t < tiles; t++) make_tile(t);
+    total = n + tiles * sb.m * sb.n;
+    $display("dpi_bench: %s %s (m%0d n%0d k%0d) through DPI-C, %0d vectors and %0d tiles, seed %0d, planted fault %0s",
+             ARCH, INSTR, sb.m, sb.n, sb.k, n, tiles, seed, plant_fault ? "on" : "off");
     repeat (4) @(posedge clk);
     @(negedge clk) rst = 0;                 // away from the clock edge: no race with the clocked blocks
   end
@@ -93,6 +124,12 @@ module dpi_bench;
           end
           c <= rand_f32();
           in_valid <= 1;
+        end else if (issued >= n && issued < total && $urandom_range(3) != 0) begin
+          automatic vec_t v = tile_vecs[issued - n];   // the tiles' dot-adds, in order
+          a <= v.a;
+          b <= v.b;
+          c <= v.c;
+          in_valid <= 1;
         end else
           in_valid <= 0;
       end
@@ -107,9 +144,18 @@ module dpi_bench;
       if (sent.size() == 0)
         $fatal(1, "dpi_bench: a result with no vector sent");
       v = sent.pop_front();
-      void'(sb.check(unpack16(v.a), unpack16(v.b), 64'(v.c), 64'(d), $sformatf("vector %0d", v.index)));
+      if (v.index < n) begin
+        void'(sb.check(unpack16(v.a), unpack16(v.b), 64'(v.c), 64'(d), $sformatf("vector %0d", v.index)));
+      end else begin                          // an element of a tile: the tile is checked when whole
+        automatic int t = (v.index - n) / (sb.m * sb.n);
+        TD[t][(v.index - n) % (sb.m * sb.n)] = 64'(d);
+        if (++tile_done[t] == sb.m * sb.n)
+          void'(sb.check_tile(TA[t], TB[t], TC[t], TD[t], $sformatf("tile %0d", t)));
+      end
       received++;
-      if (received == n) begin
+      if (received == total) begin
+        $display("dpi_bench: %0d tiles checked whole (mma), %0d with a differing element", sb.tiles,
+                 sb.tile_mismatches);
         sb.report();
         if (!sb.passed())
           $fatal(1, "dpi_bench: %0d of %0d results differ from golden", sb.mismatches, sb.checked);
@@ -119,7 +165,8 @@ module dpi_bench;
   end
 
   initial begin
-    repeat (20 * n + 1000) @(posedge clk);
+    wait (total > 0);
+    repeat (20 * total + 1000) @(posedge clk);
     $fatal(1, "dpi_bench: timed out, %0d of %0d results after %0d sent", received, n, issued);
   end
 endmodule

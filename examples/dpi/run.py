@@ -130,10 +130,12 @@ def build(verbose: bool = True) -> Path:
     return exe
 
 
-def run(n: int = 2000, seed: int = 1, fault: bool = False, verbose: bool = True) -> subprocess.CompletedProcess:
-    """The bench run once: its completed process (stdout and stderr together in ``stdout``)."""
+def run(n: int = 2000, seed: int = 1, fault: bool = False, verbose: bool = True,
+        tiles: int = 2) -> subprocess.CompletedProcess:
+    """The bench run once: its completed process (stdout and stderr together in ``stdout``).  ``n``
+    dot-adds checked one by one, then ``tiles`` whole instructions (m*n dot-adds each) checked as tiles."""
     exe = build(verbose)
-    args = [str(exe), f"+n={n}", f"+seed={seed}"] + (["+fault"] if fault else [])
+    args = [str(exe), f"+n={n}", f"+tiles={tiles}", f"+seed={seed}"] + (["+fault"] if fault else [])
     return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -142,10 +144,12 @@ def main(argv=None) -> int:
     ap.add_argument("--fault", type=yes_no_option("FAULT"), nargs="?", const=True, default=False,
                     help="plant the test design's fault (+fault): the run passes when the bench catches it")
     ap.add_argument("-n", type=int, default=2000, help="vectors (default 2000)")
+    ap.add_argument("--tiles", type=int, default=2, choices=range(5), metavar="0..4",
+                    help="whole instructions checked as tiles after the dot-adds (default 2)")
     ap.add_argument("--seed", type=int, default=1)
     opts = ap.parse_args(argv)
     try:
-        done = run(opts.n, opts.seed, opts.fault)
+        done = run(opts.n, opts.seed, opts.fault, tiles=opts.tiles)
     except Missing as e:
         print(f"dpi-example: {e}", file=sys.stderr)
         return 2

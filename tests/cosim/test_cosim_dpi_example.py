@@ -2,9 +2,10 @@
 
 One Verilator build of the SystemVerilog bench (cached by content hash under build/dpi-example/, so a
 second run does not rebuild), run twice: clean, every result of the test design equals golden's through
-DPI-C and the bench exits 0 with the scoreboard's PASS line; with +fault (the same binary), the planted
-fault is caught: non-zero exit, a MISMATCH naming its vector and the FAIL line.  Skips, saying why, where
-the C library's public API or the Verilator toolchain is missing.
+DPI-C and the bench exits 0 with the scoreboard's PASS line (its dot-adds one by one, then whole
+instructions checked as tiles through the mma import); with +fault (the same binary), the planted
+fault is caught: non-zero exit, a MISMATCH naming its vector (or tile element) and the FAIL line.
+Skips, saying why, where the C library's public API or the Verilator toolchain is missing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import pytest
 
 RUNNER = Path(__file__).resolve().parents[2] / "examples" / "dpi" / "run.py"
 N = 1000
+TILES = 2
+TILE = 16 * 8                         # ampere HMMA.1688.F32: m16 n8, one dot-add per element
 pytestmark = pytest.mark.xdist_group("dpi_example")      # one worker: one build, not one per worker
 
 
@@ -40,7 +43,9 @@ def example():
 def test_clean_run_passes(example):
     done = example.run(N, seed=1, fault=False, verbose=False)
     assert done.returncode == 0, done.stdout
-    assert f"mma_golden_scoreboard ampere HMMA.1688.F32: {N} checked, 0 mismatches: PASS" in done.stdout
+    assert f"mma_golden_scoreboard ampere HMMA.1688.F32: {N + TILES * TILE} checked, 0 mismatches: PASS" \
+        in done.stdout
+    assert f"dpi_bench: {TILES} tiles checked whole (mma), 0 with a differing element" in done.stdout
     assert "MISMATCH" not in done.stdout
 
 
@@ -52,9 +57,27 @@ def test_planted_fault_is_caught(example):
     assert first, done.stdout
     got, expected = (int(x, 16) for x in first.group(2, 3))
     assert got ^ expected == 1 and got >> 31        # the planted corner: d's lowest bit, a negative result
-    summary = re.search(rf"mma_golden_scoreboard ampere HMMA\.1688\.F32: {N} checked, (\d+) mismatches: FAIL",
+    summary = re.search(rf"mma_golden_scoreboard ampere HMMA\.1688\.F32: {N + TILES * TILE} checked, (\d+) "
+                        r"mismatches: FAIL",
                         done.stdout)
     assert summary and int(summary[1]) > 0, done.stdout
+
+
+def test_a_tile_fault_is_caught_by_the_mma_check(example):
+    """Tiles alone (no dot-adds checked one by one): the planted fault shows as tile elements that
+    differ from golden's mma."""
+    done = example.run(0, seed=2, fault=True, verbose=False, tiles=TILES)
+    assert done.returncode != 0, done.stdout
+    element = re.search(r"MISMATCH ampere HMMA\.1688\.F32 tile (\d) D\[(\d+)\]\[(\d+)\]: got (\w+) expected (\w+)",
+                        done.stdout)
+    assert element, done.stdout
+    got, expected = (int(x, 16) for x in element.group(4, 5))
+    assert got ^ expected == 1 and got >> 31
+    counted = re.search(rf"dpi_bench: {TILES} tiles checked whole \(mma\), (\d+) with a differing element",
+                        done.stdout)
+    assert counted and int(counted[1]) > 0, done.stdout
+    clean = example.run(0, seed=2, fault=False, verbose=False, tiles=TILES)
+    assert clean.returncode == 0 and f"{TILES} tiles checked whole (mma), 0 with" in clean.stdout, clean.stdout
 
 
 def test_the_fault_run_reuses_the_build(example):
