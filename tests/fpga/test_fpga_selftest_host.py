@@ -75,7 +75,8 @@ def test_expected_signatures_in_bounded_steps(backend, monkeypatch):
 
 def test_host_path_follows_golden_backend(monkeypatch):
     monkeypatch.setenv("GOLDEN_BACKEND", "numpy")
-    assert selftest_check.host_path() == "numpy" and selftest_check.host_path("numba") == "numba"
+    assert selftest_check.host_path() == "numpy" and selftest_check.host_path("numba") == "fused"
+    assert selftest_check.host_path("fused") == "fused"
 
 
 class StandInBoard:
@@ -112,7 +113,7 @@ def test_selftest_against_a_stand_in_board_and_a_planted_fault(tmp_path):
     report = run_selftest(good, seed=6, kind="normal", blocks=9, block_len=16, chunk=2, out=io.StringIO(),
                           backend="numba", threads=2)
     assert report.ok and good.requests == 5 and sorted(report.blocks) == list(range(9)), report.summary()
-    assert report.host_path == "numba" and "numba path, 2 thread(s)" in report.summary()
+    assert report.host_path == "fused" and "fused path, 2 thread(s)" in report.summary()
     params = ins.params.with_(F=ins.params.F + 1)
     where = first_difference(ins, params, 2, 6, "normal", 16, 9)
     assert where is not None
@@ -145,5 +146,7 @@ def test_the_host_kernels_release_the_gil():
     golden_kernels = []
     for family in kernels._families().values():             # a row kernel (or with its parallel variant)
         golden_kernels += list(family) if isinstance(family, tuple) else [family]
-    for fn in [k.generate, k.crc_chains] + golden_kernels:
+    from fpga.host.selftest import _fused
+    fused = [_fused.check_fda, _fused.check_gdfs, _fused.check_fdrda, _fused.check_gps, _fused.check_sfma]
+    for fn in [k.generate, k.generate_packed, k.generate_entries, k.crc_chains] + fused + golden_kernels:
         assert fn.targetoptions.get("nogil") is True, fn

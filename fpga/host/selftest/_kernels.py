@@ -180,3 +180,85 @@ def crc_chains(d, isz, block_len, lanes, lo, hi, width, canon, man_bits, exp_bit
         _chains(d.view(np.uint32), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
     else:
         _chains(d.view(np.uint64), block_len, lanes, lo, hi, width, canon, man_bits, exp_bits, nan, init, slices, out)
+
+
+# --- packed layouts: every operand's fields contiguous, byte-aligned, in their storage width -------
+
+PC_WORD, PC_SHIFT, PC_DEST, PC_AT, PC_PER_ROW, PC_KIND = range(6)     # a piece: see generate_packed
+NIBBLES = 16                  # a piece kind: 32 bits of 4-bit fields spread into 8 bytes, one a byte
+U16, M16 = np.uint64(16), np.uint64(0x0000FFFF0000FFFF)
+M8, M4 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0F0F0F0F0F0F0F0F)
+
+
+@njit(**HOT)
+def _spread(x):
+    """The eight nibbles of a 32-bit ``x`` into the eight bytes of a word, nibble ``i`` to byte ``i``."""
+    y = (x | (x << U16)) & M16
+    y = (y | (y << U8)) & M8
+    return (y | (y << np.uint64(4))) & M4
+
+
+@njit(**HOT)
+def _put(words, T, p, pieces, v, row0, lanes):
+    """Piece ``p`` of the tile's entries into their rows of an operand (``v``: its view in the
+    piece's unit); the loop over the tile is branch-free."""
+    w, sh, at, per_row = pieces[p, PC_WORD], np.uint64(pieces[p, PC_SHIFT]), pieces[p, PC_AT], pieces[p, PC_PER_ROW]
+    src = words[w]
+    if pieces[p, PC_KIND] == NIBBLES:
+        for t in range(T):
+            v[(row0 + t * lanes) * per_row + at] = _spread((src[t] >> sh) & M32)
+    else:
+        for t in range(T):
+            v[(row0 + t * lanes) * per_row + at] = src[t] >> sh
+
+
+@njit(**JIT)
+def generate_packed(first, lo, hi, lanes, nw, keys, kind, pieces, win, a, b, c, sa, sb):
+    """:func:`generate` for a packed layout (:func:`fpga.host.selftest.fast.packed_layout`): the
+    lane's words are the operands' bytes, so each word's pieces (``pieces[p]``: word, bit shift,
+    operand, unit index in the row, units a row, unit bytes or :data:`NIBBLES`) are stored straight
+    into the operands' rows, a unit at a time across the tile.  The ``normal`` kind's exponent windows
+    run on the words first, every field at once: ``word & ~E | (word & Lw) + Lo`` (``win[w]``: E, Lw,
+    Lo; each field's ``lo + low bits`` fits the field, so no carry leaves it)."""
+    X = np.empty(TILE, np.uint64)
+    Y = np.empty(TILE, np.uint64)
+    words = np.zeros((nw + 1, TILE), np.uint64)
+    views = (_widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb))
+    normal = kind == 1
+    for e0 in range(lo, hi, TILE):
+        T = min(TILE, hi - e0)
+        v0 = np.uint64(first) + np.uint64(e0)
+        for lane in range(lanes):
+            for w in range(nw):
+                _arx(v0, T, np.uint64(lane * nw + w), keys, X, Y)
+                keep = ~win[w, 0] if normal else ~U0
+                low = win[w, 1] if normal else U0
+                add = win[w, 2] if normal else U0
+                for t in range(T):
+                    x = (X[t] << U32) | Y[t]
+                    words[w, t] = (x & keep) | ((x & low) + add)
+            row0 = e0 * lanes + lane
+            for p in range(pieces.shape[0]):
+                vs = views[pieces[p, PC_DEST]]
+                k = pieces[p, PC_KIND]
+                if k == 8 or k == NIBBLES:
+                    _put(words, T, p, pieces, vs[3], row0, lanes)
+                elif k == 4:
+                    _put(words, T, p, pieces, vs[2], row0, lanes)
+                elif k == 2:
+                    _put(words, T, p, pieces, vs[1], row0, lanes)
+                else:
+                    _put(words, T, p, pieces, vs[0], row0, lanes)
+
+
+@njit(**JIT)
+def generate_entries(entries, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb, isz, row_bytes):
+    """:func:`generate` of the entries listed (uint64, any order): entry ``entries[i]``'s rows at
+    ``i * lanes ..`` (``row_bytes[operand]``: bytes an operand's row takes)."""
+    for i in range(entries.shape[0]):
+        n0, n1, n2, n3, n4 = (i * lanes * row_bytes[0], i * lanes * row_bytes[1], i * lanes * row_bytes[2],
+                              i * lanes * row_bytes[3], i * lanes * row_bytes[4])
+        m = lanes
+        generate(entries[i], 0, 1, lanes, nw, keys, kind, tab, bounds, a[n0:n0 + m * row_bytes[0]],
+                 b[n1:n1 + m * row_bytes[1]], c[n2:n2 + m * row_bytes[2]], sa[n3:n3 + m * row_bytes[3]],
+                 sb[n4:n4 + m * row_bytes[4]], isz)

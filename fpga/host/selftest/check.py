@@ -32,7 +32,7 @@ from golden.api import resolve_backend
 from ...board.selftest.model import SelfTestSpec, block_entries
 from . import fast as selftest_fast
 
-__all__ = ["AHEAD", "COVER_EVERY", "STAGES", "STEP_ROWS", "HostChecker", "cover_rows", "cover_sample_of",
+__all__ = ["AHEAD", "COVER_EVERY", "HOST_PATHS", "STAGES", "STEP_ROWS", "HostChecker", "cover_rows", "cover_sample_of",
            "expected_signatures", "host_path"]
 
 STEP_ROWS = 1 << 16          # dot-adds recomputed at once (whole blocks): operands and results stay a few MB
@@ -45,14 +45,20 @@ COVER_EVERY = 512
 COVER_BATCH = 1 << 15        # sampled dot-adds measured at once
 
 
-def host_path(backend: str | None = None) -> str:
-    """``"numba"`` (compiled generator, golden kernels, compiled signatures) or ``"numpy"``: golden's
-    backend as ``backend`` or ``$GOLDEN_BACKEND`` resolve it, numpy where numba does not import."""
-    name = resolve_backend(backend)
-    return "numba" if name == "numba" and selftest_fast.available() else "numpy"
+def host_path(backend: str | None = None, ins=None) -> str:
+    """The host's path for golden's backend ``backend`` (or ``$GOLDEN_BACKEND``; ``"fused"`` taken as
+    numba): ``"fused"`` (generator, golden's row kernel and signature in one compiled pass a block,
+    :func:`fpga.host.selftest.fast.fused_signatures`) where numba imports and the path takes ``ins``
+    (or none is named), ``"numba"`` (the compiled stages one after another: generator, golden's
+    kernels, signatures) where it does not take it, else ``"numpy"``."""
+    name = "numba" if backend == "fused" else resolve_backend(backend)
+    if name != "numba" or not selftest_fast.available():
+        return "numpy"
+    return "fused" if ins is None or selftest_fast.fused_handles(ins) else "numba"
 
 
 STAGES = ("operands", "golden", "signatures")
+HOST_PATHS = ("fused", "numba", "numpy")     # expected_signatures' paths, fastest first
 
 
 class _Stages:
@@ -97,11 +103,29 @@ def _sample(spec: SelfTestSpec, lo: int, n: int, ops, sample: int) -> tuple:
     return tuple(None if x is None else np.asarray(x)[rows] for x in ops), n * spec.block_len * spec.lanes
 
 
+def _sample_at(spec: SelfTestSpec, lo: int, n: int, sample: int) -> tuple:
+    """:func:`_sample` where the blocks' operands were never in memory (the fused path): the sampled
+    rows' entries generated again on their own."""
+    rows = cover_rows(spec, lo, n, sample)
+    first, _ = block_entries(lo, spec.block_len, n)
+    entries, lanes = rows // spec.lanes, rows % spec.lanes
+    ops = selftest_fast.operands_at(spec.ins, spec.lanes, spec.seed, spec.kind, first + entries)
+    pick = np.arange(len(rows)) * spec.lanes + lanes
+    return tuple(None if x is None else x[pick] for x in ops), n * spec.block_len * spec.lanes
+
+
 def _step(spec: SelfTestSpec, lo: int, n: int, path: str, threads, stages: dict | None = None, samples=None,
           sample: int = 0) -> np.ndarray:
     """Signatures ``[n, lanes]`` of blocks ``lo .. lo + n - 1`` (their sampled operands appended to
     ``samples``, when given)."""
     timer = _Stages(stages, threads)
+    if path == "fused":
+        sigs = selftest_fast.fused_signatures(spec, lo, n, threads)
+        timer.done("fused")
+        if samples is not None and sample:
+            samples.append(_sample_at(spec, lo, n, sample))
+            timer.done("coverage sample")
+        return sigs
     if path == "numpy":
         ops = spec.operands(lo, n)
         timer.done("operands")
@@ -130,8 +154,10 @@ def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *
 
     Parameters
     ----------
-    backend : {"numpy", "numba"}, optional
-        The host path (:func:`host_path`; default ``$GOLDEN_BACKEND``, else compiled).
+    backend : {"fused", "numba", "numpy"}, optional
+        The host path (:data:`HOST_PATHS`; ``"numba"``: the compiled stages one after another; default
+        :func:`host_path`: fused where it takes the instruction, else the compiled stages, numpy
+        without numba).
     threads : int, optional
         Cores the compiled path splits each step across (default: every core this process may use).
     stages : dict, optional
@@ -144,7 +170,9 @@ def expected_signatures(spec: SelfTestSpec, first_block: int, blocks: int = 1, *
     block_entries(first_block, spec.block_len, blocks)
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a positive integer, not {threads!r}")
-    path = host_path(backend)
+    path = backend if backend in HOST_PATHS else host_path(backend, spec.ins)
+    if path == "fused" and not selftest_fast.fused_handles(spec.ins):
+        path = "numba"
     cover_sample = cover_sample_of(spec, cover_sample)
     step = max(1, STEP_ROWS // (spec.block_len * spec.lanes))
     out = np.empty((blocks, spec.lanes), np.uint64)
@@ -170,7 +198,7 @@ class HostChecker:
                  cover_sample: int | None = None):
         self.spec, self.threads = spec, threads
         self.cover_sample = cover_sample_of(spec, cover_sample)
-        self.path = host_path(backend)
+        self.path = host_path(backend, spec.ins)
         self.coverage = golden_coverage.empty(spec.ins) if self.cover_sample else None
         self.cover_error, self.cover_seconds = "", 0.0
         self._taken: list = []                     # sampled operands of the requests taken, not measured yet

@@ -31,7 +31,8 @@ from golden.formats import get_format, special_bits
 
 from ...board.selftest.model import _TABLE, CRC_INIT, _check_kind, exponent_window, round_keys
 
-__all__ = ["available", "field_table", "operands", "signatures"]
+__all__ = ["available", "field_table", "fused_handles", "fused_signatures", "operands", "operands_at", "packed_layout",
+           "signatures"]
 
 MIN_SPLIT = 4096        # fewer rows (or chains x entries) than this run on the calling thread
 _FIELD_COLUMNS = 9      # dest, column, word, shift, width, window offset, window width, window lo, window wb
@@ -61,6 +62,59 @@ def field_table(ins) -> np.ndarray:
         rows.append((_DESTS.index(f.name), f.index, f.offset // 64, f.offset % 64, f.width,
                      win.offset, win.width, win.lo, win.wb))
     return np.array(rows, np.int64).reshape(-1, _FIELD_COLUMNS)
+
+
+def _windows(ins, nw: int):
+    """uint64 ``[nw + 1, 3]``: per generator word, the ``normal`` kind's E (every exponent field's bits),
+    Lw (their low ``wb`` bits) and Lo (each field's ``lo`` in place); None where a field's exponent
+    crosses a word."""
+    win = np.zeros((nw + 1, 3), np.uint64)
+    for row in field_table(ins):
+        at = int(row[2]) * 64 + int(row[3]) + int(row[5])
+        width, lo, wb = int(row[6]), int(row[7]), int(row[8])
+        w, sh = at // 64, at % 64
+        if sh + width > 64:
+            return None
+        win[w] |= np.array([((1 << width) - 1) << sh, ((1 << wb) - 1) << sh, lo << sh], np.uint64)
+    return win
+
+
+def packed_layout(ins):
+    """``(pieces, windows)`` of :func:`fpga.host.selftest._kernels.generate_packed` where every operand
+    is *packed* (its fields contiguous from a byte boundary, each its storage width, or 4-bit fields
+    two a byte and one a byte in the operand, eight to a piece), so the lane's words are the
+    operands' bytes; None where one is not (the generator cuts field by field)."""
+    tab = field_table(ins)
+    nw = -(-PayloadLayout(ins, 1).in_width // 64)
+    win = _windows(ins, nw)
+    if win is None:
+        return None
+    pieces = []
+    for d in range(len(_DESTS)):
+        r = tab[tab[:, 0] == d]
+        if not len(r):
+            continue
+        fmt = ([ins.formats[0], ins.formats[1], ins.formats[2]] + [ins.scale_format] * 2)[d]
+        isz = np.dtype(get_format(fmt).dtype).itemsize
+        width, start = int(r[0, 4]), int(r[0, 2] * 64 + r[0, 3])
+        if (r[:, 4] != width).any() or not np.array_equal(r[:, 2] * 64 + r[:, 3], start + width * np.arange(len(r))):
+            return None
+        if width == 4 and isz == 1 and len(r) % 8 == 0 and start % 32 == 0:      # 32 source bits a piece
+            per_row = len(r) // 8
+            pieces += [((start + 32 * i) // 64, (start + 32 * i) % 64, d, i, per_row, _kernels_nibbles())
+                       for i in range(per_row)]
+            continue
+        span = len(r) * isz
+        if width != 8 * isz or start % 8:
+            return None
+        unit = next(u for u in (8, 4, 2, 1) if (start // 8) % u == 0 and span % u == 0)
+        pieces += [((start + 8 * unit * i) // 64, (start + 8 * unit * i) % 64, d, i, span // unit, unit)
+                   for i in range(span // unit)]
+    return np.array(pieces, np.int64).reshape(-1, 6), win
+
+
+def _kernels_nibbles() -> int:
+    return 16            # _kernels.NIBBLES (not imported here: the kernels module needs numba)
 
 
 def _jit():
@@ -132,10 +186,38 @@ def operands(ins, lanes: int, seed: int, kind, first: int, entries: int, threads
     out = [np.empty((R, layout.counts[name]), get_format(f).dtype) for name, f in zip(_DESTS, fmts)]
     arrays = [x.reshape(-1).view(np.uint8) for x in out] + [np.empty(0, np.uint8)] * (5 - len(out))
     isz = np.array([x.dtype.itemsize for x in out] + [1] * (5 - len(out)), np.int64)
-    _in_threads(lambda lo, hi: k.generate(first, lo, hi, lanes, nw, keys, code, tab, bounds, *arrays, isz),
-                _split(entries, _threads(threads), max(1, MIN_SPLIT // lanes)))
+    packed = packed_layout(ins)
+    if packed is not None:
+        def part(lo, hi):
+            k.generate_packed(first, lo, hi, lanes, nw, keys, code, *packed, *arrays)
+    else:
+        def part(lo, hi):
+            k.generate(first, lo, hi, lanes, nw, keys, code, tab, bounds, *arrays, isz)
+    _in_threads(part, _split(entries, _threads(threads), max(1, MIN_SPLIT // lanes)))
     a, b, c = out[0], out[1], out[2][:, 0]
     return (a, b, c, out[3] if len(out) > 3 else None, out[4] if len(out) > 4 else None)
+
+
+def operands_at(ins, lanes: int, seed: int, kind, entries) -> tuple:
+    """The generator's dot-adds of the entries listed (any order, each in 0..2**32-1) as
+    :func:`operands` gives them: rows ``i * lanes + l`` for entry ``entries[i]``, lane ``l`` (a
+    coverage sample's operands, without generating the blocks around them)."""
+    k = _jit()
+    code = _check_kind(kind)
+    entries = np.asarray(entries, np.int64).reshape(-1)
+    if len(entries) and (entries.min() < 0 or entries.max() >= 1 << 32):
+        raise ValueError("entries must be in 0..2**32-1 (the self-test's entry counter)")
+    tab = field_table(ins)
+    bounds = np.array([0] + [int((tab[:, 0] <= d).sum()) for d in range(5)], np.int64)
+    layout = PayloadLayout(ins, 1)
+    fmts = [ins.formats[0], ins.formats[1], ins.formats[2]] + [ins.scale_format] * 2 * bool(ins.scale_format)
+    out = [np.empty((len(entries) * lanes, layout.counts[name]), get_format(f).dtype) for name, f in zip(_DESTS, fmts)]
+    arrays = [x.reshape(-1).view(np.uint8) for x in out] + [np.empty(0, np.uint8)] * (5 - len(out))
+    isz = np.array([x.dtype.itemsize for x in out] + [1] * (5 - len(out)), np.int64)
+    row_bytes = np.array([x.shape[1] * x.dtype.itemsize for x in out] + [0] * (5 - len(out)), np.int64)
+    k.generate_entries(entries.astype(np.uint64), lanes, -(-layout.in_width // 64), np.array(round_keys(seed),
+                       np.uint64), code, tab, bounds, *arrays, isz, row_bytes)
+    return (out[0], out[1], out[2][:, 0], out[3] if len(out) > 3 else None, out[4] if len(out) > 4 else None)
 
 
 def _slicing_tables() -> np.ndarray:
@@ -173,3 +255,60 @@ def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -
                 _split(chains, _threads(threads), max(1, MIN_SPLIT // block_len)))
     return out.reshape(blocks, lanes)
 
+
+
+def fused_handles(ins) -> bool:
+    """Whether :func:`fused_signatures` checks ``ins``: golden's compiled kernels compute it
+    (:func:`golden.kernels.handles`) and its signature folds its results (an IEEE NaN where NaN bits
+    are unspecified)."""
+    from golden import kernels
+    if not available() or not kernels.handles(ins.datapath):
+        return False
+    return ins.params.exact_nan or ins.formats[3].nan == "ieee"
+
+
+def _fused_args(spec) -> tuple:
+    """The fused kernel's arguments of one spec, but for the blocks, the mode and ``out``."""
+    from golden import kernels
+    from golden.kernels import spec as kspec
+    ins = spec.ins
+    dp = ins.datapath
+    fmts, vtab, etab, prm = kspec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
+    if kernels._FAULT:                        # golden's planted fault (a test) reaches the fused path too
+        prm = prm.copy()
+        prm[kspec.P_FAULT] = 1
+    tab = field_table(ins)
+    bounds = np.array([0] + [int((tab[:, 0] <= d).sum()) for d in range(5)], np.int64)
+    names = [ins.formats[0], ins.formats[1], ins.formats[2]] + [ins.scale_format] * 2 * bool(ins.scale_format)
+    isz = np.array([np.dtype(get_format(f).dtype).itemsize for f in names] + [1] * (5 - len(names)), np.int64)
+    fd = ins.formats[3]
+    canon = not ins.params.exact_nan
+    nw = -(-PayloadLayout(ins, 1).in_width // 64)
+    pieces, win = packed_layout(ins) or (np.zeros((0, 6), np.int64), np.zeros((nw + 1, 3), np.uint64))
+    return (spec.block_len, spec.lanes, nw, np.array(round_keys(spec.seed), np.uint64), _check_kind(spec.kind), tab,
+            bounds, isz, pieces, win, dp.k, fmts,
+            vtab, etab, prm, kernels.product_order(dp.params, dp.k), fd.storage_bits, canon, fd.man_bits,
+            fd.exp_bits, special_bits(fd, "nan") if canon else 0, CRC_INIT, _SLICES)
+
+
+def fused_signatures(spec, first_block: int, blocks: int = 1, threads: int | None = None, mode: int = 0) -> np.ndarray:
+    """Expected signatures ``[blocks, lanes]`` of blocks ``first_block ..`` in one compiled pass per
+    block (:func:`fpga.host.selftest._fused.check_blocks`: generator, golden's row kernel and the
+    CRC fused, no block-sized array), split by blocks across ``threads`` (default every core).
+    ``spec``: a :class:`fpga.board.selftest.model.SelfTestSpec` that :func:`fused_handles` takes."""
+    from golden.kernels import spec as kspec
+
+    from . import _fused
+    if not fused_handles(spec.ins):
+        raise ValueError(f"{spec.ins.arch} {spec.ins.name}: golden's compiled kernels do not compute it; "
+                         f"use expected_signatures (its numpy path)")
+    if first_block < 0 or blocks < 1 or (first_block + blocks) * spec.block_len > 1 << 32:
+        raise ValueError(f"blocks {first_block}..{first_block + blocks - 1} of {spec.block_len} entries do not "
+                         f"fit the self-test's 32-bit entry counter (entries 0..2**32-1)")
+    args = _fused_args(spec)
+    kernel = _fused.kernel_of(kspec.kernel_code(spec.ins.params))
+    out = np.empty((blocks, spec.lanes), np.uint64)
+    per_block = spec.block_len * spec.lanes
+    _in_threads(lambda lo, hi: kernel(first_block + lo, hi - lo, *args, mode, out[lo:hi]),
+                _split(blocks, _threads(threads), max(1, MIN_SPLIT // per_block)))
+    return out

@@ -67,7 +67,7 @@ class SelfTestReport:
     golden_seconds: float = 0.0        # the host checker's thread: operands, golden and signatures
     host_waited: float = 0.0           # time the link waited for the host checker (the host behind the board)
     host_warmup: float = 0.0           # the host checker loading (or compiling) its kernels, before the first block
-    host_path: str = ""                # "numba" (compiled) or "numpy"
+    host_path: str = ""                # "fused", "numba" (compiled stages) or "numpy": check.host_path
     host_threads: int | None = None
     clock_hz: int = 0
     interrupted: bool = False

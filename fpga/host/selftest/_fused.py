@@ -1,0 +1,119 @@
+"""The fused host check's numba kernel (imported only when numba is there): a block's generator,
+golden and signature in one compiled pass.
+
+:func:`check_blocks` takes a tile of :data:`TILE_ENTRIES` entries at a time: the generator writes the
+tile's operands in their formats' own widths into buffers a few KB long (they stay in the L1/L2
+cache), golden's row kernel of the algorithm (:mod:`golden.kernels`, the same compiled function
+``golden.dot_add`` runs, so the same bits by construction) computes the tile's results into a
+uint64 tile, and each lane's CRC chain folds them in order.  Nothing of a block's size is ever in
+memory: per block, one signature per lane comes out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from golden.descriptors import KernelCode
+from golden.kernels import amd, fused, gps, sfma
+from golden.nbcache import njit
+
+from ._kernels import _fold, generate, generate_packed
+
+TILE_ENTRIES = 256          # entries generated, computed and folded at a time (a few KB of operands)
+JIT = {"cache": True, "nogil": True}
+M_FULL, M_GENERATE, M_GOLDEN = 0, 1, 2       # what check_blocks runs (the benchmark's stage split)
+
+
+
+
+@njit(cache=True, nogil=True, inline="always")
+def check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, rows, K, fmts,
+                 vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    """Signatures ``out[b, lane]`` of blocks ``first_block .. first_block + blocks - 1``.
+
+    Generator arguments as :func:`fpga.host.selftest._kernels.generate` (``isz``: the operands' item
+    sizes; ``pieces, win``: :func:`fpga.host.selftest._kernels.generate_packed`'s, no pieces where the
+    layout is not packed), golden's as its row kernels (``rows``: the
+    algorithm's, :func:`row_kernel`; a compiled kernel each), the signature's as
+    :func:`fpga.host.selftest._kernels.crc_chains`.  ``mode``: :data:`M_FULL`; :data:`M_GENERATE` or
+    :data:`M_GOLDEN` stop after that stage (the benchmark's split; ``out`` then holds a checksum)."""
+    cap = TILE_ENTRIES * lanes
+    packed = pieces.shape[0] > 0
+    bufs = [np.empty(max(1, cap * (bounds[d + 1] - bounds[d]) * isz[d]), np.uint8) for d in range(5)]
+    res = np.zeros(cap, np.uint64)
+    crc = np.empty(lanes, np.uint64)
+    man = (np.uint64(1) << np.uint64(man_bits)) - np.uint64(1)
+    emax = (np.uint64(1) << np.uint64(exp_bits)) - np.uint64(1)
+    mb = np.uint64(man_bits)
+    for blk in range(first_block, first_block + blocks):
+        crc[:] = np.uint64(init)
+        base = np.uint64(blk) * np.uint64(block_len)
+        for e0 in range(0, block_len, TILE_ENTRIES):
+            T = min(TILE_ENTRIES, block_len - e0)
+            if packed:
+                generate_packed(base + np.uint64(e0), 0, T, lanes, nw, keys, kind, pieces, win,
+                                bufs[0], bufs[1], bufs[2], bufs[3], bufs[4])
+            else:
+                generate(base + np.uint64(e0), 0, T, lanes, nw, keys, kind, tab, bounds,
+                         bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz)
+            if mode == M_GENERATE:
+                crc[0] ^= np.uint64(bufs[0][0])
+                continue
+            rows(0, T * lanes, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz, K, fmts, vtab, etab, prm,
+                  order, res)
+            if mode == M_GOLDEN:
+                crc[0] ^= res[0]
+                continue
+            for t in range(T):
+                for lane in range(lanes):
+                    word = res[t * lanes + lane]
+                    if canon and ((word >> mb) & emax) == emax and (word & man) != np.uint64(0):
+                        word = np.uint64(nan)
+                    crc[lane] = _fold(crc[lane], word, width, slices)
+        for lane in range(lanes):
+            out[blk - first_block, lane] = crc[lane]
+
+
+# one compiled kernel per golden row kernel, each with golden's kernel a global: numba does not cache a
+# kernel that takes another as an argument, and compiling one per family compiles only what is used
+
+
+@njit(**JIT)
+def check_fda(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
+              etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, fused.fda_rows,
+                 K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out)
+
+
+@njit(**JIT)
+def check_gdfs(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
+               etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, fused.gdfs_rows,
+                 K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out)
+
+
+@njit(**JIT)
+def check_fdrda(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
+                etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, amd.fdrda_rows,
+                 K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out)
+
+
+@njit(**JIT)
+def check_gps(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
+              etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, gps.gps_rows,
+                 K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out)
+
+
+@njit(**JIT)
+def check_sfma(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
+               etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, sfma.sfma_rows,
+                 K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out)
+
+
+def kernel_of(code: int):
+    """The fused kernel of golden's kernel code (golden.descriptors.KernelCode)."""
+    return {KernelCode.FDA: check_fda, KernelCode.GDFS: check_gdfs, KernelCode.FDRDA: check_fdrda,
+            KernelCode.GFDRDA: check_fdrda, KernelCode.GPS: check_gps, KernelCode.SFMA: check_sfma}[KernelCode(code)]
