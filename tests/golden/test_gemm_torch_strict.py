@@ -5,6 +5,9 @@ golden.torchconv), not torch's."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed: pip install 'mma-rtl[torch]' "
@@ -109,6 +112,18 @@ def test_a_transposed_convolution_is_native_and_strict_says_so():
     with pytest.raises(gt.NotEmulated, match="only 2-D, non-transposed convolutions are modelled"):
         with gt.emulate(ARCH, strict=True):
             up(x)
+
+
+@pytest.mark.slow
+def test_torch_compile_inside_the_mode_in_a_fresh_process_is_emulated():
+    code = ("import sys, torch, golden.torch as gt\n"
+            "a = torch.randn(4, 32).bfloat16()\n"
+            "with gt.emulate('hopper', strict=True) as mode:\n"
+            "    loaded = 'torch._dynamo' in sys.modules\n"
+            "    y = torch.compile(lambda x: torch.relu(x @ x.t()))(a)\n"
+            "print(loaded, mode.calls)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.stdout.split("\n")[0] == "False {'HGMMA.64xNx16.F32.BF16': 1}", r.stderr
 
 
 @pytest.mark.slow
