@@ -22,8 +22,8 @@ rest runs as torch runs it.  For each leaf module (and each attention module) it
 absolute error of its output against float64 and the relative error ``||y - y64|| / ||y64||``,
 for the plain and for the emulated run, and in how many elements the two runs differ;
 then the products emulated per instruction (``mode.calls``), per aten operator (``mode.ops``), what
-ran natively (``mode.native``, of the last pass), and the median time of one forward pass of each
-run over ``--repeats`` passes, the three runs interleaved.  ``--strict`` makes any
+ran natively (``mode.native``, of the last pass), and the median wall and CPU time of one forward
+pass of each run over ``--repeats`` passes, the three runs interleaved.  ``--strict`` makes any
 product the mode does not model an error.  ``--size tiny`` shrinks both models to a few layers'
 worth (seconds; what the tests run).
 """
@@ -161,7 +161,7 @@ def watched(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 def capture(model: nn.Module, x: torch.Tensor, mode=None) -> tuple[dict, torch.Tensor, float]:
-    """One forward pass: ({layer: output as float64}, output, seconds); a module called twice is
+    """One forward pass: ({layer: output as float64}, output, (wall, CPU) seconds); a module called twice is
     ``name`` then ``name#2``."""
     outs: dict[str, torch.Tensor] = {}
 
@@ -177,13 +177,13 @@ def capture(model: nn.Module, x: torch.Tensor, mode=None) -> tuple[dict, torch.T
     handles = [m.register_forward_hook(hook(name)) for name, m in watched(model)]
     try:
         with torch.no_grad():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             if mode is None:
                 y = model(x)
             else:
                 with mode:
                     y = model(x)
-            seconds = time.perf_counter() - t0
+            seconds = (time.perf_counter() - t0, time.process_time() - c0)
     finally:
         for h in handles:
             h.remove()
@@ -210,7 +210,7 @@ class Report:
     calls: dict
     ops: dict
     native: dict
-    seconds: dict         # fp64, plain, emulated: one forward pass each, the median of the repeats
+    seconds: dict         # fp64, plain, emulated: (wall, CPU) seconds of one forward pass, medians of the repeats
     repeated: bool        # every emulated pass gave the same output bits
 
 
@@ -239,7 +239,7 @@ def measure(model: nn.Module, x: torch.Tensor, what: str, *, arch: str, dtype: s
         e = emu_y if name == "(model output)" else emu_outs[name]
         product = name == "(model output)" or name.split("#")[0] in products
         rows.append((name, "x".join(map(str, r.shape)), *errors(p, r), *errors(e, r), int((p != e).sum()), product))
-    seconds = {k: sorted(t for _, _, t in v)[len(v) // 2] for k, v in runs.items()}     # medians
+    seconds = {k: tuple(sorted(t[i] for _, _, t in v)[len(v) // 2] for i in (0, 1)) for k, v in runs.items()}
     repeated = all(torch.equal(y, emu_y) for _, y, _ in runs["emulated"])
     return Report(what, dtype, arch, rows, dict(mode.calls), dict(mode.ops), dict(mode.native), seconds, repeated)
 
@@ -256,7 +256,7 @@ def warm_up(arch: str, dtype: torch.dtype) -> None:
 def render(report: Report, rows: str = "all") -> str:
     """The report as the table the command prints: every watched layer, or (``rows="products"``) the
     convolution, linear and attention layers and the model's output."""
-    lines = [f"# {report.what}", f"# {report.dtype} on {report.arch}'s tensor cores; errors against float64 "
+    lines = [f"# {report.what}", f"# {report.dtype}, emulated on {report.arch}'s matrix units; errors against float64 "
              "(the same rounded weights and input)",
              f"{'layer':32s} {'shape':>14s} {'plain abs':>10s} {'plain rel':>10s} {'emul. abs':>10s} "
              f"{'emul. rel':>10s} {'differ':>7s}"]
@@ -270,8 +270,11 @@ def render(report: Report, rows: str = "all") -> str:
               f"aten operators emulated: {fmt(report.ops)}",
               f"floating-point products run natively: {fmt(report.native)}",
               f"emulated passes gave the same bits each time: {'yes' if report.repeated else 'NO'}",
-              f"seconds per forward pass: plain {report.dtype} {s['plain']:.4f}, float64 {s['fp64']:.4f}, "
-              f"emulated {s['emulated']:.2f} ({s['emulated'] / max(s['plain'], 1e-9):.0f}x plain)"]
+              "seconds per forward pass, wall / CPU (all threads): " + ", ".join(
+                  f"{label} {s[k][0]:.3f} / {s[k][1]:.3f}"
+                  for k, label in (("plain", f"plain {report.dtype}"), ("fp64", "float64"), ("emulated", "emulated"))),
+              f"emulated / plain: {s['emulated'][0] / max(s['plain'][0], 1e-9):.1f}x wall, "
+              f"{s['emulated'][1] / max(s['plain'][1], 1e-9):.1f}x CPU"]
     return "\n".join(lines)
 
 
