@@ -98,3 +98,23 @@ def test_a_wrong_instruction_is_refused_by_name(example, instr, words):
     assert done.returncode != 0
     assert words in done.stdout + done.stderr, done.stdout + done.stderr
 
+
+
+def test_a_design_of_your_own_at_run_time(example):
+    """+arch=custom: the scoreboard makes the instruction from its spec at run time (mma_golden_sv_from_spec,
+    no rebuild of the library or the bench); the design matches HMMA.1688.F32's Params written as a spec,
+    a spec golden refuses stops the bench with the reason."""
+    import importlib
+    import subprocess
+
+    import golden
+    custom = importlib.import_module("golden.custom")
+    ins = golden.lookup("ampere", "HMMA.1688.F32")
+    spec = custom.custom(ins.k, ins.a_format, ins.c_format, ins.params, m=ins.m, n=ins.n).name
+    exe = example.build(verbose=False)
+    done = subprocess.run([str(exe), "+n=200", "+arch=custom", f"+instr={spec}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"mma_golden_scoreboard custom {spec}: {200 + TILES * TILE} checked, 0 mismatches: PASS" in done.stdout
+    bad = subprocess.run([str(exe), "+n=10", "+arch=custom", "+instr=k=8,a=f16,c=f32,base=FDA"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "FDA needs F" in bad.stdout + bad.stderr
