@@ -4,8 +4,7 @@ Under :class:`emulate` (or :class:`exact`) each aten call whose operator :mod:`g
 handles is computed by the mode; autograd sits above the mode, so outputs keep their ``grad_fn``
 and the backward pass's products come through it too.  While a mode is active it also turns off
 the two things that would run products out of its sight: ``torch.compile`` (stance
-``force_eager`` once the compiler is loaded: compiled functions run eagerly, through the mode; torch's
-compiler itself does not trace under a dispatch mode) and the fused fast path of
+``force_eager``: compiled functions run eagerly, through the mode) and the fused fast path of
 ``nn.MultiheadAttention`` / ``TransformerEncoderLayer`` (``torch.backends.mha``); both are put back
 on exit.
 """
@@ -120,11 +119,7 @@ class _Mode(TorchDispatchMode):
     def __enter__(self):
         fastpath = torch.backends.mha.get_fastpath_enabled()
         torch.backends.mha.set_fastpath_enabled(False)       # the fused MHA kernels would hide 8 products
-        stance = None
-        if "torch._dynamo" in sys.modules:     # compiled code may exist: run it eagerly, through the mode
-            stance = torch.compiler.set_stance("force_eager")
-        # (without it nothing is compiled yet, and the compiler does not trace under a dispatch mode:
-        # importing it here would cost seconds for nothing)
+        stance = torch.compiler.set_stance("force_eager")      # compiled code would run outside the mode
         self._saved.append((fastpath, stance))
         return super().__enter__()
 
@@ -133,8 +128,7 @@ class _Mode(TorchDispatchMode):
             return super().__exit__(exc_type, exc, tb)
         finally:
             fastpath, stance = self._saved.pop()
-            if stance is not None:
-                stance.__exit__(None, None, None)
+            stance.__exit__(None, None, None)
             torch.backends.mha.set_fastpath_enabled(fastpath)
             if self.native and not self.quiet and not self._saved:
                 print(self.summary(), file=sys.stderr)

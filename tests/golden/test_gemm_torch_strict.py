@@ -116,14 +116,13 @@ def test_a_transposed_convolution_is_native_and_strict_says_so():
 
 @pytest.mark.slow
 def test_torch_compile_inside_the_mode_in_a_fresh_process_is_emulated():
-    code = ("import sys, torch, golden.torch as gt\n"
+    code = ("import torch, golden.torch as gt\n"
             "a = torch.randn(4, 32).bfloat16()\n"
             "with gt.emulate('hopper', strict=True) as mode:\n"
-            "    loaded = 'torch._dynamo' in sys.modules\n"
             "    y = torch.compile(lambda x: torch.relu(x @ x.t()))(a)\n"
-            "print(loaded, mode.calls)\n")
+            "print(mode.calls, mode.meta)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.stdout.split("\n")[0] == "False {'HGMMA.64xNx16.F32.BF16': 1}", r.stderr
+    assert r.stdout.split("\n")[0] == "{'HGMMA.64xNx16.F32.BF16': 1} {}", r.stderr
 
 
 @pytest.mark.slow
