@@ -37,12 +37,12 @@ class CSlot(IntEnum):
     NAN_SET = 1        # 1: every NaN result is NAN_BITS (Params.nan_bits given)
     NAN_BITS = 2
     FMA_MODE = 3       # SFMA's fma_rounding, a golden.rules.RoundingCode
-    ZERO_754 = 4       # zero_sign="ieee754" (FDA)
+    ZERO_754 = 4       # zero_sign="ieee754"
 
 
 C_NPARAMS = spec.NPARAMS + len(CSlot)
-# zero_sign="ieee754" is modelled in C by these kernels only (the others keep golden.kernels' choices)
-_ZERO_754_KERNELS = (KernelCode.FDA,)
+# zero_sign="ieee754" is modelled in C by these kernels (SFMA and GPS do not read zero_sign)
+_ZERO_754_KERNELS = (KernelCode.FDA, KernelCode.GDFS, KernelCode.FDRDA, KernelCode.GFDRDA)
 
 
 def core_params(p):

@@ -137,7 +137,8 @@ static void set_dot(const pass_t *ps, int over, int64_t lo, int64_t hi, int64_t 
 
 /* amd.merge_with_c: FDRDA steps 6-8, d's bits */
 static uint64_t merge_with_c(const int64_t *fmts, const int64_t *prm, double s_dot, int64_t e_dot, int has_dot,
-                             int64_t dot_frac, double cv, int64_t ce, double special, double dot_special)
+                             int64_t dot_frac, double cv, int64_t ce, double special, double dot_special,
+                             int all_neg_zero)
 {
     int rd = prm[GS_P_FLOOR_RD] == 1;
     int later = prm[GS_P_LATER] == 1;
@@ -169,6 +170,10 @@ static uint64_t merge_with_c(const int64_t *fmts, const int64_t *prm, double s_d
     lsb = e_max - dfb;
     e_n = imax(lsb + bit_length(iabs(ints)) - 1, -126);
     Tn = floor_scaled(Tf, lsb - (e_n - ffb), rd);
+    if (prm[GS_P_ZERO_754] == 1 && Tn == 0 && isfinite(special))   /* zero_sign="ieee754", RNE: -0 when */
+        return all_neg_zero                                        /* every term is -0, else +0 */
+               ? UINT64_C(1) << (FMT(fmts, GS_D, GS_EXP_BITS) + FMT(fmts, GS_D, GS_MAN_BITS)
+                                 + FMT(fmts, GS_D, GS_IGNORED_LOW)) : 0;
     return finish(fmts, GS_D, Tn, special, e_n - ffb, GS_RNE, prm[GS_P_FRAC], prm[GS_P_OVERFLOW],
                   prm[GS_P_ZPOS] == 1, prm[GS_P_FAULT] == 1);
 }
@@ -181,11 +186,17 @@ static uint64_t fdrda_pass(const pass_t *ps, int64_t L, double cv, int64_t ce, i
     const int64_t F = prm[GS_P_F];
     double special, dot_special, s, s_e, s_o, s_dot;
     int64_t e, e_e, e_o, e_dot, m;
-    int has, has_e, has_o, rd;
+    int has, has_e, has_o, rd, neg = cv == 0 && signbit(cv);
+    int64_t t;
     amd_products(ps, L, cv, over, &special, &dot_special);
+    for (t = 0; t < L && neg && prm[GS_P_ZERO_754] == 1; t++) {  /* algorithms._zero_terms: all -0 */
+        double p;
+        product(ps, t, over, &p, &e);
+        neg = p == 0 && signbit(p);
+    }
     if (!grouped) {
         set_dot(ps, over, 0, L, 1, F, &s, &e, &has);
-        return merge_with_c(ps->fmts, prm, s, e, has, F, cv, ce, special, dot_special);
+        return merge_with_c(ps->fmts, prm, s, e, has, F, cv, ce, special, dot_special, neg);
     }
     set_dot(ps, over, 0, L, 2, F, &s_e, &e_e, &has_e);
     set_dot(ps, over, 1, L, 2, F, &s_o, &e_o, &has_o);
@@ -195,7 +206,7 @@ static uint64_t fdrda_pass(const pass_t *ps, int64_t L, double cv, int64_t ce, i
     rd = prm[GS_P_FLOOR_RD] == 1;
     s_dot = (has_e ? floor_scaled(s_e, m - F - (e_dot - e_e), rd) : 0.0) +
             (has_o ? floor_scaled(s_o, m - F - (e_dot - e_o), rd) : 0.0);
-    return merge_with_c(ps->fmts, prm, s_dot, e_dot, has, m, cv, ce, special, dot_special);
+    return merge_with_c(ps->fmts, prm, s_dot, e_dot, has, m, cv, ce, special, dot_special, neg);
 }
 
 void golden_fdrda_rows(GOLDEN_ROWS_ARGS)

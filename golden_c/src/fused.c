@@ -300,6 +300,8 @@ static uint64_t gdfs_pass(const double *P, int64_t j, int64_t L, const uint8_t *
     for (q = 0; q < ngroups; q++)
         total += ftrunc(T[q] * scale);
     total += ftrunc(cv * scale);
+    if (prm[GS_P_ZERO_754] == 1 && total == 0)                  /* the pass's products and c: all -0? */
+        return zero_754(fmts, prm, P, L, cv);
     return finish(fmts, GS_D, total, total, e_max - F, prm[GS_P_MODE], prm[GS_P_FRAC], prm[GS_P_OVERFLOW],
                   prm[GS_P_ZPOS] == 1, prm[GS_P_FAULT] == 1);
 }

@@ -343,7 +343,6 @@ static int check_design(gr_spec *s, const gr_algorithm *alg)
 {
     int fa = s->fmt[0], fb = s->fmt[1], fc = s->fmt[2], fd = s->fmt[3], fs = s->fmt[4];
     int64_t k = s->k, L = alg->chained && !F(s, PASS_SIZE).none ? F(s, PASS_SIZE).v : k, g;
-    int64_t zero_sign = F(s, ZERO_SIGN).v;
     if (!GR_FORMATS[fa].decodable || !GR_FORMATS[fb].decodable || !GR_FORMATS[fc].decodable)
         return not_modelled("an operand format the kernels do not decode");
     if (!F(s, NAN_BITS).none && !is_nan_of(fd, F(s, NAN_BITS).v))
@@ -379,8 +378,6 @@ static int check_design(gr_spec *s, const gr_algorithm *alg)
         return not_modelled("a result format other than f32, f16 or bf16");
     if (fs >= 0 && (ROW(fs)[GS_VALUE_BITS] > 16 || !F(s, PASS_INTERLEAVE).none))
         return not_modelled("block scales with interleaved passes");
-    if (zero_sign == GR_W_ZERO_SIGN_IEEE754 && alg->code != GS_KERNEL_FDA)
-        return not_modelled("zero_sign=ieee754 outside FDA");
     if (!F(s, OPERAND_FORMAT).none && !(lowers_exactly(fa, (int)F(s, OPERAND_FORMAT).v)
                                         && lowers_exactly(fb, (int)F(s, OPERAND_FORMAT).v)))
         return gc_fail("Params.operand_format=%s: a format that holds every %s value exactly, or None",

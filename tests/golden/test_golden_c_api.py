@@ -167,8 +167,7 @@ def test_an_instruction_of_your_own_compiled_in():
     with pytest.raises(ValueError, match="this build has no instructions of your own"):
         clib.c_lookup("custom", ins.name)
     with pytest.raises(ValueError, match="no C kernel models this design"):
-        clib.build(custom=["k=4,a=f16,c=f32,base=GDFS,F=25,e_zero=-133,group=4,scale=ue8m0,block=4,"
-                           "zero_sign=ieee754"])
+        clib.build(custom=["k=4,a=f16,c=f32,d=e4m3,base=FDA,F=24,e_zero=-133"])
 
 
 def test_refusals():
@@ -411,7 +410,7 @@ def test_run_time_refuses_what_golden_refuses(spec):
 
 
 def test_run_time_refuses_what_no_c_kernel_models():
-    spec = "k=16,a=e2m1,c=f32,scale=ue4m3,block=16,base=GDFS,F=25,e_zero=-133,group=16,zero_sign=ieee754"
+    spec = "k=16,a=e2m1,c=f32,d=e4m3,scale=ue4m3,block=16,base=GDFS,F=25,e_zero=-133,group=16"   # e4m3 d
     assert golden.lookup("custom", spec).k == 16                       # golden computes it (numpy)
     with pytest.raises(ValueError, match="no C kernel models this design"):
         clib.c_from_spec(spec)

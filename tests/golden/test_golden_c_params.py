@@ -2,7 +2,7 @@
 
 The fields (and values) the C library models beyond golden.kernels' compiled kernels
 (golden.c_library.CSlot): F="exact" (CDNA1's exact sums, so every catalog entry is in C), nan_bits,
-fma_rounding and zero_sign="ieee754" (FDA).  For every field of golden.params.FIELDS a design that
+fma_rounding and zero_sign="ieee754".  For every field of golden.params.FIELDS a design that
 sets it gives golden's bits, and bits that differ from the same design at another value of the field
 (so C really reads it); flush_subnormals, which no algorithm reads (GPS flushes anyway), gives
 golden's bits and the same bits as without it.  A fault planted in the exact sum's rounding is
@@ -53,6 +53,8 @@ CASES = {
     "nan_bits": (HGMMA, 0x7FC00001, None), "fma_rounding": (SFMA32, "RZ", "RNE"),
 }
 MORE = [("F", CDNA1, "exact", 24), ("zero_sign", CDNA1, "ieee754", "ieee"), ("out_rounding", CDNA1, "RD", "RNE"),
+        ("zero_sign", ("blackwell", "UTCOMMA.MXF4.E8"), "ieee754", "ieee"), ("zero_sign", FDRDA_F16, "ieee754", "ieee"),
+        ("zero_sign", GFDRDA, "ieee754", "positive"), ("zero_sign", FDRDA_XF32, "ieee754", "ieee"),
         ("fma_rounding", SFMA32, "RD", "RNE"), ("fma_rounding", SFMA32, "RU", "RNE"),
         ("nan_bits", GPS, 0x7FC00002, None), ("nan_bits", FDRDA_XF32, 0xFFC00000, None),
         ("nan_bits", GFDRDA, 0x7F800001, None), ("nan_bits", ("hopper", "DMMA.16x8x16"), 0x7FF0000000000001, None),
@@ -68,15 +70,21 @@ def _design(unit, field, value):
 
 
 def _operands(ins, n: int, seed: int):
-    """n rows of every vector kind, and two rows built to show a field: -0 terms (a -0 times +0, c -0:
-    IEEE 754's -0 sum), and a's smallest subnormal times b's 1 then b's smallest normal (products a
-    window of a few bits tells apart when the subnormal's exponent moves, as lowering e4m3 to f16 does)."""
+    """n rows of every vector kind, and two rows built to show a field: -0 terms (+0 times -1, c -0:
+    IEEE 754's -0 sum; block scales 1), and a's smallest subnormal times b's 1 then b's smallest normal
+    (products a window of a few bits tells apart when the subnormal's exponent moves, as lowering e4m3
+    to f16 does)."""
     out = [random_operands(ins, n, np.random.default_rng([seed, i]), kind) for i, kind in enumerate(KINDS)]
     fa, fb, fc = (get_format(f) for f in (ins.a_format, ins.b_format, ins.c_format))
+    k = ins.k
+    if fb.signed and fc.signed:
+        scales = None
+        if ins.scale_format:
+            fs = get_format(ins.scale_format)
+            scales = np.full((1, k // ins.block_size), from_float(fs, np.array([1.0]), "RNE")[0], np.uint64)
+        out.append((np.zeros((1, k), np.uint64), np.full((1, k), from_float(fb, np.array([-1.0]), "RNE")[0], np.uint64),
+                    np.full(1, special_bits(fc, "zero", 1), np.uint64), scales, scales))
     if fa.signed and fc.signed and not ins.scale_format:
-        k = ins.k
-        out.append((np.full((1, k), special_bits(fa, "zero", 1), np.uint64), np.zeros((1, k), np.uint64),
-                    np.full(1, special_bits(fc, "zero", 1), np.uint64), None, None))
         if fa.subnormals and fb.subnormals:
             b = from_float(fb, np.array([1.0] + [2.0 ** fb.emin] * (k - 1)), "RNE").astype(np.uint64)
             out.append((np.full((1, k), 1 << fa.ignored_low_bits, np.uint64), b[None, :], np.zeros(1, np.uint64),
