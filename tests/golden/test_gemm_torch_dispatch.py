@@ -247,3 +247,39 @@ def test_addmm_puts_c_in_the_epilogue_or_in_the_accumulator():
     with gt.emulate(ARCH, c_input="accumulator"):                  # beta != 1: the epilogue, as stated
         half = torch.addmm(c, a, b, beta=0.5, out_dtype=torch.float32)
     assert same(half, want(a, b, kf, F16, C=bits(c), beta=0.5))
+
+
+# ---------------------------------------------------------------------------- convolution and attention wiring
+
+def gemm_mm(a, b, out_dtype=None):
+    """A 2-D product straight from golden.gemm (hopper's bf16 instruction), not through the mode."""
+    out_dtype = out_dtype or a.dtype
+    return gt.from_bits(want(a, b, Kernel(out_format=gt.DTYPES[out_dtype])), out_dtype)
+
+
+def test_convolution_reaches_the_conv_model_with_its_arguments():
+    from golden import torchconv
+    x, w, bias = rand(2, 4, 7, 7, seed=18), rand(6, 2, 3, 3, seed=19), rand(6, seed=20)
+    g = rand(2, 6, 4, 3, seed=21)
+    args = dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    xr, wr = x.clone().requires_grad_(), w.clone().requires_grad_()
+    with gt.emulate(ARCH, strict=True):
+        y = torch.nn.functional.conv2d(xr, wr, bias, **args)
+        y.backward(g)
+    assert torch.equal(y, torchconv.conv2d(x, w, bias, **args, mm=gemm_mm))
+    gi, gw, _ = torchconv.conv2d_backward(g, x, w, *args.values(), (True, True, False), mm=gemm_mm)
+    assert torch.equal(xr.grad, gi) and torch.equal(wr.grad, gw)
+
+
+def test_attention_reaches_the_attention_model_with_its_arguments():
+    from golden import torchattn
+
+    def bmm(a, b, out_dtype=None):
+        return torch.stack([gemm_mm(x, y, out_dtype) for x, y in zip(a, b, strict=True)])
+    q, k, v = (rand(1, 2, 6, 16, seed=s) for s in (22, 23, 24))
+    mask = rand(6, 6, seed=25)
+    with gt.emulate(ARCH, strict=True):
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+        causal = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert torch.equal(y, torchattn.sdpa(q, k, v, mask, 0.0, False, 0.3, bmm=bmm)[0])
+    assert torch.equal(causal, torchattn.sdpa(q, k, v, None, 0.0, True, None, bmm=bmm)[0])
