@@ -277,9 +277,14 @@ def test_attention_reaches_the_attention_model_with_its_arguments():
     def bmm(a, b, out_dtype=None):
         return torch.stack([gemm_mm(x, y, out_dtype) for x, y in zip(a, b, strict=True)])
     q, k, v = (rand(1, 2, 6, 16, seed=s) for s in (22, 23, 24))
-    mask = rand(6, 6, seed=25)
+    mask, g = rand(6, 6, seed=25), rand(1, 2, 6, 16, seed=26)
+    qr, kr, vr = (t.clone().requires_grad_() for t in (q, k, v))
     with gt.emulate(ARCH, strict=True):
         y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
-        causal = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        causal = torch.nn.functional.scaled_dot_product_attention(qr, kr, vr, is_causal=True)
+        causal.backward(g)
     assert torch.equal(y, torchattn.sdpa(q, k, v, mask, 0.0, False, 0.3, bmm=bmm)[0])
-    assert torch.equal(causal, torchattn.sdpa(q, k, v, None, 0.0, True, None, bmm=bmm)[0])
+    out, lse = torchattn.sdpa(q, k, v, None, 0.0, True, None, bmm=bmm)
+    assert torch.equal(causal, out)
+    grads = torchattn.sdpa_backward(g, q, k, v, out, lse, 0.0, True, None, None, bmm=bmm)
+    assert all(torch.equal(t.grad, want_g) for t, want_g in zip((qr, kr, vr), grads, strict=True))
