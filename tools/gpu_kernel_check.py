@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -69,27 +70,54 @@ def _gpu_bits(prepared, dtype):
     return got, kernel_s, down_s
 
 
-def check_case(ins, kind: str, rows: int, seed: int, cpu: str) -> dict:
-    """One instruction and kind: rows, mismatches, the planted fault's mismatches and rates."""
+def check_case(ins, kind: str, rows: int, seed: int, cpu: str, warmer=None) -> dict:
+    """One instruction and kind: rows, mismatches, the planted fault's mismatches and rates.  The GPU
+    first, then the CPU path (``warmer``: the process compiling its kernel meanwhile, waited for)."""
     ops = random_operands(ins, rows, np.random.default_rng(seed), kind)
-    golden.dot_add(ins, *(None if x is None else x[:WARM_ROWS] for x in ops), backend=cpu)      # compile
-    want, cpu_s = _timed(lambda: golden.dot_add(ins, *ops, backend=cpu))
     first = gpu.family(ins) not in gpu._KERNELS
     _, compile_s = _timed(lambda: gpu.dot_add(ins, *(None if x is None else x[:64] for x in ops)))   # compile
     prepared, up_s = _timed(lambda: gpu.prepare(ins, *ops))
-    got, kernel_s, down_s = _gpu_bits(prepared, want.dtype)
-    faulty, _, _ = _gpu_bits(prepared.faulty(), want.dtype)
+    dtype = ins.datapath.d_format.dtype
+    got, kernel_s, down_s = _gpu_bits(prepared, dtype)
+    faulty, _, _ = _gpu_bits(prepared.faulty(), dtype)
+    del prepared
+    if warmer is not None:
+        warmer.wait()
+    _, warm_s = _timed(lambda: golden.dot_add(ins, *(None if x is None else x[:WARM_ROWS] for x in ops),
+                                              backend=cpu))                                      # compile
+    want, cpu_s = _timed(lambda: golden.dot_add(ins, *ops, backend=cpu))
     bad = np.nonzero(got != want)[0]
     case = {"arch": ins.arch, "instr": ins.name, "algorithm": ins.algorithm, "family": _family(ins),
             "module": gpu.family(ins), "kind": kind,
             "rows": rows, "mismatches": int(len(bad)), "planted_fault_mismatches": int((faulty != want).sum()),
             "cpu_path": cpu, "cpu_rows_per_s": rows / cpu_s, "gpu_kernel_rows_per_s": rows / kernel_s,
             "gpu_with_copies_rows_per_s": rows / (up_s + kernel_s + down_s),
-            "gpu_compile_s": compile_s if first else 0.0}
+            "gpu_compile_s": compile_s if first else 0.0, "cpu_warm_s": warm_s}
     if len(bad):
         i = int(bad[0])
         case["first_mismatch"] = {"row": i, "gpu": int(got[i]), "cpu": int(want[i])}
     return case
+
+
+def start_warmers(instructions, cpu: str, count: int) -> dict:
+    """Processes compiling the CPU path's kernels (one per GPU module's first instruction, at most
+    ``count``) into numba's on-disk cache while this one compiles the GPU's: the compiles overlap
+    instead of adding up.  By module name."""
+    if cpu != "numba" or count < 1:
+        return {}
+    firsts = {}
+    for ins in instructions:
+        firsts.setdefault(gpu.family(ins), f"{ins.arch}:{ins.name}")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return {module: subprocess.Popen([sys.executable, __file__, "--warm", spec], env=env, stdout=subprocess.DEVNULL)
+            for module, spec in list(firsts.items())[:count]}
+
+
+def warm(spec: str) -> int:
+    """Compile the CPU path's kernel for one instruction (a few rows): the ``--warm`` process."""
+    ins = golden.lookup(*spec.split(":", 1))
+    golden.dot_add(ins, *random_operands(ins, 8, np.random.default_rng(0), "normal"), backend="numba")
+    return 0
 
 
 def diagnose() -> list[str]:
@@ -126,6 +154,9 @@ def _parse(argv):
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--cpu", default="numba", help=f"the CPU path compared against: {', '.join(CPU_PATHS)}")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--warm-processes", type=int, default=0 if simulated else len(gpu.FAMILIES),
+                    help="processes compiling the CPU path's kernels meanwhile (0: none)")
+    ap.add_argument("--warm", metavar="ARCH:NAME", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
 
@@ -184,11 +215,14 @@ def _line(c: dict) -> str:
     return (f"{c['arch']} {c['instr']} ({c['family']}) {c['kind']}: {c['rows']:,} rows, {c['mismatches']} mismatches, "
             f"planted fault {c['planted_fault_mismatches']}; CPU ({c['cpu_path']}) {c['cpu_rows_per_s']:,.0f}/s, "
             f"GPU kernel {c['gpu_kernel_rows_per_s']:,.0f}/s ({c['gpu_with_copies_rows_per_s']:,.0f}/s with copies)"
-            + (f", GPU compile {c['gpu_compile_s']:.1f} s" if c["gpu_compile_s"] else ""))
+            + (f", GPU compile {c['gpu_compile_s']:.1f} s" if c["gpu_compile_s"] else "")
+            + (f", CPU compile {c['cpu_warm_s']:.1f} s" if c["cpu_warm_s"] > 1 else ""))
 
 
 def main(argv=None) -> int:
     args = _parse(argv)
+    if args.warm:
+        return warm(args.warm)
     try:                                           # the arguments first: no GPU is needed to refuse them
         instructions, kinds = _validated(args)
     except (ValueError, KeyError, TypeError) as e:
@@ -204,13 +238,14 @@ def main(argv=None) -> int:
     device = device.decode() if isinstance(device, bytes) else str(device)
     print(f"{device}: {len(instructions)} instruction(s), {args.rows:,} rows per kind, kinds {','.join(kinds)}",
           flush=True)
+    warmers = start_warmers(instructions, args.cpu, args.warm_processes)
     cases, failed = [], {}
     for ins in instructions:
         if any(gpu.family(ins) == module for module, _ in failed.values()):
             continue                               # its module failed to compile already
         for kind in kinds:
             try:
-                cases.append(check_case(ins, kind, args.rows, args.seed, args.cpu))
+                cases.append(check_case(ins, kind, args.rows, args.seed, args.cpu, warmers.get(gpu.family(ins))))
             except Exception as e:                 # the GPU compiler's refusal: say which helper, go on
                 error = f"{ins.arch} {ins.name} {kind}: {type(e).__name__}: {str(e)[:2000]}"
                 print(f"error: {error}", file=sys.stderr, flush=True)
@@ -218,8 +253,12 @@ def main(argv=None) -> int:
                     print(f"  {line}", file=sys.stderr, flush=True)
                 failed[_family(ins)] = (gpu.family(ins), error)
                 break
-            print(_line(cases[-1]), flush=True)
+            print(f"[{time.perf_counter() - t0:.0f} s] {_line(cases[-1])}", flush=True)
             _write(_summary(device, cases, failed, t0))
+    for proc in warmers.values():                  # a family that failed left its warmer unwaited
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
     summary = _summary(device, cases, failed, t0)
     _write(summary)
     for name, f in summary["families"].items():

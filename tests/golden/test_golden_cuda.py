@@ -119,7 +119,8 @@ def _sample() -> list[str]:
 @pytest.mark.slow
 def test_more_entries_on_the_simulator_against_the_compiled_cpu_path(tmp_path):
     entries = _sample()
-    run, report = _check(tmp_path, "--rows", "40", "--cpu", "numba", "--instr", *entries, timeout=1800)
+    run, report = _check(tmp_path, "--rows", "40", "--cpu", "numba", "--warm-processes", "2", "--instr", *entries,
+                         timeout=1800)
     rows = {}
     for c in report.get("cases", []):
         rows[c["family"]] = rows.get(c["family"], 0) + 40
