@@ -137,3 +137,21 @@ def test_pinned_runs_on_one_core_and_restores():
     with bench.pinned() as core:
         assert os.sched_getaffinity(0) == {core}
     assert os.sched_getaffinity(0) == before
+
+
+def test_kernel_profile_runs_and_refuses_bad_input(capsys):
+    from golden.kernels import profile
+    assert profile.main(["-n", "200", "--repeat", "1", "--only", "DMMA.8x8x4"]) == 0
+    out = capsys.readouterr().out
+    assert "hopper   DMMA.8x8x4" in out and " us" in out
+    assert profile.main(["--only", "NOSUCH"]) == 2
+    assert "matches no row" in capsys.readouterr().err
+    assert profile.main(["-n", "0"]) == 2
+    assert "at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_kernel_profile_phases_cover_the_integer_fda_path_only():
+    from golden.kernels import profile
+    assert len(profile.fda_phases(lookup("hopper", "HMMA.16816.F32"), 2000, 1)) == len(profile.PHASES)
+    assert profile.fda_phases(lookup("hopper", "DMMA.8x8x4"), 2000, 1) == []

@@ -1,0 +1,193 @@
+"""Where a compiled kernel's time goes: ``python -m golden.kernels.profile``.
+
+Three measurements, one core (CPU-time medians, the calling thread pinned as ``golden.bench``
+pins it), on ``golden.vectors.random_operands(..., narrow=True)`` operands:
+
+- **per call**: microseconds of a one-row ``golden.dot_add`` (the Python side: operand checks,
+  the instruction's plan, the launch), and the rate of ``dot_add`` against the bare row kernel on
+  the same rows (what the Python side and the copy into d's dtype cost a large batch);
+- **the operands' bound**: rows per second of a compiled loop that only reads a row's operands
+  (in the instruction's own widths) and writes one word, the most any kernel reading them can do;
+- **the integer-lane FDA's steps** (``--phases``): cumulative rates of ``fused_int``'s block loop
+  stopped after each step (operands widened, products decoded, maxima, aligned sums, rounding),
+  so each step's nanoseconds per row are differences of one run.
+
+Nothing here decides a result; docs/golden.md ("Rates") quotes its output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from golden.console import exit_with
+
+from ..nbcache import njit
+from . import _common as C
+from . import fused_int as FI
+from . import spec as S
+
+DEFAULT_ROWS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F32"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
+                ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"),
+                ("cdna2", "v_mfma_f32_32x32x8_f16"), ("hopper", "DMMA.8x8x4")]
+PHASES = ("widen", "decode", "maxima", "aligned sums", "rounding")
+
+
+def cpu_median(fn, repeat: int) -> float:
+    """Median CPU seconds of ``repeat`` calls of ``fn`` after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return max(statistics.median(times), 1e-9)
+
+
+@njit(**C.JIT)
+def touch(a, b, c, K, out):
+    """Reads every operand element of each row once and writes one word a row: the operands' bound."""
+    for r in range(c.shape[0]):
+        s = np.uint64(c[r])
+        for k in range(K):
+            s ^= np.uint64(a[r * K + k]) ^ np.uint64(b[r * K + k])
+        out[r] = s
+
+
+def kernel_args(ins, a, b, c, sa, sb):
+    """The row kernel and the arguments ``golden.kernels.run`` would hand it, for these operands."""
+    from . import _families, _operand, plan
+    pl = plan(ins)
+    packed = [_operand(x) for x in (a, b, c, sa, sb)]
+    isz = np.array([s for _, s in packed], np.int64)
+    out = np.empty(c.shape[0], np.uint64)
+    rows = _families()[S.kernel_code(ins.params)]
+    return rows, (*(v for v, _ in packed), isz, pl.k, pl.fmts, pl.vtab, pl.etab, pl.prm, pl.order, out)
+
+
+def call_rates(ins, n: int, repeat: int) -> dict:
+    """Per call and bound measurements of one instruction (see the module's docstring)."""
+    from ..api import dot_add
+    from ..vectors import random_operands
+    a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng(0), "normal", narrow=True)
+    full = cpu_median(lambda: dot_add(ins, a, b, c, sa, sb, backend="numba", threads=1), repeat)
+    rows, args = kernel_args(ins, a, b, c, sa, sb)
+    bare = cpu_median(lambda: rows(0, n, *args), repeat)
+    one = [x if x is None else x[:1] for x in (a, b, c, sa, sb)]
+    small = cpu_median(lambda: dot_add(ins, *one, backend="numba", threads=1), 20 * repeat)
+    out = np.empty(n, np.uint64)
+    bound = cpu_median(lambda: touch(a.reshape(-1), b.reshape(-1), c.reshape(-1), ins.k, out), repeat)
+    return {"call": n / full, "kernel": n / bare, "one_row_us": small * 1e6, "bound": n / bound}
+
+
+@njit(**C.JIT)
+def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
+    """``fused_int.fda_block_rows`` (unscaled) stopped after step ``stage`` (0: widened, 1: decoded,
+    2: maxima, 3: aligned sums, 4: rounded): the same helpers, called as it calls them."""
+    L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
+    da, db, dcf, dd = drows[S.A], drows[S.B], drows[S.CF], drows[S.D]
+    G, Dsh = max(F - da[FI.D_MB] - db[FI.D_MB], 0), max(da[FI.D_MB] + db[FI.D_MB] - F, 0)
+    bab = -da[FI.D_BIAS] - db[FI.D_BIAS]
+    BR, BL = min(FI.BL, max(16, FI.FLAT // K)), FI.BL
+    XA, XB, M, E, CL = (np.zeros(BR * K, np.int64) for _ in range(5))
+    X1, flags, emax, csig, ce, tot = (np.zeros(BL, np.int64) for _ in range(6))
+    wa, wb, wc = FI._widths(a), FI._widths(b), FI._widths(c)
+    for r0 in range(lo, hi, BR):
+        nb = min(BR, hi - r0)
+        FI.widen(wa, isz[0], r0 * K, nb * K, XA)
+        FI.widen(wb, isz[1], r0 * K, nb * K, XB)
+        if stage == 0:
+            continue
+        special = FI.decode_flat(XA, XB, nb * K, da, db, G, bab, M, E)
+        if special:
+            FI.classes_flat(XA, XB, nb * K, da, db, CL)
+        if stage == 1:
+            continue
+        FI.gather_column(wc, isz[2], r0, 1, nb, X1)
+        dc, fc = dcf, S.CF
+        for j in range(0, K, L):
+            FI.decode_c(X1, dc, ez, csig, ce, flags, nb)
+            lift = ez if ez > fmts[fc, S.EMIN] else FI.NEG
+            for i in range(nb):
+                em = ce[i]
+                for t in range(L):
+                    e = E[i * K + j + t]
+                    em = max(em, e if e >= FI.NO_PRODUCT else lift)
+                emax[i] = em
+                if special:
+                    for t in range(L):
+                        flags[i] |= CL[i * K + j + t]
+            if stage == 2:
+                continue
+            FI.align_c(csig, ce, emax, F, dc[FI.D_MB], tot, nb)
+            for i in range(nb):
+                s = tot[i]
+                for t in range(L):
+                    m = M[i * K + j + t]
+                    v = abs(m) >> min(emax[i] + Dsh - E[i * K + j + t], 63)
+                    s += -v if m < 0 else v
+                tot[i] = s
+            if stage == 3:
+                continue
+            FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC],
+                           prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False, out, r0, nb)
+            for i in range(nb):
+                X1[i] = np.int64(out[r0 + i])
+            dc, fc = dd, S.D
+
+
+def fda_phases(ins, n: int, repeat: int, kind: str = "normal") -> list[float]:
+    """Nanoseconds per row of each of :data:`PHASES` (differences of :func:`fda_stages`' cumulative
+    times), or [] where ``ins`` does not take the unscaled integer-lane FDA path."""
+    from ..vectors import random_operands
+    from . import plan
+    pl = plan(ins)
+    if not pl.handles or pl.prm[S.P_FAST] != S.FAST_FDA or pl.prm[S.P_SCALED]:
+        return []
+    a, b, c, _, _ = random_operands(ins, n, np.random.default_rng(0), kind, narrow=True)
+    isz = np.array([a.itemsize, b.itemsize, c.itemsize, 8, 8], np.int64)
+    out = np.empty(n, np.uint64)
+    args = (0, n, a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8), c.view(np.uint8), isz, pl.k,
+            pl.fmts, FI.decode_rows(pl.fmts), pl.prm, out)
+    cum = [cpu_median(lambda st=st: fda_stages(st, *args), repeat) for st in range(len(PHASES))]
+    return [(cum[i] - (cum[i - 1] if i else 0.0)) / n * 1e9 for i in range(len(PHASES))]
+
+
+def main(argv=None) -> int:
+    from ..bench import pinned, select
+    from ..catalog import lookup
+    p = argparse.ArgumentParser(prog="python -m golden.kernels.profile", description=__doc__.splitlines()[0])
+    p.add_argument("-n", type=int, default=200_000, help="dot-adds per call (default 200000)")
+    p.add_argument("--repeat", type=int, default=5, help="timed calls per measurement (default 5)")
+    p.add_argument("--only", default="", metavar="WORDS", help="comma-separated words selecting rows, as golden.bench")
+    p.add_argument("--phases", action="store_true", help="also the integer-lane FDA's steps (compiles a copy, ~1 min)")
+    args = p.parse_args(argv)
+    if args.n < 1 or args.repeat < 1:
+        print(f"error: -n and --repeat must be at least 1, got {args.n} and {args.repeat}", file=sys.stderr)
+        return 2
+    rows = select([lookup(*r) for r in DEFAULT_ROWS], args.only)
+    if not rows:
+        print(f"error: --only {args.only!r} matches no row of {', '.join(' '.join(r) for r in DEFAULT_ROWS)}",
+              file=sys.stderr)
+        return 2
+    print(f"one core pinned, CPU-time medians of {args.repeat} calls of {args.n:,} rows (normal operands, own width)")
+    print(f"{'arch':8s} {'instruction':30s} {'algorithm':9s} {'dot_add/s':>13s} {'kernel/s':>13s} "
+          f"{'bound/s':>13s} {'1-row call':>11s}" + ("  ns/row: " + ", ".join(PHASES) if args.phases else ""))
+    with pinned():
+        for ins in rows:
+            r = call_rates(ins, args.n, args.repeat)
+            line = (f"{ins.arch:8s} {ins.name:30s} {ins.algorithm:9s} {r['call']:13,.0f} {r['kernel']:13,.0f} "
+                    f"{r['bound']:13,.0f} {r['one_row_us']:8.1f} us")
+            if args.phases:
+                ph = fda_phases(ins, args.n, args.repeat)
+                line += "  " + (" ".join(f"{x:5.1f}" for x in ph) if ph else "-")
+            print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    exit_with(main)
