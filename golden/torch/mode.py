@@ -118,7 +118,7 @@ class _Mode(TorchDispatchMode):
     # ---- entering and leaving
     def __enter__(self):
         fastpath = torch.backends.mha.get_fastpath_enabled()
-        torch.backends.mha.set_fastpath_enabled(False)       # the fused MHA kernels would hide 8 products
+        torch.backends.mha.set_fastpath_enabled(False)       # one fused kernel would hide a layer's products
         stance = torch.compiler.set_stance("force_eager")      # compiled code would run outside the mode
         self._saved.append((fastpath, stance))
         return super().__enter__()
@@ -210,7 +210,7 @@ class _Mode(TorchDispatchMode):
         return torch.stack([self.mm2d(a[i], b[i], out_dtype, op=op, c=None if c is None else c[i], beta=beta,
                                       alpha=alpha) for i in range(B)])
 
-    def conv_mm(self, dtype) -> Callable:
+    def conv_mm(self) -> Callable:
         """The 2-D product the convolution model calls (aten.mm's semantics: the result in the operands' dtype)."""
         return lambda a, b: self.mm2d(a, b, a.dtype, op="convolution")
 

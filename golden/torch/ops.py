@@ -176,7 +176,7 @@ def _convolution(mode, p):
     if p["transposed"] or x.dim() != 4:
         raise Native("only 2-D, non-transposed convolutions are modelled (implicit GEMM)")
     return conv.conv2d(x, w, p["bias"], p["stride"], p["padding"], p["dilation"], p["groups"],
-                       mm=mode.conv_mm(x.dtype))
+                       mm=mode.conv_mm())
 
 
 def _convolution_backward(mode, p):
@@ -188,7 +188,7 @@ def _convolution_backward(mode, p):
     if p["transposed"] or x.dim() != 4:
         raise Native("only 2-D, non-transposed convolutions are modelled (implicit GEMM)")
     return conv.conv2d_backward(g, x, w, p["stride"], p["padding"], p["dilation"], p["groups"], p["output_mask"],
-                                mm=mode.conv_mm(x.dtype))
+                                mm=mode.conv_mm())
 
 
 def _attention(mode, p):
