@@ -9,11 +9,10 @@ in-place forms.  Handlers reach the arithmetic only through the mode's ``route``
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import torch
 
+from .. import torchattn, torchconv
 from ..gemm import f32_mul
 from .bits import to_bits
 
@@ -157,64 +156,44 @@ def _scaled_mm(mode, p):
 
 # ---------------------------------------------------------------------------- convolution and attention
 
-def _model(name: str):
-    """``golden.<name>`` (the convolution and attention models), or None where it is not installed."""
-    try:
-        return importlib.import_module(f"golden.{name}")
-    except ModuleNotFoundError as e:
-        if e.name != f"golden.{name}":
-            raise
-        return None
-
-
 def _convolution(mode, p):
     x, w = p["input"], p["weight"]
     mode.route(x, w)
-    conv = _model("torchconv")
-    if conv is None:
-        raise Native("no convolution model installed (golden.torchconv)")
     if p["transposed"] or x.dim() != 4:
         raise Native("only 2-D, non-transposed convolutions are modelled (implicit GEMM)")
-    return conv.conv2d(x, w, p["bias"], p["stride"], p["padding"], p["dilation"], p["groups"],
-                       mm=mode.conv_mm())
+    return torchconv.conv2d(x, w, p["bias"], p["stride"], p["padding"], p["dilation"], p["groups"],
+                            mm=mode.conv_mm())
 
 
 def _convolution_backward(mode, p):
     g, x, w = p["grad_output"], p["input"], p["weight"]
     mode.route(x, w)
-    conv = _model("torchconv")
-    if conv is None:
-        raise Native("no convolution model installed (golden.torchconv)")
     if p["transposed"] or x.dim() != 4:
         raise Native("only 2-D, non-transposed convolutions are modelled (implicit GEMM)")
-    return conv.conv2d_backward(g, x, w, p["stride"], p["padding"], p["dilation"], p["groups"], p["output_mask"],
-                                mm=mode.conv_mm())
+    return torchconv.conv2d_backward(g, x, w, p["stride"], p["padding"], p["dilation"], p["groups"],
+                                     p["output_mask"], mm=mode.conv_mm())
 
 
-def _attention(mode, p):
-    """The attention model (golden.torchattn), after the checks that send a call to torch instead."""
+def _attention(mode, p) -> None:
+    """The checks that send an attention call to torch instead of golden.torchattn."""
     mode.route(p["query"], p["key"], p["value"])
-    attn = _model("torchattn")
-    if attn is None:
-        raise Native("no attention model installed (golden.torchattn)")
     if p["dropout_p"]:
         raise Native("attention with dropout is not modelled (the mask comes from the GPU kernel's own RNG)")
     q, k = p["query"], p["key"]
     if q.dim() != 4 or k.shape[1] != q.shape[1]:
         raise Native("only [B, H, L, E] attention with as many key/value heads as query heads is modelled")
-    return attn
 
 
 def _sdpa(mode, p):
-    attn = _attention(mode, p)
-    return attn.sdpa(p["query"], p["key"], p["value"], p["attn_mask"], 0.0, p["is_causal"], p["scale"],
-                     bmm=mode.attn_bmm())
+    _attention(mode, p)
+    return torchattn.sdpa(p["query"], p["key"], p["value"], p["attn_mask"], 0.0, p["is_causal"], p["scale"],
+                          bmm=mode.attn_bmm())
 
 
 def _sdpa_backward(mode, p):
-    attn = _attention(mode, p)
-    return attn.sdpa_backward(p["grad_out"], p["query"], p["key"], p["value"], p["out"], p["logsumexp"], 0.0,
-                              p["is_causal"], p["attn_mask"], p["scale"], bmm=mode.attn_bmm())
+    _attention(mode, p)
+    return torchattn.sdpa_backward(p["grad_out"], p["query"], p["key"], p["value"], p["out"], p["logsumexp"], 0.0,
+                                   p["is_causal"], p["attn_mask"], p["scale"], bmm=mode.attn_bmm())
 
 
 # aten overload packet name -> handler; in-place forms share the functional handler
