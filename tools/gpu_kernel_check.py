@@ -219,6 +219,37 @@ def _line(c: dict) -> str:
             + (f", CPU compile {c['cpu_warm_s']:.1f} s" if c["cpu_warm_s"] > 1 else ""))
 
 
+def run_cases(instructions, kinds, args, device: str, t0: float) -> tuple[list, dict]:
+    """Every instruction and kind (:func:`check_case`), printed and saved as they finish: the cases,
+    and the families whose GPU kernel failed (kernel code name: (module, error))."""
+    warmers = start_warmers(instructions, args.cpu, args.warm_processes)
+    cases, failed = [], {}
+    for ins in instructions:
+        if any(gpu.family(ins) == module for module, _ in failed.values()):
+            continue                               # its module failed to compile already
+        for kind in kinds:
+            try:
+                cases.append(check_case(ins, kind, args.rows, args.seed, args.cpu, warmers.get(gpu.family(ins))))
+            except Exception as e:                 # the GPU compiler's refusal: say which helper, go on
+                error = f"{ins.arch} {ins.name} {kind}: {type(e).__name__}: {str(e)[:2000]}"
+                print(f"error: {error}", file=sys.stderr, flush=True)
+                try:
+                    lines = diagnose()
+                except Exception as d:             # the helpers themselves do not compile: that is the answer
+                    lines = [f"diagnose: {type(d).__name__}: {str(d).splitlines()[0][:200] if str(d) else ''}"]
+                for line in lines:
+                    print(f"  {line}", file=sys.stderr, flush=True)
+                failed[_family(ins)] = (gpu.family(ins), error)
+                break
+            print(f"[{time.perf_counter() - t0:.0f} s] {_line(cases[-1])}", flush=True)
+            _write(_summary(device, cases, failed, t0))
+    for proc in warmers.values():                  # a family that failed left its warmer unwaited
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return cases, failed
+
+
 def main(argv=None) -> int:
     args = _parse(argv)
     if args.warm:
@@ -238,27 +269,7 @@ def main(argv=None) -> int:
     device = device.decode() if isinstance(device, bytes) else str(device)
     print(f"{device}: {len(instructions)} instruction(s), {args.rows:,} rows per kind, kinds {','.join(kinds)}",
           flush=True)
-    warmers = start_warmers(instructions, args.cpu, args.warm_processes)
-    cases, failed = [], {}
-    for ins in instructions:
-        if any(gpu.family(ins) == module for module, _ in failed.values()):
-            continue                               # its module failed to compile already
-        for kind in kinds:
-            try:
-                cases.append(check_case(ins, kind, args.rows, args.seed, args.cpu, warmers.get(gpu.family(ins))))
-            except Exception as e:                 # the GPU compiler's refusal: say which helper, go on
-                error = f"{ins.arch} {ins.name} {kind}: {type(e).__name__}: {str(e)[:2000]}"
-                print(f"error: {error}", file=sys.stderr, flush=True)
-                for line in diagnose():
-                    print(f"  {line}", file=sys.stderr, flush=True)
-                failed[_family(ins)] = (gpu.family(ins), error)
-                break
-            print(f"[{time.perf_counter() - t0:.0f} s] {_line(cases[-1])}", flush=True)
-            _write(_summary(device, cases, failed, t0))
-    for proc in warmers.values():                  # a family that failed left its warmer unwaited
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+    cases, failed = run_cases(instructions, kinds, args, device, t0)
     summary = _summary(device, cases, failed, t0)
     _write(summary)
     for name, f in summary["families"].items():

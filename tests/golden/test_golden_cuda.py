@@ -126,3 +126,29 @@ def test_more_entries_on_the_simulator_against_the_compiled_cpu_path(tmp_path):
         rows[c["family"]] = rows.get(c["family"], 0) + 40
     _every_family_right(run, report, rows)
     assert len(report["cases"]) == 2 * len(entries)
+
+
+REFUSED = """
+import sys
+sys.argv[0] = {tool!r}
+sys.path.insert(0, {tools!r})
+import gpu_kernel_check as t
+real = t.gpu._compile
+def refuse(name):
+    if name == "gps":
+        raise RuntimeError("NVVM refused it (planted)")
+    return real(name)
+t.gpu._compile = refuse
+sys.exit(t.main(["--rows", "8", "--cpu", "numpy", "--kinds", "bits", "--instr", "cdna2:v_mfma_f32_32x32x4_2b_f16",
+                 "ampere:DMMA.884"]))
+"""
+
+
+@pytest.mark.slow
+def test_a_family_the_gpu_compiler_refuses_fails_the_check_and_the_others_still_run(tmp_path):
+    code = REFUSED.format(tool=str(TOOL), tools=str(TOOL.parent))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    report = json.loads((tmp_path / "gpu_kernel_check.json").read_text())
+    assert run.returncode == 1 and "NVVM refused it (planted)" in run.stderr, run.stdout + run.stderr
+    assert report["families"]["GPS"]["error"] and not report["families"]["GPS"]["ok"]
+    assert report["families"]["SFMA"]["ok"] and "FAILED TO RUN" in run.stdout
