@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import statistics
 import sys
 import time
@@ -236,23 +235,6 @@ def reference_target(ins) -> int | None:
     return REFERENCE_TARGETS.get(code)
 
 
-@contextlib.contextmanager
-def pinned():
-    """The calling thread on one core (the first this process may use) while inside, the affinity
-    restored after: the one-core rates of the targets are read with no migration between cores.
-    Yields the core, or None where the OS has no affinity call."""
-    if not hasattr(os, "sched_setaffinity"):
-        yield None
-        return
-    before = os.sched_getaffinity(0)
-    core = min(before)
-    os.sched_setaffinity(0, {core})
-    try:
-        yield core
-    finally:
-        os.sched_setaffinity(0, before)
-
-
 def target_rows(rows) -> list:
     """The rows of ``rows`` with a reference target whose instruction the reference model computes."""
     return [ins for ins in rows if reference_target(ins) is not None and bench_reference.reference_op(ins) is not None]
@@ -263,7 +245,7 @@ def reference_ratios(rows, n: int, repeat: int, kinds=("normal", "bits")) -> lis
     core and the reference model on the same core, pinned, side by side in one run, golden's
     operands in their own width (CPU-time medians)."""
     out = []
-    with pinned():
+    with kernels.pinned():
         for ins in target_rows(rows):
             for kind in kinds:
                 gold = measure(ins, n, kind, repeat, backend="numba", threads=1, narrow=True).cpu

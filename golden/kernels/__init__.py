@@ -53,6 +53,23 @@ def default_threads() -> int:
 
 
 @contextlib.contextmanager
+def pinned():
+    """The calling thread on one core (the first this process may use) while inside, its affinity
+    restored after: one-core rates read with no migration between cores (``golden.bench``).
+    Yields the core, or None where the OS has no affinity call."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield None
+        return
+    before = os.sched_getaffinity(0)
+    core = min(before)
+    os.sched_setaffinity(0, {core})
+    try:
+        yield core
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+@contextlib.contextmanager
 def planted_fault():
     """Test only: every kernel's final rounding goes wrong while inside (the round bit misread; in
     GPS, SFMA and the FDRDA block path the result one ulp off where it was inexact or finite)."""

@@ -93,8 +93,10 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
     G, Dsh = max(F - da[FI.D_MB] - db[FI.D_MB], 0), max(da[FI.D_MB] + db[FI.D_MB] - F, 0)
     bab = -da[FI.D_BIAS] - db[FI.D_BIAS]
     BR, BL = min(FI.BL, max(16, FI.FLAT // K)), FI.BL
-    XA, XB, M, E, CL = (np.zeros(BR * K, np.int64) for _ in range(5))
-    X1, flags, emax, csig, ce, tot = (np.zeros(BL, np.int64) for _ in range(6))
+    XA, XB, M, E, CL = (np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64),
+                        np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64))
+    X1, flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
     wa, wb, wc = FI._widths(a), FI._widths(b), FI._widths(c)
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
@@ -158,8 +160,8 @@ def fda_phases(ins, n: int, repeat: int, kind: str = "normal") -> list[float]:
 
 
 def main(argv=None) -> int:
-    from ..bench import pinned, select
     from ..catalog import lookup
+    from . import pinned
     p = argparse.ArgumentParser(prog="python -m golden.kernels.profile", description=__doc__.splitlines()[0])
     p.add_argument("-n", type=int, default=200_000, help="dot-adds per call (default 200000)")
     p.add_argument("--repeat", type=int, default=5, help="timed calls per measurement (default 5)")
@@ -169,7 +171,9 @@ def main(argv=None) -> int:
     if args.n < 1 or args.repeat < 1:
         print(f"error: -n and --repeat must be at least 1, got {args.n} and {args.repeat}", file=sys.stderr)
         return 2
-    rows = select([lookup(*r) for r in DEFAULT_ROWS], args.only)
+    words = [w.strip() for w in args.only.split(",") if w.strip()]
+    rows = [ins for ins in (lookup(*r) for r in DEFAULT_ROWS)
+            if not words or any(w in f"{ins.arch} {ins.name} {ins.algorithm}" for w in words)]
     if not rows:
         print(f"error: --only {args.only!r} matches no row of {', '.join(' '.join(r) for r in DEFAULT_ROWS)}",
               file=sys.stderr)

@@ -134,7 +134,8 @@ def test_pinned_runs_on_one_core_and_restores():
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("no CPU affinity on this OS")
     before = os.sched_getaffinity(0)
-    with bench.pinned() as core:
+    from golden import kernels
+    with kernels.pinned() as core:
         assert os.sched_getaffinity(0) == {core}
     assert os.sched_getaffinity(0) == before
 
