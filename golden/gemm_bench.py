@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -93,14 +95,26 @@ def cpu_name() -> str:
         return platform.processor() or platform.machine()
 
 
-def pin_one_cpu() -> str:
-    """Pin this process to the first CPU of its affinity (Linux); what was done, in words."""
+PINNED_ENV = "GOLDEN_GEMM_BENCH_PINNED"     # set in the pinned child: the CPU it runs on
+
+
+def run_pinned(args) -> int:
+    """``--pin``: the bench again in a child process started on the first CPU of this one's affinity
+    (Linux), so every thread it starts -- numpy's BLAS pool, the kernels' -- sizes itself to and
+    stays on that CPU; its exit status."""
     try:
-        cpu = min(os.sched_getaffinity(0))
+        before = os.sched_getaffinity(0)
+        cpu = min(before)
         os.sched_setaffinity(0, {cpu})
     except (AttributeError, OSError) as e:
-        raise ValueError(f"--pin: cannot pin this process to one CPU here ({e})") from None
-    return f"pinned to CPU {cpu}"
+        raise ValueError(f"--pin: cannot pin a process to one CPU here ({e})") from None
+    argv = [sys.executable, "-m", "golden", "gemm-bench", "--shape", args.shape, "--big", str(args.big),
+            "--threads", str(args.threads), "--workers", str(args.workers), "--repeat", str(args.repeat)]
+    argv += ["--markdown", args.markdown] if args.markdown else []
+    try:
+        return subprocess.call(argv, env=dict(os.environ, **{PINNED_ENV: str(cpu)}))
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def yardstick(M: int, N: int, K: int) -> str:
@@ -108,7 +122,9 @@ def yardstick(M: int, N: int, K: int) -> str:
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
     a @ b
-    _, wall, cpu = min((_timed(lambda: a @ b) for _ in range(3)), key=lambda r: r[2])
+    calls = max(1, min(100, (1 << 31) // (M * N * K)))      # a few tenths of a second: above the clock's grain
+    _, wall, cpu = min((_timed(lambda: [a @ b for _ in range(calls)]) for _ in range(3)), key=lambda r: r[2])
+    wall, cpu = wall / calls, cpu / calls
     return (f"numpy float32 matmul {M}x{N}x{K} (no emulation): {M * N * K / max(cpu, 1e-9) / 1e6:.0f} MMAC/cpu-s, "
             f"{M * N * K / max(wall, 1e-9) / 1e6:.0f} MMAC/s")
 
@@ -151,7 +167,10 @@ def cmd_gemm_bench(args) -> int:
     M, N, K = _shape(args.shape)                 # every row's shape, before the first row
     if args.markdown:
         marked(args.markdown)                    # the file and its markers, before the first row
-    where = pin_one_cpu() if args.pin else "not pinned"
+    pinned = os.environ.get(PINNED_ENV)
+    if args.pin and pinned is None:
+        return run_pinned(args)
+    where = "not pinned" if pinned is None else f"pinned to CPU {pinned}"
     for arch, name, kernel in BENCH:
         warm_up(lookup(arch, name), kernel, args.threads)
     lines = [f"# golden.gemm bench on {platform.node()} ({cpu_name()}, {os.cpu_count()} logical CPUs, {where}), "
@@ -170,7 +189,7 @@ def cmd_gemm_bench(args) -> int:
             print(extra, flush=True)
     if args.markdown:
         command = (f"python -m golden gemm-bench --shape {args.shape} --big {args.big} --threads {args.threads} "
-                   f"--repeat {args.repeat}{' --pin' if args.pin else ''} --markdown {args.markdown}")
+                   f"--repeat {args.repeat}{'' if pinned is None else ' --pin'} --markdown {args.markdown}")
         write_markdown(args.markdown, command, lines)
     return 0
 

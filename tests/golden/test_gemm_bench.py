@@ -52,3 +52,15 @@ def test_bad_arguments(argv, words, tmp_path, capsys):
     assert main(["gemm-bench", "--big", "0", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words.format(**paths) in err[0], err
+
+
+@pytest.mark.slow
+def test_pin_runs_the_bench_on_one_cpu():
+    import os
+    import subprocess
+    import sys
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("CPU affinity is Linux's")
+    out = subprocess.run([sys.executable, "-m", "golden", "gemm-bench", "--pin", "--shape", "8x8x64", "--big", "0",
+                          "--repeat", "1"], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert f"pinned to CPU {min(os.sched_getaffinity(0))}" in out[0] and len(out) == 2 + len(gemm_bench.BENCH)
