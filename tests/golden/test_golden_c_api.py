@@ -378,7 +378,8 @@ def _from_spec_mismatches(spec: str, n: int, seed: int = 0) -> int:
     return bad
 
 
-@pytest.mark.parametrize("spec", RUNTIME_SPECS)
+@pytest.mark.parametrize("spec", [pytest.param(s, marks=() if j in (0, 1, 6) else pytest.mark.slow)
+                                  for j, s in enumerate(RUNTIME_SPECS)])
 def test_an_instruction_of_your_own_at_run_time(spec):
     so = clib.build()
     assert _from_spec_mismatches(spec, ROWS) == 0

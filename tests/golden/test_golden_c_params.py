@@ -116,7 +116,8 @@ def test_field_is_read(field, unit, value, other):
     assert (changed == 0) if field in UNREAD else (changed > 0)
 
 
-@pytest.mark.parametrize("ins", EXACT, ids=lambda i: f"{i.arch}-{i.name}")
+@pytest.mark.parametrize("ins", [pytest.param(ins, marks=() if j == 0 else pytest.mark.slow)
+                                 for j, ins in enumerate(EXACT)], ids=lambda i: f"{i.arch}-{i.name}")
 def test_exact_entries_every_kind(ins):
     bad = 0
     for ops in _operands(ins, ROWS, 1):
