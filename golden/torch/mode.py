@@ -89,6 +89,16 @@ def _shapes_only(args, kwargs) -> bool:
                for t in _pytree.tree_leaves((args, kwargs)))
 
 
+def _conv_allows_tf32() -> bool:
+    """cuDNN's TF32 flag for float32 convolutions, read through torch's new API (reading the legacy
+    ``allow_tf32`` can raise once the two APIs were mixed): the first level that is not ``"none"``."""
+    for level in (torch.backends.cudnn.conv, torch.backends.cudnn, torch.backends):
+        precision = getattr(level, "fp32_precision", "none")
+        if precision != "none":
+            return precision == "tf32"
+    return False
+
+
 def _floating(args, kwargs) -> bool:
     return any(isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
                for t in _pytree.tree_leaves((args, kwargs)))
@@ -173,9 +183,11 @@ class _Mode(TorchDispatchMode):
         self.native_why[str(func)] = reason
 
     # ---- what the handlers call
-    def route(self, *tensors: torch.Tensor) -> None:
+    def route(self, *tensors: torch.Tensor, conv: bool = False) -> None:
         """Return when a product of these operands is emulated; raise :class:`ops.Skip` (no floating-point
-        operand) or :class:`ops.Native` (floating-point, not modelled) otherwise."""
+        operand) or :class:`ops.Native` (floating-point, not modelled) otherwise.  Float32 products are
+        TF32 when torch allows it: for matrix products ``torch.get_float32_matmul_precision()``, for
+        convolutions (``conv``) cuDNN's own flag, which allows TF32 by default."""
         dts = {t.dtype for t in tensors}
         if not any(d.is_floating_point or d.is_complex for d in dts):
             raise ops.Skip
@@ -187,7 +199,12 @@ class _Mode(TorchDispatchMode):
                              f"{bad[0]} (modelled: {', '.join(str(d) for d in DTYPES)})")
         if torch.float32 in dts and dts != {torch.float32}:
             raise ops.Native(f"float32 mixed with {', '.join(sorted(str(d) for d in dts - {torch.float32}))}")
-        if dts == {torch.float32} and torch.get_float32_matmul_precision() == HIGHEST:
+        if dts != {torch.float32}:
+            return
+        if conv and not _conv_allows_tf32():
+            raise ops.Native("float32 convolutions with torch.backends.cudnn.conv.fp32_precision == 'ieee' run "
+                             "without TF32, on CUDA cores; set it to 'tf32' (torch's default) to run them as TF32")
+        if not conv and torch.get_float32_matmul_precision() == HIGHEST:
             raise ops.Native("float32 products with torch.get_float32_matmul_precision() == 'highest' run on "
                              "CUDA cores, not tensor cores; set it to 'high' to run them as TF32")
 

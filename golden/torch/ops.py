@@ -158,7 +158,7 @@ def _scaled_mm(mode, p):
 
 def _convolution(mode, p):
     x, w = p["input"], p["weight"]
-    mode.route(x, w)
+    mode.route(x, w, conv=True)
     if p["transposed"] or x.dim() != 4:
         raise Native("only 2-D, non-transposed convolutions are modelled (implicit GEMM)")
     return torchconv.conv2d(x, w, p["bias"], p["stride"], p["padding"], p["dilation"], p["groups"],
@@ -167,7 +167,7 @@ def _convolution(mode, p):
 
 def _convolution_backward(mode, p):
     g, x, w = p["grad_output"], p["input"], p["weight"]
-    mode.route(x, w)
+    mode.route(x, w, conv=True)
     if p["transposed"] or x.dim() != 4:
         raise Native("only 2-D, non-transposed convolutions are modelled (implicit GEMM)")
     return torchconv.conv2d_backward(g, x, w, p["stride"], p["padding"], p["dilation"], p["groups"],

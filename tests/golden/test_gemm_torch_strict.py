@@ -106,6 +106,25 @@ def test_conv_net_training_step_strict():
     assert mode.ops["aten.convolution.default"] == 2 and mode.ops["aten.convolution_backward.default"] == 2
 
 
+def test_float32_convolutions_follow_cudnn_s_tf32_flag_not_matmul_s():
+    conv = torch.nn.Conv2d(2, 3, 3)
+    x = torch.randn(1, 2, 5, 5)
+    before = torch.backends.cudnn.conv.fp32_precision, torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("highest")            # torch's defaults: matmul without TF32 ...
+        torch.backends.cudnn.conv.fp32_precision = "tf32"
+        with gt.emulate(ARCH, strict=True) as mode:              # ... convolutions with it
+            conv(x)
+        assert mode.calls == {"HGMMA.64xNx8.F32.TF32": 1}
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+        with pytest.raises(gt.NotEmulated, match="cudnn.conv.fp32_precision == 'ieee'"):
+            with gt.emulate(ARCH, strict=True):
+                conv(x)
+    finally:
+        torch.backends.cudnn.conv.fp32_precision = before[0]
+        torch.set_float32_matmul_precision(before[1])
+
+
 def test_a_transposed_convolution_is_native_and_strict_says_so():
     up = torch.nn.ConvTranspose2d(2, 2, 2).bfloat16()
     x = torch.randn(1, 2, 3, 3).bfloat16()
