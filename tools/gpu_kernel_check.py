@@ -227,6 +227,8 @@ def run_cases(instructions, kinds, args, device: str, t0: float) -> tuple[list, 
     for ins in instructions:
         if any(gpu.family(ins) == module for module, _ in failed.values()):
             continue                               # its module failed to compile already
+        print(f"[{time.perf_counter() - t0:.0f} s] {ins.arch} {ins.name} ({_family(ins)}): operands, "
+              f"{'compile, ' if gpu.family(ins) not in gpu._KERNELS else ''}GPU, CPU", flush=True)
         for kind in kinds:
             try:
                 cases.append(check_case(ins, kind, args.rows, args.seed, args.cpu, warmers.get(gpu.family(ins))))
