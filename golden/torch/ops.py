@@ -85,6 +85,16 @@ def _addmm(mode, p):
     return mode.mm2d(a, b, dt, op="addmm", c=inp.expand(M, N), beta=p["beta"], alpha=p["alpha"])
 
 
+def _addmm_activation(mode, p):
+    """addmm then ReLU (exact on the rounded result, so where it is applied does not matter).  The GELU
+    form is left to torch: cuBLASLt applies it in the fp32 epilogue, before the rounding, which the
+    mode's rounded addmm cannot reproduce."""
+    if p["use_gelu"]:
+        mode.route(p["mat1"], p["mat2"])
+        raise Native("_addmm_activation with use_gelu (cuBLASLt's GELU epilogue) is not modelled")
+    return torch.relu(_addmm(mode, p))
+
+
 def _baddbmm(mode, p):
     inp, a, b = p["self"], p["batch1"], p["batch2"]
     mode.route(a, b)
@@ -200,7 +210,7 @@ def _sdpa_backward(mode, p):
 HANDLERS = {
     "mm": _mm, "bmm": _bmm, "addmm": _addmm, "addmm_": _addmm, "baddbmm": _baddbmm, "baddbmm_": _baddbmm,
     "addbmm": _addbmm, "addbmm_": _addbmm, "mv": _mv, "addmv": _addmv, "addmv_": _addmv, "dot": _dot,
-    "vdot": _dot, "_scaled_mm": _scaled_mm,
+    "vdot": _dot, "_scaled_mm": _scaled_mm, "_addmm_activation": _addmm_activation,
     "convolution": _convolution, "convolution_backward": _convolution_backward,
     "_scaled_dot_product_flash_attention_for_cpu": _sdpa,
     "_scaled_dot_product_flash_attention_for_cpu_backward": _sdpa_backward,

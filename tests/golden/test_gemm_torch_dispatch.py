@@ -73,6 +73,16 @@ def test_the_products_that_used_to_slip_past_are_golden_gemm():
     assert mode.ops["aten.mm.out"] == 2 and mode.ops["aten.addbmm.default"] == 1
 
 
+def test_addmm_activation_relu_is_emulated_and_gelu_is_refused_under_strict():
+    a, b, bias = rand(3, 32, seed=27), rand(32, 4, seed=28), rand(4, seed=29)
+    with gt.emulate(ARCH, strict=True):
+        y = torch.ops.aten._addmm_activation(bias, a, b)
+    assert same(y, bits(torch.relu(gt.from_bits(want(a, b, bias=bits(bias)), torch.bfloat16))))
+    with pytest.raises(gt.NotEmulated, match="use_gelu"):
+        with gt.emulate(ARCH, strict=True):
+            torch.ops.aten._addmm_activation(bias, a, b, use_gelu=True)
+
+
 def test_strict_catches_a_product_without_a_handler(monkeypatch):
     a, b = rand(2, 3, 16), rand(2, 16, 4)
     monkeypatch.delitem(ops.HANDLERS, "bmm")                  # the planted fault: bmm is no longer modelled
