@@ -97,8 +97,8 @@ def route(ins, kernel) -> tuple[Route, str]:
     prm = _tables(ins)[3]
     if prm[S.P_FAST] != S.FAST_FDA:
         return Route.ROWS, f"{ins.name} is not on the integer-lane FDA path (golden.kernels.spec.fast_kind)"
-    if dp.formats[3].name != "f32" or dp.formats[2].name != "f32":
-        return Route.ROWS, f"{ins.name} accumulates in {dp.formats[3].name}; the tile kernels take f32"
+    if dp.formats[3].name not in ("f32", "f16", "bf16"):
+        return Route.ROWS, f"{ins.name} accumulates in {dp.formats[3].name}; the tile kernels take f32, f16, bf16"
     if dp.k % int(prm[S.P_L]):
         return Route.ROWS, f"{ins.name}: K={dp.k} is not whole passes of {int(prm[S.P_L])}"
     if kernel.scaling == "group" and kernel.scale_fma and not fma_is_exact():

@@ -16,6 +16,7 @@ from . import fused_int as FI
 from . import spec as S
 
 CANONICAL_NAN32 = 0x7FC00000          # golden.fma.fma_f32's NaN
+FROM_FLOAT_NAN32 = 0x7FFFFFFF         # golden.formats.from_float's f32 NaN (a narrower accumulator's NaN widened)
 NEG32 = FI.NEG                        # a zero element's exponent: every product with it below NO_PRODUCT32
 NO_PRODUCT32 = np.int32(FI.NO_PRODUCT)
 
@@ -102,13 +103,30 @@ def _f32_add(x, y):
     return np.uint32(CANONICAL_NAN32) if s != s else C.bits_from_f32(s)
 
 
+@njit(**C.HOT)
+def acc_f32(x, dd, wide):
+    """The accumulator's bits ``x`` (d's format: IEEE-style, at most f32's range and precision) as
+    f32 bits, exactly, as ``golden.gemm._to_f32`` gives them (a NaN as ``from_float``'s f32 NaN)."""
+    if wide:
+        return np.uint32(x)
+    mb, em, ssh, bias = dd[FI.D_MB], dd[FI.D_EMASK], dd[FI.D_SGNSH], dd[FI.D_BIAS]
+    f = (x >> mb) & em
+    m = x & ((np.int64(1) << mb) - 1)
+    sign = np.uint32((x >> ssh) & 1) << np.uint32(31)
+    if f == em:
+        return np.uint32(0x7F800000) | sign if m == 0 else np.uint32(FROM_FLOAT_NAN32)
+    g = m | (np.int64(f != 0) << mb)
+    v = np.float32(np.float64(g) * C.pow2(max(f, 1) - bias - mb))
+    return C.bits_from_f32(v) | sign
+
+
 @njit(**C.INLINE)
-def _promote(ACC, MAIN, nt, mt, g, gsa, gsb, scaling, scale_fma):
+def _promote(ACC, MAIN, nt, mt, g, gsa, gsb, scaling, scale_fma, dd, wide):
     """``MAIN += partial`` in fp32 (times the group's scales ``gsa[m, g] * gsb[n, g]``), the
     tensor-core partial restarted from +0."""
     for m in range(mt):
         for i in range(nt):
-            part = C.f32_from_bits(np.uint32(ACC[m, i]))
+            part = C.f32_from_bits(acc_f32(ACC[m, i], dd, wide))
             main = C.f32_from_bits(MAIN[m, i])
             if scaling:
                 sc = C.f32_from_bits(gsa[m, g]) * C.f32_from_bits(gsb[i, g])
@@ -132,6 +150,8 @@ def tile(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scali
     (promoted every ``promotion`` steps when > 0), its fp32 result into ``parts[slice, m, n]``.
     ``cinit`` ([mt, nt], or empty): C in the accumulator's format for slice 0 (c_accumulate)."""
     L = prm[S.P_L]
+    dd = drows[S.D]
+    wide = fmts[S.D, S.WORD32] == 1                  # an f32 accumulator: its bits are the result's
     st = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64),
           np.zeros(nt, np.int64), np.zeros(nt, np.uint64), np.zeros(nt, np.int32))
     ACC = np.zeros((mt, nt), np.int64)
@@ -154,8 +174,8 @@ def tile(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scali
             for m in range(mt):
                 _dot_add(SA, EA, SB, EB, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st)
             if promotion > 0 and ((s - lo + 1) % promotion == 0 or s == hi - 1):
-                _promote(ACC, MAIN, nt, mt, since // promotion, gsa, gsb, scaling, scale_fma)
+                _promote(ACC, MAIN, nt, mt, since // promotion, gsa, gsb, scaling, scale_fma, dd, wide)
                 since = -1
         for m in range(mt):
             for i in range(nt):
-                parts[q, m, i] = MAIN[m, i] if promotion > 0 else np.uint32(ACC[m, i])
+                parts[q, m, i] = MAIN[m, i] if promotion > 0 else acc_f32(ACC[m, i], dd, wide)

@@ -23,7 +23,8 @@ pytest.importorskip("numba")
 HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
 QGMMA = golden.lookup("hopper", "QGMMA.64xNx32.F32.E4M3.E4M3")
 TILED = [HGMMA, QGMMA, golden.lookup("ampere", "HMMA.16816.F32.BF16"),
-         golden.lookup("blackwell", "UTCQMMA.F32.E4M3.E4M3"), golden.lookup("hopper", "HGMMA.64xNx8.F32.TF32")]
+         golden.lookup("blackwell", "UTCQMMA.F32.E4M3.E4M3"), golden.lookup("hopper", "HGMMA.64xNx8.F32.TF32"),
+         golden.lookup("hopper", "HGMMA.64xNx16.F16"), golden.lookup("hopper", "QGMMA.64xNx32.F16.E4M3.E4M3")]
 MXF8 = golden.lookup("blackwell", "UTCQMMA.SF.F32.E4M3.E4M3.E8")
 NVFP4 = golden.lookup("blackwell", "UTCOMMA.4X")
 CDNA3 = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
@@ -81,7 +82,7 @@ def test_every_preset_at_more_shapes(name):
 @pytest.mark.parametrize("ins", TILED, ids=lambda i: i.name)
 def test_every_tiled_instruction_with_promotion_split_k_and_c(ins):
     A, B = wide(ins, 19, 37, 11 * ins.k + 5, seed=3)
-    C = from_float("f32", np.random.default_rng(4).standard_normal((19, 37)) * 64)
+    C = from_float(ins.d_format, np.random.default_rng(4).standard_normal((19, 37)) * 64)
     for kernel in (Kernel(), Kernel(promotion=3, split_k=2), Kernel(split_k=3, reduction="tree"),
                    Kernel(c_accumulate=True), Kernel(promotion=2, c_accumulate=True, split_k=2),
                    Kernel(out_format="bf16", out_rounding="RZ")):
@@ -106,6 +107,18 @@ def test_overflow_and_huge_c_chain_as_the_rows_route():
     rows, tiles = both(A, signed_zeros, instr=ins)                 # sums of signed zeros only
     assert np.array_equal(rows, tiles)
     assert np.array_equal(rows, both(-A.view(np.float16), signed_zeros, instr=ins)[1])
+
+
+def test_f16_accumulator_overflow_and_nan_widen_as_the_rows_route():
+    ins = golden.lookup("hopper", "HGMMA.64xNx16.F16")
+    A = from_float("f16", np.full((4, 64), 200.0))
+    B = from_float("f16", np.where(np.arange(64 * 260).reshape(64, 260) % 7, 100.0, -300.0))
+    C = from_float("f16", np.array([[np.nan, np.inf, -np.inf, 0.0] * 65] * 4))
+    for kernel in (Kernel(), Kernel(promotion=2), Kernel(c_accumulate=True), Kernel(c_accumulate=True, promotion=1)):
+        kw = dict(beta=1.0) if kernel.c_accumulate else {}
+        rows, tiles = both(A, B, C, instr=ins, kernel=kernel, **kw)
+        assert np.array_equal(rows, tiles), kernel
+    assert np.isinf(rows.view(np.float16)).any() and np.isnan(rows.view(np.float16)).any()
 
 
 def test_planted_fault_is_caught():
