@@ -13,7 +13,7 @@ slices come back as fp32 partials; their reduction and the epilogue stay in :mod
 
 :func:`route` says which designs take this path: NVIDIA's FDA family on the integer-lane fast path
 (``golden.kernels.spec.fast_kind``: HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32, UE8M0 block scales)
-with an fp32 accumulator.  Everything else, and any GEMM whose A or B holds a NaN or an infinity, runs
+with an f32, f16 or bf16 accumulator.  Everything else, and any GEMM whose A or B holds a NaN or an infinity, runs
 on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
 """
 
