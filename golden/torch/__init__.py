@@ -9,12 +9,12 @@
 A :class:`torch.utils._python_dispatch.TorchDispatchMode`: every aten operator torch runs passes
 through it, below autograd and after decompositions, so a product cannot slip past inside
 ``einsum``, ``nn.MultiheadAttention`` or a backward pass.  The products it models
-(:data:`golden.torch.ops.HANDLERS`: ``mm``, ``bmm``, ``addmm``, ``baddbmm``, ``addbmm``, ``mv``,
-``addmv``, ``dot``, ``vdot``, ``_scaled_mm``, their ``out=`` and in-place forms, and convolution
-and attention where their models are installed) go through :func:`golden.gemm`; every other
-operator runs as torch runs it.  A floating-point product it does not model runs natively, is
-counted in ``mode.native`` and summarised on exit, or with ``strict=True`` raises
-:class:`NotEmulated`.  docs/gemm.md ("The torch mode") states the rules and the limits.
+(:data:`golden.torch.ops.HANDLERS`: ``mm``, ``bmm``, ``addmm``, ``_addmm_activation``, ``baddbmm``,
+``addbmm``, ``mv``, ``addmv``, ``dot``, ``vdot``, ``_scaled_mm``, their ``out=`` and in-place forms,
+2-D convolution through :mod:`golden.torchconv` and attention through :mod:`golden.torchattn`) go
+through :func:`golden.gemm`; every other operator runs as torch runs it.  A floating-point product
+it does not model runs natively, is counted in ``mode.native`` and summarised on exit, or with
+``strict=True`` raises :class:`NotEmulated`.  docs/gemm.md ("The torch mode") states the rules and the limits.
 
 The optional extra ``[torch]`` installs torch; nothing else in golden imports this package.
 """
