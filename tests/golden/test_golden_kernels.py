@@ -334,3 +334,21 @@ def test_plan_is_cached_per_instruction_and_follows_new_params():
                           golden.dot_add(other, a, b, c, backend="numpy"))
     assert not np.array_equal(golden.dot_add(other, a, b, c, backend="numba"),
                               golden.dot_add(ins, a, b, c, backend="numba"))
+
+
+# the integer-lane FDA decodes f16/bf16 (uint16) and fp8 (uint8) operands where they lie
+IN_PLACE_UNITS = [("hopper", "HMMA.16816.F32"), ("ada", "QMMA.16832.F32.E4M3.E4M3")]
+
+
+@pytest.mark.parametrize("unit", IN_PLACE_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_fda_in_place_decode_matches_and_catches_the_planted_fault(unit):
+    ins = lookup(*unit)
+    bad = 0
+    for i, kind in enumerate(KINDS):
+        a, b, c, _, _ = random_operands(ins, 3 * 128 + 5, np.random.default_rng([12, i]), kind, narrow=True)
+        assert a.dtype.itemsize == b.dtype.itemsize < 8
+        want = golden.dot_add(ins, a, b, c, backend="numpy")
+        assert np.array_equal(golden.dot_add(ins, a, b, c, backend="numba", threads=1), want), kind
+        with kernels.planted_fault():
+            bad += int((golden.dot_add(ins, a, b, c, backend="numba", threads=1) != want).sum())
+    assert bad > 0
