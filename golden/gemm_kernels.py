@@ -2,19 +2,20 @@
 
 :func:`golden.gemm.gemm`'s rows route calls ``golden.dot_add`` once per k-step on a tile of outputs, with
 each step's operands repeated to the tile's rows, so every element is decoded again for every output
-it meets.  Here a tile of ``A``'s rows and ``B``'s columns is decoded once (each element's signed
-significand and exponent, as :mod:`golden.kernels.fused_int` decodes it), and each dot-add of the
-tile is :func:`golden.kernels.fused_int.fda_block_rows`'s arithmetic on those decoded elements: the
+it meets.  Here A and B are decoded once per GEMM (FDA: each element's signed significand and
+exponent, as :mod:`golden.kernels.fused_int` decodes it; GDFS: its exact value in integer units), and
+each dot-add of a tile is :mod:`golden.kernels.fused_int`'s arithmetic on those decoded elements: the
 maximum exponent with the e_zero rule, alignment by a right shift of the magnitude, one exact integer
 sum, the same rounding (:func:`golden.kernels.fused_int.round_block`).  The accumulator stays in the
 kernel between k-steps; promotion adds (and group scales) are IEEE binary32 operations of the CPU,
 which round as :func:`golden.fma.fma_f32` does (a NaN result made the canonical NaN).  Split-K
 slices come back as fp32 partials; their reduction and the epilogue stay in :mod:`golden.gemm`.
 
-:func:`route` says which designs take this path: NVIDIA's FDA family on the integer-lane fast path
-(``golden.kernels.spec.fast_kind``: HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32, UE8M0 block scales)
-with an f32, f16 or bf16 accumulator.  Everything else, and any GEMM whose A or B holds a NaN or an infinity, runs
-on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
+:func:`route` says which designs take this path: on the integer-lane fast path
+(``golden.kernels.spec.fast_kind``), NVIDIA's FDA family (HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32,
+UE8M0 block scales) with an f32, f16 or bf16 accumulator, and GDFS (block-scaled FP4: NVFP4, MXF4).
+Everything else, and any FDA GEMM whose A, B or block scales hold a NaN or an infinity, runs on the
+rows route, and the logger ``golden.gemm`` says so at DEBUG level.
 """
 
 from __future__ import annotations
@@ -92,18 +93,20 @@ def route(ins, kernel) -> tuple[Route, str]:
     dp = ins.datapath
     if not available() or jit_disabled():
         return Route.ROWS, "numba is not available (or NUMBA_DISABLE_JIT is set)"
-    if not handles(dp) or S.kernel_code(dp.params) != KernelCode.FDA:
+    if not handles(dp) or S.kernel_code(dp.params) not in (KernelCode.FDA, KernelCode.GDFS):
         return Route.ROWS, f"{ins.name}'s algorithm ({ins.algorithm}) has no GEMM-level kernel"
     prm = _tables(ins)[3]
-    if prm[S.P_FAST] != S.FAST_FDA:
-        return Route.ROWS, f"{ins.name} is not on the integer-lane FDA path (golden.kernels.spec.fast_kind)"
+    if prm[S.P_FAST] not in (S.FAST_FDA, S.FAST_GDFS):
+        return Route.ROWS, (f"{ins.name} is not on the integer-lane FDA or GDFS path "
+                            "(golden.kernels.spec.fast_kind)")
     if dp.formats[3].name not in ("f32", "f16", "bf16"):
         return Route.ROWS, f"{ins.name} accumulates in {dp.formats[3].name}; the tile kernels take f32, f16, bf16"
     if dp.k % int(prm[S.P_L]):
         return Route.ROWS, f"{ins.name}: K={dp.k} is not whole passes of {int(prm[S.P_L])}"
     if kernel.scaling == "group" and kernel.scale_fma and not fma_is_exact():
         return Route.ROWS, "this machine's compiled fma does not round once (group scales need it)"
-    return Route.TILES, f"{ins.name}: FDA in integer lanes, the K loop compiled per tile"
+    kind = "GDFS" if prm[S.P_FAST] == S.FAST_GDFS else "FDA"
+    return Route.TILES, f"{ins.name}: {kind} in integer lanes, the K loop compiled per tile"
 
 
 def _tables(ins):
@@ -140,18 +143,29 @@ class Plan:
         Kp = prob.steps * ins.k
         extra_a, extra_b, block = np.zeros((prob.M, 1), np.int64), np.zeros((1, prob.N), np.int64), Kp
         self.why_not = None
-        if kernel.scaling == "block":                  # UE8M0: 2**(field - bias), its exponent joins the product's
+        if kernel.scaling == "block" and prm[S.P_FAST] == S.FAST_FDA:     # UE8M0: its exponent joins the product's
             if has_specials(ins.scale_format, prob.sa) or has_specials(ins.scale_format, prob.sb_t):
                 self.why_not = "a block scale is NaN (the rows route classifies it)"
             ds = self.drows[S.S]
             extra_a = (prob.sa.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]
             extra_b = np.ascontiguousarray(((prob.sb_t.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]).T)
             block = ins.block_size
-        self.SA, self.EA = np.empty((prob.M, Kp), np.int32), np.empty((prob.M, Kp), np.int32)
-        self.SB, self.EB = np.empty((Kp, prob.N), np.int32), np.empty((Kp, prob.N), np.int32)
-        if gemm_tiles.decode(prob.A, da, G, extra_a, block, True, self.SA, self.EA) or \
-                gemm_tiles.decode(prob.Bt.T, db, 0, extra_b, block, False, self.SB, self.EB):
-            self.why_not = "A or B holds a NaN or an infinity (the rows route classifies them)"
+        none = np.zeros((0, 0), np.int64)
+        self.gd = (none,) * 6
+        if prm[S.P_FAST] == S.FAST_GDFS:              # exact values; the scales' fields, flags kept apart
+            self.SA, self.SB = np.empty((prob.M, Kp), np.int64), np.empty((Kp, prob.N), np.int64)
+            self.EA = self.EB = np.zeros((0, 0), np.int32)
+            gemm_tiles.decode_values(prob.A, da, self.SA)
+            gemm_tiles.decode_values(prob.Bt.T, db, self.SB)
+            self.gd = _gdfs_scales(self.drows[S.S], prob.sa) + tuple(np.ascontiguousarray(x.T) for x in
+                                                                       _gdfs_scales(self.drows[S.S], prob.sb_t))
+            self.why_not = None
+        else:
+            self.SA, self.EA = np.empty((prob.M, Kp), np.int32), np.empty((prob.M, Kp), np.int32)
+            self.SB, self.EB = np.empty((Kp, prob.N), np.int32), np.empty((Kp, prob.N), np.int32)
+            if gemm_tiles.decode(prob.A, da, G, extra_a, block, True, self.SA, self.EA) or \
+                    gemm_tiles.decode(prob.Bt.T, db, 0, extra_b, block, False, self.SB, self.EB):
+                self.why_not = "A or B holds a NaN or an infinity (the rows route classifies them)"
         empty = np.zeros((0, 0), np.uint32)
         self.gsa = prob.sa.astype(np.uint32) if self.scaling else empty
         self.gsb = prob.sb_t.astype(np.uint32) if self.scaling else empty
@@ -161,14 +175,30 @@ class Plan:
         accumulator, [rows, cols] uint32, or None)."""
         prob = self.prob
         mt, nt = rows.stop - rows.start, cols.stop - cols.start
-        SB, EB = np.ascontiguousarray(self.SB[:, cols]), np.ascontiguousarray(self.EB[:, cols])
+        SB = np.ascontiguousarray(self.SB[:, cols])
+        EB = np.ascontiguousarray(self.EB[:, cols]) if self.EB.size else self.EB
+        gd = tuple(x[rows] for x in self.gd[:3]) + tuple(np.ascontiguousarray(x[:, cols]) for x in self.gd[3:]) \
+            if self.gd[0].size else self.gd
         ci = np.zeros((0, 0), np.uint32) if cinit is None else np.ascontiguousarray(cinit, np.uint32)
         gsa = self.gsa[rows] if self.scaling else self.gsa
         gsb = np.ascontiguousarray(self.gsb[cols]) if self.scaling else self.gsb
         out = np.empty((len(self.slices), mt, nt), np.uint32)
-        self.run(self.SA[rows], self.EA[rows], SB, EB, mt, nt, prob.ins.k, self.slices, self.promotion, ci, gsa, gsb,
+        EA = self.EA[rows] if self.EA.size else self.EA
+        self.run(self.SA[rows], EA, SB, EB, gd, mt, nt, prob.ins.k, self.slices, self.promotion, ci, gsa, gsb,
                  self.scaling, prob.kernel.scale_fma, self.fmts, self.drows, self.prm, out)
         return out
+
+
+def _gdfs_scales(ds, bits) -> tuple:
+    """Block scales as ``fused_int.group_scales`` reads them: significand, exponent, NaN flag
+    (``ds``: the scale format's decode row; its ``D_INF`` column holds 1 - subnormals)."""
+    from .kernels import fused_int as FI
+    x = bits.astype(np.int64) & ds[FI.D_VMASK]
+    mb, lo = ds[FI.D_MB], ds[FI.D_INF]
+    f = (x >> mb) & ds[FI.D_EMASK]
+    g = (x & ((1 << mb) - 1)) | (((f != 0) | (lo == 1)).astype(np.int64) << mb)
+    e = np.maximum(f, 1 - lo) - ds[FI.D_BIAS]
+    return g, e.astype(np.int64), ((x & ds[FI.D_NM]) == ds[FI.D_NV]).astype(np.int64)
 
 
 def tiles(M: int, N: int):

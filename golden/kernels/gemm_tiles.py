@@ -96,6 +96,67 @@ def _dot_add(SA, EA, SB, EB, m, k0, nt, L, Kins, X1, fmts, drows, prm, st):
             X1[i] = np.int64(dout[i])
 
 
+@njit(**C.JIT)
+def decode_values(X, drow, V):
+    """GDFS's operands (``fused_int.group_sum``): each element's exact value as a signed integer in
+    units of ``2**(emin - man_bits)``, ``±(significand << (max(field, 1) - 1))``."""
+    ign, vm, mb, em, ssh = drow[FI.D_IGN], drow[FI.D_VMASK], drow[FI.D_MB], drow[FI.D_EMASK], drow[FI.D_SGNSH]
+    mm = (np.int64(1) << mb) - 1
+    for r in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            x = (np.int64(X[r, c]) >> ign) & vm
+            f = (x >> mb) & em
+            g = ((x & mm) | (np.int64(f != 0) << mb)) << (max(f, 1) - 1)
+            V[r, c] = -g if (x >> ssh) & 1 else g
+
+
+@njit(**C.INLINE)
+def _dot_add_gdfs(VA, VB, gd, m, k0, nt, L, Kins, X1, fmts, drows, prm, st, sg):
+    """One GDFS dot-add of row ``m`` against the tile's columns: ``fused_int.gdfs_block_rows``' steps
+    (exact group sums, times the block scales' significands ``gd``, aligned to the largest scale
+    exponent, one sum with c, the rounding), chained through ``X1``."""
+    csig, ce, flags, emax, tot, dout, _ = st
+    sigma, nz, T, GE = sg
+    SSA, SEA, SFA, SSB, SEB, SFB = gd
+    F, ez, g, block = prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP], prm[S.P_BLOCK]
+    da, db, ds, dd = drows[S.A], drows[S.B], drows[S.S], drows[S.D]
+    H = F + fmts[S.A, S.EMIN] + fmts[S.B, S.EMIN] - da[FI.D_MB] - db[FI.D_MB] - 2 * ds[FI.D_MB]
+    G, Dsh = max(H, 0), max(-H, 0)
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    for j in range(0, Kins, L):
+        dc = drows[S.CF] if j == 0 else dd
+        FI.decode_c(X1, dc, ez, csig, ce, flags, nt)
+        for i in range(nt):
+            emax[i] = ce[i]
+        for q in range(L // g):
+            for i in range(nt):
+                sigma[i] = 0
+                nz[i] = 0
+            for t in range(q * g, q * g + g):
+                va, vb = VA[m, k0 + j + t], VB[k0 + j + t]
+                for i in range(nt):
+                    p = va * vb[i]
+                    sigma[i] += p
+                    nz[i] |= np.int64(p != 0)
+            blk = (k0 + j + q * g) // block
+            ssa, sea, sfa = SSA[m, blk], SEA[m, blk], SFA[m, blk]
+            for i in range(nt):
+                ss = ssa * SSB[blk, i]
+                T[q, i] = sigma[i] * ss
+                GE[q, i] = ez if (nz[i] == 0) | (ss == 0) else sea + SEB[blk, i]
+                emax[i] = max(emax[i], GE[q, i])
+                flags[i] |= sfa | SFB[blk, i]
+        FI.align_c(csig, ce, emax, F, dc[FI.D_MB], tot, nt)
+        for q in range(L // g):
+            for i in range(nt):
+                v = (abs(T[q, i]) << G) >> min(emax[i] - GE[q, i] + Dsh, 63)
+                tot[i] += -v if T[q, i] < 0 else v
+        FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, dout, 0, nt)
+        for i in range(nt):
+            X1[i] = np.int64(dout[i])
+
+
 @njit(**C.HOT)
 def _f32_add(x, y):
     """``RNE32(x + y)`` on the CPU (IEEE binary32), a NaN made canonical as ``fma_f32`` gives it."""
@@ -144,11 +205,16 @@ def _promote(ACC, MAIN, nt, mt, g, gsa, gsb, scaling, scale_fma, dd, wide):
 
 
 @njit(**C.JIT)
-def tile(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+def tile(SA, EA, SB, EB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
          fmts, drows, prm, parts):
     """A tile's ``A @ B``: for each split-K slice ``[lo, hi)`` of k-steps (``slices``), the K loop
     (promoted every ``promotion`` steps when > 0), its fp32 result into ``parts[slice, m, n]``.
-    ``cinit`` ([mt, nt], or empty): C in the accumulator's format for slice 0 (c_accumulate)."""
+    ``cinit`` ([mt, nt], or empty): C in the accumulator's format for slice 0 (c_accumulate).
+    FDA: ``SA, EA, SB, EB`` from :func:`decode`; GDFS (``prm[P_FAST]``): ``SA, SB`` from
+    :func:`decode_values`, ``gd`` the block scales' significands, exponents and NaN flags."""
+    gdfs = prm[S.P_FAST] == S.FAST_GDFS
+    ngr = max(prm[S.P_L] // prm[S.P_GROUP], 1)
+    sg = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros((ngr, nt), np.int64), np.zeros((ngr, nt), np.int64))
     L = prm[S.P_L]
     dd = drows[S.D]
     wide = fmts[S.D, S.WORD32] == 1                  # an f32 accumulator: its bits are the result's
@@ -172,7 +238,10 @@ def tile(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scali
         for s in range(lo, hi):
             since = s if since < 0 else since
             for m in range(mt):
-                _dot_add(SA, EA, SB, EB, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st)
+                if gdfs:
+                    _dot_add_gdfs(SA, SB, gd, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st, sg)
+                else:
+                    _dot_add(SA, EA, SB, EB, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st)
             if promotion > 0 and ((s - lo + 1) % promotion == 0 or s == hi - 1):
                 _promote(ACC, MAIN, nt, mt, since // promotion, gsa, gsb, scaling, scale_fma, dd, wide)
                 since = -1

@@ -28,6 +28,7 @@ TILED = [HGMMA, QGMMA, golden.lookup("ampere", "HMMA.16816.F32.BF16"),
 MXF8 = golden.lookup("blackwell", "UTCQMMA.SF.F32.E4M3.E4M3.E8")
 NVFP4 = golden.lookup("blackwell", "UTCOMMA.4X")
 CDNA3 = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
+GPS = golden.lookup("cdna2", "v_mfma_f32_32x32x4_2b_f16")
 
 
 def wide(ins, M, N, K, seed):
@@ -121,6 +122,36 @@ def test_f16_accumulator_overflow_and_nan_widen_as_the_rows_route():
     assert np.isinf(rows.view(np.float16)).any() and np.isnan(rows.view(np.float16)).any()
 
 
+def fp4_problem(ins, M, N, K, rng):
+    """FP4 operands and block scales of every size (not only powers of two): inexact sums."""
+    fa, fb, sf = *ins.formats[:2], ins.scale_format
+    A, B = from_float(fa, rng.standard_normal((M, K)) * 3), from_float(fb, rng.standard_normal((K, N)) * 3)
+    nb = K // ins.block_size
+    scales = lambda shape: from_float(sf, np.exp2(rng.integers(-6, 7, shape).astype(float))  # noqa: E731
+                                      * rng.uniform(1, 2, shape))
+    return A, B, scales((M, nb)), scales((nb, N))
+
+
+@pytest.mark.parametrize("ins", [NVFP4, golden.lookup("blackwell", "UTCOMMA.MXF4.E8")], ids=lambda i: i.name)
+def test_gdfs_block_scaled_with_nan_zero_and_odd_scales(ins):
+    """FP4 with ue4m3 or e8m0 block scales (GDFS): scales of every size, zero and NaN among them."""
+    rng = np.random.default_rng(8)
+    M, N, K = 7, 260, 3 * ins.k
+    A, B, sa, sb = fp4_problem(ins, M, N, K, rng)
+    sf = ins.scale_format
+    sa[1, 0] = from_float(sf, np.nan)
+    sb[1, 3] = from_float(sf, np.nan)
+    if int(from_float(sf, 0.0)) != int(from_float(sf, np.nan)):      # ue4m3 has a zero; e8m0 does not
+        sa[2, 1] = from_float(sf, 0.0)
+    C = from_float("f32", rng.standard_normal((M, N)))
+    for kernel in (PRESETS["block-scaled"], Kernel(scaling="block", promotion=2, split_k=2, reduction="tree"),
+                   Kernel(scaling="block", c_accumulate=True)):
+        kw = dict(beta=1.0) if kernel.c_accumulate else dict(beta=0.5)
+        rows, tiles = both(A, B, C, instr=ins, kernel=kernel, scale_A=sa, scale_B=sb, **kw)
+        assert np.array_equal(rows, tiles), kernel
+    assert np.isnan(tiles.view(np.float32)).any()
+
+
 def test_planted_fault_is_caught():
     A, B = wide(HGMMA, 16, 40, 64, seed=5)
     rows = gemm(A, B, instr=HGMMA, route="rows")
@@ -128,14 +159,19 @@ def test_planted_fault_is_caught():
         faulty = gemm(A, B, instr=HGMMA, route="tiles")
     assert not np.array_equal(rows, faulty)
     assert np.array_equal(rows, gemm(A, B, instr=HGMMA, route="tiles"))      # and gone after
+    A, B, sa, sb = fp4_problem(NVFP4, 8, 16, 2 * NVFP4.k, np.random.default_rng(9))
+    kw = dict(instr=NVFP4, kernel="block-scaled", scale_A=sa, scale_B=sb)
+    rows = gemm(A, B, route="rows", **kw)
+    with GK.planted_fault():                                                  # GDFS's rounding too
+        assert not np.array_equal(rows, gemm(A, B, route="tiles", **kw))
 
 
 def test_the_rows_route_where_the_tiles_do_not_go(caplog):
     caplog.set_level(logging.DEBUG, logger="golden.gemm")
     wide_f = HGMMA.with_params(F=40)                         # beyond the integer lanes' bounds
     for ins, kernel, why in ((CDNA3, Kernel(), "has no GEMM-level kernel"),
-                             (NVFP4, PRESETS["block-scaled"], "has no GEMM-level kernel"),
-                             (wide_f, Kernel(), "not on the integer-lane FDA path")):
+                             (GPS, Kernel(), "has no GEMM-level kernel"),
+                             (wide_f, Kernel(), "not on the integer-lane FDA or GDFS path")):
         prob = random_problem(ins, kernel, 32, 8, 2 * ins.k, 1, "uniform")
         kw = dict(instr=ins, kernel=kernel, scale_A=prob.scale_A, scale_B=prob.scale_B)
         caplog.clear()
