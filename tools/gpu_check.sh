@@ -3,8 +3,8 @@
 # compiled CPU path, bit for bit, with the planted fault (tools/gpu_kernel_check.py, its arguments
 # passed through). Run from the repository root on the machine with the GPU; writes
 # $OUT/gpu_kernel_check.txt (everything printed) and $OUT/gpu_kernel_check.json (OUT: build/gpu-check
-# when unset). Exit status: the
-# check's (0 ok, 1 a mismatch or an uncaught fault, 2 no GPU or bad arguments).
+# when unset). Exit status: the check's (0 ok, 1 a mismatch or an uncaught fault, 2 no GPU or bad
+# arguments).
 # NUMBA_ENABLE_CUDASIM=1 runs it on numba-cuda's CPU simulator (a few dozen rows).
 set -o pipefail
 export PYTHONUNBUFFERED=1
