@@ -7,7 +7,8 @@ transformations (``golden.fma``).
 The hardware fma computes NaN, infinities and subnormals as IEEE 754 says, so there is no special
 path: only a NaN result's bits are made canonical (the numpy path's NaN).  Each loop reads the
 operands in their own width (one loop per item size, chosen once per call), straight from the
-callers' arrays, a row's products in order.
+callers' arrays, a row's products in order; the catalog's K (1, 2, 4, 8) are compile-time
+constants, so a row's chain of fmas is unrolled (:func:`sfma_loop`).
 """
 
 from __future__ import annotations
@@ -32,24 +33,6 @@ def _f64(v, i):
 @njit(**C.HOT)
 def _f32(v, i):
     return C.f32_from_bits(np.uint32(v[i]))
-
-
-@njit(**C.HOT)
-def row64(ra, rb, cbits, K):
-    """d's bits after a row's K binary64 fmas, in order (a NaN canonical)."""
-    d = C.f64_from_bits(np.uint64(cbits))
-    for k in range(K):
-        d = C.fma64(_f64(ra, k), _f64(rb, k), d)
-    return NAN64 if math.isnan(d) else C.bits_from_f64(d)
-
-
-@njit(**C.HOT)
-def row32(ra, rb, cbits, K):
-    """d's bits after a row's K binary32 fmas, in order (a NaN canonical)."""
-    d = C.f32_from_bits(np.uint32(cbits))
-    for k in range(K):
-        d = C.fma32(_f32(ra, k), _f32(rb, k), d)
-    return np.uint64(NAN32 if math.isnan(d) else C.bits_from_f32(d))
 
 
 @njit(**C.HOT)
