@@ -8,9 +8,9 @@ pins it), on ``golden.vectors.random_operands(..., narrow=True)`` operands:
   the same rows (what the Python side and the copy into d's dtype cost a large batch);
 - **the operands' bound**: rows per second of a compiled loop that only reads a row's operands
   (in the instruction's own widths) and writes one word, the most any kernel reading them can do;
-- **the integer-lane FDA's steps** (``--phases``): cumulative rates of ``fused_int``'s block loop
-  stopped after each step (operands widened, products decoded, maxima, aligned sums, rounding),
-  so each step's nanoseconds per row are differences of one run.
+- **the integer-lane FDA's steps** (``--phases``): ``fused_int``'s block loop stopped after each
+  step (products decoded, maxima, aligned sums, rounding), least CPU time of each, so each step's
+  nanoseconds per row are differences of one run.
 
 Nothing here decides a result; docs/golden.md ("Rates") quotes its output.
 """
@@ -34,7 +34,7 @@ from . import spec as S
 DEFAULT_ROWS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F32"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
                 ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"),
                 ("cdna2", "v_mfma_f32_32x32x8_f16"), ("hopper", "DMMA.8x8x4")]
-PHASES = ("widen", "decode", "maxima", "aligned sums", "rounding")
+PHASES = ("decode", "maxima", "aligned sums", "rounding")
 
 
 def cpu_median(fn, repeat: int) -> float:
@@ -48,13 +48,26 @@ def cpu_median(fn, repeat: int) -> float:
     return max(statistics.median(times), 1e-9)
 
 
+def cpu_least(fn, repeat: int) -> float:
+    """The least CPU seconds of ``3 * repeat`` calls (a step's cost is a difference of two of these:
+    the least is what the load of other processes inflates least)."""
+    fn()
+    times = []
+    for _ in range(3 * repeat):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return max(min(times), 1e-9)
+
+
 @njit(**C.JIT)
 def touch(a, b, c, K, out):
     """Reads every operand element of each row once and writes one word a row: the operands' bound."""
     for r in range(c.shape[0]):
         s = np.uint64(c[r])
+        o = np.uint64(r * K)                      # unsigned indices: no wraparound check (as the kernels index)
         for k in range(K):
-            s ^= np.uint64(a[r * K + k]) ^ np.uint64(b[r * K + k])
+            s ^= np.uint64(a[o + np.uint64(k)]) ^ np.uint64(b[o + np.uint64(k)])
         out[r] = s
 
 
@@ -86,8 +99,9 @@ def call_rates(ins, n: int, repeat: int) -> dict:
 
 @njit(**C.JIT)
 def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
-    """``fused_int.fda_block_rows`` (unscaled) stopped after step ``stage`` (0: widened, 1: decoded,
-    2: maxima, 3: aligned sums, 4: rounded): the same helpers, called as it calls them."""
+    """``fused_int.fda_block_rows`` (unscaled) stopped after step ``stage`` (0: decoded, 1: maxima,
+    2: aligned sums, 3: rounded): the same helpers and loops, indexed as it indexes them
+    (unsigned offsets: a signed index's wraparound check measured 2x slower on these loops)."""
     L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
     da, db, dcf, dd = drows[S.A], drows[S.B], drows[S.CF], drows[S.D]
     G, Dsh = max(F - da[FI.D_MB] - db[FI.D_MB], 0), max(da[FI.D_MB] + db[FI.D_MB] - F, 0)
@@ -100,14 +114,20 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
     wa, wb, wc = FI._widths(a), FI._widths(b), FI._widths(c)
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
-        FI.widen(wa, isz[0], r0 * K, nb * K, XA)
-        FI.widen(wb, isz[1], r0 * K, nb * K, XB)
-        if stage == 0:
-            continue
-        special = FI.decode_flat(XA, XB, nb * K, da, db, G, bab, M, E)
+        n = nb * K
+        if isz[0] == isz[1] == 2:                  # as fda_block_rows: own-width operands decoded in place
+            special = FI.decode_in_place(wa[1], wb[1], r0 * K, n, da, db, G, bab, M, E)
+        elif isz[0] == isz[1] == 1:
+            special = FI.decode_in_place(wa[0], wb[0], r0 * K, n, da, db, G, bab, M, E)
+        else:
+            FI.widen(wa, isz[0], r0 * K, n, XA)
+            FI.widen(wb, isz[1], r0 * K, n, XB)
+            special = FI.decode_flat(XA, XB, n, da, db, G, bab, M, E)
         if special:
-            FI.classes_flat(XA, XB, nb * K, da, db, CL)
-        if stage == 1:
+            FI.widen(wa, isz[0], r0 * K, n, XA)
+            FI.widen(wb, isz[1], r0 * K, n, XB)
+            FI.classes_flat(XA, XB, n, da, db, CL)
+        if stage == 0:
             continue
         FI.gather_column(wc, isz[2], r0, 1, nb, X1)
         dc, fc = dcf, S.CF
@@ -115,25 +135,32 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
             FI.decode_c(X1, dc, ez, csig, ce, flags, nb)
             lift = ez if ez > fmts[fc, S.EMIN] else FI.NEG
             for i in range(nb):
+                o = np.uint64(i * K + j)
                 em = ce[i]
                 for t in range(L):
-                    e = E[i * K + j + t]
+                    e = E[o + np.uint64(t)]
                     em = max(em, e if e >= FI.NO_PRODUCT else lift)
                 emax[i] = em
-                if special:
+            if special:
+                for i in range(nb):
+                    o = np.uint64(i * K + j)
+                    fl = flags[i]
                     for t in range(L):
-                        flags[i] |= CL[i * K + j + t]
-            if stage == 2:
+                        fl |= CL[o + np.uint64(t)]
+                    flags[i] = fl
+            if stage == 1:
                 continue
             FI.align_c(csig, ce, emax, F, dc[FI.D_MB], tot, nb)
             for i in range(nb):
+                o = np.uint64(i * K + j)
+                em = emax[i] + Dsh
                 s = tot[i]
                 for t in range(L):
-                    m = M[i * K + j + t]
-                    v = abs(m) >> min(emax[i] + Dsh - E[i * K + j + t], 63)
+                    m = M[o + np.uint64(t)]
+                    v = abs(m) >> min(em - E[o + np.uint64(t)], 63)
                     s += -v if m < 0 else v
                 tot[i] = s
-            if stage == 3:
+            if stage == 2:
                 continue
             FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC],
                            prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False, out, r0, nb)
@@ -155,7 +182,7 @@ def fda_phases(ins, n: int, repeat: int, kind: str = "normal") -> list[float]:
     out = np.empty(n, np.uint64)
     args = (0, n, a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8), c.view(np.uint8), isz, pl.k,
             pl.fmts, FI.decode_rows(pl.fmts), pl.prm, out)
-    cum = [cpu_median(lambda st=st: fda_stages(st, *args), repeat) for st in range(len(PHASES))]
+    cum = [cpu_least(lambda st=st: fda_stages(st, *args), repeat) for st in range(len(PHASES))]
     return [(cum[i] - (cum[i - 1] if i else 0.0)) / n * 1e9 for i in range(len(PHASES))]
 
 
