@@ -24,6 +24,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -235,6 +236,7 @@ def run_cases(instructions, kinds, args, device: str, t0: float) -> tuple[list, 
             except Exception as e:                 # the GPU compiler's refusal: say which helper, go on
                 error = f"{ins.arch} {ins.name} {kind}: {type(e).__name__}: {str(e)[:2000]}"
                 print(f"error: {error}", file=sys.stderr, flush=True)
+                traceback.print_exc(limit=-6)      # where it failed: a library's version can be the cause
                 try:
                     lines = diagnose()
                 except Exception as d:             # the helpers themselves do not compile: that is the answer
