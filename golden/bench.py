@@ -19,6 +19,11 @@ columns are read against the throughput targets: compiled/numpy >= 10, every cor
 on two cores, generator/compiled >= 1, and f64 SFMA compiled/reference >= 10.
 ``--all`` times every catalog instruction, ``--only cdna3,SFMA`` the rows naming one of the words.
 
+``--targets`` (and first in a default run, where mmasim is installed) times compiled golden and the
+reference model on one pinned core, golden's operands in their own width, against each family's
+target (fused 40x, GPS 10x, f64 SFMA 10x: :data:`REFERENCE_TARGETS`) and says PASS or FAIL per
+row; ``--write-doc docs/golden.md`` writes that table into the doc between its markers.
+
 A second table runs SFMA's binary64 fused multiply-add both ways on the same
 operands in the same run: ``golden.fma.fma_f64`` (error-free transformations)
 and ``golden.fma.fma_f64_integer`` (the two-limb integer datapath it replaced),

@@ -3,8 +3,8 @@
 
 Optional (``pip install mma-rtl[reference]``): without mmasim (or torch) :func:`reference_op`
 gives None and the bench prints ``-``.  Nothing here decides a result: the reference model only
-sets the pace two throughput targets are read against (compiled f64 SFMA >= 10x the reference
-model, the fused algorithms >= 40x).
+sets the pace the throughput targets are read against (``golden.bench.REFERENCE_TARGETS``: the
+fused algorithms >= 40x the reference model, GPS and f64 SFMA >= 10x).
 """
 
 from __future__ import annotations
