@@ -13,9 +13,10 @@ slices come back as fp32 partials; their reduction and the epilogue stay in :mod
 
 :func:`route` says which designs take this path: on the integer-lane fast path
 (``golden.kernels.spec.fast_kind``), NVIDIA's FDA family (HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32,
-UE8M0 block scales) with an f32, f16 or bf16 accumulator, and GDFS (block-scaled FP4: NVFP4, MXF4).
-Everything else, and any FDA GEMM whose A, B or block scales hold a NaN or an infinity, runs on the
-rows route, and the logger ``golden.gemm`` says so at DEBUG level.
+UE8M0 block scales) with an f32, f16 or bf16 accumulator, and GDFS (block-scaled FP4: NVFP4, MXF4);
+and CDNA3's FDRDA and GFDRDA (``amd.fdrda_rows``' float64 steps on products of the operands decoded
+once).  Everything else, and any FDA GEMM whose A, B or block scales hold a NaN or an infinity, runs
+on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
 """
 
 from __future__ import annotations
@@ -93,10 +94,12 @@ def route(ins, kernel) -> tuple[Route, str]:
     dp = ins.datapath
     if not available() or jit_disabled():
         return Route.ROWS, "numba is not available (or NUMBA_DISABLE_JIT is set)"
-    if not handles(dp) or S.kernel_code(dp.params) not in (KernelCode.FDA, KernelCode.GDFS):
+    code = S.kernel_code(dp.params)
+    if not handles(dp) or code not in (KernelCode.FDA, KernelCode.GDFS, KernelCode.FDRDA, KernelCode.GFDRDA):
         return Route.ROWS, f"{ins.name}'s algorithm ({ins.algorithm}) has no GEMM-level kernel"
     prm = _tables(ins)[3]
-    if prm[S.P_FAST] not in (S.FAST_FDA, S.FAST_GDFS):
+    amd = code in (KernelCode.FDRDA, KernelCode.GFDRDA)
+    if not amd and prm[S.P_FAST] not in (S.FAST_FDA, S.FAST_GDFS):
         return Route.ROWS, (f"{ins.name} is not on the integer-lane FDA or GDFS path "
                             "(golden.kernels.spec.fast_kind)")
     if dp.formats[3].name not in ("f32", "f16", "bf16"):
@@ -105,6 +108,8 @@ def route(ins, kernel) -> tuple[Route, str]:
         return Route.ROWS, f"{ins.name}: K={dp.k} is not whole passes of {int(prm[S.P_L])}"
     if kernel.scaling == "group" and kernel.scale_fma and not fma_is_exact():
         return Route.ROWS, "this machine's compiled fma does not round once (group scales need it)"
+    if amd:
+        return Route.TILES, f"{ins.name}: {code.name} on decoded operands, the K loop compiled per tile"
     kind = "GDFS" if prm[S.P_FAST] == S.FAST_GDFS else "FDA"
     return Route.TILES, f"{ins.name}: {kind} in integer lanes, the K loop compiled per tile"
 
@@ -152,7 +157,17 @@ class Plan:
             block = ins.block_size
         none = np.zeros((0, 0), np.int64)
         self.gd = (none,) * 6
-        if prm[S.P_FAST] == S.FAST_GDFS:              # exact values; the scales' fields, flags kept apart
+        self.amd = (np.zeros((0, 0)), none, np.zeros((0, 0)), none)
+        self.vtab, self.etab = _tables(ins)[1:3]
+        from .kernels import product_order
+        self.order = product_order(ins.datapath.params, ins.k)
+        from .descriptors import KernelCode
+        if S.kernel_code(ins.datapath.params) in (KernelCode.FDRDA, KernelCode.GFDRDA):
+            self.SA = self.EA = np.zeros((0, 0), np.int32)
+            self.SB = self.EB = np.zeros((0, 0), np.int32)
+            self.amd = self._decode_amd(prob, Kp)
+            self.why_not = None
+        elif prm[S.P_FAST] == S.FAST_GDFS:              # exact values; the scales' fields, flags kept apart
             self.SA, self.SB = np.empty((prob.M, Kp), np.int64), np.empty((Kp, prob.N), np.int64)
             self.EA = self.EB = np.zeros((0, 0), np.int32)
             gemm_tiles.decode_values(prob.A, da, self.SA)
@@ -170,22 +185,38 @@ class Plan:
         self.gsa = prob.sa.astype(np.uint32) if self.scaling else empty
         self.gsb = prob.sb_t.astype(np.uint32) if self.scaling else empty
 
+    def _decode_amd(self, prob, Kp) -> tuple:
+        """FDRDA's operands as ``amd.operand_span`` reads them: A ``[M, Kp]``, B ``[Kp, N]``."""
+        from .kernels import _operand, gemm_tiles
+        out = []
+        for x, f in ((prob.A, S.A), (np.ascontiguousarray(prob.Bt.T), S.B)):
+            V, X = np.empty(x.shape), np.empty(x.shape, np.int64)
+            raw, isz = _operand(np.ascontiguousarray(x))
+            gemm_tiles.decode_fdrda(raw, isz, self.fmts, self.vtab, self.etab, f, x.size, V.reshape(-1), X.reshape(-1))
+            out += [V, X]
+        return tuple(out)
+
     def parts(self, rows: slice, cols: slice, cinit) -> np.ndarray:
         """``[slices, rows, cols]`` fp32 bit patterns of the tile's slices (``cinit``: C in the
         accumulator, [rows, cols] uint32, or None)."""
         prob = self.prob
         mt, nt = rows.stop - rows.start, cols.stop - cols.start
-        SB = np.ascontiguousarray(self.SB[:, cols])
+        SB = np.ascontiguousarray(self.SB[:, cols]) if self.SB.size else self.SB
         EB = np.ascontiguousarray(self.EB[:, cols]) if self.EB.size else self.EB
+        VA, XA, VB, XB = self.amd
+        if VA.size:
+            VA, XA, VB, XB = VA[rows], XA[rows], np.ascontiguousarray(VB[:, cols]), np.ascontiguousarray(XB[:, cols])
         gd = tuple(x[rows] for x in self.gd[:3]) + tuple(np.ascontiguousarray(x[:, cols]) for x in self.gd[3:]) \
             if self.gd[0].size else self.gd
         ci = np.zeros((0, 0), np.uint32) if cinit is None else np.ascontiguousarray(cinit, np.uint32)
         gsa = self.gsa[rows] if self.scaling else self.gsa
         gsb = np.ascontiguousarray(self.gsb[cols]) if self.scaling else self.gsb
         out = np.empty((len(self.slices), mt, nt), np.uint32)
+        SA = self.SA[rows] if self.SA.size else self.SA
         EA = self.EA[rows] if self.EA.size else self.EA
-        self.run(self.SA[rows], EA, SB, EB, gd, mt, nt, prob.ins.k, self.slices, self.promotion, ci, gsa, gsb,
-                 self.scaling, prob.kernel.scale_fma, self.fmts, self.drows, self.prm, out)
+        self.run(SA, EA, SB, EB, gd, mt, nt, prob.ins.k, self.slices, self.promotion, ci, gsa, gsb,
+                 self.scaling, prob.kernel.scale_fma, self.fmts, self.drows, self.prm, out,
+                 VA, XA, VB, XB, self.vtab, self.etab, self.order)
         return out
 
 

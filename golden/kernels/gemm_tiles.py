@@ -12,6 +12,7 @@ import numpy as np
 
 from ..nbcache import njit
 from . import _common as C
+from . import amd as AMD
 from . import fused_int as FI
 from . import spec as S
 
@@ -157,6 +158,49 @@ def _dot_add_gdfs(VA, VB, gd, m, k0, nt, L, Kins, X1, fmts, drows, prm, st, sg):
             X1[i] = np.int64(dout[i])
 
 
+@njit(**C.INLINE)
+def _dot_add_fdrda(VA, XA, VB, XB, m, k0, nt, L, Kins, X1, fmts, vtab, etab, prm, order, sf):
+    """One FDRDA/GFDRDA dot-add of row ``m`` against the tile's columns: ``amd.fdrda_rows``' steps on
+    the products of the decoded operands (values multiplied, exponents added, as ``operand_span``
+    makes them), chained through ``X1``."""
+    PT, ET, Fs, Is, Bs, cv, ce, dout, ok, P, E = sf
+    grouped = prm[S.P_BASE] == S.GFDRDA_CODE
+    overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128 and prm[S.P_PROD_OVER] == 1
+    fast = AMD.block_path(fmts, prm)
+    word32 = fmts[S.CF, C.WORD32] == 1 and fmts[S.CF, C.IGNORED_LOW] == 0
+    for i in range(nt):                                 # c: as amd.c_span decodes it
+        if word32:
+            cv[i], ce[i] = AMD.f32_value_exp(np.int64(X1[i] & 0xFFFFFFFF))
+        else:
+            cv[i], ce[i] = C.value_exp(fmts, vtab, etab, S.CF, np.uint64(X1[i]))
+    for j in range(0, Kins, L):
+        for t in range(L):
+            k = k0 + order[j + t]
+            va, xa, vb, xb = VA[m, k], XA[m, k], VB[k], XB[k]
+            Pt, Et = PT[t], ET[t]
+            for i in range(nt):
+                Pt[i] = va * vb[i]
+                Et[i] = xa + xb[i]
+        if fast:
+            AMD.pass_block(PT, ET, nt, L, cv, ce, fmts, prm, overflows, grouped, Fs, Is, Bs, dout, ok)
+        for i in range(nt):
+            if not (fast and ok[i]):
+                for t in range(L):
+                    P[t], E[t] = PT[t, i], ET[t, i]
+                dout[i] = AMD.fdrda_pass(P, E, L, cv[i], ce[i], fmts, prm, overflows, grouped)
+        if j + L < Kins:
+            AMD.chain_c(fmts, vtab, etab, dout, nt, cv, ce)
+    for i in range(nt):
+        X1[i] = np.int64(dout[i])
+
+
+@njit(**C.JIT)
+def decode_fdrda(x, isz, fmts, vtab, etab, f, n, V, X):
+    """Values and exponents of an operand's ``n`` elements (its bytes ``x``, ``isz`` each), as
+    ``amd.operand_span`` reads them."""
+    AMD.operand_span(x, isz, fmts, vtab, etab, f, 0, n, V, X, False)
+
+
 @njit(**C.HOT)
 def _f32_add(x, y):
     """``RNE32(x + y)`` on the CPU (IEEE binary32), a NaN made canonical as ``fma_f32`` gives it."""
@@ -206,13 +250,18 @@ def _promote(ACC, MAIN, nt, mt, g, gsa, gsb, scaling, scale_fma, dd, wide):
 
 @njit(**C.JIT)
 def tile(SA, EA, SB, EB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
-         fmts, drows, prm, parts):
+         fmts, drows, prm, parts, VA, XA, VB, XB, vtab, etab, order):
     """A tile's ``A @ B``: for each split-K slice ``[lo, hi)`` of k-steps (``slices``), the K loop
     (promoted every ``promotion`` steps when > 0), its fp32 result into ``parts[slice, m, n]``.
     ``cinit`` ([mt, nt], or empty): C in the accumulator's format for slice 0 (c_accumulate).
     FDA: ``SA, EA, SB, EB`` from :func:`decode`; GDFS (``prm[P_FAST]``): ``SA, SB`` from
     :func:`decode_values`, ``gd`` the block scales' significands, exponents and NaN flags."""
     gdfs = prm[S.P_FAST] == S.FAST_GDFS
+    amd = VA.shape[0] > 0                              # FDRDA / GFDRDA: VA, XA, VB, XB from decode_fdrda
+    Lp = max(prm[S.P_L], 1)
+    sf = (np.zeros((Lp, nt)), np.zeros((Lp, nt), np.int64), np.zeros((4, nt)), np.zeros((2, nt), np.int64),
+          np.zeros((3, nt), np.bool_), np.zeros(nt), np.zeros(nt, np.int64), np.zeros(nt, np.uint64),
+          np.zeros(nt, np.bool_), np.zeros(Lp), np.zeros(Lp, np.int64))
     ngr = max(prm[S.P_L] // prm[S.P_GROUP], 1)
     sg = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros((ngr, nt), np.int64), np.zeros((ngr, nt), np.int64))
     L = prm[S.P_L]
@@ -238,7 +287,9 @@ def tile(SA, EA, SB, EB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, s
         for s in range(lo, hi):
             since = s if since < 0 else since
             for m in range(mt):
-                if gdfs:
+                if amd:
+                    _dot_add_fdrda(VA, XA, VB, XB, m, s * Kins, nt, L, Kins, ACC[m], fmts, vtab, etab, prm, order, sf)
+                elif gdfs:
                     _dot_add_gdfs(SA, SB, gd, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st, sg)
                 else:
                     _dot_add(SA, EA, SB, EB, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st)

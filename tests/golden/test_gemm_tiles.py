@@ -29,6 +29,8 @@ MXF8 = golden.lookup("blackwell", "UTCQMMA.SF.F32.E4M3.E4M3.E8")
 NVFP4 = golden.lookup("blackwell", "UTCOMMA.4X")
 CDNA3 = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
 GPS = golden.lookup("cdna2", "v_mfma_f32_32x32x4_2b_f16")
+SFMA = golden.lookup("cdna2", "v_mfma_f32_32x32x1_2b_f32")
+AMD = [CDNA3, golden.lookup("cdna3", "v_mfma_f32_32x32x16_fp8_fp8"), golden.lookup("cdna3", "v_mfma_f32_16x16x16_bf16")]
 
 
 def wide(ins, M, N, K, seed):
@@ -152,6 +154,20 @@ def test_gdfs_block_scaled_with_nan_zero_and_odd_scales(ins):
     assert np.isnan(tiles.view(np.float32)).any()
 
 
+@pytest.mark.parametrize("ins", AMD, ids=lambda i: f"{i.name}-{i.algorithm}")
+def test_amd_fdrda_with_specials_promotion_split_k_and_c(ins):
+    """CDNA3's FDRDA, GFDRDA and their chains: float64 products of the decoded operands, infinities,
+    NaN and signed zeros among them (the kernels' special outcome), and C in the accumulator."""
+    A, B = wide(ins, 9, 270, 5 * ins.k + 3, seed=11)
+    if ins.formats[0].storage_bits >= 16:
+        A[0, :4] = from_float(ins.formats[0], np.array([np.inf, np.nan, 0.0, -0.0]))
+    C = from_float("f32", np.random.default_rng(12).standard_normal((9, 270)))
+    for kernel in (Kernel(), Kernel(promotion=2, split_k=2), Kernel(c_accumulate=True)):
+        kw = dict(beta=1.0) if kernel.c_accumulate else {}
+        rows, tiles = both(A, B, C, instr=ins, kernel=kernel, **kw)
+        assert np.array_equal(rows, tiles), kernel
+
+
 def test_planted_fault_is_caught():
     A, B = wide(HGMMA, 16, 40, 64, seed=5)
     rows = gemm(A, B, instr=HGMMA, route="rows")
@@ -164,12 +180,16 @@ def test_planted_fault_is_caught():
     rows = gemm(A, B, route="rows", **kw)
     with GK.planted_fault():                                                  # GDFS's rounding too
         assert not np.array_equal(rows, gemm(A, B, route="tiles", **kw))
+    A, B = wide(CDNA3, 8, 16, 64, seed=10)
+    rows = gemm(A, B, instr=CDNA3, route="rows")
+    with GK.planted_fault():                                                  # and FDRDA's
+        assert not np.array_equal(rows, gemm(A, B, instr=CDNA3, route="tiles"))
 
 
 def test_the_rows_route_where_the_tiles_do_not_go(caplog):
     caplog.set_level(logging.DEBUG, logger="golden.gemm")
     wide_f = HGMMA.with_params(F=40)                         # beyond the integer lanes' bounds
-    for ins, kernel, why in ((CDNA3, Kernel(), "has no GEMM-level kernel"),
+    for ins, kernel, why in ((SFMA, Kernel(), "has no GEMM-level kernel"),
                              (GPS, Kernel(), "has no GEMM-level kernel"),
                              (wide_f, Kernel(), "not on the integer-lane FDA or GDFS path")):
         prob = random_problem(ins, kernel, 32, 8, 2 * ins.k, 1, "uniform")
