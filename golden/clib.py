@@ -431,6 +431,9 @@ if __name__ == "__main__":
     args = cli.parse_args()
     try:
         print(build(args.folder, args.custom))
-    except (RuntimeError, ValueError) as e:
+    except ValueError as e:                   # a spec golden refuses, or one no C kernel models: bad input
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    except RuntimeError as e:                 # the compiler failed or is missing
         print(e, file=sys.stderr)
         sys.exit(1)

@@ -438,3 +438,13 @@ def test_every_catalog_design_at_run_time_slow(ins):
 @pytest.mark.parametrize("spec", RUNTIME_SPECS)
 def test_an_instruction_of_your_own_at_run_time_slow(spec):
     assert _from_spec_mismatches(spec, SLOW_ROWS, seed=4) == 0
+
+
+def test_the_cli_refuses_a_bad_spec_in_one_line(tmp_path):
+    """python -m golden.clib --custom SPEC: a spec golden refuses is bad input (exit 2, one line, no traceback)."""
+    import sys
+    done = subprocess.run([sys.executable, "-m", "golden.clib", str(tmp_path), "--custom", "k=4,a=f16,c=f32,base=FDA"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == ["custom instruction: FDA needs F >= 0 (fraction bits kept after "
+                                                "alignment) or F='exact'"]
