@@ -21,7 +21,7 @@ endif
 
 .PHONY: help venv test golden bench list clean cosim cosim-all cosim-core coverage lint lint-rtl report probe findings \
         fpga fpga-tools fpga-sim fpga-run fpga-program fpga-selftest fpga-fit fpga-bench fpga-records fpga-records-bg campaign campaign-report campaign-bench \
-        formal gemm-example gemm-bench golden-c dpi-example
+        formal gemm-example gemm-bench golden-c dpi-example models-example gpu-check
 
 help:
 	@echo "make test                         run the test suite (what CI runs)"
@@ -56,6 +56,8 @@ help:
 	@echo "make dpi-example [FAULT=yes] [N=2000] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator (docs/dpi.md);"
 	@echo "                                  FAULT=yes plants a fault in the test design and passes when the bench catches it"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
+	@echo "make models-example               a ResNet-18 and a small GPT under golden.torch.emulate, layer by layer against float64 (docs/models.md)"
+	@echo "make gpu-check [OUT=dir]           golden's GPU kernels, every family, against the CPU path (numba-cuda, an NVIDIA GPU; docs/golden.md)"
 	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
@@ -108,6 +110,13 @@ test: $(STAMP)
 
 gemm-example: $(STAMP)
 	$(PY) examples/transformer_block.py --size full
+
+models-example: $(STAMP)
+	$(PY) examples/models/run.py --rows products
+
+# writes gpu_kernel_check.txt and .json to OUT= (default: the current folder)
+gpu-check: $(STAMP)
+	OUT=$(or $(OUT),.) PYTHON=$(PY) tools/gpu_check.sh
 
 gemm-bench: $(STAMP)
 	$(PY) -m golden gemm-bench

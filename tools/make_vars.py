@@ -60,6 +60,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "dpi-example": (("FAULT", "N", "SEED"), None),
     "gemm-example": ((), None),
     "gemm-bench": ((), None),
+    "models-example": ((), None),
+    "gpu-check": (("OUT",), None),
     "cosim": (_COSIM, ("ARCH", "INSTR", "N", "SEED", "STALL", "BUDGET", "WAVES", "REPORT", "VECTORS", "SIM")),
     "coverage": (("ARCH", "INSTR", "VECTORS", "N", "SEED", "REPORT", "CLOSED", "COVERAGE_DIR"),
                  ("ARCH", "INSTR", "VECTORS", "N", "SEED", "REPORT", "CLOSED", "COVERAGE_DIR")),
