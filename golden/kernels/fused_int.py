@@ -268,14 +268,22 @@ def decode_in_place(va, vb, start, n, da, db, G, bab, M, E):
 def classes_flat(XA, XB, n, da, db, CL):
     """``CL[u]``: the NaN/inf class of product ``u`` as IEEE float64 would make it (``inf * 0``
     is NaN)."""
-    ia, va, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
-    ib, vb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
+    classes_in_place(XA, XB, 0, n, da, db, CL)
+
+
+@njit(**C.INLINE)
+def classes_in_place(va, vb, start, n, da, db, CL):
+    """:func:`classes_flat` of elements ``start .. start + n - 1`` of ``va, vb`` (widened copies or
+    the operands' own views, as :func:`decode_in_place` reads them)."""
+    a, b = va[start:start + n], vb[start:start + n]
+    ia, xa, ma, sa = da[D_IGN], da[D_VMASK], da[D_MB], da[D_SGNSH]
+    ib, xb, mb, sb = db[D_IGN], db[D_VMASK], db[D_MB], db[D_SGNSH]
     na, nva, infa, nb_, nvb, infb = da[D_NM], da[D_NV], da[D_INF], db[D_NM], db[D_NV], db[D_INF]
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
     for u in range(n):
-        x = (XA[u] >> ia) & va
-        y = (XB[u] >> ib) & vb
+        x = (np.int64(a[u]) >> ia) & xa
+        y = (np.int64(b[u]) >> ib) & xb
         nan_a, inf_a = classify(x, x & mma, na, nva, infa)
         nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
         nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0))
@@ -326,18 +334,20 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         n = nb * K
-        if isz[0] == isz[1] == 2:                  # f16/bf16 in their own width: decoded where they lie
+        if isz[0] == isz[1] == 2:                  # f16/bf16 in their own width: read where they lie
             special = decode_in_place(wa[1], wb[1], r0 * K, n, da, db, G, bab, M, E)
+            if special:
+                classes_in_place(wa[1], wb[1], r0 * K, n, da, db, CL)
         elif isz[0] == isz[1] == 1:                # fp8 and narrower in a byte each
             special = decode_in_place(wa[0], wb[0], r0 * K, n, da, db, G, bab, M, E)
+            if special:
+                classes_in_place(wa[0], wb[0], r0 * K, n, da, db, CL)
         else:
             widen(wa, isz[0], r0 * K, n, XA)
             widen(wb, isz[1], r0 * K, n, XB)
             special = decode_flat(XA, XB, n, da, db, G, bab, M, E)
-        if special:                                # (rare: the operands widened for the classes)
-            widen(wa, isz[0], r0 * K, n, XA)
-            widen(wb, isz[1], r0 * K, n, XB)
-            classes_flat(XA, XB, n, da, db, CL)
+            if special:
+                classes_flat(XA, XB, n, da, db, CL)
         if scaled:
             add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X2, E, SF)
         gather_column(wc, isz[2], r0, 1, nb, X1)

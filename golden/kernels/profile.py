@@ -115,18 +115,20 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         n = nb * K
-        if isz[0] == isz[1] == 2:                  # as fda_block_rows: own-width operands decoded in place
+        if isz[0] == isz[1] == 2:                  # as fda_block_rows: own-width operands read in place
             special = FI.decode_in_place(wa[1], wb[1], r0 * K, n, da, db, G, bab, M, E)
+            if special:
+                FI.classes_in_place(wa[1], wb[1], r0 * K, n, da, db, CL)
         elif isz[0] == isz[1] == 1:
             special = FI.decode_in_place(wa[0], wb[0], r0 * K, n, da, db, G, bab, M, E)
+            if special:
+                FI.classes_in_place(wa[0], wb[0], r0 * K, n, da, db, CL)
         else:
             FI.widen(wa, isz[0], r0 * K, n, XA)
             FI.widen(wb, isz[1], r0 * K, n, XB)
             special = FI.decode_flat(XA, XB, n, da, db, G, bab, M, E)
-        if special:
-            FI.widen(wa, isz[0], r0 * K, n, XA)
-            FI.widen(wb, isz[1], r0 * K, n, XB)
-            FI.classes_flat(XA, XB, n, da, db, CL)
+            if special:
+                FI.classes_flat(XA, XB, n, da, db, CL)
         if stage == 0:
             continue
         FI.gather_column(wc, isz[2], r0, 1, nb, X1)
