@@ -14,9 +14,10 @@ slices come back as fp32 partials; their reduction and the epilogue stay in :mod
 :func:`route` says which designs take this path: on the integer-lane fast path
 (``golden.kernels.spec.fast_kind``), NVIDIA's FDA family (HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32,
 UE8M0 block scales) with an f32, f16 or bf16 accumulator, and GDFS (block-scaled FP4: NVFP4, MXF4);
-and CDNA3's FDRDA and GFDRDA (``amd.fdrda_rows``' float64 steps on products of the operands decoded
-once).  Everything else, and any FDA GEMM whose A, B or block scales hold a NaN or an infinity, runs
-on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
+and on the row kernels' float64 steps, on products of the operands decoded once, CDNA3's FDRDA and
+GFDRDA (``amd.fdrda_rows``) and FDA off the integer lanes without block scales (``fused.fda_rows``).
+Everything else (GPS, SFMA), and any integer-lane FDA GEMM whose A, B or block scales hold a NaN or an
+infinity, runs on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
 """
 
 from __future__ import annotations
@@ -99,7 +100,11 @@ def route(ins, kernel) -> tuple[Route, str]:
         return Route.ROWS, f"{ins.name}'s algorithm ({ins.algorithm}) has no GEMM-level kernel"
     prm = _tables(ins)[3]
     amd = code in (KernelCode.FDRDA, KernelCode.GFDRDA)
-    if not amd and prm[S.P_FAST] not in (S.FAST_FDA, S.FAST_GDFS):
+    fda64 = code == KernelCode.FDA and prm[S.P_FAST] == S.FAST_NONE
+    if fda64 and (prm[S.P_SCALED] or prm[S.P_FLUSH]):
+        return Route.ROWS, (f"{ins.name} is not on the integer-lane FDA path (golden.kernels.spec.fast_kind) "
+                            "and its float64 path's block scales or flushes have no GEMM-level kernel")
+    if not (amd or fda64) and prm[S.P_FAST] not in (S.FAST_FDA, S.FAST_GDFS):
         return Route.ROWS, (f"{ins.name} is not on the integer-lane FDA or GDFS path "
                             "(golden.kernels.spec.fast_kind)")
     if dp.formats[3].name not in ("f32", "f16", "bf16"):
@@ -108,8 +113,8 @@ def route(ins, kernel) -> tuple[Route, str]:
         return Route.ROWS, f"{ins.name}: K={dp.k} is not whole passes of {int(prm[S.P_L])}"
     if kernel.scaling == "group" and kernel.scale_fma and not fma_is_exact():
         return Route.ROWS, "this machine's compiled fma does not round once (group scales need it)"
-    if amd:
-        return Route.TILES, f"{ins.name}: {code.name} on decoded operands, the K loop compiled per tile"
+    if amd or fda64:
+        return Route.TILES, f"{ins.name}: {code.name} in float64 on decoded operands, the K loop compiled per tile"
     kind = "GDFS" if prm[S.P_FAST] == S.FAST_GDFS else "FDA"
     return Route.TILES, f"{ins.name}: {kind} in integer lanes, the K loop compiled per tile"
 
@@ -162,10 +167,11 @@ class Plan:
         from .kernels import product_order
         self.order = product_order(ins.datapath.params, ins.k)
         from .descriptors import KernelCode
-        if S.kernel_code(ins.datapath.params) in (KernelCode.FDRDA, KernelCode.GFDRDA):
+        code = S.kernel_code(ins.datapath.params)
+        if code in (KernelCode.FDRDA, KernelCode.GFDRDA) or prm[S.P_FAST] == S.FAST_NONE:
             self.SA = self.EA = np.zeros((0, 0), np.int32)
             self.SB = self.EB = np.zeros((0, 0), np.int32)
-            self.amd = self._decode_amd(prob, Kp)
+            self.amd = self._decode_amd(prob, Kp) if code != KernelCode.FDA else self._decode_fda64(prob, Kp)
             self.why_not = None
         elif prm[S.P_FAST] == S.FAST_GDFS:              # exact values; the scales' fields, flags kept apart
             self.SA, self.SB = np.empty((prob.M, Kp), np.int64), np.empty((Kp, prob.N), np.int64)
@@ -193,6 +199,16 @@ class Plan:
             V, X = np.empty(x.shape), np.empty(x.shape, np.int64)
             raw, isz = _operand(np.ascontiguousarray(x))
             gemm_tiles.decode_fdrda(raw, isz, self.fmts, self.vtab, self.etab, f, x.size, V.reshape(-1), X.reshape(-1))
+            out += [V, X]
+        return tuple(out)
+
+    def _decode_fda64(self, prob, Kp) -> tuple:
+        """FDA's operands as ``fused.fill_products`` reads them: A ``[M, Kp]``, B ``[Kp, N]``."""
+        from .kernels import gemm_tiles
+        out = []
+        for x, f in ((prob.A, S.A), (prob.Bt.T, S.B)):
+            V, X = np.empty(x.shape), np.empty(x.shape, np.int64)
+            gemm_tiles.decode_fda64(x, self.fmts, self.vtab, self.etab, f, V, X)
             out += [V, X]
         return tuple(out)
 

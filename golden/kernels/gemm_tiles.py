@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..descriptors import KernelCode
 from ..nbcache import njit
 from . import _common as C
 from . import amd as AMD
+from . import fused as FU
 from . import fused_int as FI
 from . import spec as S
 
+FDA_CODE = int(KernelCode.FDA)
 CANONICAL_NAN32 = 0x7FC00000          # golden.fma.fma_f32's NaN
 FROM_FLOAT_NAN32 = 0x7FFFFFFF         # golden.formats.from_float's f32 NaN (a narrower accumulator's NaN widened)
 NEG32 = FI.NEG                        # a zero element's exponent: every product with it below NO_PRODUCT32
@@ -195,6 +198,75 @@ def _dot_add_fdrda(VA, XA, VB, XB, m, k0, nt, L, Kins, X1, fmts, vtab, etab, prm
 
 
 @njit(**C.JIT)
+def decode_fda64(X, fmts, vtab, etab, f, V, E):
+    """Values and exponents of the 2-D operand ``X`` as ``fused.fill_products`` takes them: from the
+    format's tables (lowered formats included), else ``_common.value_exp`` (TF32, f32)."""
+    off, xoff = fmts[f, C.TABLE_OFF], fmts[f, C.EXP_TAB_OFF]
+    sh, mask = np.uint64(fmts[f, C.IGNORED_LOW]), (np.int64(1) << fmts[f, C.VALUE_BITS]) - 1
+    for r in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            if off >= 0:
+                j = np.int64(np.uint64(X[r, c]) >> sh) & mask
+                V[r, c], E[r, c] = np.float64(vtab[off + j]), np.int64(etab[xoff + j])
+            else:
+                V[r, c], E[r, c] = C.value_exp(fmts, vtab, etab, f, np.uint64(X[r, c]))
+
+
+@njit(**C.INLINE)
+def _dot_add_fda64(VA, XA, VB, XB, m, k0, nt, L, Kins, X1, fmts, vtab, etab, prm, order, sf, s64):
+    """One dot-add of ``fused.fda_rows``' float64 path (CoFDA chains, interleaved passes, c_last) of
+    row ``m`` against the tile's columns, on the products of the decoded operands; chained through ``X1``."""
+    PT, ET, _, _, _, cv, ce, dout, _, _, _ = sf
+    cb, emax, zero, scale, tot = s64
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    c_last = prm[S.P_CLAST] == 1
+    for i in range(nt):
+        cb[i] = X1[i]
+        if c_last:                                          # the chain starts from +0; c comes at the end
+            cv[i], ce[i] = 0.0, C.ZERO_EXP
+        else:
+            cv[i], ce[i] = FU.c_value(fmts, vtab, etab, S.CF, np.uint64(X1[i]))
+    fc_slot = S.D if c_last else S.CF
+    for j in range(0, Kins, L):
+        for t in range(L):
+            k = k0 + order[j + t]
+            va, xa, vb, xb = VA[m, k], XA[m, k], VB[k], XB[k]
+            Pt, Et = PT[t], ET[t]
+            for i in range(nt):
+                Pt[i] = va * vb[i]
+                Et[i] = xa + xb[i]
+        for i in range(nt):
+            emax[i] = ez if ce[i] <= C.NO_TERM else ce[i]         # a zero c takes e_zero
+            zero[i] = 0
+        for t in range(L):
+            Et = ET[t]
+            for i in range(nt):
+                emax[i] = max(emax[i], Et[i])
+                zero[i] |= np.int64(Et[i] <= C.NO_TERM)
+        lift = ez > fmts[fc_slot, C.EMIN]                          # zero products take e_zero
+        for i in range(nt):
+            if lift and zero[i]:
+                emax[i] = max(emax[i], ez)
+            scale[i] = C.pow2(F - emax[i])
+            tot[i] = C.ftrunc(cv[i] * scale[i])
+        for t in range(L):
+            Pt = PT[t]
+            for i in range(nt):
+                tot[i] += C.ftrunc(Pt[i] * scale[i])
+        for i in range(nt):
+            d = C.finish(fmts, S.D, tot[i], tot[i], emax[i] - F, prm[S.P_MODE], prm[S.P_FRAC],
+                         prm[S.P_OVERFLOW], prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+            dout[i] = d
+            cv[i], ce[i] = FU.c_value(fmts, vtab, etab, S.D, d)     # the next pass takes d as c
+        fc_slot = S.D
+    for i in range(nt):
+        d = dout[i]
+        if c_last:
+            d = FU.ieee_add(fmts, vtab, etab, d, np.uint64(cb[i]), prm[S.P_ZPOS] == 1)
+        X1[i] = np.int64(d)
+
+
+@njit(**C.JIT)
 def decode_fdrda(x, isz, fmts, vtab, etab, f, n, V, X):
     """Values and exponents of an operand's ``n`` elements (its bytes ``x``, ``isz`` each), as
     ``amd.operand_span`` reads them."""
@@ -257,7 +329,9 @@ def tile(SA, EA, SB, EB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, s
     FDA: ``SA, EA, SB, EB`` from :func:`decode`; GDFS (``prm[P_FAST]``): ``SA, SB`` from
     :func:`decode_values`, ``gd`` the block scales' significands, exponents and NaN flags."""
     gdfs = prm[S.P_FAST] == S.FAST_GDFS
-    amd = VA.shape[0] > 0                              # FDRDA / GFDRDA: VA, XA, VB, XB from decode_fdrda
+    amd = VA.shape[0] > 0 and prm[S.P_BASE] != FDA_CODE   # FDRDA / GFDRDA: VA, XA, VB, XB from decode_fdrda
+    fda64 = VA.shape[0] > 0 and prm[S.P_BASE] == FDA_CODE  # FDA off the integer lanes: from decode_fda64
+    s64 = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt), np.zeros(nt))
     Lp = max(prm[S.P_L], 1)
     sf = (np.zeros((Lp, nt)), np.zeros((Lp, nt), np.int64), np.zeros((4, nt)), np.zeros((2, nt), np.int64),
           np.zeros((3, nt), np.bool_), np.zeros(nt), np.zeros(nt, np.int64), np.zeros(nt, np.uint64),
@@ -287,7 +361,10 @@ def tile(SA, EA, SB, EB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, s
         for s in range(lo, hi):
             since = s if since < 0 else since
             for m in range(mt):
-                if amd:
+                if fda64:
+                    _dot_add_fda64(VA, XA, VB, XB, m, s * Kins, nt, L, Kins, ACC[m], fmts, vtab, etab, prm, order,
+                                   sf, s64)
+                elif amd:
                     _dot_add_fdrda(VA, XA, VB, XB, m, s * Kins, nt, L, Kins, ACC[m], fmts, vtab, etab, prm, order, sf)
                 elif gdfs:
                     _dot_add_gdfs(SA, SB, gd, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st, sg)
