@@ -18,10 +18,10 @@ from golden.kernels import amd, fused, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
+from .fast import M_GENERATE, M_GOLDEN
 
 TILE_ENTRIES = 256          # entries generated, computed and folded at a time (a few KB of operands)
 JIT = {"cache": True, "nogil": True}
-M_FULL, M_GENERATE, M_GOLDEN = 0, 1, 2       # what check_blocks runs (the benchmark's stage split)
 
 
 
@@ -33,10 +33,10 @@ def check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bou
 
     Generator arguments as :func:`fpga.host.selftest._kernels.generate` (``isz``: the operands' item
     sizes; ``pieces, win``: :func:`fpga.host.selftest._kernels.generate_packed`'s, no pieces where the
-    layout is not packed), golden's as its row kernels (``rows``: the
-    algorithm's, :func:`row_kernel`; a compiled kernel each), the signature's as
-    :func:`fpga.host.selftest._kernels.crc_chains`.  ``mode``: :data:`M_FULL`; :data:`M_GENERATE` or
-    :data:`M_GOLDEN` stop after that stage (the benchmark's split; ``out`` then holds a checksum)."""
+    layout is not packed), golden's as its row kernels (``rows``: the algorithm's; inlined into one
+    compiled kernel per algorithm, :func:`kernel_of`), the signature's as
+    :func:`fpga.host.selftest._kernels.crc_chains`.  ``mode``: ``fast.M_FULL``; ``M_GENERATE`` or
+    ``M_GOLDEN`` stop after that stage (the benchmark's split; ``out`` then holds a checksum)."""
     cap = TILE_ENTRIES * lanes
     packed = pieces.shape[0] > 0
     bufs = [np.empty(max(1, cap * (bounds[d + 1] - bounds[d]) * isz[d]), np.uint8) for d in range(5)]
