@@ -12,6 +12,9 @@ pins it), on ``golden.vectors.random_operands(..., narrow=True)`` operands:
   step (products decoded, maxima, aligned sums, rounding), least CPU time of each, so each step's
   nanoseconds per row are differences of one run.
 
+- **small batches** (``--batches``): one call's wall time on 1 to 65,536 rows, golden's and the
+  reference model's, where the per-call work decides the ratio.
+
 Nothing here decides a result; docs/golden.md ("Rates") quotes its output.
 """
 
@@ -188,6 +191,41 @@ def fda_phases(ins, n: int, repeat: int, kind: str = "normal") -> list[float]:
     return [(cum[i] - (cum[i - 1] if i else 0.0)) / n * 1e9 for i in range(len(PHASES))]
 
 
+BATCHES = (1, 300, 4096, 65536)
+
+
+def wall_median(fn, calls: int) -> float:
+    """Median wall seconds of ``calls`` calls of ``fn`` after one warm-up call (a call this short is
+    below CPU time's resolution)."""
+    fn()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def batch_costs(ins, batches=BATCHES) -> list[tuple]:
+    """``(rows, golden us, reference us or None)`` per batch size: a call's cost on small batches,
+    where the per-call work decides the ratio."""
+    from .. import bench_reference
+    from ..api import dot_add
+    from ..vectors import random_operands
+    out = []
+    for n in batches:
+        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng(0), "normal", narrow=True)
+        calls = 200 if n < 5000 else 20
+        gold = wall_median(lambda: dot_add(ins, a, b, c, sa, sb, backend="numba", threads=1), calls)  # noqa: B023
+        ref = None
+        if bench_reference.available():
+            a8, b8, c8, _, _ = random_operands(ins, n, np.random.default_rng(0), "normal")
+            call = bench_reference.reference_call(ins, a8, b8, c8)
+            ref = None if call is None else wall_median(call, calls)
+        out.append((n, gold * 1e6, None if ref is None else ref * 1e6))
+    return out
+
+
 def main(argv=None) -> int:
     from ..catalog import lookup
     from . import pinned
@@ -196,6 +234,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="timed calls per measurement (default 5)")
     p.add_argument("--only", default="", metavar="WORDS", help="comma-separated words selecting rows, as golden.bench")
     p.add_argument("--phases", action="store_true", help="also the integer-lane FDA's steps (compiles a copy, ~1 min)")
+    p.add_argument("--batches", action="store_true",
+                   help="also a call's cost on 1 to 65,536 rows, golden's and the reference model's (median wall time)")
     args = p.parse_args(argv)
     if args.n < 1 or args.repeat < 1:
         print(f"error: -n and --repeat must be at least 1, got {args.n} and {args.repeat}", file=sys.stderr)
@@ -219,6 +259,13 @@ def main(argv=None) -> int:
                 ph = fda_phases(ins, args.n, args.repeat)
                 line += "  " + (" ".join(f"{x:5.1f}" for x in ph) if ph else "-")
             print(line, flush=True)
+        if args.batches:
+            print(f"\none call's cost, median wall time (us): golden (one core) / the reference model, rows: "
+                  f"{', '.join(f'{n:,}' for n in BATCHES)}")
+            for ins in rows:
+                cells = [f"{g:8.1f} / " + (f"{r:9.1f} ({r / g:5.1f}x)" if r is not None else "        -")
+                         for _, g, r in batch_costs(ins)]
+                print(f"{ins.arch:8s} {ins.name:30s} " + "  ".join(cells), flush=True)
     return 0
 
 

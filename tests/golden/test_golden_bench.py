@@ -156,3 +156,12 @@ def test_kernel_profile_phases_cover_the_integer_fda_path_only():
     from golden.kernels import profile
     assert len(profile.fda_phases(lookup("hopper", "HMMA.16816.F32"), 2000, 1)) == len(profile.PHASES)
     assert profile.fda_phases(lookup("hopper", "DMMA.8x8x4"), 2000, 1) == []
+
+
+def test_kernel_profile_batch_costs(monkeypatch):
+    from golden import bench_reference
+    from golden.kernels import profile
+    monkeypatch.setattr(bench_reference, "available", lambda: False)      # golden's side only (no torch import)
+    costs = profile.batch_costs(lookup("hopper", "DMMA.8x8x4"), batches=(1, 8))
+    assert [n for n, _, _ in costs] == [1, 8]
+    assert all(g > 0 and r is None for _, g, r in costs)
