@@ -110,3 +110,16 @@ def test_fused_errors():
     with pytest.raises(ValueError, match="entries must be in"):
         selftest_fast.operands_at(spec.ins, 1, 1, "bits", [-1])
     assert selftest_check.host_path("numpy", spec.ins) == "numpy"
+
+
+def test_the_fused_path_samples_the_same_dot_adds_for_coverage():
+    """The fused path never holds a block's operands: its coverage sample, generated on its own, is the
+    numpy path's sample bit for bit (the same rows, the same operands)."""
+    spec = model.SelfTestSpec(golden.lookup(*CHEAP), 2, 5, "bits", 24)
+    got, want = [], []
+    sigs = selftest_check.expected_signatures(spec, 2, 3, backend="fused", samples=got, cover_sample=5)
+    assert np.array_equal(sigs, selftest_check.expected_signatures(spec, 2, 3, backend="numpy", samples=want,
+                                                                   cover_sample=5))
+    assert len(got) == len(want) == 1 and got[0][1] == want[0][1] == 3 * 24 * 2
+    for g, w in zip(got[0][0], want[0][0]):
+        assert (g is None) == (w is None) and (g is None or np.array_equal(g.astype(np.uint64), w))

@@ -17,6 +17,7 @@ INTERLEAVE = 8          # CRC chains advanced together
 M32 = np.uint64(0xFFFFFFFF)
 U0, U1, U3, U8, U24, U29, U31, U32, U64 = (np.uint64(n) for n in (0, 1, 3, 8, 24, 29, 31, 32, 64))
 POLY = np.uint64(CRC_POLY)
+W3, W8, W24, W29 = (np.uint32(n) for n in (3, 8, 24, 29))
 JIT = {"cache": True, "nogil": True}
 # per-tile helpers inlined into their kernel: a call taking arrays costs tens of ns (the arrays'
 # reference counts), more than a tile's work for a narrow field
@@ -25,15 +26,17 @@ HOT = {"cache": True, "nogil": True, "inline": "always"}
 
 @njit(**HOT)
 def _arx(v0, T, j, keys, X, Y):
-    """Words ``j`` of entries ``v0 .. v0 + T - 1`` (mod 2**32): x in ``X``, y in ``Y``."""
+    """Words ``j`` of entries ``v0 .. v0 + T - 1`` (mod 2**32): x in ``X``, y in ``Y`` (uint32: the
+    vectorised rounds take twice the lanes they would in uint64)."""
     for t in range(T):
-        X[t] = (v0 + np.uint64(t)) & M32
-        Y[t] = j
+        X[t] = np.uint32((v0 + np.uint64(t)) & M32)
+        Y[t] = np.uint32(j)
     for r in range(ROUNDS):
-        k = keys[r]
+        k = np.uint32(keys[r])
         for t in range(T):                       # the tile at once: vectorised
-            x = (((((X[t] << U24) | (X[t] >> U8)) & M32) + Y[t]) & M32) ^ k
-            Y[t] = (((Y[t] << U3) | (Y[t] >> U29)) & M32) ^ x
+            a, b = X[t], Y[t]
+            x = np.uint32(np.uint32(np.uint32((a >> W8) | (a << W24)) + b) ^ k)
+            Y[t] = np.uint32(np.uint32((b << W3) | (b >> W29)) ^ x)
             X[t] = x
 
 
@@ -93,8 +96,8 @@ def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb,
     """Entries ``lo .. hi - 1`` of a run starting at entry ``first``: rows ``e * lanes + l`` of the
     operands (:func:`fpga.board.selftest.model.operands`), each given as its bytes with item size
     ``isz[operand]``; ``bounds``: where each operand's fields start in ``tab`` (and the last ends)."""
-    X = np.empty(TILE, np.uint64)
-    Y = np.empty(TILE, np.uint64)
+    X = np.empty(TILE, np.uint32)
+    Y = np.empty(TILE, np.uint32)
     words = np.zeros((nw + 1, TILE), np.uint64)          # the last row: the model's spill word, zero
     tile = np.empty((tab.shape[0], TILE), np.uint64)
     va, vb, vc, vsa, vsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
@@ -106,7 +109,7 @@ def generate(first, lo, hi, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb,
             for w in range(nw):
                 _arx(v0, T, np.uint64(lane * nw + w), keys, X, Y)
                 for t in range(T):
-                    words[w, t] = (X[t] << U32) | Y[t]
+                    words[w, t] = (np.uint64(X[t]) << U32) | np.uint64(Y[t])
             for f in range(tab.shape[0]):
                 _cut(words, T, f, tab, normal, tile)
             row0 = e0 * lanes + lane
@@ -220,8 +223,8 @@ def generate_packed(first, lo, hi, lanes, nw, keys, kind, pieces, win, a, b, c, 
     into the operands' rows, a unit at a time across the tile.  The ``normal`` kind's exponent windows
     run on the words first, every field at once: ``word & ~E | (word & Lw) + Lo`` (``win[w]``: E, Lw,
     Lo; each field's ``lo + low bits`` fits the field, so no carry leaves it)."""
-    X = np.empty(TILE, np.uint64)
-    Y = np.empty(TILE, np.uint64)
+    X = np.empty(TILE, np.uint32)
+    Y = np.empty(TILE, np.uint32)
     words = np.zeros((nw + 1, TILE), np.uint64)
     views = (_widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb))
     normal = kind == 1
@@ -235,7 +238,7 @@ def generate_packed(first, lo, hi, lanes, nw, keys, kind, pieces, win, a, b, c, 
                 low = win[w, 1] if normal else U0
                 add = win[w, 2] if normal else U0
                 for t in range(T):
-                    x = (X[t] << U32) | Y[t]
+                    x = (np.uint64(X[t]) << U32) | np.uint64(Y[t])
                     words[w, t] = (x & keep) | ((x & low) + add)
             row0 = e0 * lanes + lane
             for p in range(pieces.shape[0]):
