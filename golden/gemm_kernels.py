@@ -132,107 +132,105 @@ def has_specials(fmt, bits) -> bool:
 # ---------------------------------------------------------------------------- the driver
 
 class Plan:
-    """One GEMM's operands decoded once for the tile kernels (``A`` as ``[M, Kp]``, ``B`` as ``[Kp,
-    N]``: signed significands and exponents, block scales' exponents folded in), the design's format
-    rows and parameters, the slices as an array."""
+    """One GEMM's operands decoded once for the tile kernels (A's arrays ``[M, Kp]``, B's ``[Kp, N]``),
+    the design's format rows, tables and parameters, the slices as an array; ``why_not``: why the
+    operands must take the rows route after all (a NaN or infinity on the integer-lane FDA path)."""
 
     def __init__(self, prob):
+        from .descriptors import KernelCode
         from .kernels import fused_int as FI
-        from .kernels import gemm_tiles
+        from .kernels import product_order
         ins, kernel = prob.ins, prob.kernel
-        self.run = gemm_tiles.tile
-        fmts, _, _, prm = _tables(ins)
-        self.prob, self.fmts, self.prm = prob, fmts, prm.copy()
+        self.fmts, self.vtab, self.etab, prm = _tables(ins)
+        self.prob, self.prm = prob, prm.copy()
         self.prm[S.P_FAULT] = _FAULT[0]
-        self.drows = FI.decode_rows(fmts)
-        da, db = self.drows[S.A], self.drows[S.B]
-        G = max(int(prm[S.P_F]) - int(da[FI.D_MB]) - int(db[FI.D_MB]), 0)
+        self.drows = FI.decode_rows(self.fmts)
+        self.order = product_order(ins.datapath.params, ins.k)
         self.slices = np.array([[r.start, r.stop] for r in prob.slices], np.int64)
         self.promotion = kernel.promotion or 0
         self.scaling = kernel.scaling == "group"
-        Kp = prob.steps * ins.k
-        extra_a, extra_b, block = np.zeros((prob.M, 1), np.int64), np.zeros((1, prob.N), np.int64), Kp
-        self.why_not = None
-        if kernel.scaling == "block" and prm[S.P_FAST] == S.FAST_FDA:     # UE8M0: its exponent joins the product's
-            if has_specials(ins.scale_format, prob.sa) or has_specials(ins.scale_format, prob.sb_t):
-                self.why_not = "a block scale is NaN (the rows route classifies it)"
-            ds = self.drows[S.S]
-            extra_a = (prob.sa.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]
-            extra_b = np.ascontiguousarray(((prob.sb_t.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]).T)
-            block = ins.block_size
-        none = np.zeros((0, 0), np.int64)
-        self.gd = (none,) * 6
-        self.amd = (np.zeros((0, 0)), none, np.zeros((0, 0)), none)
-        self.vtab, self.etab = _tables(ins)[1:3]
-        from .kernels import product_order
-        self.order = product_order(ins.datapath.params, ins.k)
-        from .descriptors import KernelCode
-        code = S.kernel_code(ins.datapath.params)
-        if code in (KernelCode.FDRDA, KernelCode.GFDRDA) or prm[S.P_FAST] == S.FAST_NONE:
-            self.SA = self.EA = np.zeros((0, 0), np.int32)
-            self.SB = self.EB = np.zeros((0, 0), np.int32)
-            self.amd = self._decode_amd(prob, Kp) if code != KernelCode.FDA else self._decode_fda64(prob, Kp)
-            self.why_not = None
-        elif prm[S.P_FAST] == S.FAST_GDFS:              # exact values; the scales' fields, flags kept apart
-            self.SA, self.SB = np.empty((prob.M, Kp), np.int64), np.empty((Kp, prob.N), np.int64)
-            self.EA = self.EB = np.zeros((0, 0), np.int32)
-            gemm_tiles.decode_values(prob.A, da, self.SA)
-            gemm_tiles.decode_values(prob.Bt.T, db, self.SB)
-            self.gd = _gdfs_scales(self.drows[S.S], prob.sa) + tuple(np.ascontiguousarray(x.T) for x in
-                                                                       _gdfs_scales(self.drows[S.S], prob.sb_t))
-            self.why_not = None
-        else:
-            self.SA, self.EA = np.empty((prob.M, Kp), np.int32), np.empty((prob.M, Kp), np.int32)
-            self.SB, self.EB = np.empty((Kp, prob.N), np.int32), np.empty((Kp, prob.N), np.int32)
-            if gemm_tiles.decode(prob.A, da, G, extra_a, block, True, self.SA, self.EA) or \
-                    gemm_tiles.decode(prob.Bt.T, db, 0, extra_b, block, False, self.SB, self.EB):
-                self.why_not = "A or B holds a NaN or an infinity (the rows route classifies them)"
         empty = np.zeros((0, 0), np.uint32)
         self.gsa = prob.sa.astype(np.uint32) if self.scaling else empty
         self.gsb = prob.sb_t.astype(np.uint32) if self.scaling else empty
+        self.why_not = None
+        code = S.kernel_code(ins.datapath.params)
+        if code in (KernelCode.FDRDA, KernelCode.GFDRDA) or prm[S.P_FAST] == S.FAST_NONE:
+            self.kind, self.amd = "float", code != KernelCode.FDA
+            self.a_ops, self.b_ops = self._decode_float(prob)
+        elif prm[S.P_FAST] == S.FAST_GDFS:
+            self.kind = "gdfs"
+            self.a_ops, self.b_ops = self._decode_gdfs(prob)
+        else:
+            self.kind = "fda"
+            self.a_ops, self.b_ops = self._decode_fda(prob)
 
-    def _decode_amd(self, prob, Kp) -> tuple:
-        """FDRDA's operands as ``amd.operand_span`` reads them: A ``[M, Kp]``, B ``[Kp, N]``."""
+    def _decode_fda(self, prob) -> tuple:
+        """Signed significands and exponents (``gemm_tiles.decode``), UE8M0 block scales' exponents
+        folded into the exponents."""
+        from .kernels import fused_int as FI
+        from .kernels import gemm_tiles
+        ins, Kp = prob.ins, prob.steps * prob.ins.k
+        da, db, ds = self.drows[S.A], self.drows[S.B], self.drows[S.S]
+        G = max(int(self.prm[S.P_F]) - int(da[FI.D_MB]) - int(db[FI.D_MB]), 0)
+        extra_a, extra_b, block = np.zeros((prob.M, 1), np.int64), np.zeros((1, prob.N), np.int64), Kp
+        if prob.kernel.scaling == "block":
+            if has_specials(ins.scale_format, prob.sa) or has_specials(ins.scale_format, prob.sb_t):
+                self.why_not = "a block scale is NaN (the rows route classifies it)"
+            extra_a = (prob.sa.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]
+            extra_b = np.ascontiguousarray(((prob.sb_t.astype(np.int64) & ds[FI.D_VMASK]) - ds[FI.D_BIAS]).T)
+            block = ins.block_size
+        SA, EA = np.empty((prob.M, Kp), np.int32), np.empty((prob.M, Kp), np.int32)
+        SB, EB = np.empty((Kp, prob.N), np.int32), np.empty((Kp, prob.N), np.int32)
+        if gemm_tiles.decode(prob.A, da, G, extra_a, block, True, SA, EA) or \
+                gemm_tiles.decode(prob.Bt.T, db, 0, extra_b, block, False, SB, EB):
+            self.why_not = "A or B holds a NaN or an infinity (the rows route classifies them)"
+        return (SA, EA), (SB, EB)
+
+    def _decode_gdfs(self, prob) -> tuple:
+        """Exact values in integer units (``gemm_tiles.decode_values``); the block scales' fields."""
+        from .kernels import gemm_tiles
+        Kp = prob.steps * prob.ins.k
+        VA, VB = np.empty((prob.M, Kp), np.int64), np.empty((Kp, prob.N), np.int64)
+        gemm_tiles.decode_values(prob.A, self.drows[S.A], VA)
+        gemm_tiles.decode_values(prob.Bt.T, self.drows[S.B], VB)
+        sb = tuple(np.ascontiguousarray(x.T) for x in _gdfs_scales(self.drows[S.S], prob.sb_t))
+        return (VA, *_gdfs_scales(self.drows[S.S], prob.sa)), (VB, *sb)
+
+    def _decode_float(self, prob) -> tuple:
+        """float64 values and exponents as the row kernels read them (``amd.operand_span`` for FDRDA,
+        ``fused.fill_products``' tables for FDA)."""
         from .kernels import _operand, gemm_tiles
         out = []
         for x, f in ((prob.A, S.A), (np.ascontiguousarray(prob.Bt.T), S.B)):
             V, X = np.empty(x.shape), np.empty(x.shape, np.int64)
-            raw, isz = _operand(np.ascontiguousarray(x))
-            gemm_tiles.decode_fdrda(raw, isz, self.fmts, self.vtab, self.etab, f, x.size, V.reshape(-1), X.reshape(-1))
-            out += [V, X]
-        return tuple(out)
-
-    def _decode_fda64(self, prob, Kp) -> tuple:
-        """FDA's operands as ``fused.fill_products`` reads them: A ``[M, Kp]``, B ``[Kp, N]``."""
-        from .kernels import gemm_tiles
-        out = []
-        for x, f in ((prob.A, S.A), (prob.Bt.T, S.B)):
-            V, X = np.empty(x.shape), np.empty(x.shape, np.int64)
-            gemm_tiles.decode_fda64(x, self.fmts, self.vtab, self.etab, f, V, X)
-            out += [V, X]
+            if self.amd:
+                raw, isz = _operand(np.ascontiguousarray(x))
+                gemm_tiles.decode_fdrda(raw, isz, self.fmts, self.vtab, self.etab, f, x.size, V.reshape(-1),
+                                        X.reshape(-1))
+            else:
+                gemm_tiles.decode_fda64(x, self.fmts, self.vtab, self.etab, f, V, X)
+            out.append((V, X))
         return tuple(out)
 
     def parts(self, rows: slice, cols: slice, cinit) -> np.ndarray:
         """``[slices, rows, cols]`` fp32 bit patterns of the tile's slices (``cinit``: C in the
         accumulator, [rows, cols] uint32, or None)."""
-        prob = self.prob
+        from .kernels import gemm_tiles as T
         mt, nt = rows.stop - rows.start, cols.stop - cols.start
-        SB = np.ascontiguousarray(self.SB[:, cols]) if self.SB.size else self.SB
-        EB = np.ascontiguousarray(self.EB[:, cols]) if self.EB.size else self.EB
-        VA, XA, VB, XB = self.amd
-        if VA.size:
-            VA, XA, VB, XB = VA[rows], XA[rows], np.ascontiguousarray(VB[:, cols]), np.ascontiguousarray(XB[:, cols])
-        gd = tuple(x[rows] for x in self.gd[:3]) + tuple(np.ascontiguousarray(x[:, cols]) for x in self.gd[3:]) \
-            if self.gd[0].size else self.gd
+        a = tuple(x[rows] for x in self.a_ops)
+        b = tuple(np.ascontiguousarray(x[:, cols]) for x in self.b_ops)
         ci = np.zeros((0, 0), np.uint32) if cinit is None else np.ascontiguousarray(cinit, np.uint32)
         gsa = self.gsa[rows] if self.scaling else self.gsa
         gsb = np.ascontiguousarray(self.gsb[cols]) if self.scaling else self.gsb
         out = np.empty((len(self.slices), mt, nt), np.uint32)
-        SA = self.SA[rows] if self.SA.size else self.SA
-        EA = self.EA[rows] if self.EA.size else self.EA
-        self.run(SA, EA, SB, EB, gd, mt, nt, prob.ins.k, self.slices, self.promotion, ci, gsa, gsb,
-                 self.scaling, prob.kernel.scale_fma, self.fmts, self.drows, self.prm, out,
-                 VA, XA, VB, XB, self.vtab, self.etab, self.order)
+        common = (mt, nt, self.prob.ins.k, self.slices, self.promotion, ci, gsa, gsb, self.scaling,
+                  self.prob.kernel.scale_fma, self.fmts, self.drows, self.prm, out)
+        if self.kind == "fda":
+            T.tile_fda(*a, *b, *common)
+        elif self.kind == "gdfs":
+            T.tile_gdfs(a[0], b[0], a[1:] + b[1:], *common)
+        else:
+            T.tile_float(*a, *b, *common, self.vtab, self.etab, self.order, self.amd)
         return out
 
 

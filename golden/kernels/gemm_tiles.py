@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..descriptors import KernelCode
 from ..nbcache import njit
 from . import _common as C
 from . import amd as AMD
@@ -18,7 +17,6 @@ from . import fused as FU
 from . import fused_int as FI
 from . import spec as S
 
-FDA_CODE = int(KernelCode.FDA)
 CANONICAL_NAN32 = 0x7FC00000          # golden.fma.fma_f32's NaN
 FROM_FLOAT_NAN32 = 0x7FFFFFFF         # golden.formats.from_float's f32 NaN (a narrower accumulator's NaN widened)
 NEG32 = FI.NEG                        # a zero element's exponent: every product with it below NO_PRODUCT32
@@ -320,59 +318,116 @@ def _promote(ACC, MAIN, nt, mt, g, gsa, gsb, scaling, scale_fma, dd, wide):
             ACC[m, i] = 0
 
 
+@njit(**C.INLINE)
+def _state(mt, nt, fmts, drows):
+    """A tile's accumulators: the tensor core's (d's bits) and the fp32 main one; d's decode row, and
+    whether d is f32 (its bits are the result's)."""
+    return np.zeros((mt, nt), np.int64), np.zeros((mt, nt), np.uint32), drows[S.D], fmts[S.D, S.WORD32] == 1
+
+
+@njit(**C.INLINE)
+def _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt):
+    """Slice ``q``'s k-steps ``(lo, hi)``, its accumulators at +0, or (slice 0, c_accumulate) at C."""
+    ACC[:, :] = 0
+    MAIN[:, :] = 0
+    if q == 0 and cinit.shape[0] > 0:
+        for m in range(mt):
+            for i in range(nt):
+                if promotion > 0:
+                    MAIN[m, i] = np.uint32(cinit[m, i])
+                else:
+                    ACC[m, i] = np.int64(cinit[m, i])
+    return slices[q, 0], slices[q, 1]
+
+
+@njit(**C.INLINE)
+def _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide):
+    """After k-step ``s``: a promotion when one is due (every ``promotion`` steps and at the slice's
+    end); the first step of the group still open (-1: none)."""
+    if promotion > 0 and ((s - lo + 1) % promotion == 0 or s == hi - 1):
+        _promote(ACC, MAIN, nt, mt, since // promotion, gsa, gsb, scaling, scale_fma, dd, wide)
+        return -1
+    return since
+
+
+@njit(**C.INLINE)
+def _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide):
+    for m in range(mt):
+        for i in range(nt):
+            parts[q, m, i] = MAIN[m, i] if promotion > 0 else acc_f32(ACC[m, i], dd, wide)
+
+
+# One compiled entry per family (each compiles only its own dot-add): a tile's A @ B, for each split-K
+# slice [lo, hi) of k-steps (``slices``) the K loop, promoted every ``promotion`` steps when > 0, its
+# fp32 result into ``parts[slice, m, n]``; ``cinit`` ([mt, nt], or empty): C in the accumulator's
+# format for slice 0 (c_accumulate); ``gsa, gsb``: group scales (``scaling``).
+
 @njit(**C.JIT)
-def tile(SA, EA, SB, EB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
-         fmts, drows, prm, parts, VA, XA, VB, XB, vtab, etab, order):
-    """A tile's ``A @ B``: for each split-K slice ``[lo, hi)`` of k-steps (``slices``), the K loop
-    (promoted every ``promotion`` steps when > 0), its fp32 result into ``parts[slice, m, n]``.
-    ``cinit`` ([mt, nt], or empty): C in the accumulator's format for slice 0 (c_accumulate).
-    FDA: ``SA, EA, SB, EB`` from :func:`decode`; GDFS (``prm[P_FAST]``): ``SA, SB`` from
-    :func:`decode_values`, ``gd`` the block scales' significands, exponents and NaN flags."""
-    gdfs = prm[S.P_FAST] == S.FAST_GDFS
-    amd = VA.shape[0] > 0 and prm[S.P_BASE] != FDA_CODE   # FDRDA / GFDRDA: VA, XA, VB, XB from decode_fdrda
-    fda64 = VA.shape[0] > 0 and prm[S.P_BASE] == FDA_CODE  # FDA off the integer lanes: from decode_fda64
-    s64 = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt), np.zeros(nt))
-    Lp = max(prm[S.P_L], 1)
-    sf = (np.zeros((Lp, nt)), np.zeros((Lp, nt), np.int64), np.zeros((4, nt)), np.zeros((2, nt), np.int64),
-          np.zeros((3, nt), np.bool_), np.zeros(nt), np.zeros(nt, np.int64), np.zeros(nt, np.uint64),
-          np.zeros(nt, np.bool_), np.zeros(Lp), np.zeros(Lp, np.int64))
-    ngr = max(prm[S.P_L] // prm[S.P_GROUP], 1)
-    sg = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros((ngr, nt), np.int64), np.zeros((ngr, nt), np.int64))
-    L = prm[S.P_L]
-    dd = drows[S.D]
-    wide = fmts[S.D, S.WORD32] == 1                  # an f32 accumulator: its bits are the result's
+def tile_fda(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+             fmts, drows, prm, parts):
+    """FDA in integer lanes: ``SA, EA, SB, EB`` from :func:`decode`."""
     st = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64),
           np.zeros(nt, np.int64), np.zeros(nt, np.uint64), np.zeros(nt, np.int32))
-    ACC = np.zeros((mt, nt), np.int64)
-    MAIN = np.zeros((mt, nt), np.uint32)
-    has_c = cinit.shape[0] > 0
+    ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     for q in range(slices.shape[0]):
-        lo, hi = slices[q, 0], slices[q, 1]
-        ACC[:, :] = 0
-        MAIN[:, :] = 0
-        if q == 0 and has_c:
-            for m in range(mt):
-                for i in range(nt):
-                    if promotion > 0:
-                        MAIN[m, i] = np.uint32(cinit[m, i])
-                    else:
-                        ACC[m, i] = np.int64(cinit[m, i])
+        lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
         since = -1
         for s in range(lo, hi):
             since = s if since < 0 else since
             for m in range(mt):
-                if fda64:
+                _dot_add(SA, EA, SB, EB, m, s * Kins, nt, prm[S.P_L], Kins, ACC[m], fmts, drows, prm, st)
+            since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
+        _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+
+
+@njit(**C.JIT)
+def tile_gdfs(VA, VB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+              fmts, drows, prm, parts):
+    """GDFS in integer lanes: ``VA, VB`` from :func:`decode_values`, ``gd`` the block scales'
+    significands, exponents and NaN flags."""
+    st = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64),
+          np.zeros(nt, np.int64), np.zeros(nt, np.uint64), np.zeros(nt, np.int32))
+    ngr = max(prm[S.P_L] // prm[S.P_GROUP], 1)
+    sg = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros((ngr, nt), np.int64), np.zeros((ngr, nt), np.int64))
+    ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
+    for q in range(slices.shape[0]):
+        lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
+        since = -1
+        for s in range(lo, hi):
+            since = s if since < 0 else since
+            for m in range(mt):
+                _dot_add_gdfs(VA, VB, gd, m, s * Kins, nt, prm[S.P_L], Kins, ACC[m], fmts, drows, prm, st, sg)
+            since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
+        _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+
+
+@njit(**C.INLINE)
+def _float_scratch(nt, prm):
+    Lp = max(prm[S.P_L], 1)
+    return (np.zeros((Lp, nt)), np.zeros((Lp, nt), np.int64), np.zeros((4, nt)), np.zeros((2, nt), np.int64),
+            np.zeros((3, nt), np.bool_), np.zeros(nt), np.zeros(nt, np.int64), np.zeros(nt, np.uint64),
+            np.zeros(nt, np.bool_), np.zeros(Lp), np.zeros(Lp, np.int64))
+
+
+@njit(**C.JIT)
+def tile_float(VA, XA, VB, XB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+               fmts, drows, prm, parts, vtab, etab, order, amd):
+    """The row kernels' float64 steps: CDNA3's FDRDA/GFDRDA (``amd``: ``VA, XA, VB, XB`` from
+    :func:`decode_fdrda`) or FDA off the integer lanes (from :func:`decode_fda64`)."""
+    sf = _float_scratch(nt, prm)
+    s64 = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt), np.zeros(nt))
+    ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
+    L = prm[S.P_L]
+    for q in range(slices.shape[0]):
+        lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
+        since = -1
+        for s in range(lo, hi):
+            since = s if since < 0 else since
+            for m in range(mt):
+                if amd:
+                    _dot_add_fdrda(VA, XA, VB, XB, m, s * Kins, nt, L, Kins, ACC[m], fmts, vtab, etab, prm, order, sf)
+                else:
                     _dot_add_fda64(VA, XA, VB, XB, m, s * Kins, nt, L, Kins, ACC[m], fmts, vtab, etab, prm, order,
                                    sf, s64)
-                elif amd:
-                    _dot_add_fdrda(VA, XA, VB, XB, m, s * Kins, nt, L, Kins, ACC[m], fmts, vtab, etab, prm, order, sf)
-                elif gdfs:
-                    _dot_add_gdfs(SA, SB, gd, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st, sg)
-                else:
-                    _dot_add(SA, EA, SB, EB, m, s * Kins, nt, L, Kins, ACC[m], fmts, drows, prm, st)
-            if promotion > 0 and ((s - lo + 1) % promotion == 0 or s == hi - 1):
-                _promote(ACC, MAIN, nt, mt, since // promotion, gsa, gsb, scaling, scale_fma, dd, wide)
-                since = -1
-        for m in range(mt):
-            for i in range(nt):
-                parts[q, m, i] = MAIN[m, i] if promotion > 0 else acc_f32(ACC[m, i], dd, wide)
+            since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
+        _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
