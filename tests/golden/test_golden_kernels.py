@@ -303,8 +303,8 @@ def test_every_field_the_kernels_claim_to_model_is_read_into_their_parameters():
     assert not read("a_field_added_tomorrow")          # planted: an unread field is caught
 
 
-# SFMA's row loop is compiled with K a constant for K = 1, 2, 4, 8 (its fmas unrolled), a runtime K
-# otherwise (16); binary64 and binary32, operands in uint64 and in their own width, mixed widths
+# SFMA's row loop is compiled with K = 4 a constant (its fmas unrolled), a runtime K otherwise (1, 2, 8,
+# 16); binary64 and binary32, operands in uint64 and in their own width, mixed widths
 SFMA_UNITS = [("hopper", "DMMA.16x8x16"), ("hopper", "DMMA.16x8x8"), ("ampere", "DMMA.884"),
               ("cdna2", "v_mfma_f32_32x32x1_2b_f32"), ("cdna2", "v_mfma_f32_32x32x2_f32")]
 
