@@ -15,9 +15,10 @@ slices come back as fp32 partials; their reduction and the epilogue stay in :mod
 (``golden.kernels.spec.fast_kind``), NVIDIA's FDA family (HGMMA, QGMMA, HMMA, UTCHMMA, UTCQMMA, TF32,
 UE8M0 block scales) with an f32, f16 or bf16 accumulator, and GDFS (block-scaled FP4: NVFP4, MXF4);
 and on the row kernels' float64 steps, on products of the operands decoded once, CDNA3's FDRDA and
-GFDRDA (``amd.fdrda_rows``) and FDA off the integer lanes without block scales (``fused.fda_rows``).
-Everything else (GPS, SFMA), and any integer-lane FDA GEMM whose A, B or block scales hold a NaN or an
-infinity, runs on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
+GFDRDA (``amd.fdrda_rows``) and FDA off the integer lanes without block scales (``fused.fda_rows``);
+and binary32 SFMA (``sfma.rows32``).  Everything else (GPS), and any integer-lane FDA GEMM whose A,
+B or block scales hold a NaN or an infinity, runs on the rows route, and the logger ``golden.gemm``
+says so at DEBUG level.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def route(ins, kernel) -> tuple[Route, str]:
     if not available() or jit_disabled():
         return Route.ROWS, "numba is not available (or NUMBA_DISABLE_JIT is set)"
     code = S.kernel_code(dp.params)
+    if handles(dp) and code == KernelCode.SFMA and all(f.name == "f32" for f in dp.formats):
+        return Route.TILES, f"{ins.name}: SFMA in binary32, the K loop compiled per tile"
     if not handles(dp) or code not in (KernelCode.FDA, KernelCode.GDFS, KernelCode.FDRDA, KernelCode.GFDRDA):
         return Route.ROWS, f"{ins.name}'s algorithm ({ins.algorithm}) has no GEMM-level kernel"
     prm = _tables(ins)[3]
@@ -154,7 +157,11 @@ class Plan:
         self.gsb = prob.sb_t.astype(np.uint32) if self.scaling else empty
         self.why_not = None
         code = S.kernel_code(ins.datapath.params)
-        if code in (KernelCode.FDRDA, KernelCode.GFDRDA) or prm[S.P_FAST] == S.FAST_NONE:
+        if code == KernelCode.SFMA:                    # f32 words as they are
+            self.kind = "sfma"
+            self.a_ops = (np.ascontiguousarray(prob.A, np.uint32),)
+            self.b_ops = (np.ascontiguousarray(prob.Bt.T, np.uint32),)
+        elif code in (KernelCode.FDRDA, KernelCode.GFDRDA) or prm[S.P_FAST] == S.FAST_NONE:
             self.kind, self.amd = "float", code != KernelCode.FDA
             self.a_ops, self.b_ops = self._decode_float(prob)
         elif prm[S.P_FAST] == S.FAST_GDFS:
@@ -229,6 +236,8 @@ class Plan:
             T.tile_fda(*a, *b, *common)
         elif self.kind == "gdfs":
             T.tile_gdfs(a[0], b[0], a[1:] + b[1:], *common)
+        elif self.kind == "sfma":
+            T.tile_sfma(a[0], b[0], *common)
         else:
             T.tile_float(*a, *b, *common, self.vtab, self.etab, self.order, self.amd)
         return out

@@ -431,3 +431,33 @@ def tile_float(VA, XA, VB, XB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb,
                                    sf, s64)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+
+
+@njit(**C.JIT)
+def tile_sfma(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+              fmts, drows, prm, parts):
+    """SFMA in binary32 (``sfma.rows32``): each dot-add a chain of the CPU's fmas, one product at a
+    time in K order, from c; a NaN made canonical; ``A [mt, Kp]``, ``B [Kp, nt]`` f32 words."""
+    ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
+    fault = prm[S.P_FAULT] == 1
+    x = np.zeros(nt, np.float32)
+    for q in range(slices.shape[0]):
+        lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
+        since = -1
+        for s in range(lo, hi):
+            since = s if since < 0 else since
+            for m in range(mt):
+                acc = ACC[m]
+                for i in range(nt):
+                    x[i] = C.f32_from_bits(np.uint32(acc[i]))
+                for k in range(s * Kins, (s + 1) * Kins):
+                    a, b = C.f32_from_bits(A[m, k]), B[k]
+                    for i in range(nt):
+                        x[i] = C.fma32(a, C.f32_from_bits(b[i]), x[i])
+                for i in range(nt):
+                    d = np.uint64(CANONICAL_NAN32) if x[i] != x[i] else np.uint64(C.bits_from_f32(x[i]))
+                    if fault and x[i] == x[i]:
+                        d ^= np.uint64(1)                  # sfma_loop's planted fault: one ulp off
+                    acc[i] = np.int64(d)
+            since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
+        _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)

@@ -154,12 +154,15 @@ def test_gdfs_block_scaled_with_nan_zero_and_odd_scales(ins):
     assert np.isnan(tiles.view(np.float32)).any()
 
 
-@pytest.mark.parametrize("ins", AMD + [golden.lookup("hopper", "MMA.16832.F32.E4M3.E4M3"), HGMMA.with_params(F=40)],
-                         ids=lambda i: f"{i.name}-{i.algorithm}-F{i.params.F}")
+FLOAT64 = AMD + [golden.lookup("hopper", "MMA.16832.F32.E4M3.E4M3"), HGMMA.with_params(F=40), SFMA]
+
+
+@pytest.mark.parametrize("ins", FLOAT64, ids=lambda i: f"{i.name}-{i.algorithm}-F{i.params.F}")
 def test_float64_paths_with_specials_promotion_split_k_and_c(ins):
-    """CDNA3's FDRDA, GFDRDA and their chains, and FDA off the integer lanes (Hopper's FP8 mma.sync:
-    interleaved passes, c added last; a design with F=40): float64 products of the decoded operands,
-    infinities, NaN and signed zeros among them, and C in the accumulator."""
+    """CDNA3's FDRDA, GFDRDA and their chains, FDA off the integer lanes (Hopper's FP8 mma.sync:
+    interleaved passes, c added last; a design with F=40), CDNA2's binary32 SFMA: float64 products of
+    the decoded operands (SFMA: the CPU's fma), infinities, NaN and signed zeros among them, and C in
+    the accumulator."""
     A, B = wide(ins, 9, 270, 5 * ins.k + 3, seed=11)
     if ins.formats[0].storage_bits >= 16:
         A[0, :4] = from_float(ins.formats[0], np.array([np.inf, np.nan, 0.0, -0.0]))
@@ -182,7 +185,7 @@ def test_planted_fault_is_caught():
     rows = gemm(A, B, route="rows", **kw)
     with GK.planted_fault():                                                  # GDFS's rounding too
         assert not np.array_equal(rows, gemm(A, B, route="tiles", **kw))
-    for ins in (CDNA3, HGMMA.with_params(F=40)):                             # and FDRDA's, FDA's in float64
+    for ins in (CDNA3, HGMMA.with_params(F=40), SFMA):                       # FDRDA's, FDA's in float64, SFMA's
         A, B = wide(ins, 8, 16, 64, seed=10)
         rows = gemm(A, B, instr=ins, route="rows")
         with GK.planted_fault():
@@ -192,8 +195,7 @@ def test_planted_fault_is_caught():
 def test_the_rows_route_where_the_tiles_do_not_go(caplog):
     caplog.set_level(logging.DEBUG, logger="golden.gemm")
     wide_f = MXF8.with_params(F=40)                          # beyond the integer lanes' bounds, block-scaled
-    for ins, kernel, why in ((SFMA, Kernel(), "has no GEMM-level kernel"),
-                             (GPS, Kernel(), "has no GEMM-level kernel"),
+    for ins, kernel, why in ((GPS, Kernel(), "has no GEMM-level kernel"),
                              (wide_f, PRESETS["block-scaled"], "float64 path's block scales or flushes")):
         prob = random_problem(ins, kernel, 32, 8, 2 * ins.k, 1, "uniform")
         kw = dict(instr=ins, kernel=kernel, scale_A=prob.scale_A, scale_B=prob.scale_B)
