@@ -16,9 +16,9 @@ slices come back as fp32 partials; their reduction and the epilogue stay in :mod
 UE8M0 block scales) with an f32, f16 or bf16 accumulator, and GDFS (block-scaled FP4: NVFP4, MXF4);
 and on the row kernels' float64 steps, on products of the operands decoded once, CDNA3's FDRDA and
 GFDRDA (``amd.fdrda_rows``) and FDA off the integer lanes without block scales (``fused.fda_rows``);
-and binary32 SFMA (``sfma.rows32``).  Everything else (GPS), and any integer-lane FDA GEMM whose A,
-B or block scales hold a NaN or an infinity, runs on the rows route, and the logger ``golden.gemm``
-says so at DEBUG level.
+and in binary32 SFMA (``sfma.rows32``) and GPS (``gps.gps_rows``).  Everything else (designs no
+compiled row kernel computes), and any integer-lane FDA GEMM whose A, B or block scales hold a NaN or
+an infinity, runs on the rows route, and the logger ``golden.gemm`` says so at DEBUG level.
 """
 
 from __future__ import annotations
@@ -99,6 +99,10 @@ def route(ins, kernel) -> tuple[Route, str]:
     code = S.kernel_code(dp.params)
     if handles(dp) and code == KernelCode.SFMA and all(f.name == "f32" for f in dp.formats):
         return Route.TILES, f"{ins.name}: SFMA in binary32, the K loop compiled per tile"
+    if handles(dp) and code == KernelCode.GPS and dp.formats[2].name == dp.formats[3].name == "f32":
+        g = int(_tables(ins)[3][S.P_GROUP])
+        if g & (g - 1) == 0 and dp.k % g == 0:      # pairs never straddle a group (gps_rows pairs a row's products)
+            return Route.TILES, f"{ins.name}: GPS in binary32, the K loop compiled per tile"
     if not handles(dp) or code not in (KernelCode.FDA, KernelCode.GDFS, KernelCode.FDRDA, KernelCode.GFDRDA):
         return Route.ROWS, f"{ins.name}'s algorithm ({ins.algorithm}) has no GEMM-level kernel"
     prm = _tables(ins)[3]
@@ -157,7 +161,10 @@ class Plan:
         self.gsb = prob.sb_t.astype(np.uint32) if self.scaling else empty
         self.why_not = None
         code = S.kernel_code(ins.datapath.params)
-        if code == KernelCode.SFMA:                    # f32 words as they are
+        if code == KernelCode.GPS:
+            self.kind = "gps"
+            self.a_ops, self.b_ops = self._decode_gps(prob)
+        elif code == KernelCode.SFMA:                  # f32 words as they are
             self.kind = "sfma"
             self.a_ops = (np.ascontiguousarray(prob.A, np.uint32),)
             self.b_ops = (np.ascontiguousarray(prob.Bt.T, np.uint32),)
@@ -203,6 +210,17 @@ class Plan:
         sb = tuple(np.ascontiguousarray(x.T) for x in _gdfs_scales(self.drows[S.S], prob.sb_t))
         return (VA, *_gdfs_scales(self.drows[S.S], prob.sa)), (VB, *sb)
 
+    def _decode_gps(self, prob) -> tuple:
+        """GPS's flushed binary32 operands (``gps.decode_span``): A ``[M, Kp]``, B ``[Kp, N]``."""
+        from .kernels import _operand, gemm_tiles
+        out = []
+        for x, f in ((prob.A, S.A), (np.ascontiguousarray(prob.Bt.T), S.B)):
+            V = np.empty(x.shape, np.float32)
+            raw, isz = _operand(np.ascontiguousarray(x))
+            gemm_tiles.decode_gps(raw, isz, self.fmts, self.vtab, self.etab, f, x.size, V.reshape(-1))
+            out.append((V,))
+        return tuple(out)
+
     def _decode_float(self, prob) -> tuple:
         """float64 values and exponents as the row kernels read them (``amd.operand_span`` for FDRDA,
         ``fused.fill_products``' tables for FDA)."""
@@ -238,6 +256,8 @@ class Plan:
             T.tile_gdfs(a[0], b[0], a[1:] + b[1:], *common)
         elif self.kind == "sfma":
             T.tile_sfma(a[0], b[0], *common)
+        elif self.kind == "gps":
+            T.tile_gps(a[0], b[0], *common)
         else:
             T.tile_float(*a, *b, *common, self.vtab, self.etab, self.order, self.amd)
         return out

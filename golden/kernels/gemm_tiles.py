@@ -15,6 +15,7 @@ from . import _common as C
 from . import amd as AMD
 from . import fused as FU
 from . import fused_int as FI
+from . import gps as GPS
 from . import spec as S
 
 CANONICAL_NAN32 = 0x7FC00000          # golden.fma.fma_f32's NaN
@@ -459,5 +460,57 @@ def tile_sfma(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, s
                     if fault and x[i] == x[i]:
                         d ^= np.uint64(1)                  # sfma_loop's planted fault: one ulp off
                     acc[i] = np.int64(d)
+            since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
+        _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+
+
+@njit(**C.JIT)
+def decode_gps(x, isz, fmts, vtab, etab, f, n, out):
+    """An operand's ``n`` elements (its bytes ``x``, ``isz`` each) as GPS's flushed binary32
+    (``gps.decode_span``)."""
+    GPS.decode_span(x, isz, fmts, vtab, etab, f, 0, n, out)
+
+
+@njit(**C.JIT)
+def tile_gps(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, scale_fma,
+             fmts, drows, prm, parts):
+    """CDNA's GPS (``gps.gps_rows``): each dot-add's products flushed, each group of ``prm[P_GROUP]``
+    summed pairwise (adjacent pairs, level by level, each sum flushed), the group sums added to c in
+    order (flushed); a NaN made canonical.  ``A [mt, Kp]``, ``B [Kp, nt]``: the flushed binary32
+    operands from :func:`decode_gps`."""
+    ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
+    fault, g = prm[S.P_FAULT] == 1, prm[S.P_GROUP]
+    P = np.zeros((g, nt), np.float32)
+    d = np.zeros(nt, np.float32)
+    for q in range(slices.shape[0]):
+        lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
+        since = -1
+        for s in range(lo, hi):
+            since = s if since < 0 else since
+            for m in range(mt):
+                acc = ACC[m]
+                for i in range(nt):
+                    d[i] = GPS.c_f32(C.f32_from_bits(np.uint32(acc[i])))
+                for j in range(s * Kins, (s + 1) * Kins, g):
+                    for t in range(g):
+                        a, b, p = A[m, j + t], B[j + t], P[t]
+                        for i in range(nt):
+                            p[i] = GPS.flush(a * b[i])
+                    w = g
+                    while w > 1:                            # one level of the group's pairwise sum
+                        w //= 2
+                        for t in range(w):
+                            x, y, p = P[2 * t], P[2 * t + 1], P[t]
+                            for i in range(nt):
+                                p[i] = GPS.flush(x[i] + y[i])
+                    for i in range(nt):
+                        d[i] = GPS.flush(d[i] + P[0, i])
+                for i in range(nt):
+                    bits = C.bits_from_f32(d[i])
+                    if (bits & ~GPS._SIGN) > GPS._EXP:
+                        bits = GPS.NAN32
+                    elif fault and (bits & GPS._EXP) != GPS._EXP:
+                        bits ^= np.uint32(1)                # gps_rows' planted fault: one ulp off
+                    acc[i] = np.int64(bits)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)

@@ -30,6 +30,7 @@ NVFP4 = golden.lookup("blackwell", "UTCOMMA.4X")
 CDNA3 = golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16")
 GPS = golden.lookup("cdna2", "v_mfma_f32_32x32x4_2b_f16")
 SFMA = golden.lookup("cdna2", "v_mfma_f32_32x32x1_2b_f32")
+CDNA1 = golden.lookup("cdna1", "v_mfma_f32_32x32x4f16")          # no compiled row kernel: numpy's path
 AMD = [CDNA3, golden.lookup("cdna3", "v_mfma_f32_32x32x16_fp8_fp8"), golden.lookup("cdna3", "v_mfma_f32_16x16x16_bf16")]
 
 
@@ -154,15 +155,15 @@ def test_gdfs_block_scaled_with_nan_zero_and_odd_scales(ins):
     assert np.isnan(tiles.view(np.float32)).any()
 
 
-FLOAT64 = AMD + [golden.lookup("hopper", "MMA.16832.F32.E4M3.E4M3"), HGMMA.with_params(F=40), SFMA]
+FLOAT64 = AMD + [golden.lookup("hopper", "MMA.16832.F32.E4M3.E4M3"), HGMMA.with_params(F=40), SFMA, GPS]
 
 
 @pytest.mark.parametrize("ins", FLOAT64, ids=lambda i: f"{i.name}-{i.algorithm}-F{i.params.F}")
 def test_float64_paths_with_specials_promotion_split_k_and_c(ins):
     """CDNA3's FDRDA, GFDRDA and their chains, FDA off the integer lanes (Hopper's FP8 mma.sync:
     interleaved passes, c added last; a design with F=40), CDNA2's binary32 SFMA: float64 products of
-    the decoded operands (SFMA: the CPU's fma), infinities, NaN and signed zeros among them, and C in
-    the accumulator."""
+    the decoded operands (SFMA: the CPU's fma), CDNA2's GPS (flushed binary32 pairwise sums),
+    infinities, NaN and signed zeros among them, and C in the accumulator."""
     A, B = wide(ins, 9, 270, 5 * ins.k + 3, seed=11)
     if ins.formats[0].storage_bits >= 16:
         A[0, :4] = from_float(ins.formats[0], np.array([np.inf, np.nan, 0.0, -0.0]))
@@ -185,7 +186,7 @@ def test_planted_fault_is_caught():
     rows = gemm(A, B, route="rows", **kw)
     with GK.planted_fault():                                                  # GDFS's rounding too
         assert not np.array_equal(rows, gemm(A, B, route="tiles", **kw))
-    for ins in (CDNA3, HGMMA.with_params(F=40), SFMA):                       # FDRDA's, FDA's in float64, SFMA's
+    for ins in (CDNA3, HGMMA.with_params(F=40), SFMA, GPS):                  # FDRDA's, FDA's in float64, SFMA's, GPS's
         A, B = wide(ins, 8, 16, 64, seed=10)
         rows = gemm(A, B, instr=ins, route="rows")
         with GK.planted_fault():
@@ -195,7 +196,7 @@ def test_planted_fault_is_caught():
 def test_the_rows_route_where_the_tiles_do_not_go(caplog):
     caplog.set_level(logging.DEBUG, logger="golden.gemm")
     wide_f = MXF8.with_params(F=40)                          # beyond the integer lanes' bounds, block-scaled
-    for ins, kernel, why in ((GPS, Kernel(), "has no GEMM-level kernel"),
+    for ins, kernel, why in ((CDNA1, Kernel(), "has no GEMM-level kernel"),
                              (wide_f, PRESETS["block-scaled"], "float64 path's block scales or flushes")):
         prob = random_problem(ins, kernel, 32, 8, 2 * ins.k, 1, "uniform")
         kw = dict(instr=ins, kernel=kernel, scale_A=prob.scale_A, scale_B=prob.scale_B)
