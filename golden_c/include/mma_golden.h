@@ -1,10 +1,11 @@
 /* mma_golden.h: the public interface of the C golden library (golden_c/), a C99 port of the golden
  * model's compiled kernels (golden/kernels/), bit for bit, with no dependencies beyond libm.
  *
- * Two levels.  The public API (below, golden_c/src/api.c): look an instruction up by architecture and
- * name in the catalog (generated at build time from golden.CATALOG by golden.c_library: every entry the
- * compiled kernels model), then compute dot-adds (one vector or a batch, block scales included) or the
- * whole instruction on tiles (mma), from operand bit patterns held one per uint64_t word.
+ * Two levels.  The public API (below, golden_c/src/api.c, runtime.c): look an instruction up by
+ * architecture and name in the catalog (generated at build time from golden.CATALOG by golden.c_library:
+ * every entry), or make one of your own at run time from a golden.custom spec, then compute dot-adds
+ * (one vector or a batch, block scales included) or the whole instruction on tiles (mma), from operand
+ * bit patterns held one per uint64_t word.
  *
  * Below it, the row kernels: one per algorithm family, each computing rows lo .. hi-1
  * of a batch of dot-adds d = c + sum_k a_k * b_k from operand words and the tables golden's Python
@@ -41,14 +42,15 @@ void golden_sfma_rows(MMA_GOLDEN_ROWS_ARGS);    /* SFMA                         
  * constant tables; a design's value/exponent table is built once, at its first call, and published
  * atomically (concurrent first calls may each build it: one is kept), so every call is thread-safe. */
 
-typedef struct mma_golden_instr mma_golden_instr;   /* a catalog entry at one shape (M, N) */
+typedef struct mma_golden_instr mma_golden_instr;   /* a catalog entry at one shape (M, N), or your own */
 
 /* The instruction `name` on `arch` (names, PTX/ISA forms and aliases as golden.lookup takes them,
  * case-insensitive; architecture aliases sm_90, h100, mi300x ...; an N template at a concrete shape,
  * HGMMA.64x128x16.F32, gives that shape).  NULL when unknown or ambiguous: mma_golden_last_error()
  * names the valid choices.  Instructions of your own (a Params and a shape: golden.custom's specs)
- * are compiled in at build time (python -m golden.clib --custom SPEC, make golden-c CUSTOM=SPEC) and
- * looked up as arch "custom" by their canonical spec (golden.custom.spec's spelling). */
+ * are made at run time (mma_golden_from_spec, below), or compiled in at build time (python -m
+ * golden.clib --custom SPEC, make golden-c CUSTOM=SPEC) and looked up as arch "custom" by their
+ * canonical spec (golden.custom.spec's spelling). */
 const mma_golden_instr *mma_golden_lookup(const char *arch, const char *name);
 /* An instruction of your own made at run time, without a rebuild: spec in golden.custom's grammar,
  * "k=16,a=e4m3,c=f32,base=FDA,F=25,e_zero=-133" (k, a, c and base required; b defaults to a, d to c,
