@@ -53,7 +53,8 @@ help:
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
 	@echo "make golden-c [CUSTOM=spec]       build the C golden library (golden_c/, C99, cc) and print its shared object's path"
-	@echo "make dpi-example [FAULT=yes] [N=2000] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator (docs/dpi.md);"
+	@echo "make dpi-example [FAULT=yes] [N=2000] [TILES=2] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator,"
+	@echo "                                  dot-adds then whole-instruction tiles (docs/dpi.md);"
 	@echo "                                  FAULT=yes plants a fault in the test design and passes when the bench catches it"
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
 	@echo "make models-example               a ResNet-18 and a small GPT under golden.torch.emulate, layer by layer against float64 (docs/models.md)"
@@ -152,7 +153,7 @@ golden-c: $(STAMP)
 
 # the DPI-C example (examples/dpi, golden_c/sv): the C library and the bench built (cached by content hash), run
 dpi-example: $(STAMP)
-	$(PY) examples/dpi/run.py $(if $(FAULT),--fault=$(FAULT)) $(if $(call given,N),-n $(N)) --seed $(SEED)
+	$(PY) examples/dpi/run.py $(if $(FAULT),--fault=$(FAULT)) $(if $(call given,N),-n $(N)) $(if $(call given,TILES),--tiles $(TILES)) --seed $(SEED)
 
 # Options of the co-simulation targets, passed on only when given (make cosim N=... SEED=...).
 COSIM_OPTS = --seed $(SEED) $(if $(STALL),--stall $(STALL)) \

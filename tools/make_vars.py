@@ -57,7 +57,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "findings": ((), None),
     "bench": ((), None),
     "golden-c": (("CUSTOM",), None),
-    "dpi-example": (("FAULT", "N", "SEED"), None),
+    "dpi-example": (("FAULT", "N", "SEED", "TILES"), None),
     "gemm-example": ((), None),
     "gemm-bench": ((), None),
     "models-example": ((), None),
