@@ -2,11 +2,11 @@
 golden and signature in one compiled pass.
 
 :func:`check_blocks` takes a tile of :data:`TILE_ENTRIES` entries at a time: the generator writes the
-tile's operands in their formats' own widths into buffers a few KB long (they stay in the L1/L2
+tile's operands in their formats' own widths into buffers tens of KB long (they stay in the L2
 cache), golden's row kernel of the algorithm (:mod:`golden.kernels`, the same compiled function
 ``golden.dot_add`` runs, so the same bits by construction) computes the tile's results into a
-uint64 tile, and each lane's CRC chain folds them in order.  Nothing of a block's size is ever in
-memory: per block, one signature per lane comes out.
+uint64 tile, and each lane's CRC chain folds them in order.  Nothing larger than a tile is ever in
+memory (a default block is one tile): per block, one signature per lane comes out.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from golden.nbcache import njit
 from ._kernels import _fold, generate, generate_packed
 from .fast import M_GENERATE, M_GOLDEN
 
-TILE_ENTRIES = 256          # entries generated, computed and folded at a time (a few KB of operands)
+TILE_ENTRIES = 1024         # entries generated, computed and folded at a time: a default block, its operands in L2
 JIT = {"cache": True, "nogil": True}
 
 
