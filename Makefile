@@ -51,7 +51,8 @@ help:
 	@echo "                                  BACKEND=, DEVICE='s old name, still works)"
 	@echo "ARCH=custom INSTR=k=2,a=f16,c=f32,base=FDA,F=exact,...: an instruction of your own, wherever ARCH/INSTR go (docs/golden.md)"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
-	@echo "make bench                        golden throughput per algorithm: numpy, compiled on 1 and all cores, generator"
+	@echo "make bench                        golden against the reference model on one pinned core (targets, PASS/FAIL), throughput per"
+	@echo "                                  algorithm, then whole GEMMs on one pinned core
 	@echo "make golden-c [CUSTOM=spec]       build the C golden library (golden_c/, C99, cc) and print its shared object's path"
 	@echo "make dpi-example [FAULT=yes] [N=2000] [TILES=2] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator,"
 	@echo "                                  dot-adds then whole-instruction tiles (docs/dpi.md);"
@@ -59,7 +60,7 @@ help:
 	@echo "make gemm-example                 a transformer block exactly and on emulated tensor cores (golden.torch)"
 	@echo "make models-example               a ResNet-18 and a small GPT under golden.torch.emulate, layer by layer against float64 (docs/models.md)"
 	@echo "make gpu-check [OUT=dir]           golden's GPU kernels, every family, against the CPU path (numba-cuda, an NVIDIA GPU; docs/golden.md)"
-	@echo "make gemm-bench                   golden.gemm: emulated multiply-adds per second per core, 1024^3 GEMM time"
+	@echo "make gemm-bench                   golden.gemm: both routes on one pinned core, multiply-adds per CPU-second, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s] [ROUTER=router2] [PLACER=static] [TMG_RIPUP=yes|no]"
@@ -120,7 +121,7 @@ gpu-check: $(STAMP)
 	OUT=$(or $(OUT),.) PYTHON=$(PY) tools/gpu_check.sh
 
 gemm-bench: $(STAMP)
-	$(PY) -m golden gemm-bench
+	$(PY) -m golden gemm-bench --pin
 
 golden: $(STAMP)
 	$(PY) -m golden run $(ARCH) $(INSTR) -n $(N) --seed $(SEED) $(if $(VECTORS),--vectors $(VECTORS))
@@ -146,6 +147,7 @@ findings: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m golden.bench
+	$(PY) -m golden gemm-bench --pin --big 0
 
 # the C golden library (golden_c/src, golden_spec.h from golden.kernels.spec): rebuilt when a source changes
 golden-c: $(STAMP)
