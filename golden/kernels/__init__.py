@@ -85,9 +85,9 @@ def _families():
     """The row kernel of each kernel code (golden.descriptors.KernelCode, an algorithm descriptor's
     ``kernel_code``): ``rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)``
     computes rows ``lo .. hi - 1`` without the GIL (threads share them)."""
-    from . import amd, fused, gps, sfma
-    return {KernelCode.FDA: fused.fda_rows, KernelCode.GDFS: fused.gdfs_rows, KernelCode.FDRDA: amd.fdrda_rows,
-            KernelCode.GFDRDA: amd.fdrda_rows, KernelCode.GPS: gps.gps_rows, KernelCode.SFMA: sfma.sfma_rows}
+    from . import amd_int, fused, gps, sfma
+    return {KernelCode.FDA: fused.fda_rows, KernelCode.GDFS: fused.gdfs_rows, KernelCode.FDRDA: amd_int.fdrda_int_rows,
+            KernelCode.GFDRDA: amd_int.fdrda_int_rows, KernelCode.GPS: gps.gps_rows, KernelCode.SFMA: sfma.sfma_rows}
 
 
 _EMPTY = np.empty(0, np.uint8)

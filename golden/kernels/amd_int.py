@@ -1,0 +1,308 @@
+"""CDNA3's FDRDA and GFDRDA (and their chains) in integer lanes, a block of rows at a time: the
+fast path of :mod:`amd`.
+
+Every number ``algorithms.fdrda`` computes is an integer times a power of two: a product is
+``sig_a * sig_b`` at exponent ``e_a + e_b``, its alignment ``trunc(p * 2**(F - e))`` a right shift
+of its magnitude, the round-down floors of docs/spec.md §4.4 arithmetic right shifts of two's
+complement integers (``floor(x / 2**k)`` is ``x >> k``), and only the final RNE to f32 goes
+through float64 (the CPU's float64 -> float32 conversion on an exact value, as :mod:`amd`'s block
+path does).  Operands are decoded from their fields in their own width (f16, bf16, TF32, fp8).
+
+NaN and infinities never take a branch per product: each product is classified (NaN, +inf, -inf
+as IEEE float64 arithmetic combines the inputs; overflowed, ``|p| >= 2**128``, with its sign) and
+a pass's special outcome is the paper's (IV-F): the inputs' classes and c first, overflowed
+products only where those leave it finite.  A design outside what this path models
+(:func:`int_design`) runs :func:`amd.fdrda_rows` whole.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..nbcache import njit
+from . import _common as C
+from . import amd
+from . import spec as S
+from .fused_int import (
+    D_BIAS,
+    D_MB,
+    _widths,
+    classes_flat,
+    classes_in_place,
+    ctlz64,
+    decode_flat,
+    decode_in_place,
+    decode_row,
+    widen,
+)
+
+BL = 64                        # rows carried through each step together
+NEG = -(1 << 24)               # the exponent of a zero or special product: below every real one
+NAN_F, PINF_F, NINF_F, OVP_F, OVN_F = 1, 2, 4, 8, 16     # a product's (and a pass's) class bits
+OVER_EXP = 128                 # |p| >= 2**OVER_EXP overflows (docs/spec.md §4.4)
+MAX_SHIFT = 63                 # right shifts clamp here: an int64 shifted by 63 is its sign
+
+
+@njit(**C.INLINE)
+def int_design(fmts, prm):
+    """Whether this path computes the design: :func:`amd.block_path`'s designs (f32 d, the
+    paper's specials) with signed a and b formats that have subnormals and at most 16 significant
+    bits, an f32 c, and floor widths that keep every integer in its int64 lane."""
+    if not amd.block_path(fmts, prm):
+        return False
+    for f in (S.A, S.B):
+        if (fmts[f, C.SIGNED] != 1 or fmts[f, C.SUBNORMALS] != 1 or fmts[f, C.MAN_BITS] > 15
+                or fmts[f, C.EMIN] != 1 - fmts[f, C.BIAS]):
+            return False
+    if fmts[S.CF, C.WORD32] != 1 or fmts[S.CF, C.IGNORED_LOW] != 0 or prm[S.P_SCALED] != 0:
+        return False
+    F, dfb, cfb, ffb, m = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_MERGEFB]
+    return (0 <= F <= 40 and 0 <= cfb <= dfb <= 40 and 0 <= m <= 40 and 0 <= ffb <= 50 and prm[S.P_L] <= 64
+            and F - fmts[S.A, C.MAN_BITS] - fmts[S.B, C.MAN_BITS] <= 40)
+
+
+@njit(**C.INLINE)
+def mark_overflows(M, E, CL, n, G, mbab, special):
+    """Class bits of the products that overflow (``|p| >= 2**128``, with their sign) into ``CL``
+    (zeroed first unless ``special``: then it holds the NaN/inf classes, whose products never
+    overflow).  ``M``: significand products pre-shifted left by ``G``."""
+    for u in range(n):
+        x = M[u]
+        hb = 63 - ctlz64(abs(x)) - G
+        over = np.int64(x != 0) & np.int64(hb + E[u] - mbab >= OVER_EXP)
+        cl = CL[u] if special else np.int64(0)
+        over &= np.int64(cl == 0)
+        CL[u] = cl | (over * (OVN_F if x < 0 else OVP_F))
+
+
+@njit(**C.INLINE)
+def decode_block(wa, wb, isz, start, n, da, db, G, bab, XA, XB, M, E, CL):
+    """A block's products (:func:`fused_int.decode_in_place`, operands read where they lie in
+    their own width) and, where a pattern of a special class is among them, their NaN/inf classes
+    into ``CL``: returns whether it is."""
+    if isz[0] == isz[1] == 2:
+        special = decode_in_place(wa[1], wb[1], start, n, da, db, G, bab, M, E)
+        if special:
+            classes_in_place(wa[1], wb[1], start, n, da, db, CL)
+    elif isz[0] == isz[1] == 1:
+        special = decode_in_place(wa[0], wb[0], start, n, da, db, G, bab, M, E)
+        if special:
+            classes_in_place(wa[0], wb[0], start, n, da, db, CL)
+    else:
+        widen(wa, isz[0], start, n, XA)
+        widen(wb, isz[1], start, n, XB)
+        special = decode_flat(XA, XB, n, da, db, G, bab, M, E)
+        if special:
+            classes_flat(XA, XB, n, da, db, CL)
+    return special
+
+
+@njit(**C.INLINE)
+def c_words(d, nb, cs, ce, cf):
+    """c's signed significand (f32, 23 fraction bits), exponent (a zero's: -126) and class bits
+    from the words ``d[:nb]``."""
+    for i in range(nb):
+        w = d[i]
+        ef = (w >> 23) & 0xFF
+        m = w & 0x7FFFFF
+        sig = m | (np.int64(ef != 0) << 23)
+        cs[i] = -sig if (w >> 31) & 1 else sig
+        ce[i] = max(ef, 1) - 127
+        sp = ef == 255
+        cf[i] = 0 if not sp else (NAN_F if m != 0 else (NINF_F if (w >> 31) & 1 else PINF_F))
+
+
+@njit(**C.HOT)
+def shr(x, k):
+    """``floor(x / 2**k)`` for k >= 0, ``x * 2**-k`` for k < 0 (callers bound the left shifts)."""
+    return (x >> min(k, MAX_SHIFT)) if k >= 0 else (x << -k)
+
+
+@njit(**C.INLINE)
+def dot_block(MT, ET, nb, t0, L, step, sh0, s, e):
+    """``_set_dot`` over products ``t0, t0 + step, ...`` of a pass, for each row: the sum ``s`` of
+    magnitudes truncated to F fraction bits below the maximum exponent ``e`` (``NEG``: no term).
+    ``sh0`` >= 0: the right shift of a product at the maximum (its fraction bits less F, products
+    pre-shifted left where that is negative: alignment only shifts right)."""
+    for i in range(nb):
+        e[i] = np.int64(NEG)
+        s[i] = 0
+    for t in range(t0, L, step):
+        Et = ET[t]
+        for i in range(nb):
+            e[i] = max(e[i], Et[i])
+    for t in range(t0, L, step):
+        Mt, Et = MT[t], ET[t]
+        for i in range(nb):
+            k = e[i] - Et[i] + sh0
+            x = Mt[i]
+            a = abs(x) >> min(k, MAX_SHIFT)
+            s[i] += -a if x < 0 else a
+
+
+@njit(**C.HOT)
+def special_bits(fl, nan_bits, inf_bits):
+    """d's bits for a pass's class bits ``fl`` (the paper's order), and whether they decide it."""
+    nan1 = (fl & NAN_F) != 0 or (fl & (PINF_F | NINF_F)) == (PINF_F | NINF_F)
+    if nan1:
+        return nan_bits, True
+    if fl & PINF_F:
+        return inf_bits, True
+    if fl & NINF_F:
+        return inf_bits | np.uint64(0x80000000), True
+    if (fl & (OVP_F | OVN_F)) == (OVP_F | OVN_F):
+        return nan_bits, True
+    if fl & OVP_F:
+        return inf_bits, True
+    if fl & OVN_F:
+        return inf_bits | np.uint64(0x80000000), True
+    return np.uint64(0), False
+
+
+@njit(**C.HOT)
+def merge_int(s_dot, e_dot, dot_frac, cs, ce, dfb, cfb, ffb, c_drop, fault):
+    """``_merge_with_c`` and the RNE to f32 on integers for one finite row: d's bits."""
+    has = e_dot > NEG
+    e_max = max(e_dot, ce) if has else ce
+    D = shr(s_dot, (e_max - e_dot) + dot_frac - dfb) if has else np.int64(0)
+    Cc = shr(cs, e_max - ce + 23 - cfb)
+    if c_drop != S.NO_C_DROP and ce < e_max - c_drop:
+        Cc = np.int64(0)
+    T = D + (Cc << (dfb - cfb))
+    lsb = e_max - dfb
+    bl = 64 - ctlz64(abs(T))
+    e_n = max(lsb + bl - 1, -126)
+    Tn = shr(T, e_n - ffb - lsb)
+    exact = np.float64(Tn) * amd.p2(e_n - ffb)
+    rounded = np.float32(exact)
+    d = np.uint64(C.bits_from_f32(rounded))
+    if fault and np.float64(rounded) != exact and math.isfinite(rounded):
+        d ^= np.uint64(1)
+    return d
+
+
+@njit(**C.INLINE)
+def dot_rows(M, E, nb, K, j, t0, L, step, sh0, s, e):
+    """:func:`dot_block` on the products where they lie (passes in the products' own order): the
+    products ``j + t0, j + t0 + step, ...`` of each row, a loop over each row's products."""
+    for i in range(nb):
+        o = np.uint64(i * K + j)
+        em = np.int64(NEG)
+        for t in range(t0, L, step):
+            em = max(em, E[o + np.uint64(t)])
+        acc = np.int64(0)
+        for t in range(t0, L, step):
+            x = M[o + np.uint64(t)]
+            a = abs(x) >> min(em - E[o + np.uint64(t)] + sh0, MAX_SHIFT)
+            acc += -a if x < 0 else a
+        s[i], e[i] = acc, em
+
+
+@njit(**C.INLINE)
+def pass_sums(M, E, CL, MT, ET, FT, classes, in_order, nb, K, j, L, grouped, sh0, cf, order, Is):
+    """A pass's dot sums (``Is[0]``, ``Is[1]``: even products' with GFDRDA, ``Is[2], Is[3]`` the
+    odd ones') and class bits ``Is[4]`` (c's, the products' where ``classes``) for every row of a
+    block: on the products where they lie where ``in_order``, else transposed to [t, row]."""
+    s, e, s_o, e_o, fl = Is[0], Is[1], Is[2], Is[3], Is[4]
+    for i in range(nb):
+        fl[i] = cf[i]
+    if in_order:
+        if classes:
+            for i in range(nb):
+                o = np.uint64(i * K + j)
+                f = fl[i]
+                for t in range(L):
+                    f |= CL[o + np.uint64(t)]
+                fl[i] = f
+        dot_rows(M, E, nb, K, j, 0, L, 2 if grouped else 1, sh0, s, e)
+        if grouped:
+            dot_rows(M, E, nb, K, j, 1, L, 2, sh0, s_o, e_o)
+        return
+    for t in range(L):                       # the pass's products, transposed to [t, row]
+        q = order[j + t]
+        Mt, Et, Ft = MT[t], ET[t], FT[t]
+        for i in range(nb):
+            Mt[i], Et[i] = M[i * K + q], E[i * K + q]
+        if classes:
+            for i in range(nb):
+                Ft[i] = CL[i * K + q]
+            for i in range(nb):
+                fl[i] |= Ft[i]
+    dot_block(MT, ET, nb, 0, L, 2 if grouped else 1, sh0, s, e)
+    if grouped:
+        dot_block(MT, ET, nb, 1, L, 2, sh0, s_o, e_o)
+
+
+@njit(**C.INLINE)
+def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
+    """A pass's merge with c and rounding for every row of a block (its sums and class bits in
+    ``Is``, :func:`pass_sums`): ``dout[i]`` d's bits."""
+    F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
+    nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    s, e, s_o, e_o, fl = Is[0], Is[1], Is[2], Is[3], Is[4]
+    dot_frac = F
+    if grouped:
+        dot_frac = prm[S.P_MERGEFB]
+        for i in range(nb):
+            ed = max(e[i], e_o[i])
+            a = shr(s[i], (ed - e[i]) + F - dot_frac) if e[i] > NEG else np.int64(0)
+            b = shr(s_o[i], (ed - e_o[i]) + F - dot_frac) if e_o[i] > NEG else np.int64(0)
+            s[i], e[i] = a + b, ed
+    for i in range(nb):
+        d, decided = special_bits(fl[i], nan_bits, inf_bits)
+        if not decided:
+            d = merge_int(s[i], e[i], dot_frac, cs[i], ce[i], dfb, cfb, ffb, c_drop, fault)
+        dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
+
+
+@njit(**C.JIT)
+def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    """Rows ``lo .. hi - 1`` of FDRDA or GFDRDA, chains included, :data:`BL` rows at a time (the
+    signature of :func:`amd.fdrda_rows`, which runs a design :func:`int_design` refuses)."""
+    if not int_design(fmts, prm):
+        amd.fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
+        return
+    L = prm[S.P_L]
+    grouped = prm[S.P_BASE] == S.GFDRDA_CODE
+    overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128 and prm[S.P_PROD_OVER] == 1
+    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
+    mbab = da[D_MB] + db[D_MB]
+    G = max(prm[S.P_F] - mbab, 0)               # products pre-shifted so alignment only shifts right
+    sh0 = max(mbab - prm[S.P_F], 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    wa, wb, wc = _widths(a), _widths(b), _widths(c)
+    n = BL * K
+    XA, XB = np.empty(n, np.int64), np.empty(n, np.int64)
+    M, E, CL = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    MT, ET, FT = np.empty((L, BL), np.int64), np.empty((L, BL), np.int64), np.empty((L, BL), np.int64)
+    Is = np.empty((5, BL), np.int64)
+    cw, cs, ce, cf = np.empty(BL, np.int64), np.empty(BL, np.int64), np.empty(BL, np.int64), np.empty(BL, np.int64)
+    dout = np.empty(BL, np.uint64)
+    in_order = True
+    for q in range(K):
+        in_order &= order[q] == q
+    for r0 in range(lo, hi, BL):
+        nb = min(BL, hi - r0)
+        nk = nb * K
+        classes = decode_block(wa, wb, isz, r0 * K, nk, da, db, G, bab, XA, XB, M, E, CL)
+        if overflows:
+            top = np.int64(NEG)
+            for u in range(nk):
+                top = max(top, E[u])
+            if top >= OVER_EXP - 2:              # |p| < 2**(e + 2): no product below this overflows
+                mark_overflows(M, E, CL, nk, G, mbab, classes)
+                classes = True
+        widen(wc, isz[2], r0, nb, cw)
+        c_words(cw, nb, cs, ce, cf)
+        for j in range(0, K, L):
+            pass_sums(M, E, CL, MT, ET, FT, classes, in_order, nb, K, j, L, grouped, sh0, cf, order, Is)
+            finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout)
+            for i in range(nb):
+                out[r0 + i] = dout[i]
+            if j + L < K:
+                for i in range(nb):
+                    cw[i] = np.int64(dout[i] & np.uint64(0xFFFFFFFF))
+                c_words(cw, nb, cs, ce, cf)

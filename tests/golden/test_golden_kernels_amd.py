@@ -1,0 +1,92 @@
+"""CDNA3's FDRDA and GFDRDA in integer lanes (golden/kernels/amd_int.py) against the numpy path:
+every catalog datapath of those families on every vector kind, overflowed products and special c
+built on purpose, chains, and a planted rounding fault caught."""
+
+import numpy as np
+import pytest
+
+import golden
+from golden import kernels
+from golden.catalog import instructions, lookup
+from golden.vectors import KINDS, random_operands
+
+pytestmark = [pytest.mark.skipif(not kernels.available(), reason="numba is not installed"),
+              pytest.mark.xdist_group("golden_kernels")]
+
+ROWS = 64               # per vector kind in the default tier; the slow tier: SLOW_ROWS
+SLOW_ROWS = 20_000
+
+
+def _amd_datapaths():
+    seen = {}
+    for ins in instructions("cdna3"):
+        if ins.params.base in ("FDRDA", "GFDRDA"):
+            seen.setdefault(ins.datapath, ins)
+    return list(seen.values())
+
+
+AMD = _amd_datapaths()
+
+
+def _own_width(ins, a, b, c):
+    fa, fb, fc, _ = ins.formats
+    return a.astype(fa.dtype), b.astype(fb.dtype), c.astype(fc.dtype)
+
+
+def _mismatches(ins, n, kinds=KINDS, seed=0):
+    bad = 0
+    for i, kind in enumerate(kinds):
+        a, b, c, _, _ = random_operands(ins, n, np.random.default_rng([seed, i]), kind)
+        want = golden.dot_add(ins, a, b, c, backend="numpy")
+        for ops in ((a, b, c), _own_width(ins, a, b, c)):
+            bad += int((golden.dot_add(ins, *ops, backend="numba", threads=1) != want).sum())
+    return bad
+
+
+def test_every_cdna3_fdrda_datapath_takes_the_integer_path():
+    from golden.kernels import amd_int
+    assert len(AMD) >= 10
+    for ins in AMD:
+        pl = kernels.plan(ins)
+        assert pl.rows is amd_int.fdrda_int_rows and amd_int.int_design(pl.fmts, pl.prm), ins.name
+
+
+def test_identical_bits_every_datapath_and_kind():
+    assert sum(_mismatches(ins, ROWS) for ins in AMD) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ins", AMD, ids=lambda i: i.name)
+def test_identical_bits_many_rows(ins):
+    assert _mismatches(ins, SLOW_ROWS, seed=3) == 0
+
+
+def _bf16(x):
+    return np.asarray(x, np.uint16).astype(np.uint64)
+
+
+def test_overflowed_products_and_special_c():
+    """bf16 products at 2**254 (past 2**128: AMD's overflow) of either sign, beside input
+    infinities and NaN and infinite c: the paper's order decides each row as numpy does."""
+    ins = lookup("cdna3", "v_mfma_f32_32x32x8_bf16")
+    rng = np.random.default_rng(5)
+    a, b, c, _, _ = random_operands(ins, 512, rng, "normal")
+    big, nbig, inf, nan = 0x7F00, 0xFF00, 0x7F80, 0x7FC0
+    picks = np.array([big, nbig, inf, nan, 0x0000, 0x3F80])
+    for u in range(a.shape[0]):
+        for t in rng.choice(8, size=rng.integers(0, 4), replace=False):
+            a[u, t], b[u, t] = rng.choice(picks), rng.choice(picks)
+    c[::7] = 0x7F800000
+    c[3::11] = 0xFF800000
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    assert np.array_equal(golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba"), want)
+    assert np.array_equal(golden.dot_add(ins, a, b, c, backend="numba"), want)
+
+
+@pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"),
+                                  ("cdna3", "v_mfma_f32_16x16x16_bf16")], ids=lambda u: u[1])
+def test_planted_fault_is_caught(unit):
+    ins = lookup(*unit)
+    assert _mismatches(ins, 4 * ROWS, kinds=("normal",)) == 0
+    with kernels.planted_fault():
+        assert _mismatches(ins, 4 * ROWS, kinds=("normal",)) > 0
