@@ -12,7 +12,7 @@ from golden.nbcache import njit
 
 from ...board.selftest.model import CRC_POLY, ROUNDS
 
-TILE = 64               # entries whose words are mixed together (the vectorised ARX loop)
+TILE = 256              # entries whose words are mixed together (the vectorised ARX loop)
 INTERLEAVE = 8          # CRC chains advanced together
 M32 = np.uint64(0xFFFFFFFF)
 U0, U1, U3, U8, U24, U29, U31, U32, U64 = (np.uint64(n) for n in (0, 1, 3, 8, 24, 29, 31, 32, 64))
