@@ -183,8 +183,9 @@ def c_words(d, nb, cs, ce, cf):
 
 @njit(**C.HOT)
 def shr(x, k):
-    """``floor(x / 2**k)`` for k >= 0, ``x * 2**-k`` for k < 0 (callers bound the left shifts)."""
-    return (x >> min(k, MAX_SHIFT)) if k >= 0 else (x << -k)
+    """``floor(x / 2**k)`` for k >= 0, ``x * 2**-k`` for k < 0 (callers bound the left shifts);
+    without a branch, so that loops over rows vectorise."""
+    return (x << max(-k, 0)) >> min(max(k, 0), MAX_SHIFT)
 
 
 @njit(**C.INLINE)
@@ -211,32 +212,23 @@ def dot_block(MT, ET, nb, t0, L, step, sh0, s, e):
 
 @njit(**C.HOT)
 def special_bits(fl, nan_bits, inf_bits):
-    """d's bits for a pass's class bits ``fl`` (the paper's order), and whether they decide it."""
-    nan1 = (fl & NAN_F) != 0 or (fl & (PINF_F | NINF_F)) == (PINF_F | NINF_F)
-    if nan1:
-        return nan_bits, True
-    if fl & PINF_F:
-        return inf_bits, True
-    if fl & NINF_F:
-        return inf_bits | np.uint64(0x80000000), True
-    if (fl & (OVP_F | OVN_F)) == (OVP_F | OVN_F):
-        return nan_bits, True
-    if fl & OVP_F:
-        return inf_bits, True
-    if fl & OVN_F:
-        return inf_bits | np.uint64(0x80000000), True
-    return np.uint64(0), False
+    """d's bits for a pass's nonzero class bits ``fl``, the paper's order without a branch: the
+    inputs' NaN and infinities (c's included) first, overflowed products where those are none."""
+    inf = fl & (PINF_F | NINF_F)
+    ovf = fl & (OVP_F | OVN_F)
+    nan = ((fl & NAN_F) != 0) | (inf == (PINF_F | NINF_F)) | ((inf == 0) & (ovf == (OVP_F | OVN_F)))
+    neg = (inf == NINF_F) | ((inf == 0) & (ovf == OVN_F))
+    return nan_bits if nan else inf_bits | (np.uint64(0x80000000) if neg else np.uint64(0))
 
 
 @njit(**C.HOT)
 def merge_int(s_dot, e_dot, dot_frac, cs, ce, dfb, cfb, ffb, c_drop, fault):
     """``_merge_with_c`` and the RNE to f32 on integers for one finite row: d's bits."""
     has = e_dot > NEG
-    e_max = max(e_dot, ce) if has else ce
+    e_max = max(e_dot, ce)                       # e_dot is NEG where there is no term
     D = shr(s_dot, (e_max - e_dot) + dot_frac - dfb) if has else np.int64(0)
     Cc = shr(cs, e_max - ce + 23 - cfb)
-    if c_drop != S.NO_C_DROP and ce < e_max - c_drop:
-        Cc = np.int64(0)
+    Cc = np.int64(0) if c_drop != S.NO_C_DROP and ce < e_max - c_drop else Cc
     T = D + (Cc << (dfb - cfb))
     lsb = e_max - dfb
     bl = 64 - ctlz64(abs(T))
@@ -245,9 +237,8 @@ def merge_int(s_dot, e_dot, dot_frac, cs, ce, dfb, cfb, ffb, c_drop, fault):
     exact = np.float64(Tn) * amd.p2(e_n - ffb)
     rounded = np.float32(exact)
     d = np.uint64(C.bits_from_f32(rounded))
-    if fault and np.float64(rounded) != exact and math.isfinite(rounded):
-        d ^= np.uint64(1)
-    return d
+    off = fault and np.float64(rounded) != exact and math.isfinite(rounded)
+    return d ^ np.uint64(off)
 
 
 @njit(**C.INLINE)
@@ -341,9 +332,8 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
             b = shr(s_o[i], (ed - e_o[i]) + F - dot_frac) if e_o[i] > NEG else np.int64(0)
             s[i], e[i] = a + b, ed
     for i in range(nb):
-        d, decided = special_bits(fl[i], nan_bits, inf_bits)
-        if not decided:
-            d = merge_int(s[i], e[i], dot_frac, cs[i], ce[i], dfb, cfb, ffb, c_drop, fault)
+        d = merge_int(s[i], e[i], dot_frac, cs[i], ce[i], dfb, cfb, ffb, c_drop, fault)
+        d = d if fl[i] == 0 else special_bits(fl[i], nan_bits, inf_bits)
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
