@@ -49,7 +49,8 @@ import golden
 
 from ..board.selftest.model import SelfTestSpec
 from .selftest.check import STAGES, STEP_ROWS, expected_signatures, host_path
-from .selftest.fast import M_FULL, M_GENERATE, M_GOLDEN, fused_handles, fused_signatures
+from .selftest.fast import fused_handles, fused_signatures
+from .selftest.modes import M_FULL, M_GENERATE, M_GOLDEN
 
 __all__ = ["BLOCK_LEN", "BATCH", "KINDS", "TARGETS", "TARGET_UNITS", "TARGET_CLOCK_MHZ", "Rate", "check_rate",
            "fused_stages", "pinned", "BenchRow", "row_of", "table", "target_table", "markdown", "machine",

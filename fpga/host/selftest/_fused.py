@@ -18,7 +18,7 @@ from golden.kernels import amd, fused, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
-from .fast import M_GENERATE, M_GOLDEN
+from .modes import M_GENERATE, M_GOLDEN
 
 TILE_ENTRIES = 1024         # entries generated, computed and folded at a time: a default block, its operands in L2
 JIT = {"cache": True, "nogil": True}
@@ -35,7 +35,7 @@ def check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bou
     sizes; ``pieces, win``: :func:`fpga.host.selftest._kernels.generate_packed`'s, no pieces where the
     layout is not packed), golden's as its row kernels (``rows``: the algorithm's; inlined into one
     compiled kernel per algorithm, :func:`kernel_of`), the signature's as
-    :func:`fpga.host.selftest._kernels.crc_chains`.  ``mode``: ``fast.M_FULL``; ``M_GENERATE`` or
+    :func:`fpga.host.selftest._kernels.crc_chains`.  ``mode``: ``modes.M_FULL``; ``M_GENERATE`` or
     ``M_GOLDEN`` stop after that stage (the benchmark's split; ``out`` then holds a checksum)."""
     cap = TILE_ENTRIES * lanes
     packed = pieces.shape[0] > 0

@@ -30,11 +30,11 @@ from cosim.payload import PayloadLayout
 from golden.formats import get_format, special_bits
 
 from ...board.selftest.model import _TABLE, CRC_INIT, _check_kind, exponent_window, round_keys
+from .modes import M_FULL, M_GENERATE, M_GOLDEN  # noqa: F401  (fused_signatures' modes, re-exported)
 
 __all__ = ["available", "field_table", "fused_handles", "fused_signatures", "operands", "operands_at", "packed_layout",
            "signatures"]
 
-M_FULL, M_GENERATE, M_GOLDEN = 0, 1, 2     # fused_signatures' modes: whole, or stopped after that stage
 MIN_SPLIT = 4096        # fewer rows (or chains x entries) than this run on the calling thread
 _FIELD_COLUMNS = 9      # dest, column, word, shift, width, window offset, window width, window lo, window wb
 _DESTS = ("a", "b", "c", "scale_a", "scale_b")
