@@ -29,8 +29,8 @@ from .fused_int import (
     D_BIAS,
     D_MB,
     _widths,
-    classes_flat,
     classes_in_place,
+    classify,
     ctlz64,
     decode_in_place,
     decode_row,
@@ -78,13 +78,13 @@ def mark_overflows(M, E, CL, n, G, mbab, special):
         CL[u] = cl | (over * (OVN_F if x < 0 else OVP_F))
 
 
-# The catalog's operand formats as decode rows' first eight columns (fused_int.decode_row: ignored
-# low bits, value mask, mantissa bits, exponent mask, sign shift, bias, NaN class mask and value):
+# The catalog's operand formats as decode rows (fused_int.decode_row: ignored low bits, value mask,
+# mantissa bits, exponent mask, sign shift, bias, NaN class mask and value, whether it has infinities):
 # decoded with these as compile-time constants (decode_literal), measured 2x faster than from the row
-F16_ROW = (0, 0xFFFF, 10, 31, 15, 15, 0x7C00, 0x7C00)
-BF16_ROW = (0, 0xFFFF, 7, 255, 15, 127, 0x7F80, 0x7F80)
-E4M3FNUZ_ROW = (0, 0xFF, 3, 15, 7, 8, 0xFF, 0x80)
-E5M2FNUZ_ROW = (0, 0xFF, 2, 31, 7, 16, 0xFF, 0x80)
+F16_ROW = (0, 0xFFFF, 10, 31, 15, 15, 0x7C00, 0x7C00, 1)
+BF16_ROW = (0, 0xFFFF, 7, 255, 15, 127, 0x7F80, 0x7F80, 1)
+E4M3FNUZ_ROW = (0, 0xFF, 3, 15, 7, 8, 0xFF, 0x80, 0)
+E5M2FNUZ_ROW = (0, 0xFF, 2, 31, 7, 16, 0xFF, 0x80, 0)
 LITERAL_ROWS = np.array([F16_ROW, BF16_ROW, E4M3FNUZ_ROW, E5M2FNUZ_ROW], np.int64)
 F16_LIT, BF16_LIT, E4M3_LIT, E5M2_LIT = range(4)
 
@@ -94,7 +94,7 @@ def literal_of(dr):
     """Which of :data:`LITERAL_ROWS` the decode row ``dr`` is (-1: none)."""
     for k in range(LITERAL_ROWS.shape[0]):
         same = True
-        for col in range(8):
+        for col in range(LITERAL_ROWS.shape[1]):
             same &= dr[col] == LITERAL_ROWS[k, col]
         if same:
             return k
@@ -105,8 +105,8 @@ def literal_of(dr):
 def decode_literal(va, vb, start, n, G, bab, M, E, ra, rb):
     """:func:`fused_int.decode_in_place` with the formats' fields as arguments the callers give as
     constant tuples ``ra, rb`` (inlined: the compiler folds them)."""
-    ia, xa, ma, ea, sa, _, na, nva = ra
-    ib, xb, mb, eb, sb, _, nb_, nvb = rb
+    ia, xa, ma, ea, sa, _, na, nva, _ = ra
+    ib, xb, mb, eb, sb, _, nb_, nvb, _ = rb
     a, b = va[start:start + n], vb[start:start + n]
     mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
     maybe = np.int64(0)
@@ -124,46 +124,69 @@ def decode_literal(va, vb, start, n, G, bab, M, E, ra, rb):
     return maybe != 0
 
 
+@njit(**C.HOT)
+def classes_literal(va, vb, start, n, CL, ra, rb):
+    """:func:`fused_int.classes_in_place` with the formats' fields as the constant tuples ``ra, rb``."""
+    ia, xa, ma, _, sa, _, na, nva, infa = ra
+    ib, xb, mb, _, sb, _, nb_, nvb, infb = rb
+    a, b = va[start:start + n], vb[start:start + n]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
+    for u in range(n):
+        x = (np.int64(a[u]) >> ia) & xa
+        y = (np.int64(b[u]) >> ib) & xb
+        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
+        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
+        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0))
+        inf = (inf_a | inf_b) & (nan ^ 1)
+        CL[u] = nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
+
+
+@njit(**C.HOT)
+def decode_pair(va, vb, start, n, G, bab, M, E, CL, ra, rb):
+    """:func:`decode_literal`, then :func:`classes_literal` where a special pattern is among them."""
+    special = decode_literal(va, vb, start, n, G, bab, M, E, ra, rb)
+    if special:
+        classes_literal(va, vb, start, n, CL, ra, rb)
+    return special
+
+
 @njit(**C.INLINE)
-def decode_views(va, vb, start, n, da, db, G, bab, M, E):
-    """:func:`fused_int.decode_in_place`, the catalog's format pairs through
-    :func:`decode_literal`."""
+def decode_views(va, vb, start, n, da, db, G, bab, M, E, CL):
+    """:func:`fused_int.decode_in_place` and, where a pattern of a special class is among them,
+    :func:`fused_int.classes_in_place` (returns whether it is); the catalog's format pairs through
+    :func:`decode_pair`."""
     ka, kb = literal_of(da), literal_of(db)
     if ka == kb == F16_LIT:
-        return decode_literal(va, vb, start, n, G, bab, M, E, F16_ROW, F16_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, F16_ROW, F16_ROW)
     if ka == kb == BF16_LIT:
-        return decode_literal(va, vb, start, n, G, bab, M, E, BF16_ROW, BF16_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, BF16_ROW, BF16_ROW)
     if ka == kb == E4M3_LIT:
-        return decode_literal(va, vb, start, n, G, bab, M, E, E4M3FNUZ_ROW, E4M3FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E4M3FNUZ_ROW)
     if ka == E4M3_LIT and kb == E5M2_LIT:
-        return decode_literal(va, vb, start, n, G, bab, M, E, E4M3FNUZ_ROW, E5M2FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E5M2FNUZ_ROW)
     if ka == E5M2_LIT and kb == E4M3_LIT:
-        return decode_literal(va, vb, start, n, G, bab, M, E, E5M2FNUZ_ROW, E4M3FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E4M3FNUZ_ROW)
     if ka == kb == E5M2_LIT:
-        return decode_literal(va, vb, start, n, G, bab, M, E, E5M2FNUZ_ROW, E5M2FNUZ_ROW)
-    return decode_in_place(va, vb, start, n, da, db, G, bab, M, E)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E5M2FNUZ_ROW)
+    special = decode_in_place(va, vb, start, n, da, db, G, bab, M, E)
+    if special:
+        classes_in_place(va, vb, start, n, da, db, CL)
+    return special
 
 
 @njit(**C.INLINE)
 def decode_block(wa, wb, isz, start, n, da, db, G, bab, XA, XB, M, E, CL):
-    """A block's products (:func:`decode_views`, operands read where they lie in their own width)
-    and, where a pattern of a special class is among them, their NaN/inf classes into ``CL``:
-    returns whether it is."""
+    """A block's products and their NaN/inf classes where a special pattern is among them
+    (:func:`decode_views`, operands read where they lie in their own width): returns whether it is."""
     if isz[0] == isz[1] == 2:
-        special = decode_views(wa[1], wb[1], start, n, da, db, G, bab, M, E)
-        if special:
-            classes_in_place(wa[1], wb[1], start, n, da, db, CL)
-    elif isz[0] == isz[1] == 1:
-        special = decode_views(wa[0], wb[0], start, n, da, db, G, bab, M, E)
-        if special:
-            classes_in_place(wa[0], wb[0], start, n, da, db, CL)
-    else:
-        widen(wa, isz[0], start, n, XA)
-        widen(wb, isz[1], start, n, XB)
-        special = decode_views(XA, XB, 0, n, da, db, G, bab, M, E)
-        if special:
-            classes_flat(XA, XB, n, da, db, CL)
-    return special
+        return decode_views(wa[1], wb[1], start, n, da, db, G, bab, M, E, CL)
+    if isz[0] == isz[1] == 1:
+        return decode_views(wa[0], wb[0], start, n, da, db, G, bab, M, E, CL)
+    widen(wa, isz[0], start, n, XA)
+    widen(wb, isz[1], start, n, XB)
+    return decode_views(XA, XB, 0, n, da, db, G, bab, M, E, CL)
+
 
 
 @njit(**C.INLINE)
