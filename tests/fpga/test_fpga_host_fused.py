@@ -76,6 +76,7 @@ def test_a_planted_fault_in_the_fused_path_is_caught(monkeypatch):
     pieces = pieces.copy()
     pieces[1, 1] += 1                                   # a's second unit read one bit up
     monkeypatch.setattr(selftest_fast, "packed_layout", lambda _ins: (pieces, win))
+    monkeypatch.setattr(selftest_fast, "_FUSED_CACHE", {})         # the spec's arguments made again
     assert not np.array_equal(selftest_fast.fused_signatures(spec, 0, 3, threads=1), right)
 
 

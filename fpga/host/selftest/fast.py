@@ -258,18 +258,44 @@ def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -
 
 
 
+# per instruction (and spec): what the fused path computes once, not on every request (building them
+# costs about a millisecond, the check of a 16-block request about as much); the instruction is kept
+# with its entry, so an id is never reused while it is there
+_FUSED_CACHE: dict = {}
+_FUSED_CACHE_MAX = 256
+
+
+def _cached(key, ins, make):
+    hit = _FUSED_CACHE.get(key)
+    if hit is not None and hit[0] is ins:
+        return hit[1]
+    if len(_FUSED_CACHE) >= _FUSED_CACHE_MAX:
+        _FUSED_CACHE.clear()
+    value = make()
+    _FUSED_CACHE[key] = (ins, value)
+    return value
+
+
 def fused_handles(ins) -> bool:
     """Whether :func:`fused_signatures` checks ``ins``: golden's compiled kernels compute it
     (:func:`golden.kernels.handles`) and its signature folds its results (an IEEE NaN where NaN bits
     are unspecified)."""
     from golden import kernels
-    if not available() or not kernels.handles(ins.datapath):
+    if not available():
         return False
-    return ins.params.exact_nan or ins.formats[3].nan == "ieee"
+    return _cached(("handles", id(ins)), ins, lambda: kernels.handles(ins.datapath) and (
+        ins.params.exact_nan or ins.formats[3].nan == "ieee"))
 
 
 def _fused_args(spec) -> tuple:
-    """The fused kernel's arguments of one spec, but for the blocks, the mode and ``out``."""
+    """The fused kernel's arguments of one spec, but for the blocks, the mode and ``out`` (cached: golden's
+    planted fault, a test's, is part of the key)."""
+    from golden import kernels
+    key = ("args", id(spec.ins), spec.lanes, spec.seed, spec.kind, spec.block_len, kernels._FAULT)
+    return _cached(key, spec.ins, lambda: _make_fused_args(spec))
+
+
+def _make_fused_args(spec) -> tuple:
     from golden import kernels
     from golden.kernels import spec as kspec
     ins = spec.ins
@@ -307,7 +333,7 @@ def fused_signatures(spec, first_block: int, blocks: int = 1, threads: int | Non
         raise ValueError(f"blocks {first_block}..{first_block + blocks - 1} of {spec.block_len} entries do not "
                          f"fit the self-test's 32-bit entry counter (entries 0..2**32-1)")
     args = _fused_args(spec)
-    kernel = _fused.kernel_of(kspec.kernel_code(spec.ins.params))
+    kernel = _cached(("kernel", id(spec.ins)), spec.ins, lambda: _fused.kernel_of(kspec.kernel_code(spec.ins.params)))
     out = np.empty((blocks, spec.lanes), np.uint64)
     per_block = spec.block_len * spec.lanes
     _in_threads(lambda lo, hi: kernel(first_block + lo, hi - lo, *args, mode, out[lo:hi]),
