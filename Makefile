@@ -52,7 +52,7 @@ help:
 	@echo "ARCH=custom INSTR=k=2,a=f16,c=f32,base=FDA,F=exact,...: an instruction of your own, wherever ARCH/INSTR go (docs/golden.md)"
 	@echo "make findings                     the paper's section VI from the probes, with plots (docs/findings/)"
 	@echo "make bench                        golden against the reference model on one pinned core (targets, PASS/FAIL), throughput per"
-	@echo "                                  algorithm, then whole GEMMs on one pinned core"
+	@echo "                                  algorithm, host cores per board lane, then whole GEMMs on one pinned core"
 	@echo "make golden-c [CUSTOM=spec]       build the C golden library (golden_c/, C99, cc) and print its shared object's path"
 	@echo "make dpi-example [FAULT=yes] [N=2000] [TILES=2] [SEED=]  the SystemVerilog scoreboard over DPI-C under Verilator,"
 	@echo "                                  dot-adds then whole-instruction tiles (docs/dpi.md);"
@@ -147,6 +147,7 @@ findings: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m golden.bench
+	$(PY) -m fpga bench --targets --seconds 0.5
 	$(PY) -m golden gemm-bench --pin --big 0
 
 # the C golden library (golden_c/src, golden_spec.h from golden.kernels.spec): rebuilt when a source changes
