@@ -55,6 +55,14 @@ def test_identical_bits_every_datapath_and_kind():
     assert sum(_mismatches(ins, ROWS) for ins in AMD) == 0
 
 
+@pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8")],
+                         ids=lambda u: u[1])
+def test_full_blocks_and_a_tail(unit):
+    """More rows than one block of the kernel (amd_int.BL, fewer for a long K) and a partial one."""
+    from golden.kernels import amd_int
+    assert _mismatches(lookup(*unit), 2 * amd_int.BL + 37, kinds=("normal", "bits")) == 0
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("ins", AMD, ids=lambda i: i.name)
 def test_identical_bits_many_rows(ins):
