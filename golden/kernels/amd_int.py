@@ -145,8 +145,42 @@ def classes_literal(va, vb, start, n, CL, ra, rb):
 
 
 @njit(**C.HOT)
-def decode_pair(va, vb, start, n, G, bab, M, E, CL, ra, rb):
-    """:func:`decode_literal`, then :func:`classes_literal` where a special pattern is among them."""
+def decode_classes_literal(va, vb, start, n, G, bab, M, E, CL, ra, rb):
+    """:func:`decode_literal` and :func:`classes_literal` in one loop (a block with special
+    patterns: one pass over the operands instead of two)."""
+    ia, xa, ma, ea, sa, _, na, nva, infa = ra
+    ib, xb, mb, eb, sb, _, nb_, nvb, infb = rb
+    a, b = va[start:start + n], vb[start:start + n]
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1
+    maybe = np.int64(0)
+    for u in range(n):
+        x = (np.int64(a[u]) >> ia) & xa
+        y = (np.int64(b[u]) >> ib) & xb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        ga = (x & mma) | (np.int64(fa != 0) << ma)
+        gb = (y & mmb) | (np.int64(fb != 0) << mb)
+        m = (ga * gb) << G
+        neg = ((x >> sa) ^ (y >> sb)) & 1
+        E[u] = NEG if m == 0 else max(fa, 1) + max(fb, 1) + bab
+        M[u] = -m if neg else m
+        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
+        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
+        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0))
+        inf = (inf_a | inf_b) & (nan ^ 1)
+        cl = nan | (inf << (1 + neg))
+        maybe |= cl | nan_a | nan_b | inf_a | inf_b
+        CL[u] = cl
+    return maybe != 0
+
+
+@njit(**C.HOT)
+def decode_pair(va, vb, start, n, G, bab, M, E, CL, ra, rb, hint):
+    """:func:`decode_literal`, then :func:`classes_literal` where a special pattern is among them;
+    both in one loop where ``hint`` (the block before had one: bits rows have one in most blocks)."""
+    if hint:
+        return decode_classes_literal(va, vb, start, n, G, bab, M, E, CL, ra, rb)
     special = decode_literal(va, vb, start, n, G, bab, M, E, ra, rb)
     if special:
         classes_literal(va, vb, start, n, CL, ra, rb)
@@ -154,22 +188,22 @@ def decode_pair(va, vb, start, n, G, bab, M, E, CL, ra, rb):
 
 
 @njit(**C.INLINE)
-def decode_views(va, vb, start, n, da, db, ka, kb, G, bab, M, E, CL):
+def decode_views(va, vb, start, n, da, db, ka, kb, G, bab, M, E, CL, hint):
     """:func:`fused_int.decode_in_place` and, where a pattern of a special class is among them,
     :func:`fused_int.classes_in_place` (returns whether it is); the catalog's format pairs through
     :func:`decode_pair` (``ka, kb``: :func:`literal_of` their decode rows)."""
     if ka == kb == F16_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, F16_ROW, F16_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, F16_ROW, F16_ROW, hint)
     if ka == kb == BF16_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, BF16_ROW, BF16_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, BF16_ROW, BF16_ROW, hint)
     if ka == kb == E4M3_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E4M3FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E4M3FNUZ_ROW, hint)
     if ka == E4M3_LIT and kb == E5M2_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E5M2FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E5M2FNUZ_ROW, hint)
     if ka == E5M2_LIT and kb == E4M3_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E4M3FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E4M3FNUZ_ROW, hint)
     if ka == kb == E5M2_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E5M2FNUZ_ROW)
+        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E5M2FNUZ_ROW, hint)
     special = decode_in_place(va, vb, start, n, da, db, G, bab, M, E)
     if special:
         classes_in_place(va, vb, start, n, da, db, CL)
@@ -177,16 +211,16 @@ def decode_views(va, vb, start, n, da, db, ka, kb, G, bab, M, E, CL):
 
 
 @njit(**C.INLINE)
-def decode_block(wa, wb, isz, start, n, da, db, ka, kb, G, bab, XA, XB, M, E, CL):
+def decode_block(wa, wb, isz, start, n, da, db, ka, kb, G, bab, XA, XB, M, E, CL, hint):
     """A block's products and their NaN/inf classes where a special pattern is among them
     (:func:`decode_views`, operands read where they lie in their own width): returns whether it is."""
     if isz[0] == isz[1] == 2:
-        return decode_views(wa[1], wb[1], start, n, da, db, ka, kb, G, bab, M, E, CL)
+        return decode_views(wa[1], wb[1], start, n, da, db, ka, kb, G, bab, M, E, CL, hint)
     if isz[0] == isz[1] == 1:
-        return decode_views(wa[0], wb[0], start, n, da, db, ka, kb, G, bab, M, E, CL)
+        return decode_views(wa[0], wb[0], start, n, da, db, ka, kb, G, bab, M, E, CL, hint)
     widen(wa, isz[0], start, n, XA)
     widen(wb, isz[1], start, n, XB)
-    return decode_views(XA, XB, 0, n, da, db, ka, kb, G, bab, M, E, CL)
+    return decode_views(XA, XB, 0, n, da, db, ka, kb, G, bab, M, E, CL, hint)
 
 
 
@@ -389,10 +423,11 @@ def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order
     in_order = True
     for q in range(K):
         in_order &= order[q] == q
+    classes = False
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         nk = nb * K
-        classes = decode_block(wa, wb, isz, r0 * K, nk, da, db, ka, kb, G, bab, XA, XB, M, E, CL)
+        classes = decode_block(wa, wb, isz, r0 * K, nk, da, db, ka, kb, G, bab, XA, XB, M, E, CL, classes)
         if overflows:
             top = np.int64(NEG)
             for u in range(nk):
