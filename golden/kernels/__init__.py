@@ -85,9 +85,20 @@ def _families():
     """The row kernel of each kernel code (golden.descriptors.KernelCode, an algorithm descriptor's
     ``kernel_code``): ``rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)``
     computes rows ``lo .. hi - 1`` without the GIL (threads share them)."""
-    from . import amd_int, fused, gps, sfma
-    return {KernelCode.FDA: fused.fda_rows, KernelCode.GDFS: fused.gdfs_rows, KernelCode.FDRDA: amd_int.fdrda_int_rows,
-            KernelCode.GFDRDA: amd_int.fdrda_int_rows, KernelCode.GPS: gps.gps_rows, KernelCode.SFMA: sfma.sfma_rows}
+    from . import amd, fused, gps, sfma
+    return {KernelCode.FDA: fused.fda_rows, KernelCode.GDFS: fused.gdfs_rows, KernelCode.FDRDA: amd.fdrda_rows,
+            KernelCode.GFDRDA: amd.fdrda_rows, KernelCode.GPS: gps.gps_rows, KernelCode.SFMA: sfma.sfma_rows}
+
+
+def _rows_kernel(code, fmts, prm):
+    """The row kernel of a design: its family's (:func:`_families`), but FDRDA and GFDRDA designs
+    that golden.kernels.amd_int computes in integer lanes run there (chosen here, not inside the
+    kernel, so that neither compiles the other)."""
+    if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
+        from . import amd_int
+        if amd_int.int_design(fmts, prm):
+            return amd_int.fdrda_int_rows
+    return _families()[code]
 
 
 _EMPTY = np.empty(0, np.uint8)
@@ -137,7 +148,7 @@ def plan(ins) -> Plan:
         p = Plan(False)
     else:
         fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
-        p = Plan(True, _families()[spec.kernel_code(dp.params)], fmts, vtab, etab, prm,
+        p = Plan(True, _rows_kernel(spec.kernel_code(dp.params), fmts, prm), fmts, vtab, etab, prm,
                  product_order(dp.params, dp.k), dp.k, dp.params.base, dp.d_format.dtype)
     if len(_PLANS) >= PLANS_KEPT:
         _PLANS.clear()

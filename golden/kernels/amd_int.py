@@ -127,27 +127,9 @@ def decode_literal(va, vb, start, n, G, bab, M, E, ra, rb):
 
 
 @njit(**C.HOT)
-def classes_literal(va, vb, start, n, CL, ra, rb):
-    """:func:`fused_int.classes_in_place` with the formats' fields as the constant tuples ``ra, rb``."""
-    ia, xa, ma, _, sa, _, na, nva, infa = ra
-    ib, xb, mb, _, sb, _, nb_, nvb, infb = rb
-    a, b = va[start:start + n], vb[start:start + n]
-    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
-    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
-    for u in range(n):
-        x = (np.int64(a[u]) >> ia) & xa
-        y = (np.int64(b[u]) >> ib) & xb
-        nan_a, inf_a = classify(x, x & mma, na, nva, infa)
-        nan_b, inf_b = classify(y, y & mmb, nb_, nvb, infb)
-        nan = nan_a | nan_b | (inf_a & np.int64((y & zmb) == 0)) | (inf_b & np.int64((x & zma) == 0))
-        inf = (inf_a | inf_b) & (nan ^ 1)
-        CL[u] = nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
-
-
-@njit(**C.HOT)
 def decode_classes_literal(va, vb, start, n, G, bab, M, E, CL, ra, rb):
-    """:func:`decode_literal` and :func:`classes_literal` in one loop (a block with special
-    patterns: one pass over the operands instead of two)."""
+    """:func:`decode_literal` and the products' NaN/inf classes (:func:`fused_int.classes_in_place`)
+    in one loop, for a block with special patterns."""
     ia, xa, ma, ea, sa, _, na, nva, infa = ra
     ib, xb, mb, eb, sb, _, nb_, nvb, infb = rb
     a, b = va[start:start + n], vb[start:start + n]
@@ -177,33 +159,17 @@ def decode_classes_literal(va, vb, start, n, G, bab, M, E, CL, ra, rb):
 
 @njit(**C.HOT)
 def decode_pair(va, vb, start, n, G, bab, M, E, CL, ra, rb, hint):
-    """:func:`decode_literal`, then :func:`classes_literal` where a special pattern is among them;
-    both in one loop where ``hint`` (the block before had one: bits rows have one in most blocks)."""
-    if hint:
-        return decode_classes_literal(va, vb, start, n, G, bab, M, E, CL, ra, rb)
-    special = decode_literal(va, vb, start, n, G, bab, M, E, ra, rb)
-    if special:
-        classes_literal(va, vb, start, n, CL, ra, rb)
-    return special
+    """:func:`decode_literal`, and :func:`decode_classes_literal` where a special pattern is among
+    them, or at once where ``hint`` (the block before had one: bits rows have one in most blocks)."""
+    if not hint and not decode_literal(va, vb, start, n, G, bab, M, E, ra, rb):
+        return False
+    return decode_classes_literal(va, vb, start, n, G, bab, M, E, CL, ra, rb)
 
 
 @njit(**C.INLINE)
-def decode_views(va, vb, start, n, da, db, ka, kb, G, bab, M, E, CL, hint):
-    """:func:`fused_int.decode_in_place` and, where a pattern of a special class is among them,
-    :func:`fused_int.classes_in_place` (returns whether it is); the catalog's format pairs through
-    :func:`decode_pair` (``ka, kb``: :func:`literal_of` their decode rows)."""
-    if ka == kb == F16_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, F16_ROW, F16_ROW, hint)
-    if ka == kb == BF16_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, BF16_ROW, BF16_ROW, hint)
-    if ka == kb == E4M3_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E4M3FNUZ_ROW, hint)
-    if ka == E4M3_LIT and kb == E5M2_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E5M2FNUZ_ROW, hint)
-    if ka == E5M2_LIT and kb == E4M3_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E4M3FNUZ_ROW, hint)
-    if ka == kb == E5M2_LIT:
-        return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E5M2FNUZ_ROW, hint)
+def decode_generic(va, vb, start, n, da, db, G, bab, M, E, CL):
+    """:func:`fused_int.decode_in_place` and, where a special pattern is among them,
+    :func:`fused_int.classes_in_place`: returns whether it is."""
     special = decode_in_place(va, vb, start, n, da, db, G, bab, M, E)
     if special:
         classes_in_place(va, vb, start, n, da, db, CL)
@@ -212,16 +178,32 @@ def decode_views(va, vb, start, n, da, db, ka, kb, G, bab, M, E, CL, hint):
 
 @njit(**C.INLINE)
 def decode_block(wa, wb, isz, start, n, da, db, ka, kb, G, bab, XA, XB, M, E, CL, hint):
-    """A block's products and their NaN/inf classes where a special pattern is among them
-    (:func:`decode_views`, operands read where they lie in their own width): returns whether it is."""
+    """A block's products and their NaN/inf classes where a special pattern is among them,
+    operands read where they lie in their own width: returns whether it is.  The catalog's
+    16-bit and 8-bit format pairs (``ka, kb``: :func:`literal_of` their decode rows) through
+    :func:`decode_pair` in the width they come in (each pair compiled once: per width and pair
+    they tripled the kernel's first compile); the others :func:`decode_generic`."""
     if isz[0] == isz[1] == 2:
-        return decode_views(wa[1], wb[1], start, n, da, db, ka, kb, G, bab, M, E, CL, hint)
+        va, vb = wa[1], wb[1]
+        if ka == kb == F16_LIT:
+            return decode_pair(va, vb, start, n, G, bab, M, E, CL, F16_ROW, F16_ROW, hint)
+        if ka == kb == BF16_LIT:
+            return decode_pair(va, vb, start, n, G, bab, M, E, CL, BF16_ROW, BF16_ROW, hint)
+        return decode_generic(va, vb, start, n, da, db, G, bab, M, E, CL)
     if isz[0] == isz[1] == 1:
-        return decode_views(wa[0], wb[0], start, n, da, db, ka, kb, G, bab, M, E, CL, hint)
+        va, vb = wa[0], wb[0]
+        if ka == kb == E4M3_LIT:
+            return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E4M3FNUZ_ROW, hint)
+        if ka == E4M3_LIT and kb == E5M2_LIT:
+            return decode_pair(va, vb, start, n, G, bab, M, E, CL, E4M3FNUZ_ROW, E5M2FNUZ_ROW, hint)
+        if ka == E5M2_LIT and kb == E4M3_LIT:
+            return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E4M3FNUZ_ROW, hint)
+        if ka == kb == E5M2_LIT:
+            return decode_pair(va, vb, start, n, G, bab, M, E, CL, E5M2FNUZ_ROW, E5M2FNUZ_ROW, hint)
+        return decode_generic(va, vb, start, n, da, db, G, bab, M, E, CL)
     widen(wa, isz[0], start, n, XA)
     widen(wb, isz[1], start, n, XB)
-    return decode_views(XA, XB, 0, n, da, db, ka, kb, G, bab, M, E, CL, hint)
-
+    return decode_generic(XA, XB, 0, n, da, db, G, bab, M, E, CL)
 
 
 @njit(**C.INLINE)
@@ -397,11 +379,9 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
 
 @njit(**C.JIT)
 def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    """Rows ``lo .. hi - 1`` of FDRDA or GFDRDA, chains included, :data:`BL` rows at a time at most (the
-    signature of :func:`amd.fdrda_rows`, which runs a design :func:`int_design` refuses)."""
-    if not int_design(fmts, prm):
-        amd.fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
-        return
+    """Rows ``lo .. hi - 1`` of FDRDA or GFDRDA, chains included, :data:`BL` rows at a time at most,
+    for a design :func:`int_design` takes (golden.kernels chooses; the others run
+    :func:`amd.fdrda_rows`, whose signature this is)."""
     L = prm[S.P_L]
     grouped = prm[S.P_BASE] == S.GFDRDA_CODE
     overflows = fmts[S.A, C.EMAX] + 1 + fmts[S.B, C.EMAX] + 1 >= 128 and prm[S.P_PROD_OVER] == 1
