@@ -63,6 +63,7 @@ help:
 	@echo "make gemm-bench                   golden.gemm: both routes on one pinned core, multiply-adds per CPU-second, 1024^3 GEMM time"
 	@echo "make fpga-sim ARCH=hopper INSTR=HGMMA.64xNx16.F32 [N=] [SEED=] [LANES=] [WAVES=1]   (or DUT=path/unit.toml)"
 	@echo "                                  the board top under Verilator, serial pins on TCP, driven by the real driver"
+	@echo "make fpga-tools                   install the Yosys releases the FPGA families pin into build/fpga-tools (once; make fpga does it first)"
 	@echo "make fpga ARCH= INSTR= [BOARD=ulx3s-85f] [LANES=|max] [MULT=dsp|lut|auto] [CLOCK=MHz] [PIPELINE=3] [ROUTE_TIMEOUT=s] [ROUTER=router2] [PLACER=static] [TMG_RIPUP=yes|no]"
 	@echo "                                  bitstream with the open toolchain (YoWASP), utilisation and Fmax report"
 	@echo "make fpga-fit ARCH= INSTR= [BOARD=] [MULT=dsp|lut|auto|all]  lanes of the unit that fit, per resource (Yosys only)"

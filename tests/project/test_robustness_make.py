@@ -103,3 +103,11 @@ def test_backend_is_devices_old_name_and_says_so_once():
     assert old.stderr.count("note: BACKEND= is DEVICE= now") == 1 and "--backend" not in old.stderr, old.stderr
     assert "--device golden" in _make("probe", "DEVICE=golden").stdout
     assert "note:" not in _make("probe", "DEVICE=golden").stdout
+
+
+def test_make_help_runs_and_names_every_target():
+    """make help is the Makefile's manual: it runs (a stray quote in an echo breaks it) and names each target."""
+    done = subprocess.run(["make", "-s", "help"], cwd=REPO, text=True, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    named = set(re.findall(r"^make ([\w-]+)", done.stdout, re.M))
+    assert set(make_vars.TARGETS) - {"help"} <= named | {"venv", "clean"}, set(make_vars.TARGETS) - named
