@@ -32,7 +32,10 @@ def _rate(normal, bits, stages=None) -> bench.Rate:
 
 # numba: in the worker that compiles golden's kernels (tests/golden/test_golden_kernels.py), which then
 # come from numba's cache here instead of a second first compile (about 20 s on a fresh clone)
-@pytest.mark.parametrize("path", [pytest.param("numba", marks=[needs_numba, pytest.mark.xdist_group("golden_kernels")]),
+# numba: under -m slow (the staged path's first compiles cost about 25 s of a fresh clone's make test; the
+# fused path, which the self-test runs, is timed by test_bench_targets_prints_pass_or_fail)
+@pytest.mark.parametrize("path", [pytest.param("numba", marks=[needs_numba, pytest.mark.slow,
+                                                               pytest.mark.xdist_group("golden_kernels")]),
                                   "numpy"])
 def test_check_rate_on_a_tiny_budget(path):
     rate = bench.check_rate([HGMMA], path, seconds=0.01, batch=64)
@@ -91,6 +94,7 @@ def test_markdown_names_the_machine_the_versions_and_the_command():
 
 
 @needs_numba
+@pytest.mark.slow                        # every path of a unit, its first compiles included (about 18 s fresh)
 def test_row_of_a_unit_measures_every_path():
     row = bench.row_of(SFMA_UNIT, 75.0, seconds=0.01, batch=64, jobs=2)
     assert row.unit == SFMA_UNIT and row.algorithm == "SFMA" and row.lane_rate == 75e6
