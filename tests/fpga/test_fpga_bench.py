@@ -108,6 +108,7 @@ def test_row_of_a_unit_measures_every_path():
 
 
 @needs_numba
+@pytest.mark.slow       # a timed run of the fused path (its first compile about 14 s fresh); the verdicts: above
 def test_bench_targets_prints_pass_or_fail(capsys, monkeypatch):
     monkeypatch.setattr(bench, "BATCH", 64)
     assert main(["bench", "--targets", "cdna3", "v_mfma_f32_16x16x4_f32", "--seconds", "0.01"]) == 0

@@ -50,6 +50,7 @@ def test_fused_signatures_equal_the_model_every_family(arch, name, kind):
     _equal_to_the_model(arch, name, kind)
 
 
+@pytest.mark.slow       # compiles the FDA and TF32 layouts' generators (about 6 s fresh)
 def test_packed_layouts_and_the_entries_sampled_on_their_own():
     """The benchmark's units are packed (the fast generator); TF32's 19 bits in 32 too; a sampled
     entry generated on its own equals its rows in the model's run."""
