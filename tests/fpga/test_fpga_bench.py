@@ -136,6 +136,7 @@ def test_bench_errors(capsys, tmp_path):
 
 
 @needs_numba
+@pytest.mark.slow       # numpy, staged and fused paths timed (their first compiles about 20 s fresh)
 def test_bench_of_a_stored_report_and_a_clock_writes_the_markdown(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "BATCH", 64)
     _report(lanes=3, unit="cdna3 v_mfma_f32_16x16x4_f32,v_mfma_f32_32x32x2_f32").write(tmp_path)
