@@ -16,7 +16,10 @@ from fpga.host.selftest import check as selftest_check
 from fpga.host.selftest import fast as selftest_fast
 from golden.formats import get_format, special_bits
 
-pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
+# one worker runs the fused host check's tests (both files), so each fused kernel compiles once, not in
+# two workers at the same time (about 20 s of CPU each on a fresh clone)
+pytestmark = [pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed"),
+              pytest.mark.xdist_group("fpga_fused")]
 
 # 16-, 32- and 64-bit results, 4-bit fields with scales, 19-bit TF32 in 32-bit words (fields that
 # spill across 64-bit words), NaN canonicalised (FDRDA: exact_nan False) and not, several lanes
