@@ -14,10 +14,7 @@ from fpga.host.selftest import check as selftest_check
 from fpga.host.selftest import fast as selftest_fast
 from tests.fpga.test_fpga_selftest_host import StandInBoard
 
-# one worker runs the fused host check's tests (both files), so each fused kernel compiles once, not in
-# two workers at the same time (about 20 s of CPU each on a fresh clone)
-pytestmark = [pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed"),
-              pytest.mark.xdist_group("fpga_fused")]
+pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
 
 # one unit per algorithm family (the benchmark's), the cheapest to compile first: the default suite's
 FAMILIES = [("cdna3", "v_mfma_f32_16x16x4_f32"), ("hopper", "HGMMA.64xNx16.F32"), ("ampere", "HMMA.16816.F32"),

@@ -16,10 +16,7 @@ from fpga.host.selftest import check as selftest_check
 from fpga.host.selftest import fast as selftest_fast
 from golden.formats import get_format, special_bits
 
-# one worker runs the fused host check's tests (both files), so each fused kernel compiles once, not in
-# two workers at the same time (about 20 s of CPU each on a fresh clone)
-pytestmark = [pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed"),
-              pytest.mark.xdist_group("fpga_fused")]
+pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
 
 # 16-, 32- and 64-bit results, 4-bit fields with scales, 19-bit TF32 in 32-bit words (fields that
 # spill across 64-bit words), NaN canonicalised (FDRDA: exact_nan False) and not, several lanes
@@ -66,7 +63,9 @@ def test_a_planted_fault_in_the_compiled_model_is_caught():
     assert not np.array_equal(right, selftest_fast.signatures(ins, 2, d, 32, threads=1))
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+# numba under -m slow: the staged path's first compiles for this layout (about 15 s fresh); its stepping is
+# the numpy one's, and the compiled stages are checked against the model above
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)])
 def test_expected_signatures_in_bounded_steps(backend, monkeypatch):
     monkeypatch.setattr(selftest_check, "STEP_ROWS", 3 * 16 * 2)       # three blocks a step
     spec = model.SelfTestSpec(golden.lookup("cdna3", "v_mfma_f32_32x32x8_f16"), 2, 9, "normal", 16)
