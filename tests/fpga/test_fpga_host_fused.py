@@ -81,6 +81,8 @@ def test_a_planted_fault_in_the_fused_path_is_caught(monkeypatch):
     assert not np.array_equal(selftest_fast.fused_signatures(spec, 0, 3, threads=1), right)
 
 
+@pytest.mark.slow       # another family's fused kernel compiled (about 20 s fresh); the pipelined self-test
+# catching a planted fault: test_fpga_selftest_host.py's stand-in board
 def test_the_pipelined_selftest_reports_a_wrong_signature_with_its_replay(tmp_path):
     """The host checks request i while the board streams i + 1 (HostChecker ahead of the link); a board
     whose unit computes differently is caught at the first vector golden says differs, and the
