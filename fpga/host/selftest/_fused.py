@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.descriptors import KernelCode
-from golden.kernels import amd, fused, gps, sfma
+from golden.kernels import amd, amd_int, fused, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
@@ -100,6 +99,14 @@ def check_fdrda(first_block, blocks, block_len, lanes, nw, keys, kind, tab, boun
 
 
 @njit(**JIT)
+def check_fdrda_int(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts,
+                    vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win,
+                 amd_int.fdrda_int_rows, K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init,
+                 slices, mode, out)
+
+
+@njit(**JIT)
 def check_gps(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
               etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
     check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, gps.gps_rows,
@@ -113,7 +120,8 @@ def check_sfma(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bound
                  K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out)
 
 
-def kernel_of(code: int):
-    """The fused kernel of golden's kernel code (golden.descriptors.KernelCode)."""
-    return {KernelCode.FDA: check_fda, KernelCode.GDFS: check_gdfs, KernelCode.FDRDA: check_fdrda,
-            KernelCode.GFDRDA: check_fdrda, KernelCode.GPS: check_gps, KernelCode.SFMA: check_sfma}[KernelCode(code)]
+def kernel_of(rows):
+    """The fused kernel that inlines golden's row kernel ``rows`` (the one golden.kernels' plan of an
+    instruction chose: a family's, or its integer-lane kernel)."""
+    return {fused.fda_rows: check_fda, fused.gdfs_rows: check_gdfs, amd.fdrda_rows: check_fdrda,
+            amd_int.fdrda_int_rows: check_fdrda_int, gps.gps_rows: check_gps, sfma.sfma_rows: check_sfma}[rows]

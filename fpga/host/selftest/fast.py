@@ -323,7 +323,7 @@ def fused_signatures(spec, first_block: int, blocks: int = 1, threads: int | Non
     block (:func:`fpga.host.selftest._fused.check_blocks`: generator, golden's row kernel and the
     CRC fused, no block-sized array), split by blocks across ``threads`` (default every core).
     ``spec``: a :class:`fpga.board.selftest.model.SelfTestSpec` that :func:`fused_handles` takes."""
-    from golden.kernels import spec as kspec
+    from golden import kernels
 
     from . import _fused
     if not fused_handles(spec.ins):
@@ -333,7 +333,7 @@ def fused_signatures(spec, first_block: int, blocks: int = 1, threads: int | Non
         raise ValueError(f"blocks {first_block}..{first_block + blocks - 1} of {spec.block_len} entries do not "
                          f"fit the self-test's 32-bit entry counter (entries 0..2**32-1)")
     args = _fused_args(spec)
-    kernel = _cached(("kernel", id(spec.ins)), spec.ins, lambda: _fused.kernel_of(kspec.kernel_code(spec.ins.params)))
+    kernel = _cached(("kernel", id(spec.ins)), spec.ins, lambda: _fused.kernel_of(kernels.plan(spec.ins).rows))
     out = np.empty((blocks, spec.lanes), np.uint64)
     per_block = spec.block_len * spec.lanes
     _in_threads(lambda lo, hi: kernel(first_block + lo, hi - lo, *args, mode, out[lo:hi]),
