@@ -37,26 +37,28 @@ def _f32(v, i):
 
 @njit(**C.HOT)
 def rows64(va, vb, vc, lo, hi, K, out):
-    """Rows ``lo .. hi - 1`` of binary64 SFMA, operands in any integer width, indexed directly (a
-    slice a row measured 1.8x slower: its bounds and strides are built per row).  Inlined where it
-    is called, so a constant ``K`` unrolls the row's fmas (:func:`sfma_loop`)."""
-    for r in range(lo, hi):
-        o = r * K
-        d = _f64(vc, r)
+    """Rows ``lo .. hi - 1`` of binary64 SFMA, operands in any integer width.  The rows are sliced
+    once and indexed from 0 (a slice a row measured 1.8x slower: its bounds and strides are built
+    per row; an index from ``lo`` may be negative to numba, whose wraparound check keeps the row
+    loop scalar).  Inlined where it is called, so a constant ``K`` unrolls a row's fmas and the
+    compiler runs several rows' chains side by side in vector lanes (:func:`sfma_loop`)."""
+    a, b, c, o = va[lo * K:hi * K], vb[lo * K:hi * K], vc[lo:hi], out[lo:hi]
+    for r in range(hi - lo):
+        d = _f64(c, r)
         for k in range(K):
-            d = C.fma64(_f64(va, o + k), _f64(vb, o + k), d)
-        out[r] = NAN64 if math.isnan(d) else C.bits_from_f64(d)
+            d = C.fma64(_f64(a, r * K + k), _f64(b, r * K + k), d)
+        o[r] = NAN64 if math.isnan(d) else C.bits_from_f64(d)
 
 
 @njit(**C.HOT)
 def rows32(va, vb, vc, lo, hi, K, out):
     """:func:`rows64` in binary32."""
-    for r in range(lo, hi):
-        o = r * K
-        x = _f32(vc, r)
+    a, b, c, o = va[lo * K:hi * K], vb[lo * K:hi * K], vc[lo:hi], out[lo:hi]
+    for r in range(hi - lo):
+        x = _f32(c, r)
         for k in range(K):
-            x = C.fma32(_f32(va, o + k), _f32(vb, o + k), x)
-        out[r] = np.uint64(NAN32) if math.isnan(x) else np.uint64(C.bits_from_f32(x))
+            x = C.fma32(_f32(a, r * K + k), _f32(b, r * K + k), x)
+        o[r] = np.uint64(NAN32) if math.isnan(x) else np.uint64(C.bits_from_f32(x))
 
 
 @njit(**C.HOT)
