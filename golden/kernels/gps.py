@@ -62,6 +62,15 @@ def fields_to_f32(x, eb, mb, bias):
 
 
 @njit(**C.HOT)
+def bf16_to_f32(x):
+    """:func:`fields_to_f32` of a bf16 pattern (int64): binary32's exponent field, so the word
+    shifted into place, zeros and subnormals as +0 (a shift and a select the compiler vectorises;
+    the general decode's run-time field widths measured 6x slower)."""
+    w = x << 16
+    return C.f32_from_bits(np.uint32(np.int64(0) if (w & np.int64(0x7F800000)) == 0 else w))
+
+
+@njit(**C.HOT)
 def decodes_fields(fmts, f):
     """Formats :func:`fields_to_f32` reads: IEEE NaN/infinity, signed, subnormals, no ignored bits."""
     return (fmts[f, C.NAN_KIND] == C.NAN_IEEE and fmts[f, C.SIGNED] == 1 and fmts[f, C.SUBNORMALS] == 1
@@ -96,11 +105,15 @@ def decode_span(x, isz, fmts, vtab, etab, f, e0, n, out):
     eb, mb, bias = fmts[f, C.EXP_BITS], fmts[f, C.MAN_BITS], fmts[f, C.BIAS]
     fields = decodes_fields(fmts, f)
     half = fields and eb == 5 and mb == 10 and bias == 15
+    bf16 = fields and eb == 8 and mb == 7 and bias == 127
     if fields and isz == 8:
         v8 = x[:x.shape[0] - x.shape[0] % 8].view(np.uint64)[e0:e0 + n]
         if half:
             for e in range(n):
                 out[e] = half_to_f32(v8[e])
+        elif bf16:
+            for e in range(n):
+                out[e] = bf16_to_f32(np.int64(v8[e] & np.uint64(0xFFFF)))
         else:
             for e in range(n):
                 out[e] = fields_to_f32(np.int64(v8[e] & np.uint64(0xFFFF_FFFF)), eb, mb, bias)
@@ -109,6 +122,9 @@ def decode_span(x, isz, fmts, vtab, etab, f, e0, n, out):
         if half:
             for e in range(n):
                 out[e] = half_to_f32(np.uint64(v2[e]))
+        elif bf16:
+            for e in range(n):
+                out[e] = bf16_to_f32(np.int64(v2[e]))
         else:
             for e in range(n):
                 out[e] = fields_to_f32(np.int64(v2[e]), eb, mb, bias)
@@ -155,6 +171,28 @@ def pair_level(src, m, dst):
         dst[e] = flush(lo + hi)
 
 
+@njit(**C.INLINE)
+def accumulate(src, nb, ng, d):
+    """``d[i]`` accumulates row i's ``ng`` group sums ``src[i * ng + j]`` in order, flushed after
+    each add.  Two groups (K = 4 in pairs, K = 8 in fours) read as one 64-bit word a row and one
+    group as it lies, contiguous loops the compiler vectorises (a stride of a run-time ``ng`` does
+    not: 0.8 ns a row of K = 4 bf16, against 0.2)."""
+    if ng == 2:
+        w = src[:2 * nb].view(np.uint64)
+        for i in range(nb):
+            x = w[i]
+            lo = C.f32_from_bits(np.uint32(x & np.uint64(0xFFFF_FFFF)))
+            hi = C.f32_from_bits(np.uint32(x >> np.uint64(32)))
+            d[i] = flush(flush(d[i] + lo) + hi)
+    elif ng == 1:
+        for i in range(nb):
+            d[i] = flush(d[i] + src[i])
+    else:
+        for j in range(ng):
+            for i in range(nb):
+                d[i] = flush(d[i] + src[i * ng + j])
+
+
 @njit(**C.JIT)
 def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, :data:`BLOCK` rows at a time.
@@ -183,13 +221,12 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
             m //= 2
             pair_level(src_, m, dst)
             src_, dst = dst, src_
-        for j in range(ng):                                  # d accumulates the group sums in order
-            for i in range(nb):
-                d[i] = flush(d[i] + src_[i * ng + j])
+        accumulate(src_, nb, ng, d)                          # d accumulates the group sums in order
+        o = out[r0:r0 + nb]                                  # indexed from 0: no wraparound check
         for i in range(nb):
             bits = C.bits_from_f32(d[i])
             if (bits & ~_SIGN) > _EXP:
                 bits = NAN32                                      # every NaN is the canonical quiet NaN
             elif fault and (bits & _EXP) != _EXP:
                 bits ^= np.uint32(1)                              # the planted fault: the last rounding off by one ulp
-            out[r0 + i] = np.uint64(bits)
+            o[i] = np.uint64(bits)
