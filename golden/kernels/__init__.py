@@ -92,12 +92,17 @@ def _families():
 
 def _rows_kernel(code, fmts, prm):
     """The row kernel of a design: its family's (:func:`_families`), but FDRDA and GFDRDA designs
-    that golden.kernels.amd_int computes in integer lanes run there (chosen here, not inside the
-    kernel, so that neither compiles the other)."""
+    that golden.kernels.amd_int computes in integer lanes run there, and GDFS designs of narrow
+    operands (fp4, fp6) in golden.kernels.gdfs_int (chosen here, not inside the kernel, so that
+    neither compiles the other)."""
     if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
         from . import amd_int
         if amd_int.int_design(fmts, prm):
             return amd_int.fdrda_int_rows
+    if code == KernelCode.GDFS:
+        from . import gdfs_int
+        if gdfs_int.takes(fmts, prm):
+            return gdfs_int.gdfs_int_rows
     return _families()[code]
 
 
