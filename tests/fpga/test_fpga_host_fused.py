@@ -81,6 +81,30 @@ def test_a_planted_fault_in_the_fused_path_is_caught(monkeypatch):
     assert not np.array_equal(selftest_fast.fused_signatures(spec, 0, 3, threads=1), right)
 
 
+def test_each_family_has_a_fused_kernel_that_inlines_the_row_kernel_golden_chose():
+    """The fused check runs the row kernel golden.kernels' plan chose (an integer-lane kernel where one
+    takes the design), each compiled nogil so the checker thread runs beside the link."""
+    from fpga.host.selftest import _fused
+    from golden import kernels
+    from golden.kernels import amd_int, gdfs_int
+    chosen = {arch_name: kernels.plan(golden.lookup(*arch_name)).rows for arch_name in FAMILIES}
+    assert chosen[("blackwell", "UTCOMMA.MXF4.E8")] is gdfs_int.gdfs_int_rows
+    assert chosen[("cdna3", "v_mfma_f32_16x16x32_fp8_fp8")] is amd_int.fdrda_int_rows
+    for rows in chosen.values():
+        assert _fused.kernel_of(rows).targetoptions.get("nogil") is True, rows
+
+
+@pytest.mark.slow       # each family's fused kernel compiled (about 20 s each fresh)
+@pytest.mark.parametrize("arch,name", FAMILIES[1:8])
+def test_a_planted_fault_is_caught_in_every_fused_kernel(arch, name):
+    from golden import kernels
+    spec = model.SelfTestSpec(golden.lookup(arch, name), 2, 13, "normal", 64)
+    right = _model_signatures(spec, 0, 2)
+    assert np.array_equal(selftest_fast.fused_signatures(spec, 0, 2, threads=1), right)
+    with kernels.planted_fault():
+        assert not np.array_equal(selftest_fast.fused_signatures(spec, 0, 2, threads=1), right)
+
+
 @pytest.mark.slow       # another family's fused kernel compiled (about 20 s fresh); the pipelined self-test
 # catching a planted fault: test_fpga_selftest_host.py's stand-in board
 def test_the_pipelined_selftest_reports_a_wrong_signature_with_its_replay(tmp_path):

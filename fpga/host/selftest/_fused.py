@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.kernels import amd, amd_int, fused, gps, sfma
+from golden.kernels import amd, amd_int, fused, gdfs_int, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
@@ -92,6 +92,14 @@ def check_gdfs(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bound
 
 
 @njit(**JIT)
+def check_gdfs_int(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts,
+                   vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
+    check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win,
+                 gdfs_int.gdfs_int_rows, K, fmts, vtab, etab, prm, order, width, canon, man_bits, exp_bits, nan, init,
+                 slices, mode, out)
+
+
+@njit(**JIT)
 def check_fdrda(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, K, fmts, vtab,
                 etab, prm, order, width, canon, man_bits, exp_bits, nan, init, slices, mode, out):
     check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bounds, isz, pieces, win, amd.fdrda_rows,
@@ -123,5 +131,6 @@ def check_sfma(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bound
 def kernel_of(rows):
     """The fused kernel that inlines golden's row kernel ``rows`` (the one golden.kernels' plan of an
     instruction chose: a family's, or its integer-lane kernel)."""
-    return {fused.fda_rows: check_fda, fused.gdfs_rows: check_gdfs, amd.fdrda_rows: check_fdrda,
-            amd_int.fdrda_int_rows: check_fdrda_int, gps.gps_rows: check_gps, sfma.sfma_rows: check_sfma}[rows]
+    return {fused.fda_rows: check_fda, fused.gdfs_rows: check_gdfs, gdfs_int.gdfs_int_rows: check_gdfs_int,
+            amd.fdrda_rows: check_fdrda, amd_int.fdrda_int_rows: check_fdrda_int, gps.gps_rows: check_gps,
+            sfma.sfma_rows: check_sfma}[rows]
