@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -163,26 +164,39 @@ def own_width_bits(fmt: Format | str, x, what: str) -> np.ndarray:
     return _narrow_bits(fmt, x, what).astype(get_format(fmt).dtype, copy=False)
 
 
+@functools.cache
 def _memory_bytes() -> int:
+    """This machine's physical memory in bytes (read once: a sysconf call a dot_add is microseconds)."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):          # no sysconf: a terabyte
         return 1 << 40
 
 
-def _check_size(ins: Instruction, a, b, c, scale_a, scale_b) -> None:
+def _batch_shape(shapes: list) -> tuple:
+    """The batch shape ``shapes`` broadcast to (a ValueError where they do not): equal shapes, the
+    common case, without ``np.broadcast_shapes`` (microseconds a call)."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
+    return np.broadcast_shapes(*shapes)
+
+
+def _check_size(ins: Instruction, a, b, c, scale_a, scale_b, d_format: Format | None = None) -> None:
     """The one size check of every entry point: a batch whose results alone would not fit this
     machine's memory is refused from the operands' shapes, before their elements are scanned (a
     ``broadcast_to`` of 10**12 rows is a view of a few bytes, but checking its bit patterns would
-    read 10**13 elements).  Shapes that do not broadcast are left to the full check."""
+    read 10**13 elements).  Shapes that do not broadcast are left to the full check.  ``d_format``:
+    the instruction's D format where the caller has it (else read from ``ins``)."""
     shapes = [a.shape[:-1], b.shape[:-1], c.shape]
     shapes += [np.shape(s)[:-1] for s in (scale_a, scale_b) if s is not None]
     try:
-        batch = np.broadcast_shapes(*shapes)
+        batch = _batch_shape(shapes)
     except ValueError:
         return
     rows = math.prod(batch)
-    need, have = rows * np.dtype(ins.formats[3].dtype).itemsize, _memory_bytes()
+    fd = ins.formats[3] if d_format is None else d_format
+    need, have = rows * np.dtype(fd.dtype).itemsize, _memory_bytes()
     if need > have:
         raise ValueError(f"a batch of {rows:,} dot-adds (shape {batch}) needs {need / 2**30:,.0f} GiB for its results "
                          f"alone; this machine has {have / 2**30:,.0f} GiB: split it into smaller batches")
@@ -238,9 +252,9 @@ class Operands:
     :func:`dot_add` computes a chunk at a time, so memory follows the chunk, not the batch."""
 
     def __init__(self, ins: Instruction, a, b, c, scale_a, scale_b):
-        fa, fb, fc, _ = ins.formats
+        fa, fb, fc, fd = ins.formats
         a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
-        _check_size(ins, a, b, c, scale_a, scale_b)       # before any operand is scanned
+        _check_size(ins, a, b, c, scale_a, scale_b, fd)   # before any operand is scanned
         a = _narrow_bits(fa, a, "a")
         b = _narrow_bits(fb, b, "b")
         c = _narrow_bits(fc, c, "c")
@@ -265,13 +279,13 @@ class Operands:
         elif scale_a is not None or scale_b is not None:
             raise ValueError(f"{ins.name} on {ins.arch} takes no block scales")
         try:
-            batch = np.broadcast_shapes(*shapes)          # scales broadcast with the batch as operands do
+            batch = _batch_shape(shapes)                  # scales broadcast with the batch as operands do
         except ValueError:
             scales = f", scale_a {sa.shape}, scale_b {sb.shape}" if sa is not None else ""
             raise ValueError(f"shapes do not broadcast: a {a.shape}, b {b.shape}, c {c.shape}{scales} "
                              f"(a, b: [..., K]; c: [...]{'; scales: [..., K // block]' if scales else ''})") from None
         self.ins, self.batch = ins, batch
-        self.count = int(np.prod(batch, dtype=np.int64))
+        self.count = math.prod(batch)
         self._a, self._b = _Rows(a, batch, (ins.k,)), _Rows(b, batch, (ins.k,))
         self._c = _Rows(c, batch, ())
         self._sa = None if sa is None else _Rows(sa, batch, (sa.shape[-1],))

@@ -8,7 +8,7 @@ import pytest
 
 import golden
 import golden.formats
-from golden import kernels
+from golden import api, kernels
 from golden.catalog import lookup
 from golden.kernels import spec
 from golden.vectors import KINDS, random_operands
@@ -102,3 +102,18 @@ def test_gps_decodes_every_16_bit_pattern(unit):
     want = golden.dot_add(ins, a, b, c, backend="numpy")
     for ops in ((a, b, c), (a.astype(np.uint64), b.astype(np.uint64), c.astype(np.uint64))):
         assert np.array_equal(golden.dot_add(ins, *ops, backend="numba", threads=1), want)
+
+
+@pytest.mark.parametrize("shapes", [[(3,), (3,), (3,)], [(), (), ()], [(2, 5), (2, 5), (2, 5)], [(3,), (1,), (3,)],
+                                    [(4, 1), (1, 6), (4, 6)], [(0,), (0,), (0,)], [(3,), (2,), (3,)],
+                                    [(2, 3), (3,), (2, 3)], [(2, 3), (3, 2), (2, 3)]], ids=str)
+def test_batch_shape_is_numpy_broadcast(shapes):
+    """dot_add's per-call batch shape (equal shapes without np.broadcast_shapes) is numpy's, and
+    shapes that do not broadcast are refused as numpy refuses them."""
+    try:
+        want = np.broadcast_shapes(*shapes)
+    except ValueError:
+        with pytest.raises(ValueError):
+            api._batch_shape(shapes)
+        return
+    assert api._batch_shape(shapes) == want
