@@ -204,12 +204,17 @@ def _spread(x):
 @njit(**HOT)
 def _put(words, T, p, pieces, v, row0, lanes):
     """Piece ``p`` of the tile's entries into their rows of an operand (``v``: its view in the
-    piece's unit); the loop over the tile is branch-free."""
+    piece's unit); the loop over the tile is branch-free.  4-bit fields are spread into a scratch
+    row of ``words`` first: a contiguous loop that vectorises, where spreading beside the strided
+    store ran scalar (fp4's generator 1.4x faster)."""
     w, sh, at, per_row = pieces[p, PC_WORD], np.uint64(pieces[p, PC_SHIFT]), pieces[p, PC_AT], pieces[p, PC_PER_ROW]
     src = words[w]
-    if pieces[p, PC_KIND] == NIBBLES:
+    if pieces[p, PC_KIND] == NIBBLES:              # spread in a vector loop, then the strided stores
+        tmp = words[words.shape[0] - 1]
         for t in range(T):
-            v[(row0 + t * lanes) * per_row + at] = _spread((src[t] >> sh) & M32)
+            tmp[t] = _spread((src[t] >> sh) & M32)
+        for t in range(T):
+            v[(row0 + t * lanes) * per_row + at] = tmp[t]
     else:
         for t in range(T):
             v[(row0 + t * lanes) * per_row + at] = src[t] >> sh
@@ -225,7 +230,7 @@ def generate_packed(first, lo, hi, lanes, nw, keys, kind, pieces, win, a, b, c, 
     Lo; each field's ``lo + low bits`` fits the field, so no carry leaves it)."""
     X = np.empty(TILE, np.uint32)
     Y = np.empty(TILE, np.uint32)
-    words = np.zeros((nw + 1, TILE), np.uint64)
+    words = np.zeros((nw + 2, TILE), np.uint64)          # row nw: the model's spill word; nw + 1: _put's scratch
     views = (_widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb))
     normal = kind == 1
     for e0 in range(lo, hi, TILE):
