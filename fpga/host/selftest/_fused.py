@@ -1,12 +1,15 @@
-"""The fused host check's numba kernel (imported only when numba is there): a block's generator,
-golden and signature in one compiled pass.
+"""The fused host check's numba kernel (imported only when numba is there): a run of blocks'
+generator, golden and signatures in one compiled pass.
 
-:func:`check_blocks` takes a tile of :data:`TILE_ENTRIES` entries at a time: the generator writes the
-tile's operands in their formats' own widths into buffers tens of KB long (they stay in the L2
-cache), golden's row kernel of the algorithm (:mod:`golden.kernels`, the same compiled function
-``golden.dot_add`` runs, so the same bits by construction) computes the tile's results into a
-uint64 tile, and each lane's CRC chain folds them in order.  Nothing larger than a tile is ever in
-memory (a default block is one tile): per block, one signature per lane comes out.
+:func:`check_blocks` takes a tile of :data:`TILE_ROWS` rows (entries times lanes) at a time, across
+block boundaries: the generator writes the tile's operands in their formats' own widths into
+buffers a few hundred KB long at most (they stay in the L2 cache), golden's row kernel of the
+design (the one :mod:`golden.kernels`' plan chose, the same compiled function ``golden.dot_add``
+runs, so the same bits by construction) computes the tile's results into a uint64 tile, and each
+lane's CRC chain folds them in order, starting afresh at each block's first entry.  Nothing larger
+than a tile is ever in memory: per block, one signature per lane comes out.  A tile of several
+default blocks calls golden's kernel once for all of them: its fixed cost a call (scratch, a block
+of rows' set-up) measured a fifth of CoFDA's time on 1,024-row calls.
 """
 
 from __future__ import annotations
@@ -17,12 +20,21 @@ from golden.kernels import amd, amd_int, fused, gdfs_int, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
-from .modes import M_GENERATE, M_GOLDEN
+from .modes import M_FULL, M_GENERATE
 
-TILE_ENTRIES = 1024         # entries generated, computed and folded at a time: a default block, its operands in L2
+TILE_ROWS = 4096            # rows generated, computed and folded at a time (four default blocks of one lane)
 JIT = {"cache": True, "nogil": True}
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fold_rows(res, t0, n, lanes, crc, width, canon, mb, emax, man, nan, slices):
+    """Each lane's chain after the tile's entries ``t0 .. t0 + n - 1`` (``res[t * lanes + lane]``)."""
+    for t in range(t0, t0 + n):
+        for lane in range(lanes):
+            word = res[t * lanes + lane]
+            if canon and ((word >> mb) & emax) == emax and (word & man) != np.uint64(0):
+                word = np.uint64(nan)
+            crc[lane] = _fold(crc[lane], word, width, slices)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -32,11 +44,12 @@ def check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bou
 
     Generator arguments as :func:`fpga.host.selftest._kernels.generate` (``isz``: the operands' item
     sizes; ``pieces, win``: :func:`fpga.host.selftest._kernels.generate_packed`'s, no pieces where the
-    layout is not packed), golden's as its row kernels (``rows``: the algorithm's; inlined into one
-    compiled kernel per algorithm, :func:`kernel_of`), the signature's as
+    layout is not packed), golden's as its row kernels (``rows``: the design's; inlined into one
+    compiled kernel per row kernel, :func:`kernel_of`), the signature's as
     :func:`fpga.host.selftest._kernels.crc_chains`.  ``mode``: ``modes.M_FULL``; ``M_GENERATE`` or
     ``M_GOLDEN`` stop after that stage (the benchmark's split; ``out`` then holds a checksum)."""
-    cap = TILE_ENTRIES * lanes
+    per = max(1, TILE_ROWS // lanes)                 # entries a tile
+    cap = per * lanes
     packed = pieces.shape[0] > 0
     bufs = [np.empty(max(1, cap * (bounds[d + 1] - bounds[d]) * isz[d]), np.uint8) for d in range(5)]
     res = np.zeros(cap, np.uint64)
@@ -44,33 +57,34 @@ def check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bou
     man = (np.uint64(1) << np.uint64(man_bits)) - np.uint64(1)
     emax = (np.uint64(1) << np.uint64(exp_bits)) - np.uint64(1)
     mb = np.uint64(man_bits)
-    for blk in range(first_block, first_block + blocks):
-        crc[:] = np.uint64(init)
-        base = np.uint64(blk) * np.uint64(block_len)
-        for e0 in range(0, block_len, TILE_ENTRIES):
-            T = min(TILE_ENTRIES, block_len - e0)
-            if packed:
-                generate_packed(base + np.uint64(e0), 0, T, lanes, nw, keys, kind, pieces, win,
-                                bufs[0], bufs[1], bufs[2], bufs[3], bufs[4])
-            else:
-                generate(base + np.uint64(e0), 0, T, lanes, nw, keys, kind, tab, bounds,
-                         bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz)
-            if mode == M_GENERATE:
-                crc[0] ^= np.uint64(bufs[0][0])
-                continue
+    first = np.uint64(first_block) * np.uint64(block_len)      # the run's first entry
+    total = blocks * block_len
+    for e0 in range(0, total, per):
+        T = min(per, total - e0)
+        if packed:
+            generate_packed(first + np.uint64(e0), 0, T, lanes, nw, keys, kind, pieces, win,
+                            bufs[0], bufs[1], bufs[2], bufs[3], bufs[4])
+        else:
+            generate(first + np.uint64(e0), 0, T, lanes, nw, keys, kind, tab, bounds,
+                     bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz)
+        if mode != M_GENERATE:
             rows(0, T * lanes, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz, K, fmts, vtab, etab, prm,
-                  order, res)
-            if mode == M_GOLDEN:
-                crc[0] ^= res[0]
-                continue
-            for t in range(T):
+                 order, res)
+        t = 0
+        while t < T:                                 # the tile's pieces of blocks
+            within = (e0 + t) % block_len
+            n = min(T - t, block_len - within)
+            if within == 0:
+                crc[:] = np.uint64(init)
+            if mode == M_FULL:
+                _fold_rows(res, t, n, lanes, crc, width, canon, mb, emax, man, nan, slices)
+            else:                                    # a checksum of the stage's output, so none is skipped
+                crc[0] ^= np.uint64(bufs[0][t * lanes]) if mode == M_GENERATE else res[t * lanes]
+            t += n
+            if within + n == block_len:
+                blk = (e0 + t - 1) // block_len
                 for lane in range(lanes):
-                    word = res[t * lanes + lane]
-                    if canon and ((word >> mb) & emax) == emax and (word & man) != np.uint64(0):
-                        word = np.uint64(nan)
-                    crc[lane] = _fold(crc[lane], word, width, slices)
-        for lane in range(lanes):
-            out[blk - first_block, lane] = crc[lane]
+                    out[blk, lane] = crc[lane]
 
 
 # one compiled kernel per golden row kernel, each with golden's kernel a global: numba does not cache a
