@@ -114,9 +114,9 @@ def test_unreachable_bins_per_instruction_say_why(fdrda, gfdrda):
                                        ("cdna3", "v_mfma_f32_32x32x8_f16")])
 def test_directed_vectors_close_every_reachable_bin(arch, name):
     ins = golden.lookup(arch, name)
-    sol = solve(ins, np.random.default_rng(5), seconds=10)
+    sol = solve(ins, np.random.default_rng(5), seconds=60)      # it returns once closed
     assert sol.coverage.closed(), sol.coverage.missed()
-    assert sol.seconds < 5
+    assert all("." in s for s in sol.source)                   # constructions did it, not the search
     rng = np.random.default_rng(6)
     for kind in ("disputed", "structured", "bits"):              # nothing reaches an unreachable bin
         cov = measure(ins, *random_operands(ins, 512, rng, kind)[:3])

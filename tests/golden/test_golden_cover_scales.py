@@ -121,6 +121,7 @@ def test_each_construction_hits_its_bin(which, request):
 @pytest.mark.parametrize("which", ["scaled_fda", "mxf4", "nvf4"])
 def test_solve_closes_every_reachable_bin(which, request):
     ins = request.getfixturevalue(which)
-    sol = solve(ins, np.random.default_rng(0), seconds=10)
+    sol = solve(ins, np.random.default_rng(0), seconds=60)      # it returns once closed
     assert sol.coverage.closed(), sol.coverage.missed()
-    assert sol.seconds < 5 and cover_points(ins)[0].name in {"group_sum", "shift"}
+    assert all("." in s for s in sol.source)                   # constructions did it, not the search
+    assert cover_points(ins)[0].name in {"group_sum", "shift"}

@@ -157,17 +157,17 @@ def test_each_construction_hits_its_bin(which, points, request):
 
 @pytest.mark.parametrize("which", ["dmma", "sfma32"])
 def test_solve_closes_sfma(which, request):
-    sol = solve(request.getfixturevalue(which), np.random.default_rng(0), seconds=10)
+    sol = solve(request.getfixturevalue(which), np.random.default_rng(0), seconds=60)   # it returns once closed
     assert sol.coverage.closed(), sol.coverage.missed()
-    assert sol.seconds < 5
+    assert all("." in s for s in sol.source)                   # constructions did it, not the search
 
 
 @pytest.mark.parametrize("which", ["gps16", "gps_bf16"])
 def test_solve_closes_gps_own_points(which, request):
     ins = request.getfixturevalue(which)
-    sol = solve(ins, np.random.default_rng(0), seconds=10, points=GPS_OWN)
+    sol = solve(ins, np.random.default_rng(0), seconds=60, points=GPS_OWN)     # it returns once closed
     assert sol.coverage.closed(), sol.coverage.missed()
-    assert sol.seconds < 3
+    assert all("." in s for s in sol.source)                   # constructions did it, not the search
 
 
 @pytest.mark.slow
