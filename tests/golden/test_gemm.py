@@ -52,6 +52,7 @@ def explicit_slice(ins, A, B, steps, promotion=None, scales=None):
     return main if promotion else f32(acc)
 
 
+@pytest.mark.xdist_group("gemm_tiles")      # with test_gemm_tiles.py: each tile kernel compiles in one worker
 def test_one_k_step_equals_mma():
     for arch, name in (HGMMA, QGMMA, AMPERE, CDNA3):
         ins = golden.lookup(arch, name)
@@ -60,6 +61,7 @@ def test_one_k_step_equals_mma():
         assert np.array_equal(gemm(A, B, instr=ins), want), name
 
 
+@pytest.mark.xdist_group("gemm_tiles")      # with test_gemm_tiles.py: each tile kernel compiles in one worker
 def test_chained_equals_mma_loop():
     for arch, name in (HGMMA, QGMMA, CDNA3):
         ins = golden.lookup(arch, name)
@@ -75,6 +77,7 @@ def test_ragged_k_is_padded_with_zero_products():
     assert np.array_equal(f32(gemm(A, B, instr=ins)), explicit_slice(ins, Ap, Bp, range(3)))
 
 
+@pytest.mark.xdist_group("gemm_tiles")      # with test_gemm_tiles.py: each tile kernel compiles in one worker
 def test_block_scaled_chain_equals_mma_loop():
     for arch, name in (MXF8, NVFP4):
         ins = golden.lookup(arch, name)

@@ -18,6 +18,10 @@ from golden.formats import from_float
 from golden.gemm import PRESETS, Kernel, gemm
 from golden.gemm_error import random_problem
 
+# one xdist worker takes the file (make test: --dist loadgroup), with test_gemm.py's tests of whole GEMMs:
+# a fresh machine compiles each tile kernel once, not in two workers at the same time
+pytestmark = pytest.mark.xdist_group("gemm_tiles")
+
 pytest.importorskip("numba")
 
 HGMMA = golden.lookup("hopper", "HGMMA.64xNx16.F32")
