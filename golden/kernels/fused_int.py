@@ -7,14 +7,15 @@ and exponent, a product is ``sig_a * sig_b`` at exponent ``e_a + e_b``, alignmen
 shift of the magnitude (``trunc`` drops the shifted-out bits of the magnitude), the sum is an
 int64, and the rounding (:func:`round_block`) is :func:`_common.round_bits` without a branch.
 FDA decodes a block's products in one contiguous loop over its rows' elements
-(:func:`decode_flat`) and takes each row's maximum and sum in a loop over its products; GDFS
+(:func:`decode_block`: the catalog's f16 and E4M3 pairs with their fields as compile-time
+constants) and takes each row's maximum and sum in a loop over its products; GDFS
 carries a block's rows through each step together (its group sums a loop across the rows); both
 round across the rows.
 
 NaN and infinities never take a branch per product: a block with a pattern of a special class
 classifies every product (NaN, +inf, -inf, as IEEE float64 arithmetic combines them: ``inf - inf``
-and ``inf * 0`` are NaN) and a flagged row's result is the canonical NaN or that infinity, as
-``_finish`` gives it.
+and ``inf * 0`` are NaN; in the decode's own loop where the block before had one too) and a
+flagged row's result is the canonical NaN or that infinity, as ``_finish`` gives it.
 
 :func:`golden.kernels.spec.fast_kind` decides which designs take this path (bounds that keep every
 integer in its lane); the others run :mod:`fused`'s float64 kernels.
@@ -32,7 +33,9 @@ from . import _common as C
 from . import spec as S
 
 BL = 128                # rows carried through each step together (the vector loops run across them)
-FLAT = 1024             # FDA decodes a block's products in one loop: FLAT // K rows (16 .. BL)
+FLAT = 8192             # FDA decodes a block's products in one loop: FLAT // K rows (16 .. FDA_ROWS), and
+FDA_ROWS = 512          # each step runs across them (blocks of 1,024 products measured 1.2x slower: each
+                        # block's fixed costs; 16,384 no faster)
 NEG = -(1 << 24)        # the exponent of a zero product here: below every real one, no int32 overflow
 NO_PRODUCT = NEG // 2   # an exponent below this (scales added) is a zero product
 NAN_FLAG, PINF_FLAG, NINF_FLAG = 1, 2, 4
@@ -291,6 +294,106 @@ def classes_in_place(va, vb, start, n, da, db, CL):
         CL[u] = nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
 
 
+# The decode rows (:func:`decode_row`'s columns) of the catalog's f16 and OCP E4M3 (S.1111.111 is
+# NaN, no infinity): their pairs decode with these as compile-time constants (:func:`decode_literal`:
+# masks and shifts become immediates, the classes compares kept as masks)
+F16_ROW = (0, 0xFFFF, 10, 31, 15, 15, 0x7C00, 0x7C00, 1)
+E4M3_ROW = (0, 0xFF, 3, 15, 7, 7, 0x7F, 0x7F, 0)
+LITERAL_ROWS = np.array([F16_ROW, E4M3_ROW], np.int64)
+F16_LIT, E4M3_LIT = range(2)
+
+
+@njit(**C.HOT)
+def literal_of(dr):
+    """Which of :data:`LITERAL_ROWS` the decode row ``dr`` is (-1: none)."""
+    for k in range(LITERAL_ROWS.shape[0]):
+        same = True
+        for col in range(LITERAL_ROWS.shape[1]):
+            same &= dr[col] == LITERAL_ROWS[k, col]
+        if same:
+            return k
+    return -1
+
+
+@njit(**C.HOT)
+def decode_literal(a, b, n, G, bab, M, E, CL, ra, rb, classes):
+    """:func:`decode_in_place` of ``a[:n], b[:n]`` with the formats' decode rows given as constant
+    tuples ``ra, rb`` (the callers' literals: the compiler folds them), and where ``classes`` each
+    product's NaN/inf class into ``CL`` (:func:`classes_in_place`) in the same loop.  Returns
+    whether a pattern of a special class is among them."""
+    ia, xa, ma, ea, sa, _, na, nva, infa = ra
+    ib, xb, mb, eb, sb, _, nb_, nvb, infb = rb
+    mma, mmb = (np.int64(1) << ma) - 1, (np.int64(1) << mb) - 1
+    zma, zmb = (np.int64(1) << sa) - 1, (np.int64(1) << sb) - 1     # all but the sign: zero when 0
+    maybe, maybe_b = np.int64(0), np.int64(0)
+    for u in range(n):
+        x = (np.int64(a[u]) >> ia) & xa
+        y = (np.int64(b[u]) >> ib) & xb
+        fa = (x >> ma) & ea
+        fb = (y >> mb) & eb
+        ga = (x & mma) | (np.int64(fa != 0) << ma)
+        gb = (y & mmb) | (np.int64(fb != 0) << mb)
+        m = (ga * gb) << G
+        neg = ((x >> sa) ^ (y >> sb)) & 1
+        E[u] = NEG if m == 0 else max(fa, 1) + max(fb, 1) + bab
+        M[u] = -m if neg else m
+        if classes:                     # compares of the magnitudes, kept as masks (no 0/1 lanes)
+            xm, ym = x & zma, y & zmb
+            if infa:                            # IEEE: exponent all ones, NaN where the mantissa is not 0
+                nan_a, inf_a = xm > nva, xm == nva
+            else:
+                nan_a, inf_a = (x & na) == nva, False
+            if infb:
+                nan_b, inf_b = ym > nvb, ym == nvb
+            else:
+                nan_b, inf_b = (y & nb_) == nvb, False
+            nan = nan_a | nan_b | (inf_a & (ym == 0)) | (inf_b & (xm == 0))
+            inf = inf_a | inf_b
+            cl = NAN_FLAG if nan else ((NINF_FLAG if neg else PINF_FLAG) if inf else 0)
+            CL[u] = cl
+            maybe |= cl                         # nonzero where either is NaN or infinite
+        else:                           # the largest pattern field seen: LITERAL_ROWS' NaN mask is its value
+            maybe = max(maybe, x & na)
+            maybe_b = max(maybe_b, y & nb_)
+    return maybe != 0 if classes else (maybe == nva) | (maybe_b == nvb)
+
+
+@njit(**C.INLINE)
+def decode_block(wa, wb, isz, start, n, da, db, ka, kb, G, bab, XA, XB, M, E, CL, hint):
+    """A block's products, and their NaN/inf classes where a special pattern is among them
+    (returned), the operands read where they lie in their own width.  f16 and E4M3 pairs (``ka,
+    kb``: :func:`literal_of` their decode rows) through :func:`decode_literal`, without the
+    classes first unless ``hint`` (the block before had a special pattern: random bit patterns
+    have one in most blocks); the others from the decode rows (each literal loop costs 1.5-2 s of
+    the kernel's first compile: bf16 and the other fp8 pairs would cost as much again each)."""
+    if isz[0] == isz[1] == 2:
+        va, vb = wa[1][start:start + n], wb[1][start:start + n]
+        if ka == kb == F16_LIT:
+            if not hint and not decode_literal(va, vb, n, G, bab, M, E, CL, F16_ROW, F16_ROW, False):
+                return False
+            return decode_literal(va, vb, n, G, bab, M, E, CL, F16_ROW, F16_ROW, True)
+        special = decode_in_place(wa[1], wb[1], start, n, da, db, G, bab, M, E)
+        if special:
+            classes_in_place(wa[1], wb[1], start, n, da, db, CL)
+        return special
+    if isz[0] == isz[1] == 1:
+        if ka == kb == E4M3_LIT:
+            va, vb = wa[0][start:start + n], wb[0][start:start + n]
+            if not hint and not decode_literal(va, vb, n, G, bab, M, E, CL, E4M3_ROW, E4M3_ROW, False):
+                return False
+            return decode_literal(va, vb, n, G, bab, M, E, CL, E4M3_ROW, E4M3_ROW, True)
+        special = decode_in_place(wa[0], wb[0], start, n, da, db, G, bab, M, E)
+        if special:
+            classes_in_place(wa[0], wb[0], start, n, da, db, CL)
+        return special
+    widen(wa, isz[0], start, n, XA)
+    widen(wb, isz[1], start, n, XB)
+    special = decode_flat(XA, XB, n, da, db, G, bab, M, E)
+    if special:
+        classes_flat(XA, XB, n, da, db, CL)
+    return special
+
+
 @njit(**C.INLINE)
 def add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X, E, flags_blk):
     """The block scales' exponent sums into every product exponent of the block's rows (a zero
@@ -298,9 +401,10 @@ def add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X, E, flags_blk):
     bias, vm, nm, nv = ds[D_BIAS], ds[D_VMASK], ds[D_NM], ds[D_NV]
     for q in range(nblk):
         gather_column(wsa, isz[3], r0 * nblk + q, nblk, nb, X)
-        gather_column(wsb, isz[4], r0 * nblk + q, nblk, nb, X[BL:])
+        half = X.shape[0] // 2
+        gather_column(wsb, isz[4], r0 * nblk + q, nblk, nb, X[half:])
         for i in range(nb):
-            x, y = X[i] & vm, X[BL + i] & vm
+            x, y = X[i] & vm, X[half + i] & vm
             se = x + y - 2 * bias
             flags_blk[i, q] = np.int64(((x & nm) == nv) | ((y & nm) == nv))
             o = np.uint64(i * K + q * block)
@@ -308,11 +412,50 @@ def add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X, E, flags_blk):
                 E[o + np.uint64(t)] += se
 
 
+@njit(**C.INLINE)
+def pass_maxima(E, CL, ce, flags, emax, nb, K, j, L, lift, special):
+    """``emax[i]``: the largest exponent of row i's pass (products ``j .. j + L - 1``, a zero
+    product's taken as ``lift``) and its c's ``ce[i]``; where ``special`` the products' classes
+    into ``flags`` in the same loop (a loop of their own measured 1.5-2 ns a row slower)."""
+    if special:
+        for i in range(nb):
+            o = np.uint64(i * K + j)
+            em, fl = ce[i], flags[i]
+            for t in range(L):
+                e = E[o + np.uint64(t)]
+                em = max(em, e if e >= NO_PRODUCT else lift)
+                fl |= CL[o + np.uint64(t)]
+            emax[i], flags[i] = em, fl
+        return
+    for i in range(nb):
+        o = np.uint64(i * K + j)
+        em = ce[i]
+        for t in range(L):
+            e = E[o + np.uint64(t)]
+            em = max(em, e if e >= NO_PRODUCT else lift)
+        emax[i] = em
+
+
+@njit(**C.INLINE)
+def pass_sums(M, E, emax, tot, nb, K, j, L, Dsh):
+    """``tot[i]`` += the products of row i's pass aligned to its maximum (``trunc`` of each: a right
+    shift of the magnitude)."""
+    for i in range(nb):
+        o = np.uint64(i * K + j)
+        em = emax[i] + Dsh
+        s = tot[i]
+        for t in range(L):
+            m = M[o + np.uint64(t)]
+            v = abs(m) >> min(em - E[o + np.uint64(t)], 63)
+            s += -v if m < 0 else v
+        tot[i] = s
+
+
 @njit(**C.JIT)
 def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
     """Rows ``lo .. hi - 1`` of FDA / CoFDA (with power-of-two block scales) in integer lanes,
-    ``FLAT // K`` rows at a time: their products decoded in one contiguous loop, each row's
-    maximum and sum a loop over its products, the rounding across the rows."""
+    ``FLAT // K`` rows at a time (at most FDA_ROWS): their products decoded in one contiguous
+    loop, each row's maximum and sum a loop over its products, the rounding across the rows."""
     L, F, ez = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO]
     scaled = prm[S.P_SCALED] == 1
     block, nblk = prm[S.P_BLOCK], K // prm[S.P_BLOCK]
@@ -322,32 +465,21 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
     bab = -da[D_BIAS] - db[D_BIAS]
     mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    BR = min(BL, max(16, FLAT // K))
-    XA, XB = np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64)
-    M, E, CL = np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64)
-    X1, X2 = np.zeros(BL, np.int64), np.zeros(2 * BL, np.int64)
-    SF = np.zeros((BL, nblk), np.int64)
-    flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64)
-    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    BR = max(1, min(FDA_ROWS, max(16, FLAT // K), hi - lo))      # a short call allocates for its rows only
+    XA, XB = np.empty(BR * K, np.int64), np.empty(BR * K, np.int64)      # every element written before read
+    M, E, CL = np.empty(BR * K, np.int64), np.empty(BR * K, np.int64), np.empty(BR * K, np.int64)
+    X1, X2 = np.zeros(BR, np.int64), np.zeros(2 * BR, np.int64)
+    SF = np.zeros((BR, nblk), np.int64)
+    flags, emax = np.zeros(BR, np.int64), np.zeros(BR, np.int64)
+    csig, ce, tot = np.zeros(BR, np.int64), np.zeros(BR, np.int64), np.zeros(BR, np.int64)
     wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
+    ka, kb = literal_of(da), literal_of(db)
     lift = np.int64(0)
+    special = False
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         n = nb * K
-        if isz[0] == isz[1] == 2:                  # f16/bf16 in their own width: read where they lie
-            special = decode_in_place(wa[1], wb[1], r0 * K, n, da, db, G, bab, M, E)
-            if special:
-                classes_in_place(wa[1], wb[1], r0 * K, n, da, db, CL)
-        elif isz[0] == isz[1] == 1:                # fp8 and narrower in a byte each
-            special = decode_in_place(wa[0], wb[0], r0 * K, n, da, db, G, bab, M, E)
-            if special:
-                classes_in_place(wa[0], wb[0], r0 * K, n, da, db, CL)
-        else:
-            widen(wa, isz[0], r0 * K, n, XA)
-            widen(wb, isz[1], r0 * K, n, XB)
-            special = decode_flat(XA, XB, n, da, db, G, bab, M, E)
-            if special:
-                classes_flat(XA, XB, n, da, db, CL)
+        special = decode_block(wa, wb, isz, r0 * K, n, da, db, ka, kb, G, bab, XA, XB, M, E, CL, special)
         if scaled:
             add_scales(wsa, wsb, isz, ds, r0, K, nblk, block, nb, X2, E, SF)
         gather_column(wc, isz[2], r0, 1, nb, X1)
@@ -355,34 +487,13 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
         for j in range(0, K, L):
             decode_c(X1, dc, ez, csig, ce, flags, nb)                  # c: a zero takes e_zero
             lift = ez if ez > fmts[fc, S.EMIN] else NEG                # zero products take e_zero
-            for i in range(nb):
-                o = np.uint64(i * K + j)
-                em = ce[i]
-                for t in range(L):
-                    e = E[o + np.uint64(t)]
-                    em = max(em, e if e >= NO_PRODUCT else lift)
-                emax[i] = em
-            if special:
-                for i in range(nb):
-                    o = np.uint64(i * K + j)
-                    fl = flags[i]
-                    for t in range(L):
-                        fl |= CL[o + np.uint64(t)]
-                    flags[i] = fl
+            pass_maxima(E, CL, ce, flags, emax, nb, K, j, L, lift, special)
             if scaled:
                 for i in range(nb):
                     for q in range(j // block, (j + L) // block):
                         flags[i] |= SF[i, q]
             align_c(csig, ce, emax, F, dc[D_MB], tot, nb)
-            for i in range(nb):
-                o = np.uint64(i * K + j)
-                em = emax[i] + Dsh
-                s = tot[i]
-                for t in range(L):
-                    m = M[o + np.uint64(t)]
-                    v = abs(m) >> min(em - E[o + np.uint64(t)], 63)
-                    s += -v if m < 0 else v
-                tot[i] = s
+            pass_sums(M, E, emax, tot, nb, K, j, L, Dsh)
             round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
                 X1[i] = np.int64(out[r0 + i])

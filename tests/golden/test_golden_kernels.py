@@ -352,3 +352,45 @@ def test_fda_in_place_decode_matches_and_catches_the_planted_fault(unit):
         with kernels.planted_fault():
             bad += int((golden.dot_add(ins, a, b, c, backend="numba", threads=1) != want).sum())
     assert bad > 0
+
+
+# own-width FDA operands: f16 and E4M3 pairs decode with their fields as constants, bf16 and the
+# other fp8 pairs from their decode rows
+LITERAL_UNITS = [("hopper", "HMMA.16816.F32"), ("ada", "QMMA.16816.F32.E4M3.E4M3"),
+                 ("hopper", "HMMA.16816.F32.BF16"), ("ada", "QMMA.16816.F32.E4M3.E5M2"),
+                 ("ada", "QMMA.16816.F32.E5M2.E5M2")]
+
+
+def _blocks_alternating(ins, rows_per_block, blocks, seed):
+    """Own-width operands whose FDA blocks alternate: random bit patterns (NaN and infinities in most
+    blocks), then finite normal numbers (none: the block after a special one decodes without its
+    classes), then bits again ..."""
+    kinds = ["bits" if q % 2 == 0 else "normal" for q in range(blocks)]
+    parts = [random_operands(ins, rows_per_block, np.random.default_rng([seed, q]), kind, narrow=True)
+             for q, kind in enumerate(kinds)]
+    return [np.concatenate([p[s] for p in parts]) for s in range(3)]
+
+
+@pytest.mark.parametrize("unit", LITERAL_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_fda_own_width_decode_matches_across_special_and_plain_blocks(unit):
+    from golden.kernels import fused_int
+
+    ins = lookup(*unit)
+    pl = kernels.plan(ins)
+    drows = fused_int.decode_rows(pl.fmts)
+    literal = unit in LITERAL_UNITS[:2]
+    rows_ = fused_int.LITERAL_ROWS                          # their special test: a field's maximum equal to its value
+    assert (rows_[:, fused_int.D_NM] == rows_[:, fused_int.D_NV]).all()
+    assert (fused_int.literal_of(drows[spec.A]) >= 0 and fused_int.literal_of(drows[spec.B]) >= 0) == literal
+    rows = min(fused_int.FDA_ROWS, max(16, fused_int.FLAT // pl.k))   # fda_block_rows' block: one per kind in turn
+    a, b, c = _blocks_alternating(ins, rows, 5, 21)
+    for q in range(5):                                      # bits blocks hold a NaN or infinity, plain ones none
+        part = slice(q * rows, (q + 1) * rows)
+        finite = [np.isfinite(golden.formats.to_float(fmt, x)).all()
+                  for x, fmt in zip((a[part], b[part]), ins.datapath.formats[:2])]
+        assert all(finite) == (q % 2 == 1)
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    got = golden.dot_add(ins, a[:-3], b[:-3], c[:-3], backend="numba", threads=1)   # a partial last block
+    assert np.array_equal(got, want[:-3])
+    with kernels.planted_fault():
+        assert (golden.dot_add(ins, a, b, c, backend="numba", threads=1) != want).any()
