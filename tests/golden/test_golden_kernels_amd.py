@@ -98,3 +98,26 @@ def test_planted_fault_is_caught(unit):
     assert _mismatches(ins, 4 * ROWS, kinds=("normal",)) == 0
     with kernels.planted_fault():
         assert _mismatches(ins, 4 * ROWS, kinds=("normal",)) > 0
+
+
+@pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x16_bf16")],
+                         ids=lambda u: u[1])
+def test_register_path_blocks_and_special_c(unit):
+    """The register path (amd_int.reg_block: blocks without NaN/inf operands or overflow) beside the
+    block path: clean blocks, one block with an infinity and one with a NaN operand, c infinite and
+    NaN on clean rows, and a chain's first pass overflowing f32 (c = 2**127 plus a large sum)."""
+    from golden.kernels import amd_int
+    ins = lookup(*unit)
+    fa, _, fc, _ = ins.formats
+    n = 2 * amd_int.BL + 11
+    a, b, c, _, _ = random_operands(ins, n, np.random.default_rng(11), "normal")
+    inf, nan = (0x7C00, 0x7E00) if fa.name == "f16" else (0x7F80, 0x7FC0)
+    a[amd_int.BL + 5, 1], b[amd_int.BL + 9, 0] = inf, nan
+    c[::13], c[5::17], c[7::19] = 0x7F800000, 0xFF800000, 0x7FC00000
+    c[3::23], a[3::23, 0], b[3::23, 0] = 0x7F7FFFFF, 0x7BFF if fa.name == "f16" else 0x7F7F, 0x3C00
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    assert np.array_equal(golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba", threads=1), want)
+    clean = slice(0, amd_int.BL)                  # the first block: the register path's
+    with kernels.planted_fault():
+        got = golden.dot_add(ins, *_own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
+        assert (got != want[clean]).sum() > 0
