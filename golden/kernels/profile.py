@@ -109,29 +109,18 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
     da, db, dcf, dd = drows[S.A], drows[S.B], drows[S.CF], drows[S.D]
     G, Dsh = max(F - da[FI.D_MB] - db[FI.D_MB], 0), max(da[FI.D_MB] + db[FI.D_MB] - F, 0)
     bab = -da[FI.D_BIAS] - db[FI.D_BIAS]
-    BR, BL = min(FI.BL, max(16, FI.FLAT // K)), FI.BL
-    XA, XB, M, E, CL = (np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64),
-                        np.zeros(BR * K, np.int64), np.zeros(BR * K, np.int64))
-    X1, flags, emax = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
-    csig, ce, tot = np.zeros(BL, np.int64), np.zeros(BL, np.int64), np.zeros(BL, np.int64)
+    BR = max(1, min(FI.FDA_ROWS, max(16, FI.FLAT // K), hi - lo))
+    XA, XB, M, E, CL = (np.empty(BR * K, np.int64), np.empty(BR * K, np.int64), np.empty(BR * K, np.int64),
+                        np.empty(BR * K, np.int64), np.empty(BR * K, np.int64))
+    X1, flags, emax = np.zeros(BR, np.int64), np.zeros(BR, np.int64), np.zeros(BR, np.int64)
+    csig, ce, tot = np.zeros(BR, np.int64), np.zeros(BR, np.int64), np.zeros(BR, np.int64)
     wa, wb, wc = FI._widths(a), FI._widths(b), FI._widths(c)
+    ka, kb = FI.literal_of(da), FI.literal_of(db)
+    special = False
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         n = nb * K
-        if isz[0] == isz[1] == 2:                  # as fda_block_rows: own-width operands read in place
-            special = FI.decode_in_place(wa[1], wb[1], r0 * K, n, da, db, G, bab, M, E)
-            if special:
-                FI.classes_in_place(wa[1], wb[1], r0 * K, n, da, db, CL)
-        elif isz[0] == isz[1] == 1:
-            special = FI.decode_in_place(wa[0], wb[0], r0 * K, n, da, db, G, bab, M, E)
-            if special:
-                FI.classes_in_place(wa[0], wb[0], r0 * K, n, da, db, CL)
-        else:
-            FI.widen(wa, isz[0], r0 * K, n, XA)
-            FI.widen(wb, isz[1], r0 * K, n, XB)
-            special = FI.decode_flat(XA, XB, n, da, db, G, bab, M, E)
-            if special:
-                FI.classes_flat(XA, XB, n, da, db, CL)
+        special = FI.decode_block(wa, wb, isz, r0 * K, n, da, db, ka, kb, G, bab, XA, XB, M, E, CL, special)
         if stage == 0:
             continue
         FI.gather_column(wc, isz[2], r0, 1, nb, X1)
@@ -139,32 +128,11 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
         for j in range(0, K, L):
             FI.decode_c(X1, dc, ez, csig, ce, flags, nb)
             lift = ez if ez > fmts[fc, S.EMIN] else FI.NEG
-            for i in range(nb):
-                o = np.uint64(i * K + j)
-                em = ce[i]
-                for t in range(L):
-                    e = E[o + np.uint64(t)]
-                    em = max(em, e if e >= FI.NO_PRODUCT else lift)
-                emax[i] = em
-            if special:
-                for i in range(nb):
-                    o = np.uint64(i * K + j)
-                    fl = flags[i]
-                    for t in range(L):
-                        fl |= CL[o + np.uint64(t)]
-                    flags[i] = fl
+            FI.pass_maxima(E, CL, ce, flags, emax, nb, K, j, L, lift, special)
             if stage == 1:
                 continue
             FI.align_c(csig, ce, emax, F, dc[FI.D_MB], tot, nb)
-            for i in range(nb):
-                o = np.uint64(i * K + j)
-                em = emax[i] + Dsh
-                s = tot[i]
-                for t in range(L):
-                    m = M[o + np.uint64(t)]
-                    v = abs(m) >> min(em - E[o + np.uint64(t)], 63)
-                    s += -v if m < 0 else v
-                tot[i] = s
+            FI.pass_sums(M, E, emax, tot, nb, K, j, L, Dsh)
             if stage == 2:
                 continue
             FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC],
