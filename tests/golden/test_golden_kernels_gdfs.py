@@ -114,6 +114,8 @@ def _pairs_in_groups():
     return np.concatenate(a), np.concatenate(b)
 
 
+@pytest.mark.slow       # compiles the group-sum helpers for direct calls (about 4 s CPU fresh); make test's random
+# bits rows hold every pair of patterns many times over
 def test_e2m1_float_sums_equal_the_product_table_and_a_wrong_product_is_caught():
     """The float32 closed form against the table of exact integer products, every pair of patterns;
     the same comparison with one table entry off by one finds the difference."""
