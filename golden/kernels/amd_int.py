@@ -379,10 +379,12 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
 
 # The register path: a row's products never leave registers, the loop runs across rows (LLVM
 # vectorises it, 8 rows a zmm) with each row's operands read as 64-bit words at a constant stride.
-# It needs K and L as compile-time constants, so it runs the catalog's shapes of pass length 8 and
-# 16 (REG_SHAPES); one copy per shape, the formats' fields as arguments (shared by f16 and bf16, by
-# the four fp8 pairs), to keep the first compile short.  Measured 1.6x the block path on f16.
-REG_SHAPES = ((2, 8, 8, False), (2, 16, 8, False), (1, 16, 16, True), (1, 32, 16, True))  # isz, K, L, GFDRDA
+# It needs K, L and the formats' fields as compile-time constants (with the fields as arguments the
+# loop did not vectorise: 7x slower), so each shape is one more copy to compile: only f16 FDRDA of
+# K = 8 takes it (1.4-1.5x the block path on normal operands, 4 s more CPU on the first compile).
+# Measured and not kept: bf16 CoFDRDA of K = 16 (1.3x, but 6 s more compile) and fp8 GFDRDA of
+# L = 16 (0.75x: its pass of 16 products is not unrolled); a class loop beside it for blocks with
+# NaN or infinities (slower than the block path's classes).
 
 
 @njit(**C.HOT)
@@ -422,66 +424,61 @@ def c_word(w):
 
 
 @njit(**C.HOT)
-def reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, grouped, ra, rb, bab, G, sh0, fmts, prm):
-    """Pass ``j`` of rows ``r0 .. r0 + nb - 1`` (a loop across rows, each row's products in
+def reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, ra, rb, bab, G, sh0, fmts, prm):
+    """FDRDA's pass ``j`` of rows ``r0 .. r0 + nb - 1`` (a loop across rows, each row's products in
     registers) whose operands hold no NaN or infinity and whose products do not overflow
     (:func:`reg_block`): c's words in ``CW[i]``, d's bits into ``CW``."""
     F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
-    mfb = prm[S.P_MERGEFB] if grouped else F
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
     NW, jw = K * isz // 8, j * isz // 8
     for i in range(nb):
         r = r0 + i
-        e, e_o = np.int64(NEG), np.int64(NEG)
-        for t in range(L):
+        e = np.int64(NEG)
+        for t in range(L):          # the products' maximum, then their aligned sum (LLVM keeps them)
             _, Et, _ = reg_product(word_elem(wa, r, NW, jw, t, isz), word_elem(wb, r, NW, jw, t, isz), ra, rb, bab)
-            if grouped and t % 2 == 1:
-                e_o = max(e_o, Et)
-            else:
-                e = max(e, Et)
-        s, s_o = np.int64(0), np.int64(0)
+            e = max(e, Et)
+        s = np.int64(0)
         for t in range(L):
             m, Et, neg = reg_product(word_elem(wa, r, NW, jw, t, isz), word_elem(wb, r, NW, jw, t, isz), ra, rb, bab)
-            if grouped and t % 2 == 1:
-                v = (m << G) >> min(e_o - Et + sh0, MAX_SHIFT)
-                s_o += -v if neg else v
-            else:
-                v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
-                s += -v if neg else v
+            v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
+            s += -v if neg else v
         cs, ce, cf = c_word(CW[i])
-        if grouped:
-            ed = max(e, e_o)
-            x = shr(s, (ed - e) + F - mfb) if e > NEG else np.int64(0)
-            y = shr(s_o, (ed - e_o) + F - mfb) if e_o > NEG else np.int64(0)
-            s, e = x + y, ed
-        d = merge_int(s, e, mfb, cs, ce, dfb, cfb, ffb, c_drop, fault)
+        d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, fault)
         d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
-        d = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
-        CW[i] = np.int64(d)
+        CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
 
 
 @njit(**C.HOT)
-def reg_block(r0, nb, va, vb, wa, wb, c32, isz, K, L, grouped, ra, rb, bab, G, sh0, fmts, prm, CW, out):
-    """Rows ``r0 .. r0 + nb - 1`` on the register path where they hold no NaN or infinity pattern in a or b and no
-    product can reach ``2**OVER_EXP`` (from the largest exponent fields, a product is below
-    ``2**(e_a + e_b + 2)``):
-    returns whether it ran (``va, vb``: a's and b's elements, ``wa, wb`` their 64-bit words)."""
-    ia, xa, ma, ea, _, _, na, nva, _ = ra
-    ib, xb, mb, eb, _, _, nb_, nvb, _ = rb
-    sp, fa, fb = np.int64(0), np.int64(1), np.int64(1)
-    for u in range(r0 * K, (r0 + nb) * K):
-        x = (np.int64(va[np.uint64(u)]) >> ia) & xa
-        y = (np.int64(vb[np.uint64(u)]) >> ib) & xb
-        sp |= np.int64((x & na) == nva) | np.int64((y & nb_) == nvb)
-        fa = max(fa, (x >> ma) & ea)
-        fb = max(fb, (y >> mb) & eb)
-    if sp != 0 or fa + fb + bab + 2 > OVER_EXP:
+def lane_mask(x):
+    """A 16-bit pattern in each of a 64-bit word's four lanes."""
+    return np.uint64(x) * np.uint64(0x0001000100010001)
+
+
+@njit(**C.HOT)
+def reg_block(r0, nb, wa, wb, c32, K, L, ra, rb, bab, G, sh0, fmts, prm, CW, out):
+    """Rows ``r0 .. r0 + nb - 1`` of a 16-bit IEEE format pair (sign at bit 15: f16, bf16) on the
+    register path where no exponent field of a or b reaches ``T``: no NaN or infinity, and (``T``
+    at most ``(OVER_EXP - bias sums) / 2``) no product at ``2**OVER_EXP``, since a product is below
+    ``2**(e_a + e_b + 2)``.  Returns whether it ran (``wa, wb``: a's and b's 64-bit words)."""
+    _, _, ma, ea, _, _, _, _, _ = ra
+    _, _, mb, eb, _, _, _, _, _ = rb
+    half = (OVER_EXP + ra[D_BIAS] + rb[D_BIAS]) // 2
+    ta, tb = min(ea, half), min(eb, half)
+    # four lanes at once: a field e >= T carries (e + 2**bits - T) into the lane's sign bit
+    fa_m, fa_add = lane_mask(ea << ma), lane_mask((ea + 1 - ta) << ma)
+    fb_m, fb_add = lane_mask(eb << mb), lane_mask((eb + 1 - tb) << mb)
+    top = lane_mask(0x8000)
+    NW = K // 4
+    hit = np.uint64(0)
+    for u in range(r0 * NW, (r0 + nb) * NW):
+        hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
+    if hit & top:
         return False
     for i in range(nb):
         CW[i] = np.int64(c32[np.uint64(r0 + i)])
     for j in range(0, K, L):
-        reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, grouped, ra, rb, bab, G, sh0, fmts, prm)
+        reg_pass(r0, nb, wa, wb, CW, 2, K, L, j, ra, rb, bab, G, sh0, fmts, prm)
     for i in range(nb):
         out[r0 + i] = np.uint64(CW[i])
     return True
@@ -492,18 +489,14 @@ def reg_try(shape, r0, nb, wa, wb, wc, K, L, G, sh0, bab, fmts, prm, CW, out):
     """:func:`reg_block` of the catalog's shape ``shape`` (:func:`reg_shape`) for rows ``r0 ..
     r0 + nb - 1``: returns whether it ran (else the block path computes them)."""
     if shape == 0:
-        return reg_block(r0, nb, wa[1], wb[1], wa[3], wb[3], wc[2], 2, 8, 8, False, F16_ROW, F16_ROW, bab, G, sh0,
-                         fmts, prm, CW, out)
-    if shape == 1:
-        return reg_block(r0, nb, wa[1], wb[1], wa[3], wb[3], wc[2], 2, 16, 8, False, BF16_ROW, BF16_ROW, bab, G, sh0,
-                         fmts, prm, CW, out)
+        return reg_block(r0, nb, wa[3], wb[3], wc[2], 8, 8, F16_ROW, F16_ROW, bab, G, sh0, fmts, prm, CW, out)
     return False
 
 
 @njit(**C.INLINE)
 def reg_shape(isz, K, L, grouped, ka, kb, order):
-    """Which of the register path's shapes a call is (-1: none): the catalog's f16 FDRDA of K = 8
-    and bf16 CoFDRDA of K = 16, operands in their own width, products in order."""
+    """Which of the register path's shapes a call is (-1: none): the catalog's f16 FDRDA of K = 8,
+    operands in their own width, products in order."""
     in_order = True
     for q in range(K):
         in_order &= order[q] == q
@@ -511,8 +504,6 @@ def reg_shape(isz, K, L, grouped, ka, kb, order):
         return -1
     if ka == kb == F16_LIT and K == 8:
         return 0
-    if ka == kb == BF16_LIT and K == 16:
-        return 1
     return -1
 
 

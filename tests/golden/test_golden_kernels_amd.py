@@ -103,9 +103,10 @@ def test_planted_fault_is_caught(unit):
 @pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x16_bf16")],
                          ids=lambda u: u[1])
 def test_register_path_blocks_and_special_c(unit):
-    """The register path (amd_int.reg_block: blocks without NaN/inf operands or overflow) beside the
-    block path: clean blocks, one block with an infinity and one with a NaN operand, c infinite and
-    NaN on clean rows, and a chain's first pass overflowing f32 (c = 2**127 plus a large sum)."""
+    """f16's register path (amd_int.reg_block: blocks without NaN/inf operands or overflow) beside
+    the block path: clean blocks, a block with an infinity and a NaN operand, c infinite and NaN on
+    clean rows, c near the f32 maximum plus a large product; a planted fault caught on a clean block
+    alone.  bf16's chain, all through the block path, the same way."""
     from golden.kernels import amd_int
     ins = lookup(*unit)
     fa, _, fc, _ = ins.formats
