@@ -45,7 +45,7 @@ def main() -> int:
               file=sys.stderr)
         return 2
     os.environ["GOLDEN_BACKEND"] = "numba"          # the vector draws too
-    from . import amd, amd_int, fused, gps, sfma  # noqa: F401  (imports out of the timings)
+    from . import amd, amd_int, fused, gdfs_int, gps, sfma  # noqa: F401  (imports out of the timings)
     total = 0.0
     for label, call in first_calls():
         t = time.process_time()

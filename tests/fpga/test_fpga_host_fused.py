@@ -23,6 +23,9 @@ FAMILIES = [("cdna3", "v_mfma_f32_16x16x4_f32"), ("hopper", "HGMMA.64xNx16.F32")
             ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"), ("cdna2", "v_mfma_f32_32x32x8_f16"),
             ("hopper", "HMMA.1684.F32.TF32"), ("hopper", "HGMMA.64xNx16.F16")]
 CHEAP = FAMILIES[0]
+# the tests of CHEAP's fused kernel share one xdist worker (make test: --dist loadgroup), so a fresh
+# clone compiles it once (about 15 s of CPU), not in two workers at the same time
+ON_CHEAP = pytest.mark.xdist_group("fused_check_cheap")
 
 
 def _model_signatures(spec, first_block, blocks):
@@ -38,6 +41,7 @@ def _equal_to_the_model(arch, name, kind, lanes=2, block_len=37):
     assert got.shape == (4, lanes) and np.array_equal(got, _model_signatures(spec, first, 4)), (name, kind)
 
 
+@ON_CHEAP
 @pytest.mark.parametrize("kind", list(model.KINDS))
 def test_fused_signatures_equal_the_model(kind):
     _equal_to_the_model(*CHEAP, kind)
@@ -64,6 +68,7 @@ def test_packed_layouts_and_the_entries_sampled_on_their_own():
         assert np.array_equal(pick, g.astype(np.uint64))
 
 
+@ON_CHEAP
 def test_a_planted_fault_in_the_fused_path_is_caught(monkeypatch):
     """golden's planted rounding fault reaches the fused kernel, and one generator bit read wrong
     (a packed piece one bit off): both give signatures the model does not."""
@@ -140,6 +145,7 @@ def test_fused_errors():
     assert selftest_check.host_path("numpy", spec.ins) == "numpy"
 
 
+@ON_CHEAP
 def test_the_fused_path_samples_the_same_dot_adds_for_coverage():
     """The fused path never holds a block's operands: its coverage sample, generated on its own, is the
     numpy path's sample bit for bit (the same rows, the same operands)."""
