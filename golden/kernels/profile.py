@@ -76,13 +76,13 @@ def touch(a, b, c, K, out):
 
 def kernel_args(ins, a, b, c, sa, sb):
     """The row kernel and the arguments ``golden.kernels.run`` would hand it, for these operands."""
-    from . import _families, _operand, plan
+    from . import _operand, plan
     pl = plan(ins)
     packed = [_operand(x) for x in (a, b, c, sa, sb)]
     isz = np.array([s for _, s in packed], np.int64)
     out = np.empty(c.shape[0], np.uint64)
-    rows = _families()[S.kernel_code(ins.params)]
-    return rows, (*(v for v, _ in packed), isz, pl.k, pl.fmts, pl.vtab, pl.etab, pl.prm, pl.order, out)
+    # the row kernel the plan chose (the integer-lane amd_int, the narrow-operand gdfs_int), as run() does
+    return pl.rows, (*(v for v, _ in packed), isz, pl.k, pl.fmts, pl.vtab, pl.etab, pl.prm, pl.order, out)
 
 
 def call_rates(ins, n: int, repeat: int) -> dict:
