@@ -356,3 +356,16 @@ def round_f64(fmts, f, x, mode):
     if ef == 0:
         return round_bits(fmts, f, sign, mn, np.int64(-1074), mode, -1, OVERFLOW_IEEE, False)
     return round_bits(fmts, f, sign, mn | (np.int64(1) << 52), ef - 1075, mode, -1, OVERFLOW_IEEE, False)
+
+
+@njit(**HOT)
+def table_row(table, row):
+    """Which row of ``table`` equals ``row`` (-1: none): a format's decode row matched against a
+    kernel module's rows of the formats it compiles with constant fields."""
+    for k in range(table.shape[0]):
+        same = True
+        for col in range(table.shape[1]):
+            same &= row[col] == table[k, col]
+        if same:
+            return k
+    return -1

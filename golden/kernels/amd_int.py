@@ -94,13 +94,7 @@ F16_LIT, BF16_LIT, E4M3_LIT, E5M2_LIT = range(4)
 @njit(**C.HOT)
 def literal_of(dr):
     """Which of :data:`LITERAL_ROWS` the decode row ``dr`` is (-1: none)."""
-    for k in range(LITERAL_ROWS.shape[0]):
-        same = True
-        for col in range(LITERAL_ROWS.shape[1]):
-            same &= dr[col] == LITERAL_ROWS[k, col]
-        if same:
-            return k
-    return -1
+    return C.table_row(LITERAL_ROWS, dr)
 
 
 @njit(**C.HOT)

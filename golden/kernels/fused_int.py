@@ -306,13 +306,7 @@ F16_LIT, E4M3_LIT = range(2)
 @njit(**C.HOT)
 def literal_of(dr):
     """Which of :data:`LITERAL_ROWS` the decode row ``dr`` is (-1: none)."""
-    for k in range(LITERAL_ROWS.shape[0]):
-        same = True
-        for col in range(LITERAL_ROWS.shape[1]):
-            same &= dr[col] == LITERAL_ROWS[k, col]
-        if same:
-            return k
-    return -1
+    return C.table_row(LITERAL_ROWS, dr)
 
 
 @njit(**C.HOT)
@@ -541,19 +535,27 @@ def group_scales(wsa, wsb, isz, ds, r0, nblk, blk, nb, X, SS, SE, SF):
             SF[i] = nan if half == 0 else SF[i] | nan
 
 
+@njit(**C.HOT)
+def gdfs_scalars(K, fmts, da, db, ds, prm):
+    """What every GDFS kernel reads from its parameters: ``L, F, e_zero, g``, the blocks a row holds
+    and their length, the pre-shift ``G`` and post-shift ``Dsh`` of the terms, the rounding and
+    overflow settings, positive zero, the planted fault and the groups a pass holds."""
+    L, F, ez, g = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP]
+    nblk, block = K // prm[S.P_BLOCK], prm[S.P_BLOCK]
+    H = F + fmts[S.A, S.EMIN] + fmts[S.B, S.EMIN] - da[D_MB] - db[D_MB] - 2 * ds[D_MB]
+    G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
+    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    return L, F, ez, g, nblk, block, G, Dsh, mode, frac, ovf_inf, zpos, fault, L // g
+
+
 @njit(**C.JIT)
 def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out):
     """Rows ``lo .. hi - 1`` of GDFS in integer lanes, :data:`BL` rows at a time: exact group
     sums, times the block scales' significands, aligned to the maximum of the scale exponents
     (a group of zero products or a zero scale takes e_zero), one sum with c, the rounding."""
-    L, F, ez, g = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP]
-    nblk, block = K // prm[S.P_BLOCK], prm[S.P_BLOCK]
     da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
-    H = F + fmts[S.A, S.EMIN] + fmts[S.B, S.EMIN] - da[D_MB] - db[D_MB] - 2 * ds[D_MB]
-    G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
-    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
-    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    ngr = L // g
+    L, F, ez, g, nblk, block, G, Dsh, mode, frac, ovf_inf, zpos, fault, ngr = gdfs_scalars(K, fmts, da, db, ds, prm)
     XA, XB = np.zeros((L, BL), np.int64), np.zeros((L, BL), np.int64)
     T, GE = np.zeros((ngr, BL), np.int64), np.zeros((ngr, BL), np.int64)
     X1, X2 = np.zeros(BL, np.int64), np.zeros(BL, np.int64)

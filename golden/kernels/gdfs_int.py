@@ -45,6 +45,7 @@ from .fused_int import (
     decode_c,
     decode_rows,
     gather_column,
+    gdfs_scalars,
     round_block,
 )
 
@@ -215,15 +216,9 @@ def gdfs_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order,
     """Rows ``lo .. hi - 1`` of GDFS (chains of passes included), :data:`BL` rows at a time, for a
     design :func:`takes` takes (golden.kernels chooses; the others run ``fused.gdfs_rows``, whose
     signature this is)."""
-    L, F, ez, g = prm[S.P_L], prm[S.P_F], prm[S.P_EZERO], prm[S.P_GROUP]
-    nblk, block = K // prm[S.P_BLOCK], prm[S.P_BLOCK]
     drows = decode_rows(fmts)
     da, db, dcf, dd, ds = drows[S.A], drows[S.B], drows[S.CF], drows[S.D], drows[S.S]
-    H = F + fmts[S.A, S.EMIN] + fmts[S.B, S.EMIN] - da[D_MB] - db[D_MB] - 2 * ds[D_MB]
-    G, Dsh = max(H, 0), max(-H, 0)           # terms pre-shifted so alignment only shifts right
-    mode, frac, ovf_inf = prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF
-    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    ngr = L // g
+    L, F, ez, g, nblk, block, G, Dsh, mode, frac, ovf_inf, zpos, fault, ngr = gdfs_scalars(K, fmts, da, db, ds, prm)
     e2m1 = is_e2m1(da) and is_e2m1(db) and g == E2M1_GROUP
     PT, vbits = product_table(da, db)
     ia, xa, ib, xb = da[D_IGN], da[D_VMASK], db[D_IGN], db[D_VMASK]
