@@ -16,7 +16,10 @@ from fpga.host.selftest import check as selftest_check
 from fpga.host.selftest import fast as selftest_fast
 from golden.formats import get_format, special_bits
 
-pytestmark = pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed")
+# these tests compile the self-test's kernels (generator, CRC, the fused check of FDA): they share one
+# xdist worker with test_fpga_host_fused.py's (make test: --dist loadgroup), so each compiles once
+pytestmark = [pytest.mark.skipif(not selftest_fast.available(), reason="numba is not installed"),
+              pytest.mark.xdist_group("selftest_kernels")]
 
 # 16-, 32- and 64-bit results, 4-bit fields with scales, 19-bit TF32 in 32-bit words (fields that
 # spill across 64-bit words), NaN canonicalised (FDRDA: exact_nan False) and not, several lanes

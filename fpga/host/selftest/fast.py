@@ -234,6 +234,12 @@ def _slicing_tables() -> np.ndarray:
 _SLICES = _slicing_tables()
 
 
+def _nan_word(fd, canon: bool) -> np.uint64:
+    """The word a NaN result is folded as (``canon``), typed uint64 either way: an int 0 beside a
+    uint64 NaN compiled the signature kernels twice."""
+    return np.uint64(special_bits(fd, "nan") if canon else 0)
+
+
 def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -> np.ndarray:
     """:func:`fpga.board.selftest.model.signatures`, compiled: uint64 ``[blocks, lanes]``."""
     k = _jit()
@@ -247,7 +253,7 @@ def signatures(ins, lanes: int, d, block_len: int, threads: int | None = None) -
     canon = not ins.params.exact_nan
     if canon and fd.nan != "ieee":
         raise NotImplementedError(f"a self-test signature of {fd.name} results with unspecified NaN bits")
-    nan = special_bits(fd, "nan") if canon else 0
+    nan = _nan_word(fd, canon)
     out = np.empty(blocks * lanes, np.uint64)
     chains = blocks * lanes
     _in_threads(lambda lo, hi: k.crc_chains(d.view(np.uint8), d.dtype.itemsize, block_len, lanes, lo, hi,
@@ -315,7 +321,7 @@ def _make_fused_args(spec) -> tuple:
     return (spec.block_len, spec.lanes, nw, np.array(round_keys(spec.seed), np.uint64), _check_kind(spec.kind), tab,
             bounds, isz, pieces, win, dp.k, fmts,
             vtab, etab, prm, kernels.product_order(dp.params, dp.k), fd.storage_bits, canon, fd.man_bits,
-            fd.exp_bits, special_bits(fd, "nan") if canon else 0, CRC_INIT, _SLICES)
+            fd.exp_bits, _nan_word(fd, canon), CRC_INIT, _SLICES)
 
 
 def fused_signatures(spec, first_block: int, blocks: int = 1, threads: int | None = None, mode: int = 0) -> np.ndarray:
