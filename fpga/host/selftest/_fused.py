@@ -59,18 +59,21 @@ def check_blocks(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bou
     man = (np.uint64(1) << np.uint64(man_bits)) - np.uint64(1)
     emax = (np.uint64(1) << np.uint64(exp_bits)) - np.uint64(1)
     mb = np.uint64(man_bits)
-    first = np.uint64(first_block) * np.uint64(block_len)      # the run's first entry
+    first = np.int64(first_block) * np.int64(block_len)        # the run's first entry (below 2**32)
+    # the callees take int64 positions, as golden and fast.py call them: a literal 0 or a uint64 here
+    # is another signature, which compiled golden's row kernel and the generator a second time
+    zero = np.int64(0)
     total = blocks * block_len
     for e0 in range(0, total, per):
         T = min(per, total - e0)
         if packed:
-            generate_packed(first + np.uint64(e0), 0, T, lanes, nw, keys, kind, pieces, win,
+            generate_packed(first + e0, zero, T, lanes, nw, keys, kind, pieces, win,
                             bufs[0], bufs[1], bufs[2], bufs[3], bufs[4])
         else:
-            generate(first + np.uint64(e0), 0, T, lanes, nw, keys, kind, tab, bounds,
+            generate(first + e0, zero, T, lanes, nw, keys, kind, tab, bounds,
                      bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz)
         if mode != M_GENERATE:
-            rows(0, T * lanes, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz, K, fmts, vtab, etab, prm,
+            rows(zero, T * lanes, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], isz, K, fmts, vtab, etab, prm,
                  order, res)
         t = 0
         while t < T:                                 # the tile's pieces of blocks
