@@ -106,10 +106,11 @@ venv: $(STAMP)
 # that run Yosys in one worker (a fresh machine compiles its WebAssembly once)
 # Where the environment sets PYTHONDONTWRITEBYTECODE, every process the suite starts (hundreds: the
 # CLI tests, cocotb's simulators, campaign workers) would compile the checkout's modules again: they
-# are compiled once here (a second or two; unchanged files are skipped)
+# are compiled once here (a second or two; unchanged files are skipped).  MMA_SIM_OPT=-O0: the suite's
+# cosim builds compile their C++ unoptimised (its simulations are short: the compile is what costs)
 test: $(STAMP)
 	$(PY) -m compileall -q -j 0 golden hw cosim tb formal probe fpga campaign tests/support >/dev/null
-	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+	MMA_SIM_OPT=-O0 $(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 gemm-example: $(STAMP)
 	$(PY) examples/transformer_block.py --size full

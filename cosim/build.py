@@ -315,7 +315,8 @@ def build_key(verilog: str, params: dict, flags: list, waves: bool, tc) -> str:
     checkout's paths), the harness, flags, parameters and the toolchain."""
     h = hashlib.sha256()
     for part in (normalise_verilog(verilog), HARNESS.read_text(), HARNESS_DPI.read_text(), json.dumps(flags),
-                 json.dumps(params), f"waves={waves}", tc.fingerprint(), json.dumps(toolchain.make_overrides(tc))):
+                 json.dumps(params), f"waves={waves}", tc.fingerprint(),
+                 json.dumps(toolchain.cosim_make_overrides(tc))):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -384,7 +385,7 @@ def build_sources(sources: Sources, iface: UnitInterface, arch: str, instr: str,
         runner = _runner(runtime if runtime_ok(runtime) else None, tmp)
         design = [str(tmp / name) for name in sources.generated] + [str(f) for f in sources.files]
         try:
-            with _make_overrides(toolchain.make_overrides(tc)):
+            with _make_overrides(toolchain.cosim_make_overrides(tc)):
                 runner.build(sources=[str(HARNESS), *design], hdl_toplevel=TOP, build_dir=str(tmp),
                              parameters=meta["params"],
                              build_args=[*meta["flags"], *sources.verilator_args(), str(HARNESS_DPI)],
@@ -416,7 +417,7 @@ KEEP_BUILDS = 6                  # build directories kept per instruction (most 
 
 
 def _runtime_cache(meta: dict, tc) -> Path:
-    tag = json.dumps([tc.runtime_fingerprint(), meta["wave_format"], toolchain.make_overrides(tc), SIM_FLAGS])
+    tag = json.dumps([tc.runtime_fingerprint(), meta["wave_format"], toolchain.cosim_make_overrides(tc), SIM_FLAGS])
     return BUILD_ROOT / ".runtime" / hashlib.sha256(tag.encode()).hexdigest()[:16]   # shared by all roots
 
 

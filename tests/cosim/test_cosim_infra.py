@@ -59,6 +59,19 @@ def test_parse_version(text, version):
     assert toolchain.parse_version(text) == version
 
 
+def test_sim_optimisation_from_the_environment(monkeypatch):
+    """$MMA_SIM_OPT sets every optimisation make variable of a cosim build (and so its build key);
+    unset, Verilator's own; a bad value names the valid ones."""
+    monkeypatch.delenv(toolchain.SIM_OPT_ENV, raising=False)
+    assert toolchain.sim_opt_overrides() == {}
+    monkeypatch.setenv(toolchain.SIM_OPT_ENV, "-O1")
+    assert toolchain.sim_opt_overrides() == {"OPT_FAST": "-O1", "OPT_SLOW": "-O1", "OPT_GLOBAL": "-O1"}
+    assert toolchain.cosim_make_overrides()["OPT_GLOBAL"] == "-O1"
+    monkeypatch.setenv(toolchain.SIM_OPT_ENV, "-O9; rm -rf /")
+    with pytest.raises(ValueError, match=r"MMA_SIM_OPT must be one of -O0, .*got '-O9; rm -rf /'"):
+        toolchain.sim_opt_overrides()
+
+
 def _fake_verilator(tmp_path, output):
     bindir = tmp_path / "bin"
     bindir.mkdir()
