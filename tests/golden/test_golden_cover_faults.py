@@ -23,6 +23,10 @@ from golden.formats import from_float, to_float
 from golden.rules import Rounding
 from golden.vectors import random_operands
 
+# the module's fixtures (a million vectors and golden's results on them) are built once: its tests
+# share one xdist worker (make test: --dist loadgroup), not a copy in each
+pytestmark = pytest.mark.xdist_group("cover_faults")
+
 N_RANDOM = 1_000_000
 N_COVER = 1024
 CHUNK = 1 << 16
