@@ -375,12 +375,13 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
 # vectorises it, 8 rows a zmm) with each row's operands read as 64-bit words at a constant stride.
 # It needs K, L and the formats' fields as compile-time constants (with the fields as arguments the
 # loop did not vectorise: 7x slower), so each shape is one more copy to compile: only f16 FDRDA of
-# K = 8 takes it (1.4-1.5x the block path on normal operands, 4 s more CPU on the first compile).
-# Measured and not kept: bf16 CoFDRDA of K = 16 (1.3x, but 6 s more compile) and fp8 GFDRDA of
-# L = 16 (0.75x: its pass of 16 products is not unrolled); a class loop beside it for blocks with
-# NaN or infinities (slower than the block path's classes); the classes inside the pass's loop
-# (a constant-selected second copy: that loop stayed scalar, 21 against 155 M rows/s on one core, so a
-# bits block took 2.7x longer than on the block path).
+# K = 8 takes it (1.4-1.5x the block path on normal operands, 4 s more CPU on the first compile), and
+# with a second copy that takes the products' classes in a loop of its own (:func:`reg_class`), its
+# blocks with a NaN or infinity too (1.5x the block path on bits rows, 5 s more CPU on the first
+# compile; the classes in the maximum's loop kept that loop from being unrolled, and the loop across
+# rows then ran scalar, 7x slower).  Measured and not kept: bf16 CoFDRDA of K = 16 (1.3x, but 6 s
+# more compile) and fp8 GFDRDA of L = 16 (0.75x: its pass of 16 products is not unrolled); a class
+# loop across rows beside it (slower than the block path's classes).
 
 
 @njit(**C.HOT)
@@ -420,10 +421,29 @@ def c_word(w):
 
 
 @njit(**C.HOT)
-def reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, ra, rb, bab, G, sh0, fmts, prm):
+def reg_class(x, y, ra, rb):
+    """A product's NaN/inf class bits from the patterns of an IEEE pair with infinities (f16,
+    bf16), as :func:`decode_classes_literal` gives them, without a branch."""
+    ia, xa, _, _, sa, _, _, nva, _ = ra
+    ib, xb, _, _, sb, _, _, nvb, _ = rb
+    x = (x >> ia) & xa
+    y = (y >> ib) & xb
+    xm, ym = x & ((np.int64(1) << sa) - 1), y & ((np.int64(1) << sb) - 1)    # all but the sign
+    nan_a, inf_a = np.int64(xm > nva), np.int64(xm == nva)
+    nan_b, inf_b = np.int64(ym > nvb), np.int64(ym == nvb)
+    nan = nan_a | nan_b | (inf_a & np.int64(ym == 0)) | (inf_b & np.int64(xm == 0))
+    inf = (inf_a | inf_b) & (nan ^ 1)
+    return nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
+
+
+@njit(**C.HOT)
+def reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, ra, rb, bab, G, sh0, fmts, prm, classes):
     """FDRDA's pass ``j`` of rows ``r0 .. r0 + nb - 1`` (a loop across rows, each row's products in
-    registers) whose operands hold no NaN or infinity and whose products do not overflow
-    (:func:`reg_block`): c's words in ``CW[i]``, d's bits into ``CW``."""
+    registers) whose products do not overflow (:func:`reg_block`): c's words in ``CW[i]``, d's bits
+    into ``CW``.  With ``classes`` (a constant: two copies) a loop of its own over the row's
+    products takes their NaN/inf classes, which decide the rows that have one (their sums are
+    computed and not read): in the maximum's loop they made it too long for LLVM to unroll, and the
+    loop across rows then stayed scalar (7x slower)."""
     F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
@@ -440,6 +460,9 @@ def reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, ra, rb, bab, G, sh0, fmts, prm):
             v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
             s += -v if neg else v
         cs, ce, cf = c_word(CW[i])
+        if classes:
+            for t in range(L):
+                cf |= reg_class(word_elem(wa, r, NW, jw, t, isz), word_elem(wb, r, NW, jw, t, isz), ra, rb)
         d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, fault)
         d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
         CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
@@ -454,9 +477,10 @@ def lane_mask(x):
 @njit(**C.HOT)
 def reg_block(r0, nb, wa, wb, c32, K, L, ra, rb, bab, G, sh0, fmts, prm, CW, out):
     """Rows ``r0 .. r0 + nb - 1`` of a 16-bit IEEE format pair (sign at bit 15: f16, bf16) on the
-    register path where no exponent field of a or b reaches ``T``: no NaN or infinity, and (``T``
-    at most ``(OVER_EXP - bias sums) / 2``) no product at ``2**OVER_EXP``, since a product is below
-    ``2**(e_a + e_b + 2)``.  Returns whether it ran (``wa, wb``: a's and b's 64-bit words)."""
+    register path where no exponent field of a or b reaches ``T`` (``T`` at most ``(OVER_EXP - bias
+    sums) / 2``: no product at ``2**OVER_EXP``, since a product is below ``2**(e_a + e_b + 2)``), or
+    where ``T`` is the all-ones field, whose patterns are NaN and infinities: then the passes take
+    the products' classes too.  Returns whether it ran (``wa, wb``: a's and b's 64-bit words)."""
     _, _, ma, ea, _, _, _, _, _ = ra
     _, _, mb, eb, _, _, _, _, _ = rb
     half = (OVER_EXP + ra[D_BIAS] + rb[D_BIAS]) // 2
@@ -469,12 +493,16 @@ def reg_block(r0, nb, wa, wb, c32, K, L, ra, rb, bab, G, sh0, fmts, prm, CW, out
     hit = np.uint64(0)
     for u in range(r0 * NW, (r0 + nb) * NW):
         hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
-    if hit & top:
+    special = (hit & top) != 0
+    if special and (ta != ea or tb != eb):       # a field at T may be a finite overflow: the block path
         return False
     for i in range(nb):
         CW[i] = np.int64(c32[np.uint64(r0 + i)])
     for j in range(0, K, L):
-        reg_pass(r0, nb, wa, wb, CW, 2, K, L, j, ra, rb, bab, G, sh0, fmts, prm)
+        if special:                              # a NaN or infinity among them: their classes too
+            reg_pass(r0, nb, wa, wb, CW, 2, K, L, j, ra, rb, bab, G, sh0, fmts, prm, True)
+        else:
+            reg_pass(r0, nb, wa, wb, CW, 2, K, L, j, ra, rb, bab, G, sh0, fmts, prm, False)
     for i in range(nb):
         out[r0 + i] = np.uint64(CW[i])
     return True
@@ -534,7 +562,7 @@ def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         nk = nb * K
-        if shape >= 0 and not classes and reg_try(shape, r0, nb, wa, wb, wc, K, L, G, sh0, bab, fmts, prm, cw, out):
+        if shape >= 0 and reg_try(shape, r0, nb, wa, wb, wc, K, L, G, sh0, bab, fmts, prm, cw, out):
             continue
         classes = decode_block(wa, wb, isz, r0 * K, nk, da, db, ka, kb, G, bab, XA, XB, M, E, CL, classes)
         if overflows:
