@@ -2,9 +2,10 @@
 
 Each design, written independently of hw/, must pass ``make cosim DUT=...`` with 0 mismatches on
 every target, and each planted fault must be caught with its own diagnosis (examples/dut/README.md
-lists what each should give).  make test runs one design end to end (cosim and the probe, one
-Verilator build) and checks which designs Yosys reads (the board's condition); every design, target
-and fault, and the board simulation of the Verilog-2005 design dotp_v2k, run under ``-m slow``.
+lists what each should give).  make test runs one design through cosim (one Verilator build) and
+checks which designs Yosys reads (the board's condition); the probe's inference of that design, every
+design, target and fault, and the board simulation of the Verilog-2005 design dotp_v2k, run under
+``-m slow`` (make test probes a DUT in test_dut.py).
 """
 
 from __future__ import annotations
@@ -32,13 +33,19 @@ def _run(toml: str, n: int = N) -> list:
     return out
 
 
-def test_valid_ready_design_passes_cosim_and_the_probe_infers_it():
+def test_valid_ready_design_passes_cosim():
     """dotp_vr (ampere HMMA.1688.F32): 0 mismatches under random stalls, the structured pass and the X
-    check; then the probe, on the same build, finds the entry's parameters and reproduces the design."""
+    check."""
     [(_, _, dr)] = _run("dotp_vr/unit.toml", n=4096)
     r = dr.result
     assert r.status == "ok" and r.mismatches == 0 and r.vectors == 4096, r.message
     assert any("structured" in note for note in dr.notes)
+
+
+# about 20 s of CPU; make test probes a DUT in test_dut.py (the design with a wrong latency)
+@pytest.mark.slow
+def test_the_probe_infers_the_valid_ready_design():
+    """The probe, on dotp_vr's build, finds the entry's parameters and reproduces the design."""
     import golden
     from probe import probe
     from probe.backends import backend_from_name
