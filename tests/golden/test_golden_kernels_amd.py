@@ -26,6 +26,17 @@ def _amd_datapaths():
 
 
 AMD = _amd_datapaths()
+# the fp8 GFDRDA shapes each compile a kernel of their own (golden.kernels.amd_fp8, about 5 s of CPU):
+# make test runs two of them (K = 16 and 32, each fp8 format as a), the slow tier every one
+FP8_DEFAULT = ("v_mfma_f32_32x32x16_bf8_fp8", "v_mfma_f32_16x16x32_fp8_bf8")
+
+
+def _fp8_shape(ins) -> bool:
+    from golden.kernels import amd_fp8
+    return kernels.plan(ins).rows in amd_fp8.KERNELS.values()
+
+
+AMD_DEFAULT = [ins for ins in AMD if not _fp8_shape(ins) or ins.name in FP8_DEFAULT]
 
 
 def _own_width(ins, a, b, c):
@@ -44,15 +55,45 @@ def _mismatches(ins, n, kinds=KINDS, seed=0):
 
 
 def test_every_cdna3_fdrda_datapath_takes_the_integer_path():
-    from golden.kernels import amd_int
+    """Every datapath runs in integer lanes: amd_int's kernel, the catalog's fp8 GFDRDA shapes (four
+    pairs, K = 16 and 32) a kernel of their own each, which read own-width operands."""
+    from golden.kernels import amd_fp8, amd_int
     assert len(AMD) >= 10
+    fp8 = set()
     for ins in AMD:
         pl = kernels.plan(ins)
-        assert pl.rows is amd_int.fdrda_int_rows and amd_int.int_design(pl.fmts, pl.prm), ins.name
+        assert amd_int.int_design(pl.fmts, pl.prm), ins.name
+        if pl.rows is amd_int.fdrda_int_rows:
+            assert pl.own_width is None, ins.name
+        else:
+            assert pl.rows in amd_fp8.KERNELS.values() and pl.own_width == amd_fp8.OWN_WIDTH, ins.name
+            fp8.add(pl.rows)
+    assert fp8 == set(amd_fp8.KERNELS.values())
+    assert all(name in {ins.name for ins in AMD_DEFAULT} for name in FP8_DEFAULT)
 
 
 def test_identical_bits_every_datapath_and_kind():
-    assert sum(_mismatches(ins, ROWS) for ins in AMD) == 0
+    assert sum(_mismatches(ins, ROWS) for ins in AMD_DEFAULT) == 0
+
+
+@pytest.mark.slow
+def test_identical_bits_every_fp8_shape_and_kind():
+    assert sum(_mismatches(ins, ROWS) for ins in AMD if ins not in AMD_DEFAULT) == 0
+
+
+def test_fp8_shapes_read_own_widths_only():
+    """A shape's kernel refuses operands wider than its own width (golden.kernels.run narrows them
+    first: _mismatches' uint64 operands), rather than reading their bytes as operands."""
+    ins = lookup("cdna3", FP8_DEFAULT[0])
+    pl = kernels.plan(ins)
+    a, b, c, _, _ = random_operands(ins, 4, np.random.default_rng(1), "normal")
+    from golden.kernels import profile
+    _, args = profile.kernel_args(ins, a, b, c, None, None)          # narrowed as run() narrows
+    pl.rows(0, 4, *args)
+    assert np.array_equal(args[-1].astype(np.uint32), golden.dot_add(ins, a, b, c, backend="numpy"))
+    wide = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
+    with pytest.raises(ValueError, match="reads a and b as bytes"):
+        pl.rows(0, 4, *wide, *args[3:5], np.array([8, 8, 8, 8, 8], np.int64), *args[6:])
 
 
 @pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8")],

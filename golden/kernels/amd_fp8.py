@@ -1,0 +1,172 @@
+"""CDNA3's fp8 GFDRDA (and its chains) on a register path, one compiled kernel per shape: the fast
+path for the catalog's fp8 pairs in passes of 16 (the designs :mod:`amd_int` takes).
+
+A block's rows go through a loop across rows with each row's products in registers, its operands
+read as 64-bit words at a constant stride (eight fp8 a word), as :mod:`amd_int`'s f16 register
+path does.  The pass of 16 products in pairs is four loops of their own (the even products'
+maximum, the odd ones', then each one's sum): one loop over the pairs was too long for LLVM to
+unroll, and the loop across rows then ran scalar.  The format pair and K must be compile-time
+constants (K at run time: 7.7 against 70 M rows/s; the fields at run time: 9.7), so each of the
+catalog's shapes is a kernel of its own, :data:`KERNELS`, chosen when an instruction's plan is
+built (``golden.kernels._rows_kernel``): a process compiles only the shapes it uses.
+
+The FNUZ formats' only special pattern is NaN (the byte 0x80, no infinities) and fp8 products never
+overflow, so a row whose operands hold a 0x80 byte is NaN whatever its sums (c's class as
+:mod:`amd_int` reads it).  The kernels read a, b and c in their own width (:data:`OWN_WIDTH`:
+``golden.kernels.run`` narrows wider operands first); designs whose products are out of order run
+:func:`amd_int.fdrda_int_rows` (the plan chooses).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..nbcache import njit
+from . import _common as C
+from . import amd_int as A
+from . import spec as S
+from .amd_int import MAX_SHIFT, NAN_F, NEG, c_word, merge_int, reg_product, shr, special_bits, word_elem
+from .fused_int import D_BIAS, D_MB, _widths, decode_row
+
+L_PASS = 16                    # the catalog's fp8 GFDRDA pass: 16 products in pairs
+OWN_WIDTH = (np.uint8, np.uint8, np.uint32)      # a, b and c as the kernels read them
+H80 = np.uint64(0x8080808080808080)
+L01 = np.uint64(0x0101010101010101)
+
+
+@njit(**C.HOT)
+def nan_bytes(w):
+    """Whether a 64-bit word holds a byte 0x80 (an FNUZ NaN): the zero-byte test on ``w ^ 0x80..``."""
+    x = w ^ H80
+    return ((x - L01) & ~x & H80) != np.uint64(0)
+
+
+@njit(**C.HOT)
+def pair_sums(wa, wb, r, NW, jw, ra, rb, bab, G, sh0, odd):
+    """The maximum exponent and the aligned sum of the even (``odd`` 0) or odd products of row ``r``'s
+    pass whose words start at ``jw``, each a loop of its own over 8 products."""
+    e = np.int64(NEG)
+    for t in range(L_PASS // 2):
+        _, Et, _ = reg_product(word_elem(wa, r, NW, jw, 2 * t + odd, 1), word_elem(wb, r, NW, jw, 2 * t + odd, 1),
+                               ra, rb, bab)
+        e = max(e, Et)
+    s = np.int64(0)
+    for t in range(L_PASS // 2):
+        m, Et, neg = reg_product(word_elem(wa, r, NW, jw, 2 * t + odd, 1), word_elem(wb, r, NW, jw, 2 * t + odd, 1),
+                                 ra, rb, bab)
+        v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
+        s += -v if neg else v
+    return s, e
+
+
+@njit(**C.HOT)
+def pairs_pass(r0, nb, wa, wb, CW, K, j, ra, rb, bab, G, sh0, fmts, prm):
+    """GFDRDA's pass ``j`` (16 products) of rows ``r0 .. r0 + nb - 1``: c's words in ``CW[i]``, d's bits
+    into ``CW``; the even and odd sums merged as :func:`amd_int.finish_pass` merges them."""
+    F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
+    mfb = prm[S.P_MERGEFB]
+    nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    NW, jw = K // 8, j // 8
+    for i in range(nb):
+        r = r0 + i
+        se, ee = pair_sums(wa, wb, r, NW, jw, ra, rb, bab, G, sh0, 0)
+        so, eo = pair_sums(wa, wb, r, NW, jw, ra, rb, bab, G, sh0, 1)
+        ed = max(ee, eo)
+        a = shr(se, (ed - ee) + F - mfb) if ee > NEG else np.int64(0)
+        b = shr(so, (ed - eo) + F - mfb) if eo > NEG else np.int64(0)
+        cs, ce, cf = c_word(CW[i])
+        nan = np.uint64(0)
+        for q in range(L_PASS // 8):
+            nan |= np.uint64(nan_bytes(wa[np.uint64(r * NW + jw + q)]) | nan_bytes(wb[np.uint64(r * NW + jw + q)]))
+        cf |= NAN_F * np.int64(nan)
+        d = merge_int(a + b, ed, mfb, cs, ce, dfb, cfb, ffb, c_drop, fault)
+        d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
+        CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
+
+
+@njit(**C.INLINE)
+def fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, KC, ra, rb):
+    """:func:`amd_int.fdrda_int_rows`' rows on the register path for a shape (``KC``: K, ``ra, rb``:
+    the pair's decode rows, all constants), blocks of 1,024 rows, the operands in their own width
+    (``golden.kernels.run`` narrows wider ones first, :data:`OWN_WIDTH`): the pass has one call site,
+    on the callers' arrays.  Two call sites (one on narrowed copies) doubled a shape's first compile;
+    one on either array kept the loop across rows scalar; calling the integer-lane kernel for other
+    widths linked its code into every shape's (9.5 s of CPU a shape's first compile)."""
+    if isz[0] != 1 or isz[1] != 1 or isz[2] != 4:
+        raise ValueError("golden.kernels.amd_fp8 reads a and b as bytes and c as 32-bit words")
+    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
+    mbab = da[D_MB] + db[D_MB]
+    G = max(prm[S.P_F] - mbab, 0)
+    sh0 = max(mbab - prm[S.P_F], 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
+    CW = np.empty(A.BL, np.int64)
+    for r0 in range(lo, hi, A.BL):
+        nb = min(A.BL, hi - r0)
+        for i in range(nb):
+            CW[i] = np.int64(wc[np.uint64(r0 + i)])
+        for j in range(0, KC, L_PASS):
+            pairs_pass(r0, nb, wa, wb, CW, KC, j, ra, rb, bab, G, sh0, fmts, prm)
+        for i in range(nb):
+            out[r0 + i] = np.uint64(CW[i])
+
+
+E4, E5 = A.E4M3FNUZ_ROW, A.E5M2FNUZ_ROW
+
+
+@njit(**C.JIT)
+def e4e4_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 16, E4, E4)
+
+
+@njit(**C.JIT)
+def e4e5_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 16, E4, E5)
+
+
+@njit(**C.JIT)
+def e5e4_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 16, E5, E4)
+
+
+@njit(**C.JIT)
+def e5e5_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 16, E5, E5)
+
+
+@njit(**C.JIT)
+def e4e4_32(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 32, E4, E4)
+
+
+@njit(**C.JIT)
+def e4e5_32(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 32, E4, E5)
+
+
+@njit(**C.JIT)
+def e5e4_32(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 32, E5, E4)
+
+
+@njit(**C.JIT)
+def e5e5_32(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out, 32, E5, E5)
+
+
+# (a's literal, b's literal, K) -> the shape's kernel
+KERNELS = {(A.E4M3_LIT, A.E4M3_LIT, 16): e4e4_16, (A.E4M3_LIT, A.E5M2_LIT, 16): e4e5_16,
+           (A.E5M2_LIT, A.E4M3_LIT, 16): e5e4_16, (A.E5M2_LIT, A.E5M2_LIT, 16): e5e5_16,
+           (A.E4M3_LIT, A.E4M3_LIT, 32): e4e4_32, (A.E4M3_LIT, A.E5M2_LIT, 32): e4e5_32,
+           (A.E5M2_LIT, A.E4M3_LIT, 32): e5e4_32, (A.E5M2_LIT, A.E5M2_LIT, 32): e5e5_32}
+
+
+def kernel_for(fmts, prm, k: int, in_order: bool):
+    """The shape's kernel of a design :func:`amd_int.int_design` takes, or None: GFDRDA in passes of
+    16 with its products in order, a catalog fp8 pair (the FNUZ formats), K = 16 or 32."""
+    if prm[S.P_BASE] != S.GFDRDA_CODE or prm[S.P_L] != L_PASS or not in_order:
+        return None
+    ka = int(A.literal_of(decode_row(fmts, S.A)))
+    kb = int(A.literal_of(decode_row(fmts, S.B)))
+    return KERNELS.get((ka, kb, int(k)))
