@@ -181,6 +181,7 @@ def test_an_rtl_campaign_gives_the_verdicts_of_cosim(tmp_path):
         assert (r.status, r.vectors, r.mismatches) == ("ok", rows[pair]["vectors"], rows[pair]["mismatches"])
 
 
+@pytest.mark.slow      # make test's budget: the core's Verilator build runs in tests/hw/test_tensor_core.py
 def test_the_tensor_core_as_the_device(tmp_path):
     """DEVICE=core: each instruction through the Volta core's opcode (the build make cosim-core and
     tests/hw/test_tensor_core.py share)."""

@@ -66,10 +66,12 @@ def check(results, problems, cfg, n):
     assert problems == []
 
 
-# make test builds one board top (FDA, the README's unit); the other tops differ only in the unit
-# behind the same link, and each unit is co-simulated on its own: they run under slow (a Verilator
-# build of a board top costs about a minute of CPU on this 2-core machine)
-@pytest.mark.parametrize("kind", [k if k == "FDA" else pytest.param(k, marks=pytest.mark.slow) for k in CONFIGS])
+# Every board top runs under slow (a Verilator build of a board top costs about a minute of CPU on
+# the 2-core machine): make test builds one board top in tests/fpga/test_fpga_selftest.py (the
+# self-test over the simulated UART, a planted fault caught), and checks the link's recovery from
+# damaged and cut frames in Amaranth's simulator (tests/fpga/test_fpga_link.py)
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(CONFIGS))
 def test_board_simulation_matches_golden_and_recovers(built, kind, tmp_path):
     n = 24
     results, problems, out = run_sim(built, kind, n, tmp_path)
