@@ -91,26 +91,29 @@ def _families():
 
 
 def _rows_kernel(code, fmts, prm, k: int, order):
-    """The row kernel of a design: its family's (:func:`_families`), but FDRDA and GFDRDA designs
-    that golden.kernels.amd_int computes in integer lanes run there (the catalog's fp8 GFDRDA shapes
-    in golden.kernels.amd_fp8, a kernel a shape), and GDFS designs of narrow operands (fp4, fp6) in
+    """``(row kernel, own width)`` of a design: its family's kernel (:func:`_families`), but FDRDA
+    and GFDRDA designs that golden.kernels.amd_int computes in integer lanes run there (the catalog's
+    fp8 GFDRDA shapes in golden.kernels.amd_fp8, a kernel a shape, which read a, b and c only in the
+    dtypes ``own width`` gives), and GDFS designs of narrow operands (fp4, fp6) in
     golden.kernels.gdfs_int (chosen here, not inside the kernel, so that neither compiles the other)."""
     if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
         from . import amd_fp8, amd_int
         if amd_int.int_design(fmts, prm):
-            return amd_fp8.kernel_for(fmts, prm, k, bool((order == np.arange(k)).all())) or amd_int.fdrda_int_rows
+            fp8 = amd_fp8.kernel_for(fmts, prm, k, bool((order == np.arange(k)).all()))
+            return (fp8, amd_fp8.OWN_WIDTH) if fp8 is not None else (amd_int.fdrda_int_rows, None)
     if code == KernelCode.GDFS:
         from . import gdfs_int
         if gdfs_int.takes(fmts, prm):
-            return gdfs_int.gdfs_int_rows
-    return _families()[code]
+            return gdfs_int.gdfs_int_rows, None
+    return _families()[code], None
 
 
-def _own_width(rows):
-    """The dtypes a row kernel reads a, b and c in, where it reads them in their own width only
-    (golden.kernels.amd_fp8's shapes: :func:`run` narrows wider operands first), else None."""
-    mod = sys.modules.get(f"{__name__}.amd_fp8")          # imported by _rows_kernel where it chose one
-    return mod.OWN_WIDTH if mod is not None and rows in mod.KERNELS.values() else None
+def own_width_operands(pl, a, b, c) -> tuple:
+    """``a, b, c`` as the plan's kernel reads them: narrowed to ``pl.own_width`` where it reads them
+    in their own width only (each pattern fits: the operands were checked), else as they are."""
+    if pl.own_width is None:
+        return a, b, c
+    return tuple(None if x is None else x.astype(t, copy=False) for x, t in zip((a, b, c), pl.own_width))
 
 
 _EMPTY = np.empty(0, np.uint8)
@@ -162,8 +165,7 @@ def plan(ins) -> Plan:
     else:
         fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
         order = product_order(dp.params, dp.k)
-        rows = _rows_kernel(spec.kernel_code(dp.params), fmts, prm, dp.k, order)
-        own = _own_width(rows)
+        rows, own = _rows_kernel(spec.kernel_code(dp.params), fmts, prm, dp.k, order)
         p = Plan(True, rows, fmts, vtab, etab, prm, order, dp.k, dp.params.base, dp.d_format.dtype, own)
     if len(_PLANS) >= PLANS_KEPT:
         _PLANS.clear()
@@ -198,9 +200,7 @@ def run(ins, ops, threads: int | None = None) -> np.ndarray:
             part = tuple(None if v is None else v[lo:hi] for v in views)
         else:
             part = ops.rows(lo, hi)
-        if pl.own_width is not None:                          # a kernel that reads a, b, c in their own width
-            part = tuple(None if x is None or i >= 3 else x.astype(pl.own_width[i], copy=False)
-                         for i, x in enumerate(part))
+        part = (*own_width_operands(pl, *part[:3]), *part[3:])
         _launch(pl.rows, threads, part, K, pl.fmts, pl.vtab, pl.etab, prm, pl.order,
                 part_out[lo:hi] if direct else part_out[:hi - lo], out[lo:hi], pl.base)
     return out

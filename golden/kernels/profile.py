@@ -76,10 +76,9 @@ def touch(a, b, c, K, out):
 
 def kernel_args(ins, a, b, c, sa, sb):
     """The row kernel and the arguments ``golden.kernels.run`` would hand it, for these operands."""
-    from . import _operand, plan
+    from . import _operand, own_width_operands, plan
     pl = plan(ins)
-    if pl.own_width is not None:                  # a kernel that reads a, b, c in their own width, as run() gives them
-        a, b, c = (x.astype(t, copy=False) for x, t in zip((a, b, c), pl.own_width))
+    a, b, c = own_width_operands(pl, a, b, c)
     packed = [_operand(x) for x in (a, b, c, sa, sb)]
     isz = np.array([s for _, s in packed], np.int64)
     out = np.empty(c.shape[0], np.uint64)
