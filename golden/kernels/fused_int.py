@@ -167,45 +167,57 @@ def align_c(sig, ce, emax, F, mbc, tot, nb):
         tot[i] = -v if g < 0 else v
 
 
-@njit(**C.INLINE)
-def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb):
-    """``_finish`` across the block: ``tot * 2**(e_max - F)`` rounded to d (f16/f32-like, IEEE
-    specials), flagged rows NaN or that infinity.  Branch-free: the steps of
-    :func:`_common.round_bits` on every lane at once."""
+@njit(**C.HOT)
+def round_consts(drow, mode, frac, ovf_inf, zpos, fault):
+    """What :func:`round_word` reads of d's format row and the rounding settings, once per call:
+    ``(mb, bias, emin, p, inf bits, max bits, NaN bits, rne, ru, rd, big_pos, big_neg, fault,
+    keep_neg_zero)``."""
     mb, bias, emin = drow[S.MAN_BITS], drow[S.BIAS], drow[S.EMIN]
     p = mb if frac < 0 else frac
-    infw, maxw, nanw = np.int64(drow[S.INF_BITS]), np.int64(drow[S.MAX_BITS]), np.int64(drow[S.NAN_BITS])
     rne, ru, rd = np.int64(mode == C.RNE), np.int64(mode == C.RU), np.int64(mode == C.RD)
     big_pos = np.int64(ovf_inf) | rne | ru              # an overflow of each sign: infinity, else max
     big_neg = np.int64(ovf_inf) | rne | rd
-    fault_, keep_neg_zero = np.int64(fault), np.int64(zpos == 0)
+    return (np.int64(mb), np.int64(bias), np.int64(emin), np.int64(p), np.int64(drow[S.INF_BITS]),
+            np.int64(drow[S.MAX_BITS]), np.int64(drow[S.NAN_BITS]), rne, ru, rd, big_pos, big_neg,
+            np.int64(fault), np.int64(zpos == 0))
+
+
+@njit(**C.HOT)
+def round_word(t, emax, fl, F, sgnsh, rc):
+    """``_finish`` of one row: ``t * 2**(emax - F)`` rounded to d (f16/f32-like, IEEE specials),
+    a row flagged ``fl`` NaN or that infinity (``rc``: :func:`round_consts`).  Branch-free: the
+    steps of :func:`_common.round_bits` on a lane, so that loops across rows vectorise."""
+    mb, bias, emin, p, infw, maxw, nanw, rne, ru, rd, big_pos, big_neg, fault_, keep_neg_zero = rc
+    sign = np.int64(t < 0)
+    mag = abs(t)
+    lsb = np.int64(emax) - F
+    q = max(lsb + 63 - ctlz64(mag) - p, emin - p)       # the lead bit's exponent - p
+    shift = q - lsb
+    r = min(max(shift, 0), 62)
+    kept = (mag >> r) << min(max(-shift, 0), 62)
+    rem = mag & ((np.int64(1) << r) - 1)
+    half = (np.int64(1) << r) >> 1
+    inexact = np.int64(rem != 0)
+    up = (rne & (np.int64(rem > half) | (np.int64(rem == half) & inexact & (kept & 1)))) \
+        | (ru & inexact & (sign ^ 1)) | (rd & inexact & sign)
+    up ^= fault_ & inexact & np.int64(rem >= half)     # the planted fault: the round bit misread
+    kept += up
+    word = ((q + p + bias - 1) << mb) + (kept << (mb - p))
+    word = 0 if mag == 0 else word
+    big = big_neg if sign else big_pos
+    word = (infw if big else maxw) if word >= infw else word
+    word |= (sign & (np.int64(word != 0) | keep_neg_zero)) << sgnsh
+    word = (infw | (np.int64((fl & NINF_FLAG) != 0) << sgnsh)) if fl != 0 else word
+    nan = (fl & NAN_FLAG) | np.int64((fl & (PINF_FLAG | NINF_FLAG)) == (PINF_FLAG | NINF_FLAG))
+    return nanw if nan != 0 else word
+
+
+@njit(**C.INLINE)
+def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb):
+    """:func:`round_word` across the block's rows into ``out[r0 + i]``."""
+    rc = round_consts(drow, mode, frac, ovf_inf, zpos, fault)
     for i in range(nb):
-        t = tot[i]
-        sign = np.int64(t < 0)
-        mag = abs(t)
-        lsb = np.int64(emax[i]) - F
-        q = max(lsb + 63 - ctlz64(mag) - p, emin - p)       # the lead bit's exponent - p
-        shift = q - lsb
-        r = min(max(shift, 0), 62)
-        kept = (mag >> r) << min(max(-shift, 0), 62)
-        rem = mag & ((np.int64(1) << r) - 1)
-        half = (np.int64(1) << r) >> 1
-        inexact = np.int64(rem != 0)
-        up = (rne & (np.int64(rem > half) | (np.int64(rem == half) & inexact & (kept & 1)))) \
-            | (ru & inexact & (sign ^ 1)) | (rd & inexact & sign)
-        up ^= fault_ & inexact & np.int64(rem >= half)     # the planted fault: the round bit misread
-        kept += up
-        word = ((q + p + bias - 1) << mb) + (kept << (mb - p))
-        word = 0 if mag == 0 else word
-        big = big_neg if sign else big_pos
-        word = (infw if big else maxw) if word >= infw else word
-        word |= (sign & (np.int64(word != 0) | keep_neg_zero)) << sgnsh
-        fl = flags[i]
-        word = (infw | (np.int64((fl & NINF_FLAG) != 0) << sgnsh)) if fl != 0 else word
-        nan = (fl & NAN_FLAG) | np.int64((fl & (PINF_FLAG | NINF_FLAG)) == (PINF_FLAG | NINF_FLAG))
-        word = nanw if nan != 0 else word
-        if i < nb:
-            out[r0 + i] = np.uint64(word)
+        out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rc))
 
 
 # --------------------------------------------------------------------------- FDA

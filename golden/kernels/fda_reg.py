@@ -1,0 +1,181 @@
+"""NVIDIA's FDA and CoFDA of f16 pairs into f32 on a register path, one compiled kernel per shape:
+the fast path of the catalog's HMMA f16 designs with f32 c and d (the designs
+:mod:`fused_int` takes).
+
+A block's rows go through a loop across rows with each row's products in registers (LLVM
+vectorises it, a row a lane), its operands read as 64-bit words at a constant stride (four f16 a
+word), as :mod:`amd_int`'s register path does: per pass, c's fields, the products' maximum
+exponent, c and the products aligned to it and summed, and the rounding to f32
+(:func:`fused_int.round_word`, the block path's arithmetic on one lane).  K, the pass length L
+and the formats' fields are compile-time constants (with them at run time the loop across rows
+stays scalar), so each shape is a kernel of its own, :data:`KERNELS`, chosen when an
+instruction's plan is built (``golden.kernels._rows_kernel``).  Two shapes take it: K = 16 in one
+pass (Hopper's, Blackwell's and Ada's HMMA.16816) and in two passes of 8 (Ampere's), 1.2-1.3x the
+block path (``python -m golden.bench --targets --only HMMA.16816``); every shape costs about 8 s of
+CPU on its first compile, which make test's workers would pay for each, so K = 8 and 4 (HMMA.1688,
+HMMA.884) stay on the block path.
+
+NaN and infinities: a block whose a or b holds an all-ones exponent field runs a second copy of
+the pass that takes every product's class (IEEE float64's: ``inf * 0`` and ``inf - inf`` are NaN)
+in a loop of its own; c's class is read on every row.  The kernels read a, b and c in their own
+width (:data:`OWN_WIDTH`: ``golden.kernels.run`` narrows wider operands first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..descriptors import KernelCode
+from ..nbcache import njit
+from . import _common as C
+from . import spec as S
+from .amd_int import lane_mask, reg_class, reg_product, word_elem
+from .fused_int import D_BIAS, D_MB, D_SGNSH, NO_PRODUCT, _widths, classify, decode_row, round_consts, round_word
+
+BLOCK_ROWS = 1024              # rows a block (their c words stay in L1)
+RUN = 8                        # products a loop: a pass of 16 is two (one loop of 16 was not unrolled, and
+                               # the loop across rows then ran scalar: 0.45x)
+OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
+F16_ROW = (0, 0xFFFF, 10, 31, 15, 15, 0x7C00, 0x7C00, 1)          # fused_int.decode_row's columns
+F32_ROW = (0, 0xFFFFFFFF, 23, 255, 31, 127, 0x7F800000, 0x7F800000, 1)
+
+
+@njit(**C.HOT)
+def c_lane(x, ez):
+    """c (or the previous pass's d), an f32 pattern: signed significand, exponent (``ez`` when
+    zero) and NaN/inf class bits, as :func:`fused_int.decode_c` gives them."""
+    f = (x >> 23) & 0xFF
+    m = x & 0x7FFFFF
+    g = m | (np.int64(f != 0) << 23)
+    nan, inf = classify(x, m, np.int64(0x7F800000), np.int64(0x7F800000), np.int64(1))
+    neg = (x >> 31) & 1
+    return -g if neg != 0 else g, ez if g == 0 else max(f, 1) - 127, nan | (inf << (1 + neg))
+
+
+@njit(**C.HOT)
+def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, classes):
+    """Pass ``j`` (L products, loops of :data:`RUN`) of rows ``r0 .. r0 + nb - 1``: c's words in
+    ``CW[i]``, d's bits into ``CW``.  With ``classes`` (a constant: two copies) a loop of its own
+    takes the products' NaN/inf classes (in the maximum's loop they kept LLVM from unrolling it,
+    and the loop across rows then ran scalar, :mod:`amd_int`).  A row's passes one after another
+    in one loop across rows (d in registers) ran scalar too: 0.2x."""
+    NW, jw = K // 4, j // 4
+    for i in range(nb):
+        r = r0 + i
+        cs, ce, fl = c_lane(CW[i], ez)
+        e = max(ce, max_run(wa, wb, r, NW, jw, 0, min(L, RUN), bab, lift))
+        e = max(e, max_run(wa, wb, r, NW, jw, RUN, L, bab, lift))
+        sh = e - ce + 23 - F            # c aligned: trunc(c * 2**(F - e))
+        v = (abs(cs) >> min(max(sh, 0), 62)) << min(max(-sh, 0), 62)
+        tot = -v if cs < 0 else v
+        tot += sum_run(wa, wb, r, NW, jw, 0, min(L, RUN), bab, G, e + Dsh)
+        tot += sum_run(wa, wb, r, NW, jw, RUN, L, bab, G, e + Dsh)
+        if classes:
+            fl |= class_run(wa, wb, r, NW, jw, 0, min(L, RUN)) | class_run(wa, wb, r, NW, jw, RUN, L)
+        CW[i] = round_word(tot, e, fl, F, sgnsh, rc)
+
+
+@njit(**C.HOT)
+def max_run(wa, wb, r, NW, jw, t0, t1, bab, lift):
+    """The largest exponent of row ``r``'s products ``t0 .. t1 - 1`` of a pass (a zero product's
+    taken as ``lift``)."""
+    e = np.int64(-(1 << 24))
+    for t in range(t0, t1):
+        _, Et, _ = reg_product(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), F16_ROW, F16_ROW, bab)
+        e = max(e, Et if Et >= NO_PRODUCT else lift)
+    return e
+
+
+@njit(**C.HOT)
+def class_run(wa, wb, r, NW, jw, t0, t1):
+    """The NaN/inf class bits of row ``r``'s products ``t0 .. t1 - 1`` of a pass, or-ed."""
+    fl = np.int64(0)
+    for t in range(t0, t1):
+        fl |= reg_class(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), F16_ROW, F16_ROW)
+    return fl
+
+
+@njit(**C.HOT)
+def sum_run(wa, wb, r, NW, jw, t0, t1, bab, G, top):
+    """Row ``r``'s products ``t0 .. t1 - 1`` of a pass truncated to ``top`` (the maximum exponent plus
+    the fraction bits' right shift) and summed."""
+    s = np.int64(0)
+    for t in range(t0, t1):
+        m, Et, neg = reg_product(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), F16_ROW, F16_ROW, bab)
+        v = (m << G) >> min(top - Et, 63)
+        s += -v if neg else v
+    return s
+
+
+@njit(**C.HOT)
+def special_block(wa, wb, w0, w1):
+    """Whether a's or b's words ``w0 .. w1 - 1`` hold an f16 with an all-ones exponent field (NaN,
+    infinity): four lanes a word, the field plus one carried into the lane's top bit."""
+    fm, one, top = lane_mask(0x7C00), lane_mask(0x0400), lane_mask(0x8000)
+    hit = np.uint64(0)
+    for u in range(w0, w1):
+        hit |= ((wa[np.uint64(u)] & fm) + one) | ((wb[np.uint64(u)] & fm) + one)
+    return (hit & top) != 0
+
+
+@njit(**C.INLINE)
+def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
+    """:func:`fused_int.fda_block_rows`' rows on the register path for a shape (``KC, LC``: K and
+    the pass length, constants), blocks of :data:`BLOCK_ROWS` rows, a, b and c in their own width
+    (:data:`OWN_WIDTH`): the pass has one call site per copy, on the callers' arrays."""
+    if isz[0] != 2 or isz[1] != 2 or isz[2] != 4:
+        raise ValueError("golden.kernels.fda_reg reads a and b as 16-bit and c as 32-bit words")
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
+    G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
+    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(-(1 << 24))      # zero products take e_zero
+    sgnsh = decode_row(fmts, S.D)[D_SGNSH]
+    rc = round_consts(fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF,
+                      prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+    wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
+    CW = np.empty(BLOCK_ROWS, np.int64)
+    NW = KC // 4
+    for r0 in range(lo, hi, BLOCK_ROWS):
+        nb = min(BLOCK_ROWS, hi - r0)
+        for i in range(nb):
+            CW[i] = np.int64(wc[np.uint64(r0 + i)])
+        special = special_block(wa, wb, r0 * NW, (r0 + nb) * NW)
+        for j in range(0, KC, LC):
+            if special:
+                fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, True)
+            else:
+                fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, False)
+        for i in range(nb):
+            out[r0 + i] = np.uint64(CW[i])
+
+
+# One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share
+# one entry of numba's on-disk cache, and wrappers taking ``*args`` ran 4-5x slower).
+
+
+@njit(**C.JIT)
+def h16_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 16, 16)
+
+
+@njit(**C.JIT)
+def h16_8(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 16, 8)
+
+
+# (K, L) -> the shape's kernel
+KERNELS = {(16, 16): h16_16, (16, 8): h16_8}
+
+
+def kernel_for(fmts, prm, k: int, in_order: bool):
+    """The shape's kernel of an FDA design, or None: f16 a and b, f32 c and d, unscaled, products in
+    order, a pass length and K of :data:`KERNELS`, and a design :func:`spec.fast_kind` takes."""
+    if prm[S.P_BASE] != int(KernelCode.FDA) or prm[S.P_FAST] != S.FAST_FDA or prm[S.P_SCALED] != 0 or not in_order:
+        return None
+    if tuple(decode_row(fmts, S.A)) != F16_ROW or tuple(decode_row(fmts, S.B)) != F16_ROW:
+        return None
+    if tuple(decode_row(fmts, S.CF)) != F32_ROW or tuple(decode_row(fmts, S.D)) != F32_ROW:
+        return None
+    return KERNELS.get((int(k), int(prm[S.P_L])))
