@@ -4,6 +4,7 @@ built on purpose, chains, and a planted rounding fault caught."""
 
 import numpy as np
 import pytest
+from kernel_shapes import FP8_DEFAULT, default_tier
 
 import golden
 from golden import kernels
@@ -26,17 +27,7 @@ def _amd_datapaths():
 
 
 AMD = _amd_datapaths()
-# the fp8 GFDRDA shapes each compile a kernel of their own (golden.kernels.amd_fp8, about 5 s of CPU):
-# make test runs two of them (K = 16 and 32, each fp8 format as a), the slow tier every one
-FP8_DEFAULT = ("v_mfma_f32_32x32x16_bf8_fp8", "v_mfma_f32_16x16x32_fp8_bf8")
-
-
-def _fp8_shape(ins) -> bool:
-    from golden.kernels import amd_fp8
-    return kernels.plan(ins).rows in amd_fp8.KERNELS.values()
-
-
-AMD_DEFAULT = [ins for ins in AMD if not _fp8_shape(ins) or ins.name in FP8_DEFAULT]
+AMD_DEFAULT = default_tier(AMD)
 
 
 def _own_width(ins, a, b, c):
@@ -56,7 +47,8 @@ def _mismatches(ins, n, kinds=KINDS, seed=0):
 
 def test_every_cdna3_fdrda_datapath_takes_the_integer_path():
     """Every datapath runs in integer lanes: amd_int's kernel, the catalog's fp8 GFDRDA shapes (four
-    pairs, K = 16 and 32) a kernel of their own each, which read own-width operands."""
+    pairs, K = 16 and 32) a kernel of their own each, which read own-width operands (make test runs
+    three shapes, tests/support/kernel_shapes.py)."""
     from golden.kernels import amd_fp8, amd_int
     assert len(AMD) >= 10
     fp8 = set()
