@@ -22,11 +22,12 @@ import time
 import numpy as np
 
 from ..descriptors import KernelCode
-from . import spec
+from . import apart, spec
 from .spec import supports  # noqa: F401  (public: the predicate)
 
 _FAULT = 0                       # test-only: the planted rounding fault (planted_fault())
 _WARMED: set = set()
+_APART: set = set()              # shape kernels (golden.kernels.apart: first compiled in a child process)
 COMPILE_NOTICE_S = 1.0           # a first call slower than this says so on stderr
 BLOCKS_PER_THREAD = 4            # row ranges per thread in a threaded call (a core taken away costs less)
 MATERIALISED_ELEMENTS = 1 << 19  # broadcast operands are widened this many elements per chunk (4 MB)
@@ -172,6 +173,8 @@ def plan(ins) -> Plan:
         fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, dp.scale_format, dp.block_size, dp.k)
         order = product_order(dp.params, dp.k)
         rows, own = _rows_kernel(spec.kernel_code(dp.params), fmts, prm, dp.k, order)
+        if own is not None:                 # the kernels of one shape read own-width operands
+            _APART.add(rows)
         p = Plan(True, rows, fmts, vtab, etab, prm, order, dp.k, dp.params.base, dp.d_format.dtype, own)
     if len(_PLANS) >= PLANS_KEPT:
         _PLANS.clear()
@@ -234,8 +237,10 @@ def _launch(rows, threads, arrays, K, fmts, vtab, etab, prm, order, out, final, 
     R = out.shape[0]
     threads = threads if R >= PARALLEL_MIN_ROWS else 1
     args = (*opv, isz, K, fmts, vtab, etab, prm, order, out)
+    t0 = time.perf_counter()
+    if rows in _APART:                                        # a shape kernel: compiled in a child process
+        apart.ensure(rows, (0, 1, *args))
     if base not in _WARMED:                                   # compile (or load from the cache) on one row
-        t0 = time.perf_counter()
         rows(0, 1, *args)
         dt = time.perf_counter() - t0
         _WARMED.add(base)
