@@ -32,7 +32,8 @@ from . import spec as S
 from .amd_int import lane_mask, reg_class, reg_product, word_elem
 from .fused_int import D_BIAS, D_MB, D_SGNSH, NO_PRODUCT, _widths, classify, decode_row, round_consts, round_word
 
-BLOCK_ROWS = 1024              # rows a block (their c words stay in L1)
+BLOCK_ROWS = 128               # rows a block: their a and b words (8 KB for K = 16) stay in L1 for a second
+                               # pass (1,024 rows: Ampere's two passes 0.9x, the one pass of 16 0.95-0.97x)
 RUN = 8                        # products a loop: a pass of 16 is two (one loop of 16 was not unrolled, and
                                # the loop across rows then ran scalar: 0.45x)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them

@@ -76,10 +76,11 @@ def test_plain_and_special_blocks_special_c_and_a_tail(unit):
     b[2 * blk + 3, 7] = 0x7E00                                       # a NaN operand
     c[::13], c[5::17], c[7::19] = 0x7F800000, 0xFF800000, 0x7FC00000
     c[3::23], a[3::23, 0], b[3::23, 0] = 0x7F7FFFFF, 0x7BFF, 0x7BFF
+    c[blk + 12] = 0x3F800000                                         # the -inf row's c: 1.0
     want, same = _check(ins, a, b, c, threads=2)
     assert same
     assert np.isnan(want[[blk + 5, blk + 9, 2 * blk + 3]].view(np.float32)).all()
-    assert want[blk + 12].view(np.float32) == -np.inf                 # its c finite
+    assert want[blk + 12].view(np.float32) == -np.inf
     clean = slice(0, blk)
     with kernels.planted_fault():
         got = golden.dot_add(ins, *_own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
