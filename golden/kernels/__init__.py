@@ -98,14 +98,15 @@ def _rows_kernel(code, fmts, prm, k: int, order):
     dtypes ``own width`` gives), FDA's f16 shapes in golden.kernels.fda_reg (likewise), and GDFS
     designs of narrow operands (fp4, fp6) in golden.kernels.gdfs_int (chosen here, not inside the
     kernel, so that neither compiles the other)."""
+    in_order = bool((order == np.arange(k)).all())
     if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
         from . import amd_fp8, amd_int
         if amd_int.int_design(fmts, prm):
-            fp8 = amd_fp8.kernel_for(fmts, prm, k, bool((order == np.arange(k)).all()))
+            fp8 = amd_fp8.kernel_for(fmts, prm, k, in_order)
             return (fp8, amd_fp8.OWN_WIDTH) if fp8 is not None else (amd_int.fdrda_int_rows, None)
     if code == KernelCode.FDA:
         from . import fda_reg
-        f16 = fda_reg.kernel_for(fmts, prm, k, bool((order == np.arange(k)).all()))
+        f16 = fda_reg.kernel_for(fmts, prm, k, in_order)
         if f16 is not None:
             return f16, fda_reg.OWN_WIDTH
     if code == KernelCode.GDFS:

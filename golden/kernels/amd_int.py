@@ -475,6 +475,17 @@ def lane_mask(x):
 
 
 @njit(**C.HOT)
+def fields_reach(wa, wb, u0, u1, fa_m, fa_add, fb_m, fb_add):
+    """Whether a 16-bit lane of a's or b's 64-bit words ``u0 .. u1 - 1`` carries into its top bit
+    when its field (``fa_m``: the field mask in every lane) gets ``fa_add`` (b's likewise): four lanes
+    a word, a field at or above a threshold T when the add is ``2**bits - T`` in the field."""
+    hit = np.uint64(0)
+    for u in range(u0, u1):
+        hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
+    return (hit & lane_mask(0x8000)) != 0
+
+
+@njit(**C.HOT)
 def reg_block(r0, nb, wa, wb, c32, K, L, ra, rb, bab, G, sh0, fmts, prm, CW, out):
     """Rows ``r0 .. r0 + nb - 1`` of a 16-bit IEEE format pair (sign at bit 15: f16, bf16) on the
     register path where no exponent field of a or b reaches ``T`` (``T`` at most ``(OVER_EXP - bias
@@ -488,12 +499,8 @@ def reg_block(r0, nb, wa, wb, c32, K, L, ra, rb, bab, G, sh0, fmts, prm, CW, out
     # four lanes at once: a field e >= T carries (e + 2**bits - T) into the lane's sign bit
     fa_m, fa_add = lane_mask(ea << ma), lane_mask((ea + 1 - ta) << ma)
     fb_m, fb_add = lane_mask(eb << mb), lane_mask((eb + 1 - tb) << mb)
-    top = lane_mask(0x8000)
     NW = K // 4
-    hit = np.uint64(0)
-    for u in range(r0 * NW, (r0 + nb) * NW):
-        hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
-    special = (hit & top) != 0
+    special = fields_reach(wa, wb, r0 * NW, (r0 + nb) * NW, fa_m, fa_add, fb_m, fb_add)
     if special and (ta != ea or tb != eb):       # a field at T may be a finite overflow: the block path
         return False
     for i in range(nb):

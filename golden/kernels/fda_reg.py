@@ -29,28 +29,34 @@ from ..descriptors import KernelCode
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
-from .amd_int import lane_mask, reg_class, reg_product, word_elem
-from .fused_int import D_BIAS, D_MB, D_SGNSH, NO_PRODUCT, _widths, classify, decode_row, round_consts, round_word
+from .amd_int import c_word, fields_reach, lane_mask, reg_class, reg_product, word_elem
+from .fused_int import (
+    D_BIAS,
+    D_MB,
+    D_SGNSH,
+    F16_ROW,
+    NO_PRODUCT,
+    _widths,
+    decode_row,
+    round_consts,
+    round_word,
+)
 
 BLOCK_ROWS = 128               # rows a block: their a and b words (8 KB for K = 16) stay in L1 for a second
                                # pass (1,024 rows: Ampere's two passes 0.9x, the one pass of 16 0.95-0.97x)
 RUN = 8                        # products a loop: a pass of 16 is two (one loop of 16 was not unrolled, and
                                # the loop across rows then ran scalar: 0.45x)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
-F16_ROW = (0, 0xFFFF, 10, 31, 15, 15, 0x7C00, 0x7C00, 1)          # fused_int.decode_row's columns
-F32_ROW = (0, 0xFFFFFFFF, 23, 255, 31, 127, 0x7F800000, 0x7F800000, 1)
+F32_ROW = (0, 0xFFFFFFFF, 23, 255, 31, 127, 0x7F800000, 0x7F800000, 1)   # fused_int.decode_row's columns
 
 
 @njit(**C.HOT)
 def c_lane(x, ez):
-    """c (or the previous pass's d), an f32 pattern: signed significand, exponent (``ez`` when
-    zero) and NaN/inf class bits, as :func:`fused_int.decode_c` gives them."""
-    f = (x >> 23) & 0xFF
-    m = x & 0x7FFFFF
-    g = m | (np.int64(f != 0) << 23)
-    nan, inf = classify(x, m, np.int64(0x7F800000), np.int64(0x7F800000), np.int64(1))
-    neg = (x >> 31) & 1
-    return -g if neg != 0 else g, ez if g == 0 else max(f, 1) - 127, nan | (inf << (1 + neg))
+    """c (or the previous pass's d), an f32 pattern: :func:`amd_int.c_word`'s signed significand,
+    exponent and NaN/inf class bits (fused_int's flag values), the exponent ``ez`` when zero, as
+    :func:`fused_int.decode_c` gives them."""
+    cs, ce, fl = c_word(x)
+    return cs, ez if cs == 0 else ce, fl
 
 
 @njit(**C.HOT)
@@ -111,12 +117,9 @@ def sum_run(wa, wb, r, NW, jw, t0, t1, bab, G, top):
 @njit(**C.HOT)
 def special_block(wa, wb, w0, w1):
     """Whether a's or b's words ``w0 .. w1 - 1`` hold an f16 with an all-ones exponent field (NaN,
-    infinity): four lanes a word, the field plus one carried into the lane's top bit."""
-    fm, one, top = lane_mask(0x7C00), lane_mask(0x0400), lane_mask(0x8000)
-    hit = np.uint64(0)
-    for u in range(w0, w1):
-        hit |= ((wa[np.uint64(u)] & fm) + one) | ((wb[np.uint64(u)] & fm) + one)
-    return (hit & top) != 0
+    infinity): the field plus one carried into the lane's top bit (:func:`amd_int.fields_reach`)."""
+    fm, one = lane_mask(0x7C00), lane_mask(0x0400)
+    return fields_reach(wa, wb, w0, w1, fm, one, fm, one)
 
 
 @njit(**C.INLINE)
