@@ -245,27 +245,63 @@ def target_rows(rows) -> list:
     return [ins for ins in rows if reference_target(ins) is not None and bench_reference.reference_op(ins) is not None]
 
 
+WARM_S = 0.02          # untimed calls of a function before each of its timed calls in turn, at least this long
+
+
+def time_in_turn(fns, repeat: int) -> list[list[tuple[float, float]]]:
+    """(wall, CPU) seconds of ``repeat`` calls of each of ``fns``, one timed call of each a round: a
+    round's calls run moments apart, so the load of the moment (a shared machine's neighbours) falls
+    on each of them alike.  Each timed call follows untimed calls of the same function for at least
+    :data:`WARM_S` (one at least), so it finds the caches as back-to-back calls leave them: right
+    after the reference model's call, golden's f64 SFMA on 200,000 rows took 2x as long, and 4-6
+    calls in a row to come back to its pace (its 16 MB of operands had left the caches)."""
+    out = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, calls in zip(fns, out):
+            t_end = time.perf_counter() + WARM_S
+            fn()
+            while time.perf_counter() < t_end:
+                fn()
+            c0, t0 = time.process_time(), time.perf_counter()
+            fn()
+            t1, c1 = time.perf_counter(), time.process_time()
+            calls.append((t1 - t0, c1 - c0))
+    return out
+
+
+def paired_rates(ins, n: int, kind: str, repeat: int, seed: int = 0) -> tuple[float, float, float]:
+    """Compiled golden (one thread, operands in their own width) and the reference model on the same
+    ``n`` dot-adds of ``kind``, their calls in turn (:func:`time_in_turn`): ``(golden, reference,
+    ratio)``, the rates CPU-time medians and the ratio the median of the rounds' ratios."""
+    a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng(seed), kind, narrow=True)
+    ra, rb, rc, _, _ = random_operands(ins, n, np.random.default_rng(seed), kind)
+    ref_call = bench_reference.reference_call(ins, ra, rb, rc)
+    gold, ref = time_in_turn([lambda: dot_add(ins, a, b, c, sa, sb, backend="numba", threads=1), ref_call], repeat)
+    ratios = [r_cpu / max(g_cpu, 1e-9) for (_, g_cpu), (_, r_cpu) in zip(gold, ref)]
+    return Rate(n, gold).cpu, Rate(n, ref).cpu, statistics.median(ratios)
+
+
 def reference_ratios(rows, n: int, repeat: int, kinds=("normal", "bits")) -> list[tuple]:
     """``(ins, kind, golden, reference, ratio, target, ok)`` per row and kind: compiled golden on one
-    core and the reference model on the same core, pinned, side by side in one run, golden's
-    operands in their own width (CPU-time medians)."""
+    core and the reference model on the same core, pinned, their calls in turn in one run
+    (:func:`paired_rates`)."""
     out = []
     with kernels.pinned():
         for ins in target_rows(rows):
             for kind in kinds:
-                gold = measure(ins, n, kind, repeat, backend="numba", threads=1, narrow=True).cpu
-                ref = reference_rate(ins, n, kind, repeat).cpu
+                gold, ref, ratio = paired_rates(ins, n, kind, repeat)
                 target = reference_target(ins)
-                out.append((ins, kind, gold, ref, gold / ref, target, gold / ref >= target))
+                out.append((ins, kind, gold, ref, ratio, target, ratio >= target))
     return out
 
 
 def targets_table(results, n: int, repeat: int, only: str = "") -> str:
     """:func:`reference_ratios` as a markdown table, with the command that makes it."""
     sel = f' --only "{only}"' if only else ""
-    lines = [f"Compiled golden against the reference model (mmasim), one core pinned, {n:,} dot-adds, median "
-             f"CPU time of {repeat} calls, golden's operands in their own width (`python -m golden.bench --targets "
-             f"-n {n} --repeat {repeat}{sel}`):", "",
+    lines = [f"Compiled golden against the reference model (mmasim), one core pinned, {n:,} dot-adds, {repeat} "
+             f"calls of each in turn (a golden call, then a reference call), golden's operands in their own width; "
+             f"rates are CPU-time medians, the ratio the median of the {repeat} pairs' ratios "
+             f"(`python -m golden.bench --targets -n {n} --repeat {repeat}{sel}`):", "",
              "| arch | instruction | algorithm | kind | golden, dot-adds/s | reference, dot-adds/s | ratio | target "
              "| verdict |", "|---|---|---|---|---:|---:|---:|---:|---|"]
     for ins, kind, gold, ref, ratio, target, ok in results:

@@ -94,14 +94,18 @@ def _families():
 def _rows_kernel(code, fmts, prm, k: int, order):
     """``(row kernel, own width)`` of a design: its family's kernel (:func:`_families`), but FDRDA
     and GFDRDA designs that golden.kernels.amd_int computes in integer lanes run there (the catalog's
-    fp8 GFDRDA shapes in golden.kernels.amd_fp8, a kernel a shape, which read a, b and c only in the
-    dtypes ``own width`` gives), FDA's f16 shapes in golden.kernels.fda_reg (likewise), and GDFS
+    f16 and bf16 FDRDA shapes in golden.kernels.fdrda_reg and its fp8 GFDRDA shapes in
+    golden.kernels.amd_fp8, a kernel a shape, which read a, b and c only in the dtypes ``own width``
+    gives), FDA's f16 shapes in golden.kernels.fda_reg (likewise), and GDFS
     designs of narrow operands (fp4, fp6) in golden.kernels.gdfs_int (chosen here, not inside the
     kernel, so that neither compiles the other)."""
     in_order = bool((order == np.arange(k)).all())
     if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
-        from . import amd_fp8, amd_int
+        from . import amd_fp8, amd_int, fdrda_reg
         if amd_int.int_design(fmts, prm):
+            h16 = fdrda_reg.kernel_for(fmts, prm, k, in_order)
+            if h16 is not None:
+                return h16, fdrda_reg.OWN_WIDTH
             fp8 = amd_fp8.kernel_for(fmts, prm, k, in_order)
             return (fp8, amd_fp8.OWN_WIDTH) if fp8 is not None else (amd_int.fdrda_int_rows, None)
     if code == KernelCode.FDA:

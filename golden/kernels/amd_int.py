@@ -371,17 +371,9 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
-# The register path: a row's products never leave registers, the loop runs across rows (LLVM
-# vectorises it, 8 rows a zmm) with each row's operands read as 64-bit words at a constant stride.
-# It needs K, L and the formats' fields as compile-time constants (with the fields as arguments the
-# loop did not vectorise: 7x slower), so each shape is one more copy to compile: only f16 FDRDA of
-# K = 8 takes it (1.4-1.5x the block path on normal operands, 4 s more CPU on the first compile), and
-# with a second copy that takes the products' classes in a loop of its own (:func:`reg_class`), its
-# blocks with a NaN or infinity too (1.5x the block path on bits rows, 5 s more CPU on the first
-# compile; the classes in the maximum's loop kept that loop from being unrolled, and the loop across
-# rows then ran scalar, 7x slower).  Measured and not kept: bf16 CoFDRDA of K = 16 (1.3x, but 6 s
-# more compile) and fp8 GFDRDA of L = 16 (0.75x: its pass of 16 products is not unrolled); a class
-# loop across rows beside it (slower than the block path's classes).
+# The register path's helpers (golden.kernels.fdrda_reg, amd_fp8, fda_reg): a row's products never
+# leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm), each row's operands
+# read as 64-bit words at a constant stride.
 
 
 @njit(**C.HOT)
@@ -437,38 +429,6 @@ def reg_class(x, y, ra, rb):
 
 
 @njit(**C.HOT)
-def reg_pass(r0, nb, wa, wb, CW, isz, K, L, j, ra, rb, bab, G, sh0, fmts, prm, classes):
-    """FDRDA's pass ``j`` of rows ``r0 .. r0 + nb - 1`` (a loop across rows, each row's products in
-    registers) whose products do not overflow (:func:`reg_block`): c's words in ``CW[i]``, d's bits
-    into ``CW``.  With ``classes`` (a constant: two copies) a loop of its own over the row's
-    products takes their NaN/inf classes, which decide the rows that have one (their sums are
-    computed and not read): in the maximum's loop they made it too long for LLVM to unroll, and the
-    loop across rows then stayed scalar (7x slower)."""
-    F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
-    nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
-    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    NW, jw = K * isz // 8, j * isz // 8
-    for i in range(nb):
-        r = r0 + i
-        e = np.int64(NEG)
-        for t in range(L):          # the products' maximum, then their aligned sum (LLVM keeps them)
-            _, Et, _ = reg_product(word_elem(wa, r, NW, jw, t, isz), word_elem(wb, r, NW, jw, t, isz), ra, rb, bab)
-            e = max(e, Et)
-        s = np.int64(0)
-        for t in range(L):
-            m, Et, neg = reg_product(word_elem(wa, r, NW, jw, t, isz), word_elem(wb, r, NW, jw, t, isz), ra, rb, bab)
-            v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
-            s += -v if neg else v
-        cs, ce, cf = c_word(CW[i])
-        if classes:
-            for t in range(L):
-                cf |= reg_class(word_elem(wa, r, NW, jw, t, isz), word_elem(wb, r, NW, jw, t, isz), ra, rb)
-        d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, fault)
-        d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
-        CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
-
-
-@njit(**C.HOT)
 def lane_mask(x):
     """A 16-bit pattern in each of a 64-bit word's four lanes."""
     return np.uint64(x) * np.uint64(0x0001000100010001)
@@ -483,59 +443,6 @@ def fields_reach(wa, wb, u0, u1, fa_m, fa_add, fb_m, fb_add):
     for u in range(u0, u1):
         hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
     return (hit & lane_mask(0x8000)) != 0
-
-
-@njit(**C.HOT)
-def reg_block(r0, nb, wa, wb, c32, K, L, ra, rb, bab, G, sh0, fmts, prm, CW, out):
-    """Rows ``r0 .. r0 + nb - 1`` of a 16-bit IEEE format pair (sign at bit 15: f16, bf16) on the
-    register path where no exponent field of a or b reaches ``T`` (``T`` at most ``(OVER_EXP - bias
-    sums) / 2``: no product at ``2**OVER_EXP``, since a product is below ``2**(e_a + e_b + 2)``), or
-    where ``T`` is the all-ones field, whose patterns are NaN and infinities: then the passes take
-    the products' classes too.  Returns whether it ran (``wa, wb``: a's and b's 64-bit words)."""
-    _, _, ma, ea, _, _, _, _, _ = ra
-    _, _, mb, eb, _, _, _, _, _ = rb
-    half = (OVER_EXP + ra[D_BIAS] + rb[D_BIAS]) // 2
-    ta, tb = min(ea, half), min(eb, half)
-    # four lanes at once: a field e >= T carries (e + 2**bits - T) into the lane's sign bit
-    fa_m, fa_add = lane_mask(ea << ma), lane_mask((ea + 1 - ta) << ma)
-    fb_m, fb_add = lane_mask(eb << mb), lane_mask((eb + 1 - tb) << mb)
-    NW = K // 4
-    special = fields_reach(wa, wb, r0 * NW, (r0 + nb) * NW, fa_m, fa_add, fb_m, fb_add)
-    if special and (ta != ea or tb != eb):       # a field at T may be a finite overflow: the block path
-        return False
-    for i in range(nb):
-        CW[i] = np.int64(c32[np.uint64(r0 + i)])
-    for j in range(0, K, L):
-        if special:                              # a NaN or infinity among them: their classes too
-            reg_pass(r0, nb, wa, wb, CW, 2, K, L, j, ra, rb, bab, G, sh0, fmts, prm, True)
-        else:
-            reg_pass(r0, nb, wa, wb, CW, 2, K, L, j, ra, rb, bab, G, sh0, fmts, prm, False)
-    for i in range(nb):
-        out[r0 + i] = np.uint64(CW[i])
-    return True
-
-
-@njit(**C.INLINE)
-def reg_try(shape, r0, nb, wa, wb, wc, K, L, G, sh0, bab, fmts, prm, CW, out):
-    """:func:`reg_block` of the catalog's shape ``shape`` (:func:`reg_shape`) for rows ``r0 ..
-    r0 + nb - 1``: returns whether it ran (else the block path computes them)."""
-    if shape == 0:
-        return reg_block(r0, nb, wa[3], wb[3], wc[2], 8, 8, F16_ROW, F16_ROW, bab, G, sh0, fmts, prm, CW, out)
-    return False
-
-
-@njit(**C.INLINE)
-def reg_shape(isz, K, L, grouped, ka, kb, order):
-    """Which of the register path's shapes a call is (-1: none): the catalog's f16 FDRDA of K = 8,
-    operands in their own width, products in order."""
-    in_order = True
-    for q in range(K):
-        in_order &= order[q] == q
-    if not in_order or isz[0] != 2 or isz[1] != 2 or isz[2] != 4 or L != 8 or grouped:
-        return -1
-    if ka == kb == F16_LIT and K == 8:
-        return 0
-    return -1
 
 
 @njit(**C.JIT)
@@ -565,12 +472,9 @@ def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order
     for q in range(K):
         in_order &= order[q] == q
     classes = False
-    shape = reg_shape(isz, K, L, grouped, ka, kb, order)
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         nk = nb * K
-        if shape >= 0 and reg_try(shape, r0, nb, wa, wb, wc, K, L, G, sh0, bab, fmts, prm, cw, out):
-            continue
         classes = decode_block(wa, wb, isz, r0 * K, nk, da, db, ka, kb, G, bab, XA, XB, M, E, CL, classes)
         if overflows:
             top = np.int64(NEG)

@@ -4,6 +4,9 @@ in the benchmark, not in timed tests."""
 
 from __future__ import annotations
 
+import re
+import time
+
 import numpy as np
 import pytest
 
@@ -94,13 +97,21 @@ def test_reference_targets_by_family():
 
 def _fake_rates(monkeypatch, golden_rate, reference_rate):
     """The targets table on fixed rates (no timing, no mmasim needed)."""
-    class R:
-        def __init__(self, cpu):
-            self.cpu = cpu
     monkeypatch.setattr(bench.bench_reference, "available", lambda: True)
     monkeypatch.setattr(bench.bench_reference, "reference_op", lambda ins: object())
-    monkeypatch.setattr(bench, "measure", lambda *a, **k: R(golden_rate))
-    monkeypatch.setattr(bench, "reference_rate", lambda *a, **k: R(reference_rate))
+    monkeypatch.setattr(bench, "paired_rates",
+                        lambda *a, **k: (golden_rate, reference_rate, golden_rate / reference_rate))
+
+
+def test_calls_in_turn_alternate_and_the_ratio_is_the_pairs_median():
+    """One timed call of each a round, each after untimed ones of its own for WARM_S (the caches as
+    back-to-back calls leave them)."""
+    seen = []
+    slow = lambda: time.sleep(bench.WARM_S) or seen.append("r")          # noqa: E731
+    calls = bench.time_in_turn([lambda: seen.append("g"), slow], 3)
+    # a quick function runs untimed for WARM_S before its timed call; a slow one once
+    assert re.fullmatch(r"(g{3,}rr){3}", "".join(seen)) and [len(c) for c in calls] == [3, 3]
+    assert all(w >= 0 and cpu >= 0 for c in calls for w, cpu in c)
 
 
 @pytest.mark.parametrize("golden_rate, verdict", [(40e6, "PASS"), (39.9e6, "FAIL")])
@@ -165,3 +176,14 @@ def test_kernel_profile_batch_costs(monkeypatch):
     costs = profile.batch_costs(lookup("hopper", "DMMA.8x8x4"), batches=(1, 8))
     assert [n for n, _, _ in costs] == [1, 8]
     assert all(g > 0 and r is None for _, g, r in costs)
+
+
+def test_paired_rates_read_the_ratio_round_by_round(monkeypatch):
+    """A round where both calls ran slow counts as one ratio among the others: golden's CPU seconds
+    1, 2, 3 against the reference's 30, 4, 10 are rounds of 30x, 2x and 3.3x, median 3.3x (the
+    medians' ratio would read 5x)."""
+    monkeypatch.setattr(bench.bench_reference, "reference_call", lambda *a: (lambda: None))
+    monkeypatch.setattr(bench, "time_in_turn", lambda fns, repeat: [[(1, 1.0), (1, 2.0), (1, 3.0)],
+                                                                    [(1, 30.0), (1, 4.0), (1, 10.0)]])
+    gold, ref, ratio = bench.paired_rates(lookup("hopper", "HMMA.16816.F32"), 60, "normal", 3)
+    assert (gold, ref) == (30.0, 6.0) and ratio == pytest.approx(10 / 3)

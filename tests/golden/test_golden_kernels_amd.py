@@ -4,7 +4,7 @@ built on purpose, chains, and a planted rounding fault caught."""
 
 import numpy as np
 import pytest
-from kernel_shapes import FP8_DEFAULT, default_tier
+from kernel_shapes import FP8_DEFAULT, H16_DEFAULT, default_tier, shape_kernels
 
 import golden
 from golden import kernels
@@ -46,22 +46,24 @@ def _mismatches(ins, n, kinds=KINDS, seed=0):
 
 
 def test_every_cdna3_fdrda_datapath_takes_the_integer_path():
-    """Every datapath runs in integer lanes: amd_int's kernel, the catalog's fp8 GFDRDA shapes (four
-    pairs, K = 16 and 32) a kernel of their own each, which read own-width operands (make test runs
-    three shapes, tests/support/kernel_shapes.py)."""
-    from golden.kernels import amd_fp8, amd_int
+    """Every datapath runs in integer lanes: amd_int's kernel, or a kernel of its shape that reads
+    own-width operands: the catalog's fp8 GFDRDA shapes (four pairs, K = 16 and 32) and its f16 and
+    bf16 FDRDA shapes in passes of 8 (K = 8 and 16; make test runs some of each,
+    tests/support/kernel_shapes.py)."""
+    from golden.kernels import amd_fp8, amd_int, fdrda_reg
     assert len(AMD) >= 10
-    fp8 = set()
+    used = set()
     for ins in AMD:
         pl = kernels.plan(ins)
         assert amd_int.int_design(pl.fmts, pl.prm), ins.name
         if pl.rows is amd_int.fdrda_int_rows:
             assert pl.own_width is None, ins.name
         else:
-            assert pl.rows in amd_fp8.KERNELS.values() and pl.own_width == amd_fp8.OWN_WIDTH, ins.name
-            fp8.add(pl.rows)
-    assert fp8 == set(amd_fp8.KERNELS.values())
-    assert all(name in {ins.name for ins in AMD_DEFAULT} for name in FP8_DEFAULT)
+            own = amd_fp8.OWN_WIDTH if pl.rows in amd_fp8.KERNELS.values() else fdrda_reg.OWN_WIDTH
+            assert pl.rows in shape_kernels() and pl.own_width == own, ins.name
+            used.add(pl.rows)
+    assert used == shape_kernels()
+    assert all(name in {ins.name for ins in AMD_DEFAULT} for name in FP8_DEFAULT + H16_DEFAULT)
 
 
 def test_identical_bits_every_datapath_and_kind():
@@ -69,14 +71,16 @@ def test_identical_bits_every_datapath_and_kind():
 
 
 @pytest.mark.slow
-def test_identical_bits_every_fp8_shape_and_kind():
+def test_identical_bits_every_shape_and_kind():
     assert sum(_mismatches(ins, ROWS) for ins in AMD if ins not in AMD_DEFAULT) == 0
 
 
-def test_fp8_shapes_read_own_widths_only():
+@pytest.mark.parametrize("name, refusal", [(FP8_DEFAULT[0], "reads a and b as bytes"),
+                                           (H16_DEFAULT[1], "reads a and b as 16-bit")])
+def test_shape_kernels_read_own_widths_only(name, refusal):
     """A shape's kernel refuses operands wider than its own width (golden.kernels.run narrows them
     first: _mismatches' uint64 operands), rather than reading their bytes as operands."""
-    ins = lookup("cdna3", FP8_DEFAULT[0])
+    ins = lookup("cdna3", name)
     pl = kernels.plan(ins)
     a, b, c, _, _ = random_operands(ins, 4, np.random.default_rng(1), "normal")
     from golden.kernels import profile
@@ -84,7 +88,7 @@ def test_fp8_shapes_read_own_widths_only():
     pl.rows(0, 4, *args)
     assert np.array_equal(args[-1].astype(np.uint32), golden.dot_add(ins, a, b, c, backend="numpy"))
     wide = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
-    with pytest.raises(ValueError, match="reads a and b as bytes"):
+    with pytest.raises(ValueError, match=refusal):
         pl.rows(0, 4, *wide, *args[3:5], np.array([8, 8, 8, 8, 8], np.int64), *args[6:])
 
 
@@ -109,13 +113,13 @@ def _bf16(x):
 def test_overflowed_products_and_special_c():
     """bf16 products at 2**254 (past 2**128: AMD's overflow) of either sign, beside input
     infinities and NaN and infinite c: the paper's order decides each row as numpy does."""
-    ins = lookup("cdna3", "v_mfma_f32_32x32x8_bf16")
+    ins = lookup("cdna3", H16_DEFAULT[1])                    # bf16 in two passes of 8
     rng = np.random.default_rng(5)
     a, b, c, _, _ = random_operands(ins, 512, rng, "normal")
     big, nbig, inf, nan = 0x7F00, 0xFF00, 0x7F80, 0x7FC0
     picks = np.array([big, nbig, inf, nan, 0x0000, 0x3F80])
     for u in range(a.shape[0]):
-        for t in rng.choice(8, size=rng.integers(0, 4), replace=False):
+        for t in rng.choice(a.shape[1], size=rng.integers(0, 6), replace=False):
             a[u, t], b[u, t] = rng.choice(picks), rng.choice(picks)
     c[::7] = 0x7F800000
     c[3::11] = 0xFF800000
@@ -136,22 +140,39 @@ def test_planted_fault_is_caught(unit):
 @pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x16_bf16")],
                          ids=lambda u: u[1])
 def test_register_path_blocks_and_special_c(unit):
-    """f16's register path (amd_int.reg_block: blocks without NaN/inf operands or overflow) beside
-    the block path: clean blocks, a block with an infinity and a NaN operand, c infinite and NaN on
-    clean rows, c near the f32 maximum plus a large product; a planted fault caught on a clean block
-    alone.  bf16's chain, all through the block path, the same way."""
-    from golden.kernels import amd_int
+    """The register path (golden.kernels.fdrda_reg) beside the block path: clean blocks, a block with
+    an infinity and a NaN operand, c infinite and NaN on clean rows, c near the f32 maximum plus a
+    large product; bf16's products at 2**128 and just below it, of either sign, two of opposite
+    signs in one row, one beside an infinity (its copy that takes the overflowed products' classes);
+    a planted fault caught on a clean block alone."""
+    from golden.kernels import fdrda_reg
     ins = lookup(*unit)
+    assert kernels.plan(ins).rows in fdrda_reg.KERNELS.values()
     fa, _, fc, _ = ins.formats
-    n = 2 * amd_int.BL + 11
+    BL = fdrda_reg.BLOCK_ROWS
+    n = 3 * BL + 11
     a, b, c, _, _ = random_operands(ins, n, np.random.default_rng(11), "normal")
     inf, nan = (0x7C00, 0x7E00) if fa.name == "f16" else (0x7F80, 0x7FC0)
-    a[amd_int.BL + 5, 1], b[amd_int.BL + 9, 0] = inf, nan
+    a[BL + 5, 1], b[BL + 9, 0] = inf, nan
     c[::13], c[5::17], c[7::19] = 0x7F800000, 0xFF800000, 0x7FC00000
     c[3::23], a[3::23, 0], b[3::23, 0] = 0x7F7FFFFF, 0x7BFF if fa.name == "f16" else 0x7F7F, 0x3C00
+    if fa.name == "bf16":                         # 2**64 * 2**64 overflows; (2**64 - 2**56) * 2**64 does not
+        big, below = 0x5F80, 0x5F7F
+        r = 2 * BL
+        a[r:r + 4, 0], b[r:r + 4, 0] = big, big
+        a[r + 1, 0] = big | 0x8000                              # -2**128
+        a[r + 2, 3], b[r + 2, 3] = big | 0x8000, big            # +2**128 and -2**128 in one row: NaN
+        a[r + 3, 5] = inf                                       # an infinity beside an overflow
+        a[r + 4:r + 8, 2], b[r + 4:r + 8, 2] = below, big       # just below 2**128: finite
+        a[r + 5, 2] = below | 0x8000
+        c[r:r + 8] = 0                                          # c finite: the products decide
     want = golden.dot_add(ins, a, b, c, backend="numpy")
     assert np.array_equal(golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba", threads=1), want)
-    clean = slice(0, amd_int.BL)                  # the first block: the register path's
+    if fa.name == "bf16":
+        d = want[2 * BL:2 * BL + 8].astype(np.uint32).view(np.float32)
+        assert d[0] == np.inf and d[1] == -np.inf and np.isnan(d[2]) and d[3] == np.inf
+        assert np.isfinite(d[4:]).all()
+    clean = slice(0, BL)                          # the first block: no special pattern
     with kernels.planted_fault():
         got = golden.dot_add(ins, *_own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
         assert (got != want[clean]).sum() > 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.kernels import amd, amd_fp8, amd_int, fda_reg, fused, gdfs_int, gps, sfma
+from golden.kernels import amd, amd_fp8, amd_int, fda_reg, fdrda_reg, fused, gdfs_int, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
@@ -149,11 +149,11 @@ def check_sfma(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bound
 
 def kernel_of(rows):
     """The fused kernel that inlines golden's row kernel ``rows`` (the one golden.kernels' plan of an
-    instruction chose: a family's, or its integer-lane kernel).  The register-path kernels of a shape
-    (golden.kernels.amd_fp8's fp8 GFDRDA, golden.kernels.fda_reg's f16 FDA) are checked through the
-    integer-lane kernel of their family, bit for bit the same results, so that the self-test compiles
-    no fused kernel per shape."""
-    if rows in amd_fp8.KERNELS.values():
+    instruction chose: a family's, or its integer-lane kernel).  The register-path kernels of a
+    shape (golden.kernels.amd_fp8's fp8 GFDRDA, fdrda_reg's f16 and bf16 FDRDA, fda_reg's f16 FDA)
+    are checked through the integer-lane kernel of their family, bit for bit the same results, so
+    that the self-test compiles no fused kernel per shape."""
+    if rows in amd_fp8.KERNELS.values() or rows in fdrda_reg.KERNELS.values():
         rows = amd_int.fdrda_int_rows
     if rows in fda_reg.KERNELS.values():
         rows = fused.fda_rows

@@ -1,0 +1,186 @@
+"""CDNA3's FDRDA of 16-bit IEEE pairs (f16, bf16) on a register path, one compiled kernel per shape:
+the fast path of the catalog's f16 and bf16 FDRDA designs in passes of 8 (those :mod:`amd_int` takes).
+
+A block's rows go through a loop across rows with each row's products in registers (LLVM
+vectorises it, a row a lane), their operands read as 64-bit words at a constant stride (four
+16-bit patterns a word): per pass the products' maximum exponent, their aligned sum, and the merge
+with c and the RNE to f32 (:func:`amd_int.merge_int`, the block path's arithmetic on one lane).  K,
+the pass length and the formats' fields must be compile-time constants (with the fields at run
+time the loop across rows did not vectorise: 7x slower), so each shape is a kernel of its own,
+:data:`KERNELS`, chosen when an instruction's plan is built (``golden.kernels._rows_kernel``).
+K = 4 (the 2-block instructions) stays on the block path: each shape costs about 5 s of CPU on its
+first compile.
+
+NaN, infinities and overflowed products never take a branch per product.  A block whose a or b
+holds an exponent field at or above ``T`` runs a second copy of the pass that takes every
+product's class in a loop of its own (in the maximum's loop they made it too long for LLVM to
+unroll, and the loop across rows then ran scalar): NaN and infinities as IEEE float64 combines
+the inputs, and, where the pair's exponents reach that far (bf16: ``T`` = 191), products at or
+above ``2**128`` with their sign.  The pass's special outcome is then the paper's
+(:func:`amd_int.special_bits`): the inputs' classes and c's first, overflowed products only where
+those leave it finite, so an infinite product's own overflow bit is never read.  The kernels read
+a, b and c in their own width (:data:`OWN_WIDTH`: ``golden.kernels.run`` narrows wider operands
+first); designs whose products are out of order run :func:`amd_int.fdrda_int_rows`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..nbcache import njit
+from . import _common as C
+from . import amd_int as A
+from . import spec as S
+from .amd_int import (
+    MAX_SHIFT,
+    NEG,
+    OVER_EXP,
+    OVN_F,
+    OVP_F,
+    c_word,
+    fields_reach,
+    lane_mask,
+    merge_int,
+    reg_class,
+    reg_product,
+    special_bits,
+    word_elem,
+)
+from .fused_int import D_BIAS, D_MB, _widths, ctlz64, decode_row
+
+BLOCK_ROWS = 256              # rows a block (their classes scanned at once)
+OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
+
+
+@njit(**C.HOT)
+def over_class(x, y, ra, rb, bab):
+    """The overflow class bits of a product (``|p| >= 2**OVER_EXP``, with its sign; 0 where it is
+    below, or zero) from the patterns."""
+    m, E, neg = reg_product(x, y, ra, rb, bab)
+    over = np.int64(63 - ctlz64(m) + E - ra[D_MB] - rb[D_MB] >= OVER_EXP)
+    return over * (OVN_F if neg else OVP_F)
+
+
+@njit(**C.HOT)
+def class_run(wa, wb, r, NW, jw, L, ra, rb, bab, over):
+    """The class bits of row ``r``'s products of a pass, or-ed: NaN and infinities, and where ``over``
+    (a constant of the pair) the overflowed products'."""
+    fl = np.int64(0)
+    for t in range(L):
+        fl |= reg_class(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb)
+    if over:
+        for t in range(L):
+            fl |= over_class(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
+    return fl
+
+
+@njit(**C.HOT)
+def reg_pass(r0, nb, wa, wb, CW, K, L, j, ra, rb, bab, G, sh0, over, fmts, prm, classes):
+    """Pass ``j`` of rows ``r0 .. r0 + nb - 1``: c's words in ``CW[i]``, d's bits into ``CW``.  With
+    ``classes`` (a constant: two copies) a loop of its own over the row's products takes their
+    classes (:func:`class_run`), which decide the rows that have one (their sums are computed and
+    not read)."""
+    F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
+    nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
+    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    NW, jw = K // 4, j // 4
+    for i in range(nb):
+        r = r0 + i
+        e = np.int64(NEG)
+        for t in range(L):          # the products' maximum, then their aligned sum (LLVM keeps them)
+            _, Et, _ = reg_product(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
+            e = max(e, Et)
+        s = np.int64(0)
+        for t in range(L):
+            m, Et, neg = reg_product(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
+            v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
+            s += -v if neg else v
+        cs, ce, cf = c_word(CW[i])
+        if classes:
+            cf |= class_run(wa, wb, r, NW, jw, L, ra, rb, bab, over)
+        d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, fault)
+        d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
+        CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
+
+
+@njit(**C.INLINE)
+def h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC, ra, rb):
+    """:func:`amd_int.fdrda_int_rows`' rows on the register path for a shape (``KC, LC``: K and the
+    pass length, ``ra, rb``: the pair's decode rows, all constants), a, b and c in their own width
+    (:data:`OWN_WIDTH`).  A block scans its exponent fields once (:func:`amd_int.fields_reach`,
+    four lanes a word): none at ``T`` or above, no product is special or overflows (a product is
+    below ``2**(e_a + e_b + 2)``)."""
+    if isz[0] != 2 or isz[1] != 2 or isz[2] != 4:
+        raise ValueError("golden.kernels.fdrda_reg reads a and b as 16-bit and c as 32-bit words")
+    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
+    mbab = da[D_MB] + db[D_MB]
+    G = max(prm[S.P_F] - mbab, 0)                  # products pre-shifted so alignment only shifts right
+    sh0 = max(mbab - prm[S.P_F], 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    _, _, ma, ea, _, _, _, _, _ = ra
+    _, _, mb, eb, _, _, _, _, _ = rb
+    half = (OVER_EXP + ra[D_BIAS] + rb[D_BIAS]) // 2
+    ta, tb = min(ea, half), min(eb, half)
+    over = ta != ea or tb != eb                     # the pair's products may overflow (bf16)
+    # four lanes at once: a field e >= T carries (e + 2**bits - T) into the lane's sign bit
+    fa_m, fa_add = lane_mask(ea << ma), lane_mask((ea + 1 - ta) << ma)
+    fb_m, fb_add = lane_mask(eb << mb), lane_mask((eb + 1 - tb) << mb)
+    wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
+    CW = np.empty(BLOCK_ROWS, np.int64)
+    NW = KC // 4
+    for r0 in range(lo, hi, BLOCK_ROWS):
+        nb = min(BLOCK_ROWS, hi - r0)
+        for i in range(nb):
+            CW[i] = np.int64(wc[np.uint64(r0 + i)])
+        special = fields_reach(wa, wb, r0 * NW, (r0 + nb) * NW, fa_m, fa_add, fb_m, fb_add)
+        for j in range(0, KC, LC):
+            if special:
+                reg_pass(r0, nb, wa, wb, CW, KC, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, True)
+            else:
+                reg_pass(r0, nb, wa, wb, CW, KC, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, False)
+        for i in range(nb):
+            out[r0 + i] = np.uint64(CW[i])
+
+
+H16, BF16 = A.F16_ROW, A.BF16_ROW
+
+# One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share
+# one entry of numba's on-disk cache, and wrappers taking ``*args`` ran 4-5x slower).
+
+
+@njit(**C.JIT)
+def f16_8(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 8, 8, H16, H16)
+
+
+@njit(**C.JIT)
+def f16_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 16, 8, H16, H16)
+
+
+@njit(**C.JIT)
+def bf16_8(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 8, 8, BF16, BF16)
+
+
+@njit(**C.JIT)
+def bf16_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
+    h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 16, 8, BF16, BF16)
+
+
+# (a's and b's literal, K, L) -> the shape's kernel
+KERNELS = {(A.F16_LIT, 8, 8): f16_8, (A.F16_LIT, 16, 8): f16_16, (A.BF16_LIT, 8, 8): bf16_8,
+           (A.BF16_LIT, 16, 8): bf16_16}
+
+
+def kernel_for(fmts, prm, k: int, in_order: bool):
+    """The shape's kernel of a design :func:`amd_int.int_design` takes, or None: FDRDA (not GFDRDA)
+    with its products in order and overflowed products special, a and b both f16 or both bf16, K and
+    the pass length of :data:`KERNELS`."""
+    if prm[S.P_BASE] == S.GFDRDA_CODE or prm[S.P_PROD_OVER] != 1 or not in_order:
+        return None
+    ka = int(A.literal_of(decode_row(fmts, S.A)))
+    kb = int(A.literal_of(decode_row(fmts, S.B)))
+    if ka != kb:
+        return None
+    return KERNELS.get((ka, int(k), int(prm[S.P_L])))
