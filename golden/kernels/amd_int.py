@@ -413,22 +413,6 @@ def c_word(w):
 
 
 @njit(**C.HOT)
-def reg_class(x, y, ra, rb):
-    """A product's NaN/inf class bits from the patterns of an IEEE pair with infinities (f16,
-    bf16), as :func:`decode_classes_literal` gives them, without a branch."""
-    ia, xa, _, _, sa, _, _, nva, _ = ra
-    ib, xb, _, _, sb, _, _, nvb, _ = rb
-    x = (x >> ia) & xa
-    y = (y >> ib) & xb
-    xm, ym = x & ((np.int64(1) << sa) - 1), y & ((np.int64(1) << sb) - 1)    # all but the sign
-    nan_a, inf_a = np.int64(xm > nva), np.int64(xm == nva)
-    nan_b, inf_b = np.int64(ym > nvb), np.int64(ym == nvb)
-    nan = nan_a | nan_b | (inf_a & np.int64(ym == 0)) | (inf_b & np.int64(xm == 0))
-    inf = (inf_a | inf_b) & (nan ^ 1)
-    return nan | (inf << (1 + (((x >> sa) ^ (y >> sb)) & 1)))
-
-
-@njit(**C.HOT)
 def lane_mask(x):
     """A 16-bit pattern in each of a 64-bit word's four lanes."""
     return np.uint64(x) * np.uint64(0x0001000100010001)
@@ -443,6 +427,36 @@ def fields_reach(wa, wb, u0, u1, fa_m, fa_add, fb_m, fb_add):
     for u in range(u0, u1):
         hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
     return (hit & lane_mask(0x8000)) != 0
+
+
+@njit(**C.HOT)
+def word_classes(x, y, inf_pat, acc):
+    """The NaN/inf classes of the four products of two 64-bit words of 16-bit IEEE patterns (sign at
+    bit 15, ``inf_pat`` the all-ones exponent), four lanes at once, or-ed into ``acc``: (NaN,
+    +inf, -inf) lanes, each a lane's bit 15.  A lane's field compare is an add that carries into
+    bit 15 (the magnitude is below 2**15, so no lane carries into the next): NaN where either is
+    NaN or an infinity meets a zero, as IEEE float64 multiplies; an infinity's sign the product's."""
+    h = lane_mask(0x8000)
+    xm, ym = x & lane_mask(0x7FFF), y & lane_mask(0x7FFF)
+    nan_x, nan_y = (xm + lane_mask(0x7FFF - inf_pat)) & h, (ym + lane_mask(0x7FFF - inf_pat)) & h
+    inf_x = ((xm + lane_mask(0x8000 - inf_pat)) & h) & ~nan_x
+    inf_y = ((ym + lane_mask(0x8000 - inf_pat)) & h) & ~nan_y
+    nz_x, nz_y = (xm + lane_mask(0x7FFF)) & h, (ym + lane_mask(0x7FFF)) & h
+    nan = nan_x | nan_y | (inf_x & ~nz_y) | (inf_y & ~nz_x)
+    inf = inf_x | inf_y
+    neg = (x ^ y) & h
+    return acc[0] | nan, acc[1] | (inf & ~neg), acc[2] | (inf & neg)
+
+
+@njit(**C.HOT)
+def words_classes(wa, wb, w0, nw, inf_pat):
+    """The NaN/inf class bits (:data:`NAN_F`, :data:`PINF_F`, :data:`NINF_F`) of the products of a's
+    and b's 64-bit words ``w0 .. w0 + nw - 1`` (:func:`word_classes`), or-ed."""
+    z = np.uint64(0)
+    acc = (z, z, z)
+    for q in range(nw):
+        acc = word_classes(wa[w0 + np.uint64(q)], wb[w0 + np.uint64(q)], inf_pat, acc)
+    return (NAN_F * np.int64(acc[0] != z)) | (PINF_F * np.int64(acc[1] != z)) | (NINF_F * np.int64(acc[2] != z))
 
 
 @njit(**C.JIT)

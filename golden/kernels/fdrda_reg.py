@@ -41,12 +41,12 @@ from .amd_int import (
     fields_reach,
     lane_mask,
     merge_int,
-    reg_class,
     reg_product,
     special_bits,
     word_elem,
+    words_classes,
 )
-from .fused_int import D_BIAS, D_MB, _widths, ctlz64, decode_row
+from .fused_int import D_BIAS, D_MB, D_NV, _widths, ctlz64, decode_row
 
 BLOCK_ROWS = 256              # rows a block (their classes scanned at once)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
@@ -63,11 +63,10 @@ def over_class(x, y, ra, rb, bab):
 
 @njit(**C.HOT)
 def class_run(wa, wb, r, NW, jw, L, ra, rb, bab, over):
-    """The class bits of row ``r``'s products of a pass, or-ed: NaN and infinities, and where ``over``
-    (a constant of the pair) the overflowed products'."""
-    fl = np.int64(0)
-    for t in range(L):
-        fl |= reg_class(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb)
+    """The class bits of row ``r``'s products of a pass, or-ed: NaN and infinities four products a
+    word (:func:`amd_int.words_classes`), and where ``over`` (a constant of the pair) the overflowed
+    products', product by product."""
+    fl = words_classes(wa, wb, np.uint64(r * NW + jw), L // 4, ra[D_NV])
     if over:
         for t in range(L):
             fl |= over_class(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
