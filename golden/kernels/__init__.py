@@ -120,6 +120,20 @@ def _rows_kernel(code, fmts, prm, k: int, order):
     return _families()[code], None
 
 
+def family_kernel(rows):
+    """The kernel of ``rows``' family that computes the same designs without it, where ``rows`` is a
+    kernel of one shape (fdrda_reg's and amd_fp8's: amd_int's integer-lane kernel; fda_reg's:
+    the FDA family's), else ``rows``: the same bits, one compiled kernel for every shape (the
+    board's fused self-test checks through it; ``python -m golden.kernels.profile --paths`` times
+    the two side by side)."""
+    from . import amd_fp8, amd_int, fda_reg, fdrda_reg, fused
+    if rows in amd_fp8.KERNELS.values() or rows in fdrda_reg.KERNELS.values():
+        return amd_int.fdrda_int_rows
+    if rows in fda_reg.KERNELS.values():
+        return fused.fda_rows
+    return rows
+
+
 def own_width_operands(pl, a, b, c) -> tuple:
     """``a, b, c`` as the plan's kernel reads them: narrowed to ``pl.own_width`` where it reads them
     in their own width only (each pattern fits: the operands were checked), else as they are."""

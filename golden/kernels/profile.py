@@ -12,6 +12,11 @@ pins it), on ``golden.vectors.random_operands(..., narrow=True)`` operands:
   step (products decoded, maxima, aligned sums, rounding), least CPU time of each, so each step's
   nanoseconds per row are differences of one run.
 
+- **the register path against the block path** (``--paths``): an instruction whose plan chose a
+  kernel of its shape (``fda_reg``, ``fdrda_reg``, ``amd_fp8``) timed against its family's kernel
+  (``golden.kernels.family_kernel``: what the same rows run without it), ``normal`` and ``bits``
+  rows, the two kernels' calls in turn (``golden.bench.time_in_turn``), their results compared;
+
 - **small batches** (``--batches``): one call's wall time on 1 to 65,536 rows, golden's and the
   reference model's, where the per-call work decides the ratio.
 
@@ -35,7 +40,8 @@ from . import fused_int as FI
 from . import spec as S
 
 DEFAULT_ROWS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F32"), ("ada", "QMMA.16832.F32.E4M3.E4M3"),
-                ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_fp8"),
+                ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x16_bf16"),
+                ("cdna3", "v_mfma_f32_32x32x16_fp8_fp8"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"),
                 ("cdna2", "v_mfma_f32_32x32x8_f16"), ("hopper", "DMMA.8x8x4")]
 PHASES = ("decode", "maxima", "aligned sums", "rounding")
 
@@ -160,6 +166,30 @@ def fda_phases(ins, n: int, repeat: int, kind: str = "normal") -> list[float]:
     return [(cum[i] - (cum[i - 1] if i else 0.0)) / n * 1e9 for i in range(len(PHASES))]
 
 
+def path_rates(ins, n: int, repeat: int) -> list[tuple]:
+    """``(kind, shape kernel's rows/s, family kernel's rows/s)`` per vector kind, or [] where the plan
+    of ``ins`` chose no kernel of its shape (:func:`golden.kernels.family_kernel`).  The two kernels'
+    calls run in turn on the same rows (CPU-time medians), and their results must be the same bits."""
+    from ..bench import Rate, time_in_turn
+    from ..vectors import random_operands
+    from . import family_kernel
+    rows, _ = kernel_args(ins, *random_operands(ins, 1, np.random.default_rng(0), "normal", narrow=True))
+    block = family_kernel(rows)
+    if block is rows:
+        return []
+    out = []
+    for kind in ("normal", "bits"):
+        a, b, c, sa, sb = random_operands(ins, n, np.random.default_rng(0), kind, narrow=True)
+        _, args = kernel_args(ins, a, b, c, sa, sb)
+        mine, theirs = np.empty(n, np.uint64), np.empty(n, np.uint64)
+        shape_calls, block_calls = time_in_turn([lambda: rows(0, n, *args[:-1], mine),        # noqa: B023
+                                                 lambda: block(0, n, *args[:-1], theirs)], repeat)  # noqa: B023
+        if not np.array_equal(mine, theirs):
+            raise RuntimeError(f"{ins.arch} {ins.name}: its shape's kernel and {block.__name__} differ on {kind} rows")
+        out.append((kind, Rate(n, shape_calls).cpu, Rate(n, block_calls).cpu))
+    return out
+
+
 BATCHES = (1, 300, 4096, 65536)
 
 
@@ -203,6 +233,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="timed calls per measurement (default 5)")
     p.add_argument("--only", default="", metavar="WORDS", help="comma-separated words selecting rows, as golden.bench")
     p.add_argument("--phases", action="store_true", help="also the integer-lane FDA's steps (compiles a copy, ~1 min)")
+    p.add_argument("--paths", action="store_true",
+                   help="also each shape's register-path kernel against its family's kernel, normal and bits rows")
     p.add_argument("--batches", action="store_true",
                    help="also a call's cost on 1 to 65,536 rows, golden's and the reference model's (median wall time)")
     args = p.parse_args(argv)
@@ -228,6 +260,13 @@ def main(argv=None) -> int:
                 ph = fda_phases(ins, args.n, args.repeat)
                 line += "  " + (" ".join(f"{x:5.1f}" for x in ph) if ph else "-")
             print(line, flush=True)
+        if args.paths:
+            print(f"\nthe shape's register path against its family's kernel, rows/s (CPU-time medians of "
+                  f"{args.repeat} calls in turn):")
+            for ins in rows:
+                for kind, shape, block in path_rates(ins, args.n, args.repeat):
+                    print(f"{ins.arch:8s} {ins.name:30s} {kind:6s} {shape:13,.0f} {block:13,.0f} "
+                          f"{shape / block:5.2f}x", flush=True)
         if args.batches:
             print(f"\none call's cost, median wall time (us): golden (one core) / the reference model, rows: "
                   f"{', '.join(f'{n:,}' for n in BATCHES)}")

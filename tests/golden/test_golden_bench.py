@@ -25,6 +25,14 @@ def test_bench_runs_and_prints_both_tables(capsys):
         assert f"{arch} {name} (dot-adds/s)" in out
 
 
+def test_the_bench_rows_compile_no_shape_past_make_tests_tier():
+    """The bench's rows that run a kernel of their own shape are among the shapes make test compiles
+    anyway (tests/support/kernel_shapes.py): its run above compiles none of its own."""
+    from kernel_shapes import default_tier
+    rows = [lookup(arch, name) for arch, name, _ in bench.REPRESENTATIVES]
+    assert default_tier(rows) == rows
+
+
 def test_sfma_path_switch_swaps_and_restores():
     ins = lookup("hopper", "DMMA.8x8x4")
     for kind in ("normal", "bits", "structured"):
@@ -167,6 +175,17 @@ def test_kernel_profile_phases_cover_the_integer_fda_path_only():
     from golden.kernels import profile
     assert len(profile.fda_phases(lookup("hopper", "HMMA.16816.F32"), 2000, 1)) == len(profile.PHASES)
     assert profile.fda_phases(lookup("hopper", "DMMA.8x8x4"), 2000, 1) == []
+
+
+def test_kernel_profile_paths_time_a_shape_against_its_family(capsys):
+    """A shape's kernel beside its family's (the same bits, or it stops); an instruction without one
+    has no row."""
+    from golden.kernels import profile
+    rates = profile.path_rates(lookup("cdna3", "v_mfma_f32_32x32x8_f16"), 300, 1)
+    assert [k for k, _, _ in rates] == ["normal", "bits"] and all(s > 0 and b > 0 for _, s, b in rates)
+    assert profile.path_rates(lookup("hopper", "DMMA.8x8x4"), 300, 1) == []
+    assert profile.main(["-n", "300", "--repeat", "1", "--only", "v_mfma_f32_32x32x8_f16", "--paths"]) == 0
+    assert "its family's kernel" in capsys.readouterr().out
 
 
 def test_kernel_profile_batch_costs(monkeypatch):

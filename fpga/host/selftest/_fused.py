@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.kernels import amd, amd_fp8, amd_int, fda_reg, fdrda_reg, fused, gdfs_int, gps, sfma
+from golden import kernels
+from golden.kernels import amd, amd_int, fused, gdfs_int, gps, sfma
 from golden.nbcache import njit
 
 from ._kernels import _fold, generate, generate_packed
@@ -151,12 +152,9 @@ def kernel_of(rows):
     """The fused kernel that inlines golden's row kernel ``rows`` (the one golden.kernels' plan of an
     instruction chose: a family's, or its integer-lane kernel).  The register-path kernels of a
     shape (golden.kernels.amd_fp8's fp8 GFDRDA, fdrda_reg's f16 and bf16 FDRDA, fda_reg's f16 FDA)
-    are checked through the integer-lane kernel of their family, bit for bit the same results, so
-    that the self-test compiles no fused kernel per shape."""
-    if rows in amd_fp8.KERNELS.values() or rows in fdrda_reg.KERNELS.values():
-        rows = amd_int.fdrda_int_rows
-    if rows in fda_reg.KERNELS.values():
-        rows = fused.fda_rows
+    are checked through their family's kernel (``golden.kernels.family_kernel``), bit for bit the
+    same results, so that the self-test compiles no fused kernel per shape."""
+    rows = kernels.family_kernel(rows)
     return {fused.fda_rows: check_fda, fused.gdfs_rows: check_gdfs, gdfs_int.gdfs_int_rows: check_gdfs_int,
             amd.fdrda_rows: check_fdrda, amd_int.fdrda_int_rows: check_fdrda_int, gps.gps_rows: check_gps,
             sfma.sfma_rows: check_sfma}[rows]
