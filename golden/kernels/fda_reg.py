@@ -17,8 +17,9 @@ HMMA.884) stay on the block path.
 
 NaN and infinities: a block whose a or b holds an all-ones exponent field runs a second copy of
 the pass that takes every product's class (IEEE float64's: ``inf * 0`` and ``inf - inf`` are NaN)
-in a loop of its own; c's class is read on every row.  The kernels read a, b and c in their own
-width (:data:`OWN_WIDTH`: ``golden.kernels.run`` narrows wider operands first).
+in a loop of its own, four products a 64-bit word (:func:`amd_int.words_classes`); c's class is
+read on every row.  The kernels read a, b and c in their own width (:data:`OWN_WIDTH`:
+``golden.kernels.run`` narrows wider operands first).
 """
 
 from __future__ import annotations
