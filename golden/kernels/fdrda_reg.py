@@ -8,8 +8,10 @@ with c and the RNE to f32 (:func:`amd_int.merge_int`, the block path's arithmeti
 the pass length and the formats' fields must be compile-time constants (with the fields at run
 time the loop across rows did not vectorise: 7x slower), so each shape is a kernel of its own,
 :data:`KERNELS`, chosen when an instruction's plan is built (``golden.kernels._rows_kernel``).
-K = 4 (the 2-block instructions) stays on the block path: each shape costs about 5 s of CPU on its
-first compile.
+The chains (K = 16 in passes of 8) copy a block's words into planes first, a plane per word of a
+row, so that a pass reads its two words a row contiguously rather than gathered at a stride of
+four.  K = 4 (the 2-block instructions) stays on the block path: each shape costs about 7-8 s of
+CPU on its first compile.
 
 NaN, infinities and overflowed products never take a branch per product.  A block whose a or b
 holds an exponent field at or above ``T`` runs a second copy of the pass that takes every
@@ -33,23 +35,33 @@ from . import amd_int as A
 from . import spec as S
 from .amd_int import (
     MAX_SHIFT,
+    NAN_F,
     NEG,
+    NINF_F,
     OVER_EXP,
     OVN_F,
     OVP_F,
+    PINF_F,
     c_word,
     fields_reach,
     lane_mask,
     merge_int,
     reg_product,
     special_bits,
-    word_elem,
-    words_classes,
+    word_classes,
 )
 from .fused_int import D_BIAS, D_MB, D_NV, _widths, ctlz64, decode_row
 
 BLOCK_ROWS = 256              # rows a block (their classes scanned at once)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
+
+
+@njit(**C.HOT)
+def elem16(w, r, rs, ws, jw, k):
+    """Pattern ``k`` of a pass whose 64-bit words start at word ``jw`` of row ``r``: word ``r * rs +
+    (jw + k // 4) * ws`` (a block's rows as they lie: ``rs`` the words a row, ``ws`` 1; its word
+    planes, :func:`h16_rows`: ``rs`` 1, ``ws`` the rows a plane)."""
+    return np.int64((w[np.uint64(r * rs + (jw + k // 4) * ws)] >> np.uint64((k % 4) * 16)) & np.uint64(0xFFFF))
 
 
 @njit(**C.HOT)
@@ -62,41 +74,47 @@ def over_class(x, y, ra, rb, bab):
 
 
 @njit(**C.HOT)
-def class_run(wa, wb, r, NW, jw, L, ra, rb, bab, over):
+def class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over):
     """The class bits of row ``r``'s products of a pass, or-ed: NaN and infinities four products a
-    word (:func:`amd_int.words_classes`), and where ``over`` (a constant of the pair) the overflowed
-    products', product by product."""
-    fl = words_classes(wa, wb, np.uint64(r * NW + jw), L // 4, ra[D_NV])
+    word (:func:`amd_int.word_classes`), and where ``over`` (a constant of the pair) the overflowed
+    products', product by product (``RS, WS``: :func:`elem16`'s strides)."""
+    z = np.uint64(0)
+    acc = (z, z, z)
+    for q in range(L // 4):
+        u = np.uint64(r * RS + (jw + q) * WS)
+        acc = word_classes(wa[u], wb[u], ra[D_NV], acc)
+    fl = (NAN_F * np.int64(acc[0] != z)) | (PINF_F * np.int64(acc[1] != z)) | (NINF_F * np.int64(acc[2] != z))
     if over:
         for t in range(L):
-            fl |= over_class(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
+            fl |= over_class(elem16(wa, r, RS, WS, jw, t), elem16(wb, r, RS, WS, jw, t), ra, rb, bab)
     return fl
 
 
 @njit(**C.HOT)
-def reg_pass(r0, nb, wa, wb, CW, K, L, j, ra, rb, bab, G, sh0, over, fmts, prm, classes):
-    """Pass ``j`` of rows ``r0 .. r0 + nb - 1``: c's words in ``CW[i]``, d's bits into ``CW``.  With
+def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, prm, classes):
+    """Pass ``j`` of rows ``r0 .. r0 + nb - 1`` (``RS, WS``: :func:`elem16`'s strides): c's words in
+    ``CW[i]``, d's bits into ``CW``.  With
     ``classes`` (a constant: two copies) a loop of its own over the row's products takes their
     classes (:func:`class_run`), which decide the rows that have one (their sums are computed and
     not read)."""
     F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
-    NW, jw = K // 4, j // 4
+    jw = j // 4
     for i in range(nb):
         r = r0 + i
         e = np.int64(NEG)
         for t in range(L):          # the products' maximum, then their aligned sum (LLVM keeps them)
-            _, Et, _ = reg_product(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
+            _, Et, _ = reg_product(elem16(wa, r, RS, WS, jw, t), elem16(wb, r, RS, WS, jw, t), ra, rb, bab)
             e = max(e, Et)
         s = np.int64(0)
         for t in range(L):
-            m, Et, neg = reg_product(word_elem(wa, r, NW, jw, t, 2), word_elem(wb, r, NW, jw, t, 2), ra, rb, bab)
+            m, Et, neg = reg_product(elem16(wa, r, RS, WS, jw, t), elem16(wb, r, RS, WS, jw, t), ra, rb, bab)
             v = (m << G) >> min(e - Et + sh0, MAX_SHIFT)
             s += -v if neg else v
         cs, ce, cf = c_word(CW[i])
         if classes:
-            cf |= class_run(wa, wb, r, NW, jw, L, ra, rb, bab, over)
+            cf |= class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over)
         d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, fault)
         d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
         CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
@@ -127,16 +145,25 @@ def h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC, ra, rb):
     wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
     CW = np.empty(BLOCK_ROWS, np.int64)
     NW = KC // 4
+    chain = KC > LC                                 # passes of part of a row: its words in planes first
+    PA, PB = np.empty(NW * BLOCK_ROWS if chain else 0, np.uint64), np.empty(NW * BLOCK_ROWS if chain else 0, np.uint64)
     for r0 in range(lo, hi, BLOCK_ROWS):
         nb = min(BLOCK_ROWS, hi - r0)
         for i in range(nb):
             CW[i] = np.int64(wc[np.uint64(r0 + i)])
         special = fields_reach(wa, wb, r0 * NW, (r0 + nb) * NW, fa_m, fa_add, fb_m, fb_add)
+        if chain:
+            for i in range(nb):
+                for q in range(NW):
+                    PA[q * BLOCK_ROWS + i] = wa[np.uint64((r0 + i) * NW + q)]
+                    PB[q * BLOCK_ROWS + i] = wb[np.uint64((r0 + i) * NW + q)]
+        xa, xb = (PA, PB) if chain else (wa, wb)
+        p0, RS, WS = (0, 1, BLOCK_ROWS) if chain else (r0, NW, 1)
         for j in range(0, KC, LC):
             if special:
-                reg_pass(r0, nb, wa, wb, CW, KC, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, True)
+                reg_pass(p0, nb, xa, xb, CW, RS, WS, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, True)
             else:
-                reg_pass(r0, nb, wa, wb, CW, KC, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, False)
+                reg_pass(p0, nb, xa, xb, CW, RS, WS, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, False)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
 
