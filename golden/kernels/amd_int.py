@@ -449,13 +449,14 @@ def word_classes(x, y, inf_pat, acc):
 
 
 @njit(**C.HOT)
-def words_classes(wa, wb, w0, nw, inf_pat):
+def words_classes(wa, wb, w0, nw, ws, inf_pat):
     """The NaN/inf class bits (:data:`NAN_F`, :data:`PINF_F`, :data:`NINF_F`) of the products of a's
-    and b's 64-bit words ``w0 .. w0 + nw - 1`` (:func:`word_classes`), or-ed."""
+    and b's ``nw`` 64-bit words ``w0, w0 + ws, ...`` (:func:`word_classes`), or-ed."""
     z = np.uint64(0)
     acc = (z, z, z)
     for q in range(nw):
-        acc = word_classes(wa[w0 + np.uint64(q)], wb[w0 + np.uint64(q)], inf_pat, acc)
+        u = np.uint64(w0 + q * ws)
+        acc = word_classes(wa[u], wb[u], inf_pat, acc)
     return (NAN_F * np.int64(acc[0] != z)) | (PINF_F * np.int64(acc[1] != z)) | (NINF_F * np.int64(acc[2] != z))
 
 

@@ -99,7 +99,7 @@ def max_run(wa, wb, r, NW, jw, t0, t1, bab, lift):
 def class_run(wa, wb, r, NW, jw, t0, t1):
     """The NaN/inf class bits of row ``r``'s products ``t0 .. t1 - 1`` of a pass (multiples of 4:
     four a word, :func:`amd_int.words_classes`), or-ed."""
-    return words_classes(wa, wb, np.uint64(r * NW + jw + t0 // 4), (t1 - t0) // 4, F16_ROW[D_NV])
+    return words_classes(wa, wb, r * NW + jw + t0 // 4, (t1 - t0) // 4, 1, F16_ROW[D_NV])
 
 
 @njit(**C.HOT)

@@ -35,20 +35,17 @@ from . import amd_int as A
 from . import spec as S
 from .amd_int import (
     MAX_SHIFT,
-    NAN_F,
     NEG,
-    NINF_F,
     OVER_EXP,
     OVN_F,
     OVP_F,
-    PINF_F,
     c_word,
     fields_reach,
     lane_mask,
     merge_int,
     reg_product,
     special_bits,
-    word_classes,
+    words_classes,
 )
 from .fused_int import D_BIAS, D_MB, D_NV, _widths, ctlz64, decode_row
 
@@ -76,14 +73,9 @@ def over_class(x, y, ra, rb, bab):
 @njit(**C.HOT)
 def class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over):
     """The class bits of row ``r``'s products of a pass, or-ed: NaN and infinities four products a
-    word (:func:`amd_int.word_classes`), and where ``over`` (a constant of the pair) the overflowed
+    word (:func:`amd_int.words_classes`), and where ``over`` (a constant of the pair) the overflowed
     products', product by product (``RS, WS``: :func:`elem16`'s strides)."""
-    z = np.uint64(0)
-    acc = (z, z, z)
-    for q in range(L // 4):
-        u = np.uint64(r * RS + (jw + q) * WS)
-        acc = word_classes(wa[u], wb[u], ra[D_NV], acc)
-    fl = (NAN_F * np.int64(acc[0] != z)) | (PINF_F * np.int64(acc[1] != z)) | (NINF_F * np.int64(acc[2] != z))
+    fl = words_classes(wa, wb, r * RS + jw * WS, L // 4, WS, ra[D_NV])
     if over:
         for t in range(L):
             fl |= over_class(elem16(wa, r, RS, WS, jw, t), elem16(wb, r, RS, WS, jw, t), ra, rb, bab)
@@ -93,10 +85,9 @@ def class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over):
 @njit(**C.HOT)
 def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, prm, classes):
     """Pass ``j`` of rows ``r0 .. r0 + nb - 1`` (``RS, WS``: :func:`elem16`'s strides): c's words in
-    ``CW[i]``, d's bits into ``CW``.  With
-    ``classes`` (a constant: two copies) a loop of its own over the row's products takes their
-    classes (:func:`class_run`), which decide the rows that have one (their sums are computed and
-    not read)."""
+    ``CW[i]``, d's bits into ``CW``.  With ``classes`` (a constant: two copies) a loop of its own
+    over the row's products takes their classes (:func:`class_run`), which decide the rows that
+    have one (their sums are computed and not read)."""
     F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1

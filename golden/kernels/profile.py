@@ -172,8 +172,8 @@ def path_rates(ins, n: int, repeat: int) -> list[tuple]:
     calls run in turn on the same rows (CPU-time medians), and their results must be the same bits."""
     from ..bench import Rate, time_in_turn
     from ..vectors import random_operands
-    from . import family_kernel
-    rows, _ = kernel_args(ins, *random_operands(ins, 1, np.random.default_rng(0), "normal", narrow=True))
+    from . import family_kernel, plan
+    rows = plan(ins).rows
     block = family_kernel(rows)
     if block is rows:
         return []
