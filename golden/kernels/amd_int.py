@@ -418,6 +418,41 @@ def lane_mask(x):
     return np.uint64(x) * np.uint64(0x0001000100010001)
 
 
+L0001 = np.uint64(0x0001000100010001)      # a 1 in each 16-bit lane of a word
+H8000 = np.uint64(0x8000800080008000)      # each 16-bit lane's top bit
+
+
+@njit(**C.HOT)
+def swar16_fields(w, row):
+    """Four 16-bit patterns of a word at once (sign in a lane's top bit: f16, bf16): their
+    significands with the hidden bit, and their exponent fields with a subnormal's 1, a lane each.
+    No lane carries into the next: a field is at most 255, so adding 0x7FFF sets a lane's top bit
+    exactly where its field is not 0."""
+    _, _, mw, ew, _, _, _, _, _ = row
+    f = (w >> np.uint64(mw)) & (np.uint64(ew) * L0001)
+    nz = ((f + np.uint64(0x7FFF) * L0001) & H8000) >> np.uint64(15)
+    g = (w & (np.uint64((1 << mw) - 1) * L0001)) | (nz << np.uint64(mw))
+    return g, f | (nz ^ L0001)
+
+
+@njit(**C.HOT)
+def swar16_pair(wa, wb, ra, rb):
+    """A word pair's four products, a 16-bit lane each: a's and b's significands, the biased exponent
+    sums (at most 510; 0 where a product is zero, which no nonzero product's sum is) and the signs:
+    each operand decoded once, not once a product it takes part in."""
+    ga, fa = swar16_fields(wa, ra)
+    gb, fb = swar16_fields(wb, rb)
+    both = (ga + np.uint64(0x7FFF) * L0001) & (gb + np.uint64(0x7FFF) * L0001) & H8000
+    live = both | (both - (both >> np.uint64(15)))
+    return ga, gb, (fa + fb) & live, ((wa ^ wb) >> np.uint64(15)) & L0001
+
+
+@njit(**C.HOT)
+def lane16(w, k):
+    """16-bit lane ``k`` of a word (a constant ``k`` after unrolling: a shift and a mask)."""
+    return np.int64((w >> np.uint64(16 * k)) & np.uint64(0xFFFF))
+
+
 @njit(**C.HOT)
 def fields_reach(wa, wb, u0, u1, fa_m, fa_add, fb_m, fb_add):
     """Whether a 16-bit lane of a's or b's 64-bit words ``u0 .. u1 - 1`` carries into its top bit
