@@ -377,31 +377,6 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
 
 
 @njit(**C.HOT)
-def word_elem(w, r, NW, jw, k, isz):
-    """Element ``k`` of a pass whose 64-bit words start at word ``jw`` of row ``r`` (``NW`` words a
-    row), operands ``isz`` bytes wide."""
-    epw = 8 // isz
-    sh = np.uint64((k % epw) * 8 * isz)
-    return np.int64((w[np.uint64(r * NW + jw + k // epw)] >> sh) & np.uint64((1 << (8 * isz)) - 1))
-
-
-@njit(**C.HOT)
-def reg_product(x, y, ra, rb, bab):
-    """A product's significand product, exponent (``NEG``: zero) and sign from the patterns."""
-    ia, xa, ma, ea, sa, _, _, _, _ = ra
-    ib, xb, mb, eb, sb, _, _, _, _ = rb
-    x = (x >> ia) & xa
-    y = (y >> ib) & xb
-    fa = (x >> ma) & ea
-    fb = (y >> mb) & eb
-    ga = (x & ((np.int64(1) << ma) - 1)) | (np.int64(fa != 0) << ma)
-    gb = (y & ((np.int64(1) << mb) - 1)) | (np.int64(fb != 0) << mb)
-    m = ga * gb
-    E = np.int64(NEG) if m == 0 else max(fa, 1) + max(fb, 1) + bab
-    return m, E, ((x >> sa) ^ (y >> sb)) & 1
-
-
-@njit(**C.HOT)
 def c_word(w):
     """:func:`c_words` of one word: c's signed significand, exponent and class bits."""
     ef = (w >> 23) & 0xFF
