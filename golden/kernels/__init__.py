@@ -96,7 +96,8 @@ def _rows_kernel(code, fmts, prm, k: int, order):
     and GFDRDA designs that golden.kernels.amd_int computes in integer lanes run there (the catalog's
     f16 and bf16 FDRDA shapes in golden.kernels.fdrda_reg and its fp8 GFDRDA shapes in
     golden.kernels.amd_fp8, a kernel a shape, which read a, b and c only in the dtypes ``own width``
-    gives), FDA's f16 shapes in golden.kernels.fda_reg (likewise), and GDFS
+    gives), FDA's f16 shapes in golden.kernels.fda_reg and its E4M3 shapes in golden.kernels.fda_fp8
+    (likewise), and GDFS
     designs of narrow operands (fp4, fp6) in golden.kernels.gdfs_int (chosen here, not inside the
     kernel, so that neither compiles the other)."""
     in_order = bool((order == np.arange(k)).all())
@@ -109,10 +110,13 @@ def _rows_kernel(code, fmts, prm, k: int, order):
             fp8 = amd_fp8.kernel_for(fmts, prm, k, in_order)
             return (fp8, amd_fp8.OWN_WIDTH) if fp8 is not None else (amd_int.fdrda_int_rows, None)
     if code == KernelCode.FDA:
-        from . import fda_reg
+        from . import fda_fp8, fda_reg
         f16 = fda_reg.kernel_for(fmts, prm, k, in_order)
         if f16 is not None:
             return f16, fda_reg.OWN_WIDTH
+        e4 = fda_fp8.kernel_for(fmts, prm, k, in_order)
+        if e4 is not None:
+            return e4, fda_fp8.OWN_WIDTH
     if code == KernelCode.GDFS:
         from . import gdfs_int
         if gdfs_int.takes(fmts, prm):
@@ -122,16 +126,26 @@ def _rows_kernel(code, fmts, prm, k: int, order):
 
 def family_kernel(rows):
     """The kernel of ``rows``' family that computes the same designs without it, where ``rows`` is a
-    kernel of one shape (fdrda_reg's and amd_fp8's: amd_int's integer-lane kernel; fda_reg's:
-    the FDA family's), else ``rows``: the same bits, one compiled kernel for every shape (the
-    board's fused self-test checks through it; ``python -m golden.kernels.profile --paths`` times
-    the two side by side)."""
-    from . import amd_fp8, amd_int, fda_reg, fdrda_reg, fused
-    if rows in amd_fp8.KERNELS.values() or rows in fdrda_reg.KERNELS.values():
-        return amd_int.fdrda_int_rows
-    if rows in fda_reg.KERNELS.values():
-        return fused.fda_rows
+    kernel of one shape (:func:`_shape_modules`), else ``rows``: the same bits, one compiled kernel
+    for every shape (the board's fused self-test checks through it; ``python -m
+    golden.kernels.profile --paths`` times the two side by side)."""
+    for module, family in _shape_modules():
+        if rows in module.KERNELS.values():
+            return family
     return rows
+
+
+def _shape_modules() -> tuple:
+    """``(module, family kernel)`` of every module of one-kernel-a-shape kernels: its
+    ``KERNELS`` (shape -> kernel) and the kernel that computes the same designs for every shape."""
+    from . import amd_fp8, amd_int, fda_fp8, fda_reg, fdrda_reg, fused
+    return ((fdrda_reg, amd_int.fdrda_int_rows), (amd_fp8, amd_int.fdrda_int_rows), (fda_reg, fused.fda_rows),
+            (fda_fp8, fused.fda_rows))
+
+
+def shape_kernels() -> set:
+    """Every kernel of one shape (:func:`_shape_modules`)."""
+    return {k for module, _ in _shape_modules() for k in module.KERNELS.values()}
 
 
 def own_width_operands(pl, a, b, c) -> tuple:

@@ -4,7 +4,7 @@ path for the catalog's fp8 pairs in passes of 16 (the designs :mod:`amd_int` tak
 A block's rows go through a loop across rows with each row's products in registers, its operands
 read as 64-bit words at a constant stride (eight fp8 a word), as :mod:`amd_int`'s f16 register
 path does.  Each word is decoded once, its eight patterns at a time in byte lanes
-(:func:`word_pair`: significands with their hidden bit, exponent fields with a subnormal's 1, their
+(:func:`amd_int.swar8_pair`: significands with their hidden bit, exponent fields with a subnormal's 1, their
 sums a product's exponent, zeroed where a product is zero, and the signs), so that a product is a
 byte of each and one multiply: against decoding each product from its two patterns, 1.6-1.7x the
 dot-adds a second on K = 32 and 2.1-2.2x on K = 16.  The pass of 16 products in pairs is four loops
@@ -29,13 +29,11 @@ from ..nbcache import njit
 from . import _common as C
 from . import amd_int as A
 from . import spec as S
-from .amd_int import MAX_SHIFT, NAN_F, NEG, c_word, merge_int, shr, special_bits
+from .amd_int import H80, L01, MAX_SHIFT, NAN_F, NEG, c_word, lane8, merge_int, shr, special_bits, swar8_pair
 from .fused_int import D_BIAS, D_MB, _widths, decode_row
 
 L_PASS = 16                    # the catalog's fp8 GFDRDA pass: 16 products in pairs
 OWN_WIDTH = (np.uint8, np.uint8, np.uint32)      # a, b and c as the kernels read them
-H80 = np.uint64(0x8080808080808080)
-L01 = np.uint64(0x0101010101010101)
 
 
 @njit(**C.HOT)
@@ -46,52 +44,22 @@ def nan_bytes(w):
 
 
 @njit(**C.HOT)
-def swar_fields(w, ra):
-    """Eight fp8 patterns of a word at once: their significands with the hidden bit, and their
-    exponent fields with a subnormal's 1, a byte each.  No lane carries into the next: a field is
-    at most 31, so adding 0x7F sets a lane's top bit exactly where its field is not 0."""
-    _, _, ma, ea, _, _, _, _, _ = ra
-    f = (w >> np.uint64(ma)) & (np.uint64(ea) * L01)
-    nz = ((f + np.uint64(0x7F) * L01) & H80) >> np.uint64(7)
-    g = (w & (np.uint64((1 << ma) - 1) * L01)) | (nz << np.uint64(ma))
-    return g, f | (nz ^ L01)
-
-
-@njit(**C.HOT)
-def word_pair(wa, wb, ra, rb):
-    """A word pair's eight products as bytes: a's and b's significands, the biased exponent sums (at
-    most 62; 0 where a product is zero, which no nonzero product's sum is) and the signs (the FNUZ
-    formats' sign is a byte's top bit)."""
-    ga, fa = swar_fields(wa, ra)
-    gb, fb = swar_fields(wb, rb)
-    both = (ga + np.uint64(0x7F) * L01) & (gb + np.uint64(0x7F) * L01) & H80
-    live = both | (both - (both >> np.uint64(7)))
-    return ga, gb, (fa + fb) & live, ((wa ^ wb) >> np.uint64(7)) & L01
-
-
-@njit(**C.HOT)
-def byte_of(w, k):
-    """Byte ``k`` of a word (a constant ``k`` after unrolling: a shift and a mask)."""
-    return np.int64((w >> np.uint64(8 * k)) & np.uint64(0xFF))
-
-
-@njit(**C.HOT)
 def pair_sums(P0, P1, bab, G, sh0, odd):
     """The maximum exponent (``NEG``: every product zero) and the aligned sum of the even (``odd`` 0)
-    or odd products of a pass whose two word pairs are ``P0, P1`` (:func:`word_pair`), each a loop
+    or odd products of a pass whose two word pairs are ``P0, P1`` (:func:`amd_int.swar8_pair`), each a loop
     of its own over 8 products.  The shifts read biased sums (the bias cancels); a zero product's
     sum 0 shifts its significand product, 0, by at most ``MAX_SHIFT``."""
     e = np.int64(0)
     for t in range(L_PASS // 2):
         P = P0 if t < 4 else P1
-        e = max(e, byte_of(P[2], 2 * (t % 4) + odd))
+        e = max(e, lane8(P[2], 2 * (t % 4) + odd))
     s = np.int64(0)
     for t in range(L_PASS // 2):
         P = P0 if t < 4 else P1
         k = 2 * (t % 4) + odd
-        m = byte_of(P[0], k) * byte_of(P[1], k)
-        v = (m << G) >> min(e - byte_of(P[2], k) + sh0, MAX_SHIFT)
-        s += -v if byte_of(P[3], k) != 0 else v
+        m = lane8(P[0], k) * lane8(P[1], k)
+        v = (m << G) >> min(e - lane8(P[2], k) + sh0, MAX_SHIFT)
+        s += -v if lane8(P[3], k) != 0 else v
     return s, (np.int64(NEG) if e == 0 else e + bab)
 
 
@@ -108,7 +76,7 @@ def pairs_pass(r0, nb, wa, wb, CW, K, j, ra, rb, bab, G, sh0, fmts, prm):
         r = r0 + i
         a0, a1 = wa[np.uint64(r * NW + jw)], wa[np.uint64(r * NW + jw + 1)]
         b0, b1 = wb[np.uint64(r * NW + jw)], wb[np.uint64(r * NW + jw + 1)]
-        P0, P1 = word_pair(a0, b0, ra, rb), word_pair(a1, b1, ra, rb)
+        P0, P1 = swar8_pair(a0, b0, ra, rb), swar8_pair(a1, b1, ra, rb)
         se, ee = pair_sums(P0, P1, bab, G, sh0, 0)
         so, eo = pair_sums(P0, P1, bab, G, sh0, 1)
         ed = max(ee, eo)

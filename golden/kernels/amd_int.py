@@ -371,7 +371,7 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
-# The register path's helpers (golden.kernels.fdrda_reg, amd_fp8, fda_reg): a row's products never
+# The register path's helpers (golden.kernels.fdrda_reg, amd_fp8, fda_reg, fda_fp8): a row's products never
 # leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm), each row's operands
 # read as 64-bit words at a constant stride.
 
@@ -393,6 +393,8 @@ def lane_mask(x):
     return np.uint64(x) * np.uint64(0x0001000100010001)
 
 
+L01 = np.uint64(0x0101010101010101)        # a 1 in each byte of a word
+H80 = np.uint64(0x8080808080808080)        # each byte's top bit
 L0001 = np.uint64(0x0001000100010001)      # a 1 in each 16-bit lane of a word
 H8000 = np.uint64(0x8000800080008000)      # each 16-bit lane's top bit
 
@@ -426,6 +428,36 @@ def swar16_pair(wa, wb, ra, rb):
 def lane16(w, k):
     """16-bit lane ``k`` of a word (a constant ``k`` after unrolling: a shift and a mask)."""
     return np.int64((w >> np.uint64(16 * k)) & np.uint64(0xFFFF))
+
+
+@njit(**C.HOT)
+def swar8_fields(w, ra):
+    """Eight fp8 patterns of a word at once: their significands with the hidden bit, and their
+    exponent fields with a subnormal's 1, a byte each.  No lane carries into the next: a field is
+    at most 31, so adding 0x7F sets a lane's top bit exactly where its field is not 0."""
+    _, _, ma, ea, _, _, _, _, _ = ra
+    f = (w >> np.uint64(ma)) & (np.uint64(ea) * L01)
+    nz = ((f + np.uint64(0x7F) * L01) & H80) >> np.uint64(7)
+    g = (w & (np.uint64((1 << ma) - 1) * L01)) | (nz << np.uint64(ma))
+    return g, f | (nz ^ L01)
+
+
+@njit(**C.HOT)
+def swar8_pair(wa, wb, ra, rb):
+    """A word pair's eight products as bytes: a's and b's significands, the biased exponent sums (at
+    most 62; 0 where a product is zero, which no nonzero product's sum is) and the signs (the FNUZ
+    and OCP fp8 formats' sign is a byte's top bit)."""
+    ga, fa = swar8_fields(wa, ra)
+    gb, fb = swar8_fields(wb, rb)
+    both = (ga + np.uint64(0x7F) * L01) & (gb + np.uint64(0x7F) * L01) & H80
+    live = both | (both - (both >> np.uint64(7)))
+    return ga, gb, (fa + fb) & live, ((wa ^ wb) >> np.uint64(7)) & L01
+
+
+@njit(**C.HOT)
+def lane8(w, k):
+    """Byte ``k`` of a word (a constant ``k`` after unrolling: a shift and a mask)."""
+    return np.int64((w >> np.uint64(8 * k)) & np.uint64(0xFF))
 
 
 @njit(**C.HOT)

@@ -51,10 +51,9 @@ def test_without_a_child_the_kernel_compiles_here(tmp_path):
 
 def test_the_shape_kernels_take_it():
     from golden.catalog import lookup
-    from golden.kernels import amd_fp8, fda_reg, fdrda_reg
-    shapes = set(fda_reg.KERNELS.values()) | set(amd_fp8.KERNELS.values()) | set(fdrda_reg.KERNELS.values())
+    shapes = kernels.shape_kernels()
     for arch, name in (("hopper", "HMMA.16816.F32"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"),
-                       ("cdna3", "v_mfma_f32_32x32x8_f16")):
+                       ("cdna3", "v_mfma_f32_32x32x8_f16"), ("ada", "QMMA.16832.F32.E4M3.E4M3")):
         pl = kernels.plan(lookup(arch, name))
         assert pl.rows in kernels._APART and pl.rows in shapes
     assert kernels.plan(lookup("cdna3", "v_mfma_f32_32x32x4_2b_f16")).rows not in kernels._APART
