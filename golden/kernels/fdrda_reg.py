@@ -12,7 +12,7 @@ time the loop across rows did not vectorise: 7x slower), so each shape is a kern
 :data:`KERNELS`, chosen when an instruction's plan is built (``golden.kernels._rows_kernel``).
 The chains (K = 16 in passes of 8) copy a block's words into planes first, a plane per word of a
 row, so that a pass reads its two words a row contiguously rather than gathered at a stride of
-four.  K = 4 (the 2-block instructions) stays on the block path: each shape costs about 7-8 s of
+four.  K = 4 (the 2-block instructions) stays on the block path: each shape costs about 6 s of
 CPU on its first compile.
 
 NaN, infinities and overflowed products never take a branch per product.  A block whose a or b
