@@ -27,16 +27,12 @@ from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 from .amd_int import H80, L01, lane8, swar8_pair
-from .fda_reg import F32_ROW, c_lane
+from .fda_reg import F32_ROW, c_lane, fda_scalars
 from .fused_int import (
-    D_BIAS,
-    D_MB,
-    D_SGNSH,
     E4M3_ROW,
     NAN_FLAG,
     _widths,
     decode_row,
-    round_consts,
     round_word,
 )
 
@@ -121,15 +117,7 @@ def e4_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
     (:data:`OWN_WIDTH`)."""
     if isz[0] != 1 or isz[1] != 1 or isz[2] != 4:
         raise ValueError("golden.kernels.fda_fp8 reads a and b as bytes and c as 32-bit words")
-    F, ez = prm[S.P_F], prm[S.P_EZERO]
-    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
-    G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
-    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
-    bab = -da[D_BIAS] - db[D_BIAS]
-    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(NO_E)      # zero products take e_zero
-    sgnsh = decode_row(fmts, S.D)[D_SGNSH]
-    rc = round_consts(fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF,
-                      prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+    F, ez, G, Dsh, bab, lift, sgnsh, rc = fda_scalars(fmts, prm)
     wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
     CW = np.empty(BLOCK_ROWS, np.int64)
     NW = KC // 8

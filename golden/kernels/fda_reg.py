@@ -134,6 +134,23 @@ def special_block(wa, wb, w0, w1):
     return fields_reach(wa, wb, w0, w1, fm, one, fm, one)
 
 
+@njit(**C.HOT)
+def fda_scalars(fmts, prm):
+    """What a register-path FDA pass reads of a design, once per call: ``(F, e_zero, G, Dsh, bab,
+    lift, d's sign shift, round_consts)``: products pre-shifted left by ``G`` so that alignment only
+    shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases, ``lift``
+    the exponent a zero product takes in the maximum."""
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
+    G = max(F - da[D_MB] - db[D_MB], 0)
+    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(-(1 << 24))      # zero products take e_zero
+    rc = round_consts(fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF,
+                      prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+    return F, ez, G, Dsh, bab, lift, decode_row(fmts, S.D)[D_SGNSH], rc
+
+
 @njit(**C.INLINE)
 def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
     """:func:`fused_int.fda_block_rows`' rows on the register path for a shape (``KC, LC``: K and
@@ -141,15 +158,7 @@ def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
     (:data:`OWN_WIDTH`): the pass has one call site per copy, on the callers' arrays."""
     if isz[0] != 2 or isz[1] != 2 or isz[2] != 4:
         raise ValueError("golden.kernels.fda_reg reads a and b as 16-bit and c as 32-bit words")
-    F, ez = prm[S.P_F], prm[S.P_EZERO]
-    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
-    G = max(F - da[D_MB] - db[D_MB], 0)             # products pre-shifted so alignment only shifts right
-    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
-    bab = -da[D_BIAS] - db[D_BIAS]
-    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(-(1 << 24))      # zero products take e_zero
-    sgnsh = decode_row(fmts, S.D)[D_SGNSH]
-    rc = round_consts(fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF,
-                      prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+    F, ez, G, Dsh, bab, lift, sgnsh, rc = fda_scalars(fmts, prm)
     wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
     CW = np.empty(BLOCK_ROWS, np.int64)
     NW = KC // 4

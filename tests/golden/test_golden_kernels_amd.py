@@ -4,7 +4,7 @@ built on purpose, chains, and a planted rounding fault caught."""
 
 import numpy as np
 import pytest
-from kernel_shapes import FP8_DEFAULT, H16_DEFAULT, default_tier, shape_kernels
+from kernel_shapes import FP8_DEFAULT, H16_DEFAULT, default_tier, refuses_wide_operands, shape_kernels
 
 import golden
 from golden import kernels
@@ -80,16 +80,7 @@ def test_identical_bits_every_shape_and_kind():
 def test_shape_kernels_read_own_widths_only(name, refusal):
     """A shape's kernel refuses operands wider than its own width (golden.kernels.run narrows them
     first: _mismatches' uint64 operands), rather than reading their bytes as operands."""
-    ins = lookup("cdna3", name)
-    pl = kernels.plan(ins)
-    a, b, c, _, _ = random_operands(ins, 4, np.random.default_rng(1), "normal")
-    from golden.kernels import profile
-    _, args = profile.kernel_args(ins, a, b, c, None, None)          # narrowed as run() narrows
-    pl.rows(0, 4, *args)
-    assert np.array_equal(args[-1].astype(np.uint32), golden.dot_add(ins, a, b, c, backend="numpy"))
-    wide = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
-    with pytest.raises(ValueError, match=refusal):
-        pl.rows(0, 4, *wide, *args[3:5], np.array([8, 8, 8, 8, 8], np.int64), *args[6:])
+    refuses_wide_operands(lookup("cdna3", name), refusal)
 
 
 @pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8")],

@@ -4,11 +4,12 @@ clean rows, partial blocks, every vector kind, and a planted rounding fault caug
 
 import numpy as np
 import pytest
+from kernel_shapes import catalog_shapes, every_kind_and_a_fault, own_width, refuses_wide_operands, same_bits
 
 import golden
 from golden import kernels
-from golden.catalog import instructions, lookup
-from golden.vectors import KINDS, random_operands
+from golden.catalog import lookup
+from golden.vectors import random_operands
 
 pytestmark = [pytest.mark.skipif(not kernels.available(), reason="numba is not installed"),
               pytest.mark.xdist_group("golden_kernels")]
@@ -17,47 +18,19 @@ pytestmark = [pytest.mark.skipif(not kernels.available(), reason="numba is not i
 UNITS = [("hopper", "HMMA.16816.F32"), ("ampere", "HMMA.16816.F32")]
 
 
-def _own_width(ins, a, b, c):
-    fa, fb, fc, _ = ins.formats
-    return a.astype(fa.dtype), b.astype(fb.dtype), c.astype(fc.dtype)
-
-
-def _check(ins, a, b, c, threads=1):
-    """numpy's bits, and whether both operand widths (own, uint64) give them on the compiled path."""
-    want = golden.dot_add(ins, a, b, c, backend="numpy")
-    same = all(np.array_equal(golden.dot_add(ins, *ops, backend="numba", threads=threads), want)
-               for ops in (_own_width(ins, a, b, c), (a, b, c)))
-    return want, same
-
 
 def test_the_catalog_designs_of_each_shape_take_it():
     """f16 a and b, f32 c and d, products in order, K and L of a shape: that shape's kernel, reading
     own-width operands; every shape has a catalog design; no other design takes one."""
     from golden.kernels import fda_reg
-    used = set()
-    for ins in instructions():
-        pl = kernels.plan(ins)
-        if not pl.handles:
-            continue
-        if pl.rows in fda_reg.KERNELS.values():
-            assert [f.name for f in ins.formats] == ["f16", "f16", "f32", "f32"], ins.name
-            assert fda_reg.KERNELS[(pl.k, int(pl.prm[kernels.spec.P_L]))] is pl.rows, ins.name
-            assert pl.own_width == fda_reg.OWN_WIDTH, ins.name
-            used.add(pl.rows)
+    used = catalog_shapes(fda_reg, ["f16", "f16", "f32", "f32"])
     assert used == set(fda_reg.KERNELS.values())
     assert {kernels.plan(lookup(*u)).rows for u in UNITS} == used
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda u: u[0])
 def test_identical_bits_every_kind_and_a_planted_fault(unit):
-    ins = lookup(*unit)
-    for i, kind in enumerate(KINDS):
-        a, b, c, _, _ = random_operands(ins, 96, np.random.default_rng([4, i]), kind)
-        assert _check(ins, a, b, c)[1], kind
-    a, b, c, _, _ = random_operands(ins, 256, np.random.default_rng(5), "normal")
-    want = golden.dot_add(ins, a, b, c, backend="numpy")
-    with kernels.planted_fault():
-        assert (golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba", threads=1) != want).any()
+    every_kind_and_a_fault(lookup(*unit), 96)
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda u: u[0])
@@ -77,26 +50,17 @@ def test_plain_and_special_blocks_special_c_and_a_tail(unit):
     c[::13], c[5::17], c[7::19] = 0x7F800000, 0xFF800000, 0x7FC00000
     c[3::23], a[3::23, 0], b[3::23, 0] = 0x7F7FFFFF, 0x7BFF, 0x7BFF
     c[blk + 12] = 0x3F800000                                         # the -inf row's c: 1.0
-    want, same = _check(ins, a, b, c, threads=2)
+    want, same = same_bits(ins, a, b, c, threads=2)
     assert same
     assert np.isnan(want[[blk + 5, blk + 9, 2 * blk + 3]].view(np.float32)).all()
     assert want[blk + 12].view(np.float32) == -np.inf
     clean = slice(0, blk)
     with kernels.planted_fault():
-        got = golden.dot_add(ins, *_own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
+        got = golden.dot_add(ins, *own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
     assert (got != want[clean]).any()
 
 
 def test_a_shape_reads_own_widths_only():
     """A shape's kernel refuses operands wider than its own width (golden.kernels.run narrows them
     first), rather than reading their bytes as operands."""
-    from golden.kernels import profile
-    ins = lookup(*UNITS[0])
-    pl = kernels.plan(ins)
-    a, b, c, _, _ = random_operands(ins, 4, np.random.default_rng(1), "normal")
-    _, args = profile.kernel_args(ins, a, b, c, None, None)
-    pl.rows(0, 4, *args)
-    assert np.array_equal(args[-1].astype(np.uint32), golden.dot_add(ins, a, b, c, backend="numpy"))
-    wide = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
-    with pytest.raises(ValueError, match="reads a and b as 16-bit"):
-        pl.rows(0, 4, *wide, *args[3:5], np.array([8, 8, 8, 8, 8], np.int64), *args[6:])
+    refuses_wide_operands(lookup(*UNITS[0]), "reads a and b as 16-bit")

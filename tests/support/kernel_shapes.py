@@ -7,7 +7,12 @@ of 8, bf16 in two: the bench's rows), and golden.kernels.fda_fp8's E4M3 FDA shap
 instruction of the same name is K = 32 in one pass); every one under -m slow.  golden.kernels.fda_reg's
 two f16 shapes are both the bench's rows: always run."""
 
+import numpy as np
+import pytest
+
+import golden
 from golden import kernels
+from golden.vectors import KINDS, random_operands
 
 FP8_DEFAULT = ("v_mfma_f32_16x16x32_fp8_bf8", "v_mfma_f32_32x32x16_fp8_fp8", "v_mfma_f32_16x16x32_bf8_bf8")
 H16_DEFAULT = ("v_mfma_f32_32x32x8_f16", "v_mfma_f32_16x16x16_bf16")
@@ -29,3 +34,60 @@ def default_tier(instructions) -> list:
     named = [("cdna3", name) for name in FP8_DEFAULT + H16_DEFAULT] + list(E4M3_DEFAULT)
     keep = {kernels.plan(lookup(*unit)).rows for unit in named}
     return [ins for ins in instructions if kernels.plan(ins).rows not in shapes or kernels.plan(ins).rows in keep]
+
+
+def catalog_shapes(module, formats) -> set:
+    """The kernels of ``module`` (a module of one-kernel-a-shape kernels) the catalog's designs take,
+    each design checked: its formats' names are ``formats`` (a, b, c, d), the kernel is its shape's
+    (K and the pass length) and reads own-width operands."""
+    from golden.catalog import instructions
+    used = set()
+    for ins in instructions():
+        pl = kernels.plan(ins)
+        if pl.handles and pl.rows in module.KERNELS.values():
+            assert [f.name for f in ins.formats] == list(formats), ins.name
+            assert module.KERNELS[(pl.k, int(pl.prm[kernels.spec.P_L]))] is pl.rows, ins.name
+            assert pl.own_width == module.OWN_WIDTH, ins.name
+            used.add(pl.rows)
+    return used
+
+
+def own_width(ins, a, b, c) -> tuple:
+    """a, b and c in their formats' own dtypes."""
+    fa, fb, fc, _ = ins.formats
+    return a.astype(fa.dtype), b.astype(fb.dtype), c.astype(fc.dtype)
+
+
+def same_bits(ins, a, b, c, threads=1) -> tuple:
+    """numpy's bits, and whether both operand widths (own, uint64) give them on the compiled path."""
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    same = all(np.array_equal(golden.dot_add(ins, *ops, backend="numba", threads=threads), want)
+               for ops in (own_width(ins, a, b, c), (a, b, c)))
+    return want, same
+
+
+def every_kind_and_a_fault(ins, n: int) -> None:
+    """``n`` rows of every vector kind give numpy's bits on the compiled path, and the planted
+    rounding fault changes some of 256 normal rows."""
+    for i, kind in enumerate(KINDS):
+        a, b, c, _, _ = random_operands(ins, n, np.random.default_rng([4, i]), kind)
+        assert same_bits(ins, a, b, c)[1], kind
+    a, b, c, _, _ = random_operands(ins, 256, np.random.default_rng(5), "normal")
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    with kernels.planted_fault():
+        assert (golden.dot_add(ins, *own_width(ins, a, b, c), backend="numba", threads=1) != want).any()
+
+
+def refuses_wide_operands(ins, refusal: str) -> None:
+    """The shape kernel of ``ins`` gives numpy's bits on own-width operands (narrowed as
+    golden.kernels.run narrows them) and refuses wider ones with ``refusal``, rather than reading
+    their bytes as operands."""
+    from golden.kernels import profile
+    pl = kernels.plan(ins)
+    a, b, c, _, _ = random_operands(ins, 4, np.random.default_rng(1), "normal")
+    _, args = profile.kernel_args(ins, a, b, c, None, None)
+    pl.rows(0, 4, *args)
+    assert np.array_equal(args[-1].astype(np.uint32), golden.dot_add(ins, a, b, c, backend="numpy"))
+    wide = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
+    with pytest.raises(ValueError, match=refusal):
+        pl.rows(0, 4, *wide, *args[3:5], np.array([8, 8, 8, 8, 8], np.int64), *args[6:])
