@@ -43,9 +43,12 @@ def _module_file(root: str, parts: list[str]) -> str | None:
     return None
 
 
-def _imports(path: str) -> set[str]:
+@functools.cache
+def _imports(path: str) -> frozenset[str]:
     """The files of the package tree ``path`` is in that it imports, anywhere in it (functions' lazy
-    imports too); modules outside that tree (numpy, numba) are numba's own business."""
+    imports too); modules outside that tree (numpy, numba) are numba's own business.  Kept per
+    process: the closures of a dozen kernel files share most of their files, and parsing each
+    again per closure cost about 2 s of every process that imports golden.kernels."""
     with open(path, "rb") as f:
         tree = ast.parse(f.read(), path)
     root = _root(path)
@@ -61,7 +64,7 @@ def _imports(path: str) -> set[str]:
         else:
             continue
         found.update(p for p in (_module_file(root, n) for n in names if n) if p is not None)
-    return found
+    return frozenset(found)
 
 
 @functools.cache
