@@ -29,7 +29,7 @@ from ..nbcache import njit
 from . import _common as C
 from . import amd_int as A
 from . import spec as S
-from .amd_int import H80, L01, MAX_SHIFT, NAN_F, NEG, c_word, lane8, merge_int, shr, special_bits, swar8_pair
+from .amd_int import H80, MAX_SHIFT, NAN_F, NEG, any_zero_byte, c_word, lane8, merge_int, shr, special_bits, swar8_pair
 from .fused_int import D_BIAS, D_MB, _widths, decode_row
 
 L_PASS = 16                    # the catalog's fp8 GFDRDA pass: 16 products in pairs
@@ -39,8 +39,7 @@ OWN_WIDTH = (np.uint8, np.uint8, np.uint32)      # a, b and c as the kernels rea
 @njit(**C.HOT)
 def nan_bytes(w):
     """Whether a 64-bit word holds a byte 0x80 (an FNUZ NaN): the zero-byte test on ``w ^ 0x80..``."""
-    x = w ^ H80
-    return ((x - L01) & ~x & H80) != np.uint64(0)
+    return any_zero_byte(w ^ H80)
 
 
 @njit(**C.HOT)

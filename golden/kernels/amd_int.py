@@ -404,28 +404,44 @@ H8000 = np.uint64(0x8000800080008000)      # each 16-bit lane's top bit
 
 
 @njit(**C.JIT)
-def swar16_fields(w, row):
-    """Four 16-bit patterns of a word at once (sign in a lane's top bit: f16, bf16): their
-    significands with the hidden bit, and their exponent fields with a subnormal's 1, a lane each.
-    No lane carries into the next: a field is at most 255, so adding 0x7FFF sets a lane's top bit
-    exactly where its field is not 0."""
+def lane_fields(w, row, ones, bits):
+    """A word's patterns at once, one a ``bits``-wide lane (``ones``: a 1 in each lane; the sign in a
+    lane's top bit: f16, bf16, fp8): their significands with the hidden bit, and their exponent
+    fields with a subnormal's 1, a lane each.  No lane carries into the next: a field is below half
+    a lane, so adding a lane's top bit less one sets that bit exactly where the field is not 0."""
     _, _, mw, ew, _, _, _, _, _ = row
-    f = (w >> np.uint64(mw)) & (np.uint64(ew) * L0001)
-    nz = ((f + np.uint64(0x7FFF) * L0001) & H8000) >> np.uint64(15)
-    g = (w & (np.uint64((1 << mw) - 1) * L0001)) | (nz << np.uint64(mw))
-    return g, f | (nz ^ L0001)
+    top = np.uint64(bits - 1)
+    carry = (ones << top) - ones
+    f = (w >> np.uint64(mw)) & (np.uint64(ew) * ones)
+    nz = ((f + carry) & (ones << top)) >> top
+    g = (w & (np.uint64((1 << mw) - 1) * ones)) | (nz << np.uint64(mw))
+    return g, f | (nz ^ ones)
+
+
+@njit(**C.JIT)
+def lane_pair(wa, wb, ra, rb, ones, bits):
+    """A word pair's products, a lane each (:func:`lane_fields`): a's and b's significands, the
+    biased exponent sums (0 where a product is zero, which no nonzero product's sum is) and the
+    signs: each operand decoded once, not once a product it takes part in."""
+    ga, fa = lane_fields(wa, ra, ones, bits)
+    gb, fb = lane_fields(wb, rb, ones, bits)
+    top = np.uint64(bits - 1)
+    carry = (ones << top) - ones
+    both = (ga + carry) & (gb + carry) & (ones << top)
+    live = both | (both - (both >> top))
+    return ga, gb, (fa + fb) & live, ((wa ^ wb) >> top) & ones
 
 
 @njit(**C.JIT)
 def swar16_pair(wa, wb, ra, rb):
-    """A word pair's four products, a 16-bit lane each: a's and b's significands, the biased exponent
-    sums (at most 510; 0 where a product is zero, which no nonzero product's sum is) and the signs:
-    each operand decoded once, not once a product it takes part in."""
-    ga, fa = swar16_fields(wa, ra)
-    gb, fb = swar16_fields(wb, rb)
-    both = (ga + np.uint64(0x7FFF) * L0001) & (gb + np.uint64(0x7FFF) * L0001) & H8000
-    live = both | (both - (both >> np.uint64(15)))
-    return ga, gb, (fa + fb) & live, ((wa ^ wb) >> np.uint64(15)) & L0001
+    """:func:`lane_pair` of four 16-bit patterns a word (f16, bf16: exponent sums at most 510)."""
+    return lane_pair(wa, wb, ra, rb, L0001, 16)
+
+
+@njit(**C.JIT)
+def swar8_pair(wa, wb, ra, rb):
+    """:func:`lane_pair` of eight fp8 patterns a word (exponent sums at most 62)."""
+    return lane_pair(wa, wb, ra, rb, L01, 8)
 
 
 @njit(**C.JIT)
@@ -435,33 +451,15 @@ def lane16(w, k):
 
 
 @njit(**C.JIT)
-def swar8_fields(w, ra):
-    """Eight fp8 patterns of a word at once: their significands with the hidden bit, and their
-    exponent fields with a subnormal's 1, a byte each.  No lane carries into the next: a field is
-    at most 31, so adding 0x7F sets a lane's top bit exactly where its field is not 0."""
-    _, _, ma, ea, _, _, _, _, _ = ra
-    f = (w >> np.uint64(ma)) & (np.uint64(ea) * L01)
-    nz = ((f + np.uint64(0x7F) * L01) & H80) >> np.uint64(7)
-    g = (w & (np.uint64((1 << ma) - 1) * L01)) | (nz << np.uint64(ma))
-    return g, f | (nz ^ L01)
-
-
-@njit(**C.JIT)
-def swar8_pair(wa, wb, ra, rb):
-    """A word pair's eight products as bytes: a's and b's significands, the biased exponent sums (at
-    most 62; 0 where a product is zero, which no nonzero product's sum is) and the signs (the FNUZ
-    and OCP fp8 formats' sign is a byte's top bit)."""
-    ga, fa = swar8_fields(wa, ra)
-    gb, fb = swar8_fields(wb, rb)
-    both = (ga + np.uint64(0x7F) * L01) & (gb + np.uint64(0x7F) * L01) & H80
-    live = both | (both - (both >> np.uint64(7)))
-    return ga, gb, (fa + fb) & live, ((wa ^ wb) >> np.uint64(7)) & L01
-
-
-@njit(**C.JIT)
 def lane8(w, k):
     """Byte ``k`` of a word (a constant ``k`` after unrolling: a shift and a mask)."""
     return np.int64((w >> np.uint64(8 * k)) & np.uint64(0xFF))
+
+
+@njit(**C.JIT)
+def any_zero_byte(x):
+    """Whether a word has a zero byte (exact for the word as a whole, not per byte)."""
+    return ((x - L01) & ~x & H80) != np.uint64(0)
 
 
 @njit(**C.HOT)

@@ -26,11 +26,12 @@ from ..descriptors import KernelCode
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
-from .amd_int import H80, L01, lane8, swar8_pair
-from .fda_reg import F32_ROW, c_lane, fda_scalars
+from .amd_int import any_zero_byte, lane8, swar8_pair
+from .fda_reg import F32_ROW, c_aligned, c_lane, fda_scalars
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
+    NEG,
     _widths,
     decode_row,
     round_word,
@@ -39,22 +40,20 @@ from .fused_int import (
 BLOCK_ROWS = 128               # rows a block (fda_reg's)
 OWN_WIDTH = (np.uint8, np.uint8, np.uint32)      # a, b and c as the kernels read them
 M7F = np.uint64(0x7F7F7F7F7F7F7F7F)
-NO_E = -(1 << 24)              # below every product's exponent
 
 
 @njit(**C.HOT)
 def nan_word(w):
     """Whether a word holds an E4M3 NaN (magnitude 0x7F) in a byte: the zero-byte test on the
     magnitudes xor 0x7F."""
-    x = (w & M7F) ^ M7F
-    return ((x - L01) & ~x & H80) != np.uint64(0)
+    return any_zero_byte((w & M7F) ^ M7F)
 
 
 @njit(**C.HOT)
 def max8(P, bab, lift):
     """The largest exponent of a word pair's 8 products (:func:`amd_int.swar8_pair`; a zero
     product's taken as ``lift``)."""
-    e = np.int64(NO_E)
+    e = np.int64(NEG)
     for k in range(8):
         es = lane8(P[2], k)
         e = max(e, es + bab if es != 0 else lift)
@@ -93,9 +92,7 @@ def fp8_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
             e = max(e, max8(P1, bab, lift))
         if L >= 32:
             e = max(e, max(max8(P2, bab, lift), max8(P3, bab, lift)))
-        sh = e - ce + 23 - F            # c aligned: trunc(c * 2**(F - e))
-        v = (abs(cs) >> min(max(sh, 0), 62)) << min(max(-sh, 0), 62)
-        tot = -v if cs < 0 else v
+        tot = c_aligned(cs, ce, e, F)
         topb = e + Dsh - bab            # the biased sums' top
         tot += sum8(P0, G, topb)
         if L >= 16:

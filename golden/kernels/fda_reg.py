@@ -39,6 +39,7 @@ from .fused_int import (
     D_NV,
     D_SGNSH,
     F16_ROW,
+    NEG,
     _widths,
     decode_row,
     round_consts,
@@ -63,6 +64,15 @@ def c_lane(x, ez):
 
 
 @njit(**C.HOT)
+def c_aligned(cs, ce, e, F):
+    """c (signed significand ``cs`` at exponent ``ce``) aligned to the pass's maximum ``e``:
+    ``trunc(c * 2**(F - e))``."""
+    sh = e - ce + 23 - F
+    v = (abs(cs) >> min(max(sh, 0), 62)) << min(max(-sh, 0), 62)
+    return -v if cs < 0 else v
+
+
+@njit(**C.HOT)
 def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, classes):
     """Pass ``j`` (L products, loops of :data:`RUN`) of rows ``r0 .. r0 + nb - 1``: c's words in
     ``CW[i]``, d's bits into ``CW``.  With ``classes`` (a constant: two copies) a loop of its own
@@ -82,9 +92,7 @@ def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
         e = max(ce, max_run(P0, P1, bab, lift))
         if two:
             e = max(e, max_run(Q0, Q1, bab, lift))
-        sh = e - ce + 23 - F            # c aligned: trunc(c * 2**(F - e))
-        v = (abs(cs) >> min(max(sh, 0), 62)) << min(max(-sh, 0), 62)
-        tot = -v if cs < 0 else v
+        tot = c_aligned(cs, ce, e, F)
         topb = e + Dsh - bab            # the biased sums' top
         tot += sum_run(P0, P1, G, topb)
         if two:
@@ -98,7 +106,7 @@ def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
 def max_run(P0, P1, bab, lift):
     """The largest exponent of a run's 8 products, two word pairs (:func:`amd_int.swar16_pair`; a
     zero product's taken as ``lift``)."""
-    e = np.int64(-(1 << 24))
+    e = np.int64(NEG)
     for t in range(RUN):
         es = lane16((P0 if t < 4 else P1)[2], t % 4)
         e = max(e, es + bab if es != 0 else lift)
@@ -145,7 +153,7 @@ def fda_scalars(fmts, prm):
     G = max(F - da[D_MB] - db[D_MB], 0)
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
     bab = -da[D_BIAS] - db[D_BIAS]
-    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(-(1 << 24))      # zero products take e_zero
+    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(NEG)      # zero products take e_zero
     rc = round_consts(fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF,
                       prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
     return F, ez, G, Dsh, bab, lift, decode_row(fmts, S.D)[D_SGNSH], rc
