@@ -530,7 +530,7 @@ def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order
     in_order = True
     for q in range(K):
         in_order &= order[q] == q
-    classes = False
+    classes = np.bool_(False)     # not the literal False: decode_block would compile for it too (about 7 s)
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         nk = nb * K

@@ -481,7 +481,7 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
     wa, wb, wc, wsa, wsb = _widths(a), _widths(b), _widths(c), _widths(sa), _widths(sb)
     ka, kb = literal_of(da), literal_of(db)
     lift = np.int64(0)
-    special = False
+    special = np.bool_(False)     # not the literal False: decode_block would compile for it too (2-7 s)
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         n = nb * K

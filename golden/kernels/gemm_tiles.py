@@ -269,7 +269,7 @@ def _dot_add_fda64(VA, XA, VB, XB, m, k0, nt, L, Kins, X1, fmts, vtab, etab, prm
 def decode_fdrda(x, isz, fmts, vtab, etab, f, n, V, X):
     """Values and exponents of an operand's ``n`` elements (its bytes ``x``, ``isz`` each), as
     ``amd.operand_span`` reads them."""
-    AMD.operand_span(x, isz, fmts, vtab, etab, f, 0, n, V, X, False)
+    AMD.operand_span(x, isz, fmts, vtab, etab, f, np.int64(0), n, V, X, False)     # fdrda_rows' signature
 
 
 @njit(**C.HOT)
@@ -468,7 +468,7 @@ def tile_sfma(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, s
 def decode_gps(x, isz, fmts, vtab, etab, f, n, out):
     """An operand's ``n`` elements (its bytes ``x``, ``isz`` each) as GPS's flushed binary32
     (``gps.decode_span``)."""
-    GPS.decode_span(x, isz, fmts, vtab, etab, f, 0, n, out)
+    GPS.decode_span(x, isz, fmts, vtab, etab, f, np.int64(0), n, out)    # gps_rows' signature: no literal 0's
 
 
 @njit(**C.JIT)

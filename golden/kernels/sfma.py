@@ -107,7 +107,7 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
             for k in range(K):
                 la[(r - lo) * K + k] = C.load(a, isz[0], r * K + k)
                 lb[(r - lo) * K + k] = C.load(b, isz[1], r * K + k)
-        sfma_loop(la, lb, lc, 0, hi - lo, K, wide, fault, out[lo:hi])
+        sfma_loop(la, lb, lc, np.int64(0), hi - lo, K, wide, fault, out[lo:hi])    # no second compile for a literal 0
 
 
 

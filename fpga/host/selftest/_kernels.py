@@ -263,10 +263,11 @@ def generate_packed(first, lo, hi, lanes, nw, keys, kind, pieces, win, a, b, c, 
 def generate_entries(entries, lanes, nw, keys, kind, tab, bounds, a, b, c, sa, sb, isz, row_bytes):
     """:func:`generate` of the entries listed (uint64, any order): entry ``entries[i]``'s rows at
     ``i * lanes ..`` (``row_bytes[operand]``: bytes an operand's row takes)."""
-    for i in range(entries.shape[0]):
+    zero, one = np.int64(0), np.int64(1)     # generate's signature as fast.py calls it: literals or a
+    for i in range(entries.shape[0]):        # uint64 entry would compile it a second time (about 6 s)
         n0, n1, n2, n3, n4 = (i * lanes * row_bytes[0], i * lanes * row_bytes[1], i * lanes * row_bytes[2],
                               i * lanes * row_bytes[3], i * lanes * row_bytes[4])
         m = lanes
-        generate(entries[i], 0, 1, lanes, nw, keys, kind, tab, bounds, a[n0:n0 + m * row_bytes[0]],
+        generate(np.int64(entries[i]), zero, one, lanes, nw, keys, kind, tab, bounds, a[n0:n0 + m * row_bytes[0]],
                  b[n1:n1 + m * row_bytes[1]], c[n2:n2 + m * row_bytes[2]], sa[n3:n3 + m * row_bytes[3]],
                  sb[n4:n4 + m * row_bytes[4]], isz)
