@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..descriptors import KernelCode
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 from .amd_int import any_zero_byte, lane8, swar8_pair
-from .fda_reg import F32_ROW, c_aligned, c_lane, fda_scalars
+from .fda_reg import F32_ROW, c_aligned, c_lane, fault_ulp, fda_scalars, rz_fda
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
@@ -132,6 +131,8 @@ def e4_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
                 fp8_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, False)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
+    if prm[S.P_FAULT] == 1:
+        fault_ulp(out, lo, hi)
 
 
 # One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share
@@ -158,9 +159,9 @@ KERNELS = {(32, 16): e4_32_16, (32, 32): e4_32_32, (16, 16): e4_16_16}
 
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
-    """The shape's kernel of an FDA design, or None: E4M3 a and b, f32 c and d, unscaled, products in
-    order, a pass length and K of :data:`KERNELS`, and a design :func:`spec.fast_kind` takes."""
-    if prm[S.P_BASE] != int(KernelCode.FDA) or prm[S.P_FAST] != S.FAST_FDA or prm[S.P_SCALED] != 0 or not in_order:
+    """The shape's kernel of an FDA design, or None: E4M3 a and b, f32 c and d, a design
+    :func:`fda_reg.rz_fda` takes, a pass length and K of :data:`KERNELS`."""
+    if not rz_fda(prm, in_order):
         return None
     if tuple(decode_row(fmts, S.A)) != E4M3_ROW or tuple(decode_row(fmts, S.B)) != E4M3_ROW:
         return None

@@ -147,16 +147,30 @@ def fda_scalars(fmts, prm):
     """What a register-path FDA pass reads of a design, once per call: ``(F, e_zero, G, Dsh, bab,
     lift, d's sign shift, round_consts)``: products pre-shifted left by ``G`` so that alignment only
     shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases, ``lift``
-    the exponent a zero product takes in the maximum."""
+    the exponent a zero product takes in the maximum.  The rounding is RZ's (the shape kernels take
+    RZ designs alone: :func:`kernel_for`), its mode flags and the planted fault constant zeros, so
+    that LLVM drops the rounding increment's arithmetic from the loop across rows (1.1x the dot-adds
+    a second on Ampere's two roundings a row); the planted fault is :func:`fault_ulp`'s pass."""
     F, ez = prm[S.P_F], prm[S.P_EZERO]
     da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
     G = max(F - da[D_MB] - db[D_MB], 0)
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
     bab = -da[D_BIAS] - db[D_BIAS]
     lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(NEG)      # zero products take e_zero
-    rc = round_consts(fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF,
-                      prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1)
+    mb, bias, emin, p, infw, maxw, nanw, _, _, _, big_pos, big_neg, _, keep = round_consts(
+        fmts[S.D], C.RZ, prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False)
+    rc = (mb, bias, emin, p, infw, maxw, nanw, 0, 0, 0, big_pos, big_neg, 0, keep)
     return F, ez, G, Dsh, bab, lift, decode_row(fmts, S.D)[D_SGNSH], rc
+
+
+@njit(**C.HOT)
+def fault_ulp(out, lo, hi):
+    """The register paths' planted fault (``golden.kernels.planted_fault``), a pass over rows ``lo ..
+    hi - 1`` of their own once computed: each finite nonzero f32 d one ulp off."""
+    for r in range(lo, hi):
+        w = out[r]
+        if (w & np.uint64(0x7F800000)) != np.uint64(0x7F800000) and (w & np.uint64(0x7FFFFFFF)) != 0:
+            out[r] = w ^ np.uint64(1)
 
 
 @njit(**C.INLINE)
@@ -182,6 +196,8 @@ def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
                 fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, False)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
+    if prm[S.P_FAULT] == 1:
+        fault_ulp(out, lo, hi)
 
 
 # One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share
@@ -204,11 +220,20 @@ KERNELS = {(16, 16): h16_16, (16, 8): h16_8}
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
     """The shape's kernel of an FDA design, or None: f16 a and b, f32 c and d, unscaled, products in
-    order, a pass length and K of :data:`KERNELS`, and a design :func:`spec.fast_kind` takes."""
-    if prm[S.P_BASE] != int(KernelCode.FDA) or prm[S.P_FAST] != S.FAST_FDA or prm[S.P_SCALED] != 0 or not in_order:
+    order, d rounded RZ (NVIDIA's: :func:`fda_scalars`), a pass length and K of :data:`KERNELS`, and
+    a design :func:`spec.fast_kind` takes."""
+    if not rz_fda(prm, in_order):
         return None
     if tuple(decode_row(fmts, S.A)) != F16_ROW or tuple(decode_row(fmts, S.B)) != F16_ROW:
         return None
     if tuple(decode_row(fmts, S.CF)) != F32_ROW or tuple(decode_row(fmts, S.D)) != F32_ROW:
         return None
     return KERNELS.get((int(k), int(prm[S.P_L])))
+
+
+def rz_fda(prm, in_order: bool) -> bool:
+    """Whether a design is an FDA one the register paths (this module's, :mod:`fda_fp8`'s) may take:
+    unscaled, products in order, d rounded RZ, and a design :func:`spec.fast_kind` takes (the other
+    roundings, a user's designs, run the family kernel: the same bits)."""
+    return (prm[S.P_BASE] == int(KernelCode.FDA) and prm[S.P_FAST] == S.FAST_FDA and prm[S.P_SCALED] == 0
+            and prm[S.P_MODE] == C.RZ and in_order)

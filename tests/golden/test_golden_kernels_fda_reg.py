@@ -2,6 +2,8 @@
 catalog's designs of its shapes take it, blocks with and without NaN/inf operands, special c on
 clean rows, partial blocks, every vector kind, and a planted rounding fault caught."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from kernel_shapes import catalog_shapes, every_kind_and_a_fault, own_width, refuses_wide_operands, same_bits
@@ -64,3 +66,19 @@ def test_a_shape_reads_own_widths_only():
     """A shape's kernel refuses operands wider than its own width (golden.kernels.run narrows them
     first), rather than reading their bytes as operands."""
     refuses_wide_operands(lookup(*UNITS[0]), "reads a and b as 16-bit")
+
+
+@pytest.mark.parametrize("unit", [UNITS[1], ("ada", "QMMA.16832.F32.E4M3.E4M3")], ids=lambda u: u[0])
+def test_a_design_of_a_shape_rounding_otherwise_runs_the_family_kernel(unit):
+    """d rounded RNE, RU or RD (designs beside the catalog's): not the shape's kernel (golden.kernels.fda_reg
+    and fda_fp8 round RZ alone) but the family kernel, with numpy's bits."""
+    from golden.kernels import fused
+    ins = lookup(*unit)
+    assert kernels.plan(ins).rows in kernels.shape_kernels()
+    a, b, c, _, _ = random_operands(ins, 300, np.random.default_rng(13), "normal")
+    for mode in ("RNE", "RU", "RD"):
+        new = dataclasses.replace(ins, params=ins.datapath.params.with_(out_rounding=mode))
+        assert kernels.plan(new).rows is fused.fda_rows
+        want = golden.dot_add(new, a, b, c, backend="numpy")
+        assert np.array_equal(golden.dot_add(new, *own_width(ins, a, b, c), backend="numba"), want), mode
+        assert not np.array_equal(want, golden.dot_add(ins, a, b, c, backend="numpy")), mode
