@@ -73,8 +73,8 @@ def pinned():
 @contextlib.contextmanager
 def planted_fault():
     """Test only: every kernel's final rounding goes wrong while inside (the round bit misread; in
-    GPS, SFMA, the FDRDA block path and the FDA register paths the result one ulp off where it was
-    inexact or finite)."""
+    GPS, SFMA, the FDRDA block path and the register paths of one shape the result one ulp off where
+    it was inexact or finite)."""
     global _FAULT
     _FAULT = 1
     try:

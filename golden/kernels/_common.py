@@ -369,3 +369,14 @@ def table_row(table, row):
         if same:
             return k
     return -1
+
+
+@njit(**HOT)
+def fault_ulp(out, lo, hi):
+    """The register paths' planted fault (``golden.kernels.planted_fault``), a pass over rows ``lo ..
+    hi - 1`` of their own once computed (their rounding then has no fault term to test per row):
+    each finite nonzero f32 d one ulp off."""
+    for r in range(lo, hi):
+        w = out[r]
+        if (w & np.uint64(0x7F800000)) != np.uint64(0x7F800000) and (w & np.uint64(0x7FFFFFFF)) != 0:
+            out[r] = w ^ np.uint64(1)

@@ -26,7 +26,7 @@ from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 from .amd_int import any_zero_byte, lane8, swar8_pair
-from .fda_reg import F32_ROW, c_aligned, c_lane, fault_ulp, fda_scalars, rz_fda
+from .fda_reg import F32_ROW, c_aligned, c_lane, fda_scalars, rz_fda
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
@@ -132,7 +132,7 @@ def e4_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
     if prm[S.P_FAULT] == 1:
-        fault_ulp(out, lo, hi)
+        C.fault_ulp(out, lo, hi)
 
 
 # One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share

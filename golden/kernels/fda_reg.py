@@ -150,7 +150,7 @@ def fda_scalars(fmts, prm):
     the exponent a zero product takes in the maximum.  The rounding is RZ's (the shape kernels take
     RZ designs alone: :func:`kernel_for`), its mode flags and the planted fault constant zeros, so
     that LLVM drops the rounding increment's arithmetic from the loop across rows (1.1x the dot-adds
-    a second on Ampere's two roundings a row); the planted fault is :func:`fault_ulp`'s pass."""
+    a second on Ampere's two roundings a row); the planted fault is :func:`_common.fault_ulp`'s pass."""
     F, ez = prm[S.P_F], prm[S.P_EZERO]
     da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
     G = max(F - da[D_MB] - db[D_MB], 0)
@@ -161,16 +161,6 @@ def fda_scalars(fmts, prm):
         fmts[S.D], C.RZ, prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False)
     rc = (mb, bias, emin, p, infw, maxw, nanw, 0, 0, 0, big_pos, big_neg, 0, keep)
     return F, ez, G, Dsh, bab, lift, decode_row(fmts, S.D)[D_SGNSH], rc
-
-
-@njit(**C.HOT)
-def fault_ulp(out, lo, hi):
-    """The register paths' planted fault (``golden.kernels.planted_fault``), a pass over rows ``lo ..
-    hi - 1`` of their own once computed: each finite nonzero f32 d one ulp off."""
-    for r in range(lo, hi):
-        w = out[r]
-        if (w & np.uint64(0x7F800000)) != np.uint64(0x7F800000) and (w & np.uint64(0x7FFFFFFF)) != 0:
-            out[r] = w ^ np.uint64(1)
 
 
 @njit(**C.INLINE)
@@ -197,7 +187,7 @@ def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
     if prm[S.P_FAULT] == 1:
-        fault_ulp(out, lo, hi)
+        C.fault_ulp(out, lo, hi)
 
 
 # One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share

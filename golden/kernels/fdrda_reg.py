@@ -50,7 +50,7 @@ from .amd_int import (
     swar16_pair,
     words_classes,
 )
-from .fused_int import D_BIAS, D_MB, D_NV, _widths, ctlz64, decode_row
+from .fused_int import D_BIAS, D_MB, D_NV, _widths, decode_row
 
 BLOCK_ROWS = 256              # rows a block (their classes scanned at once)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
@@ -76,9 +76,10 @@ def class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over):
             u = pass_word(r, RS, WS, jw, q)
             ga, gb, es, sg = swar16_pair(wa[u], wb[u], ra, rb)
             for k in range(4):
-                m = lane16(ga, k) * lane16(gb, k)
-                top = 63 - ctlz64(m) + lane16(es, k) + bab - ra[D_MB] - rb[D_MB]     # the product's leading bit
-                fl |= np.int64(top >= OVER_EXP) * (OVN_F if lane16(sg, k) != 0 else OVP_F)
+                # 2**OVER_EXP or more: the exponent sum, plus 1 where the significands' product
+                # reaches 2 (a normal pair's is below 4); a subnormal's sum is too small to reach
+                carry = (lane16(ga, k) * lane16(gb, k)) >> (ra[D_MB] + rb[D_MB] + 1)
+                fl |= np.int64(lane16(es, k) + carry >= OVER_EXP - bab) * (OVN_F if lane16(sg, k) != 0 else OVP_F)
     return fl
 
 
@@ -91,7 +92,7 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
     computed and not read)."""
     F, dfb, cfb, ffb, c_drop = prm[S.P_F], prm[S.P_DOTFB], prm[S.P_CFB], prm[S.P_FINFB], prm[S.P_CDROP]
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
-    zpos, fault = prm[S.P_ZPOS] == 1, prm[S.P_FAULT] == 1
+    zpos = prm[S.P_ZPOS] == 1
     jw = j // 4
     for i in range(nb):
         r = r0 + i
@@ -112,7 +113,7 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
         cs, ce, cf = c_word(CW[i])
         if classes:
             cf |= class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over)
-        d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, fault)
+        d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, False)     # the fault: C.fault_ulp
         d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
         CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
 
@@ -163,6 +164,8 @@ def h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC, ra, rb):
                 reg_pass(p0, nb, xa, xb, CW, RS, WS, LC, j, ra, rb, bab, G, sh0, over, fmts, prm, False)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
+    if prm[S.P_FAULT] == 1:
+        C.fault_ulp(out, lo, hi)
 
 
 H16, BF16 = A.F16_ROW, A.BF16_ROW

@@ -133,9 +133,9 @@ def test_planted_fault_is_caught(unit):
 def test_register_path_blocks_and_special_c(unit):
     """The register path (golden.kernels.fdrda_reg) beside the block path: clean blocks, a block with
     an infinity and a NaN operand, c infinite and NaN on clean rows, c near the f32 maximum plus a
-    large product; bf16's products at 2**128 and just below it, of either sign, two of opposite
-    signs in one row, one beside an infinity (its copy that takes the overflowed products' classes);
-    a planted fault caught on a clean block alone."""
+    large product; bf16's products at 2**128 and just below it, of either sign, one past it by its
+    significands alone, two of opposite signs in one row, one beside an infinity (its copy that takes
+    the overflowed products' classes); a planted fault caught on a clean block alone."""
     from golden.kernels import fdrda_reg
     ins = lookup(*unit)
     assert kernels.plan(ins).rows in fdrda_reg.KERNELS.values()
@@ -156,13 +156,15 @@ def test_register_path_blocks_and_special_c(unit):
         a[r + 3, 5] = inf                                       # an infinity beside an overflow
         a[r + 4:r + 8, 2], b[r + 4:r + 8, 2] = below, big       # just below 2**128: finite
         a[r + 5, 2] = below | 0x8000
-        c[r:r + 8] = 0                                          # c finite: the products decide
+        a[r + 8, 4], b[r + 8, 4] = below, 0x5FC0                # 2**127 * (2 - 2**-7) * 1.5: over by its
+        a[r + 8, 6], b[r + 8, 6] = big | 0x8000, big            # significands, beside -2**128: NaN
+        c[r:r + 9] = 0                                          # c finite: the products decide
     want = golden.dot_add(ins, a, b, c, backend="numpy")
     assert np.array_equal(golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba", threads=1), want)
     if fa.name == "bf16":
-        d = want[2 * BL:2 * BL + 8].astype(np.uint32).view(np.float32)
-        assert d[0] == np.inf and d[1] == -np.inf and np.isnan(d[2]) and d[3] == np.inf
-        assert np.isfinite(d[4:]).all()
+        d = want[2 * BL:2 * BL + 9].astype(np.uint32).view(np.float32)
+        assert d[0] == np.inf and d[1] == -np.inf and np.isnan(d[2]) and d[3] == np.inf and np.isnan(d[8])
+        assert np.isfinite(d[4:8]).all()
     clean = slice(0, BL)                          # the first block: no special pattern
     with kernels.planted_fault():
         got = golden.dot_add(ins, *_own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
