@@ -42,8 +42,8 @@ from .fused_int import (
     NEG,
     _widths,
     decode_row,
-    round_consts,
     round_word,
+    rz_consts,
 )
 
 BLOCK_ROWS = 128               # rows a block: their a and b words (8 KB for K = 16) stay in L1 for a second
@@ -148,18 +148,15 @@ def fda_scalars(fmts, prm):
     lift, d's sign shift, round_consts)``: products pre-shifted left by ``G`` so that alignment only
     shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases, ``lift``
     the exponent a zero product takes in the maximum.  The rounding is RZ's (the shape kernels take
-    RZ designs alone: :func:`kernel_for`), its mode flags and the planted fault constant zeros, so
-    that LLVM drops the rounding increment's arithmetic from the loop across rows (1.1x the dot-adds
-    a second on Ampere's two roundings a row); the planted fault is :func:`_common.fault_ulp`'s pass."""
+    RZ designs alone: :func:`kernel_for`) on :func:`fused_int.rz_consts` (1.1x the dot-adds a second
+    on Ampere's two roundings a row); the planted fault is :func:`_common.fault_ulp`'s pass."""
     F, ez = prm[S.P_F], prm[S.P_EZERO]
     da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
     G = max(F - da[D_MB] - db[D_MB], 0)
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
     bab = -da[D_BIAS] - db[D_BIAS]
     lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(NEG)      # zero products take e_zero
-    mb, bias, emin, p, infw, maxw, nanw, _, _, _, big_pos, big_neg, _, keep = round_consts(
-        fmts[S.D], C.RZ, prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False)
-    rc = (mb, bias, emin, p, infw, maxw, nanw, 0, 0, 0, big_pos, big_neg, 0, keep)
+    rc = rz_consts(fmts[S.D], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1)
     return F, ez, G, Dsh, bab, lift, decode_row(fmts, S.D)[D_SGNSH], rc
 
 

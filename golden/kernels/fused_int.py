@@ -183,6 +183,16 @@ def round_consts(drow, mode, frac, ovf_inf, zpos, fault):
 
 
 @njit(**C.HOT)
+def rz_consts(drow, frac, ovf_inf, zpos):
+    """:func:`round_consts` of RZ without the planted fault, its mode flags and fault compile-time
+    zeros: a loop of :func:`round_word` on them loses the rounding increment's arithmetic (the
+    remainder, the half-way compare, the increment), which RZ never adds."""
+    mb, bias, emin, p, infw, maxw, nanw, _, _, _, big_pos, big_neg, _, keep = round_consts(
+        drow, C.RZ, frac, ovf_inf, zpos, False)
+    return (mb, bias, emin, p, infw, maxw, nanw, 0, 0, 0, big_pos, big_neg, 0, keep)
+
+
+@njit(**C.HOT)
 def round_word(t, emax, fl, F, sgnsh, rc):
     """``_finish`` of one row: ``t * 2**(emax - F)`` rounded to d (f16/f32-like, IEEE specials),
     a row flagged ``fl`` NaN or that infinity (``rc``: :func:`round_consts`).  Branch-free: the
@@ -214,7 +224,13 @@ def round_word(t, emax, fl, F, sgnsh, rc):
 
 @njit(**C.INLINE)
 def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb):
-    """:func:`round_word` across the block's rows into ``out[r0 + i]``."""
+    """:func:`round_word` across the block's rows into ``out[r0 + i]``; RZ without the planted fault
+    (NVIDIA's designs) in a copy of its own on :func:`rz_consts`."""
+    if mode == C.RZ and not fault:
+        rz = rz_consts(drow, frac, ovf_inf, zpos)
+        for i in range(nb):
+            out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rz))
+        return
     rc = round_consts(drow, mode, frac, ovf_inf, zpos, fault)
     for i in range(nb):
         out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rc))
