@@ -194,6 +194,19 @@ def integers(s, lo, hi):
     return lo + np.int64(v), s
 
 
+@njit(**HOT)
+def small_integers(s, lo, hi):
+    """:func:`integers` for a range of fewer than ``2**32 - 1`` values (the generators' exponents,
+    K and choices): numpy draws those with :func:`_bounded32` alone, so a call site inlines that
+    path of :func:`bounded`, not all four (each call site's copies of :func:`next64` lengthened
+    the generators' first compiles)."""
+    rng = np.uint64(hi - 1 - lo)
+    if rng == np.uint64(0):
+        return lo, s                              # one value: nothing drawn
+    v, s = _bounded32(s, rng)
+    return lo + np.int64(v), s
+
+
 @njit(**JIT)
 def raw(st, n):
     """``n`` words (``bit_generator.random_raw(n)``): for the tests."""

@@ -52,7 +52,7 @@ def fill_values(st, out, lo, hi, signed, zeros, man_bits, emax, max_mantissa, bi
     n = out.size
     e = np.empty(n, np.int64)
     for i in range(n):
-        e[i], s = R.integers(s, lo, hi + 1)
+        e[i], s = R.small_integers(s, lo, hi + 1)
     sm = s
     sg = R.advance(s, n)
     sz = R.advance(s, 2 * n if signed else n)
@@ -89,8 +89,8 @@ def draw_tiny_rows(st, m, K):
         u, s = R.random(s)
         if u < 0.5:
             half[r] = True
-            pos[r], s = R.integers(s, 0, K)
-        pick[r], s = R.integers(s, 0, 3)
+            pos[r], s = R.small_integers(s, 0, K)
+        pick[r], s = R.small_integers(s, 0, 3)
     R.pack(st, s)
     return half, pos, pick
 
@@ -108,9 +108,9 @@ def draw_e_zero_rows(st, m, K):
         for k in range(K):
             u1[r, k], s = R.random(s)
         for k in range(K):
-            e[r, k], s = R.integers(s, -3, 12)
+            e[r, k], s = R.small_integers(s, -3, 12)
         for k in range(K):
-            sign[r, k], s = R.integers(s, 0, 2)
+            sign[r, k], s = R.small_integers(s, 0, 2)
         for k in range(K):
             u2[r, k], s = R.random(s)
     R.pack(st, s)
@@ -124,7 +124,7 @@ def draw_chain_rows(st, m):
     pick = np.empty(m, np.int64)
     shift = np.empty(m, np.int64)
     for r in range(m):
-        pick[r], s = R.integers(s, 0, 3)
-        shift[r], s = R.integers(s, 5, 20)
+        pick[r], s = R.small_integers(s, 0, 3)
+        shift[r], s = R.small_integers(s, 5, 20)
     R.pack(st, s)
     return pick, shift
