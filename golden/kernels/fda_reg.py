@@ -145,7 +145,7 @@ def special_block(wa, wb, w0, w1):
 @njit(**C.HOT)
 def fda_scalars(fmts, prm):
     """What a register-path FDA pass reads of a design, once per call: ``(F, e_zero, G, Dsh, bab,
-    lift, d's sign shift, round_consts)``: products pre-shifted left by ``G`` so that alignment only
+    lift, d's sign shift, rounding constants)``: products pre-shifted left by ``G`` so that alignment only
     shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases, ``lift``
     the exponent a zero product takes in the maximum.  The rounding is RZ's (the shape kernels take
     RZ designs alone: :func:`kernel_for`) on :func:`fused_int.rz_consts` (1.1x the dot-adds a second

@@ -77,7 +77,8 @@ def class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over):
             ga, gb, es, sg = swar16_pair(wa[u], wb[u], ra, rb)
             for k in range(4):
                 # 2**OVER_EXP or more: the exponent sum, plus 1 where the significands' product
-                # reaches 2 (a normal pair's is below 4); a subnormal's sum is too small to reach
+                # reaches 2 (a normal pair's is below 4); a pair with a subnormal (its field taken
+                # as 1) has a sum too small to reach it whatever its carry
                 carry = (lane16(ga, k) * lane16(gb, k)) >> (ra[D_MB] + rb[D_MB] + 1)
                 fl |= np.int64(lane16(es, k) + carry >= OVER_EXP - bab) * (OVN_F if lane16(sg, k) != 0 else OVP_F)
     return fl
