@@ -62,3 +62,18 @@ def test_a_missing_python_is_one_line_and_status_2():
     r = subprocess.run([sys.executable, str(REPO / "tools" / "venv_install.py"), "/no/such/python"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "VENV_PYTHON" in r.stderr
+
+
+def test_bytecode_is_compiled_but_for_the_packages_test_suites(tmp_path):
+    """One compileall pass over site-packages: a package's modules get their bytecode, its tests/
+    folder none, and a file that does not compile under this Python stops nothing."""
+    vi = load()
+    pkg = tmp_path / "pkg"
+    for rel, text in (("__init__.py", ""), ("mod.py", "X = 1\n"), ("tests/test_mod.py", "Y = 2\n"),
+                      ("sub/test/__init__.py", ""), ("bad.py", "def f(:\n")):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
+    vi.compile_bytecode(sys.executable, str(tmp_path))
+    compiled = {p.parent.parent.relative_to(pkg).as_posix() + "/" + p.name.split(".")[0]
+                for p in pkg.rglob("*.pyc")}
+    assert compiled == {"./__init__", "./mod"}
