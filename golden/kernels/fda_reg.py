@@ -12,8 +12,8 @@ exponent, c and the products aligned to it and summed, and the rounding to f32
 and the formats' fields are compile-time constants (with them at run time the loop across rows
 stays scalar), so each shape is a kernel of its own, :data:`KERNELS`, chosen when an
 instruction's plan is built (``golden.kernels._rows_kernel``).  Two shapes take it: K = 16 in one
-pass (Hopper's, Blackwell's and Ada's HMMA.16816) and in two passes of 8 (Ampere's), 1.2-1.3x the
-block path (``python -m golden.bench --targets --only HMMA.16816``); every shape costs 7-8 s of
+pass (Hopper's, Blackwell's and Ada's HMMA.16816) and in two passes of 8 (Ampere's), 1.8-2.0x the
+block path (``python -m golden.kernels.profile --paths --only HMMA.16816.F32``); every shape costs 7-8 s of
 CPU on its first compile, which make test's workers would pay for each, so K = 8 and 4 (HMMA.1688,
 HMMA.884) stay on the block path.
 
