@@ -26,13 +26,12 @@ from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 from .amd_int import any_zero_byte, lane8, swar8_pair
-from .fda_reg import F32_ROW, c_aligned, c_lane, fda_scalars, rz_fda
+from .fda_reg import c_aligned, c_lane, fda_scalars, register_design
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
     NEG,
     _widths,
-    decode_row,
     round_word,
 )
 
@@ -159,12 +158,6 @@ KERNELS = {(32, 16): e4_32_16, (32, 32): e4_32_32, (16, 16): e4_16_16}
 
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
-    """The shape's kernel of an FDA design, or None: E4M3 a and b, f32 c and d, a design
-    :func:`fda_reg.rz_fda` takes, a pass length and K of :data:`KERNELS`."""
-    if not rz_fda(prm, in_order):
-        return None
-    if tuple(decode_row(fmts, S.A)) != E4M3_ROW or tuple(decode_row(fmts, S.B)) != E4M3_ROW:
-        return None
-    if tuple(decode_row(fmts, S.CF)) != F32_ROW or tuple(decode_row(fmts, S.D)) != F32_ROW:
-        return None
-    return KERNELS.get((int(k), int(prm[S.P_L])))
+    """The shape's kernel of an FDA design, or None: a design :func:`fda_reg.register_design` takes
+    with E4M3 a and b, a pass length and K of :data:`KERNELS`."""
+    return KERNELS.get((int(k), int(prm[S.P_L]))) if register_design(fmts, prm, in_order, E4M3_ROW) else None

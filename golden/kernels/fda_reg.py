@@ -206,21 +206,18 @@ KERNELS = {(16, 16): h16_16, (16, 8): h16_8}
 
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
-    """The shape's kernel of an FDA design, or None: f16 a and b, f32 c and d, unscaled, products in
-    order, d rounded RZ (NVIDIA's: :func:`fda_scalars`), a pass length and K of :data:`KERNELS`, and
-    a design :func:`spec.fast_kind` takes."""
-    if not rz_fda(prm, in_order):
-        return None
-    if tuple(decode_row(fmts, S.A)) != F16_ROW or tuple(decode_row(fmts, S.B)) != F16_ROW:
-        return None
-    if tuple(decode_row(fmts, S.CF)) != F32_ROW or tuple(decode_row(fmts, S.D)) != F32_ROW:
-        return None
-    return KERNELS.get((int(k), int(prm[S.P_L])))
+    """The shape's kernel of an FDA design, or None: a design :func:`register_design` takes with f16
+    a and b, a pass length and K of :data:`KERNELS`."""
+    return KERNELS.get((int(k), int(prm[S.P_L]))) if register_design(fmts, prm, in_order, F16_ROW) else None
 
 
-def rz_fda(prm, in_order: bool) -> bool:
+def register_design(fmts, prm, in_order: bool, ab_row) -> bool:
     """Whether a design is an FDA one the register paths (this module's, :mod:`fda_fp8`'s) may take:
-    unscaled, products in order, d rounded RZ, and a design :func:`spec.fast_kind` takes (the other
-    roundings, a user's designs, run the family kernel: the same bits)."""
-    return (prm[S.P_BASE] == int(KernelCode.FDA) and prm[S.P_FAST] == S.FAST_FDA and prm[S.P_SCALED] == 0
-            and prm[S.P_MODE] == C.RZ and in_order)
+    a and b both of decode row ``ab_row``, f32 c and d, unscaled, products in order, d rounded RZ
+    (NVIDIA's: :func:`fda_scalars`), and a design :func:`spec.fast_kind` takes (the other roundings,
+    a user's designs, run the family kernel: the same bits)."""
+    if not (prm[S.P_BASE] == int(KernelCode.FDA) and prm[S.P_FAST] == S.FAST_FDA and prm[S.P_SCALED] == 0
+            and prm[S.P_MODE] == C.RZ and in_order):
+        return False
+    return all(tuple(decode_row(fmts, f)) == row
+               for f, row in ((S.A, ab_row), (S.B, ab_row), (S.CF, F32_ROW), (S.D, F32_ROW)))

@@ -88,26 +88,28 @@ def _set_id(s) -> str:
     return f"{s.id}-{s.arch}-{s.instruction}"
 
 
-@pytest.mark.parametrize("s", MEASURED_SETS, ids=_set_id)
-def test_gpu_sets_through_the_kernels(s):
-    """Each GPU-measured set through the kernel golden takes for it; where that is a kernel of one shape
-    make test leaves to -m slow (kernel_shapes.default_tier), through its family kernel here."""
+def check_gpu_set(s, family: bool) -> None:
+    """A GPU-measured set through the kernel golden takes for it (``family``: its family kernel,
+    :func:`family_bits`) gives numpy's bits, and the GPU's where the set is exact."""
     ins, a, b, c, want = load(s)
-    got = golden.dot_add(ins, a, b, c, backend="numba") if default_tier([ins]) else family_bits(ins, a, b, c)
+    got = family_bits(ins, a, b, c) if family else golden.dot_add(ins, a, b, c, backend="numba")
     assert np.array_equal(got, golden.dot_add(ins, a, b, c, backend="numpy"))
     if s.exact:
         assert golden.same_results(ins, got, want).all()
+
+
+@pytest.mark.parametrize("s", MEASURED_SETS, ids=_set_id)
+def test_gpu_sets_through_the_kernels(s):
+    """Each set through the kernel golden takes for it; where that is a kernel of one shape make test
+    leaves to -m slow (kernel_shapes.default_tier), through its family kernel here."""
+    check_gpu_set(s, family=not default_tier([lookup(s.arch, s.instruction)]))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("s", [s for s in MEASURED_SETS if not default_tier([lookup(s.arch, s.instruction)])],
                          ids=_set_id)
 def test_gpu_sets_through_the_shape_kernels_make_test_leaves(s):
-    ins, a, b, c, want = load(s)
-    got = golden.dot_add(ins, a, b, c, backend="numba")
-    assert np.array_equal(got, golden.dot_add(ins, a, b, c, backend="numpy"))
-    if s.exact:
-        assert golden.same_results(ins, got, want).all()
+    check_gpu_set(s, family=False)
 
 
 # one instruction per kernel family, and per rounding of the fused family's output
