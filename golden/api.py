@@ -48,10 +48,27 @@ def jit_disabled() -> bool:
         return False
 
 
+_RESOLVED: dict = {}             # (backend, the environment it reads) -> the backend a call runs on
+
+
 def resolve_backend(backend: str | None = None) -> str:
     """The backend a call runs on: the argument, else ``$GOLDEN_BACKEND``, else ``numba`` when it
     imports.  ``numba`` without numba installed, or with ``NUMBA_DISABLE_JIT`` set, runs numpy (the
-    same bits), with one warning per process where numba is missing."""
+    same bits), with one warning per process where numba is missing.  Read at every call (the
+    environment may change), each reading of it worked out once."""
+    env = os.environ                 # (a read of an unset variable is a microsecond: only those it reads)
+    key = (backend, env.get(BACKEND_ENV) if backend is None else None, env.get("NUMBA_DISABLE_JIT"),
+           env.get("NUMBA_NUM_THREADS"))
+    hit = _RESOLVED.get(key)
+    if hit is None:
+        hit = _resolve_backend(backend)
+        if len(_RESOLVED) >= 64:
+            _RESOLVED.clear()
+        _RESOLVED[key] = hit
+    return hit
+
+
+def _resolve_backend(backend: str | None) -> str:
     from . import kernels
     name = backend if backend is not None else os.environ.get(BACKEND_ENV) or None
     if name is not None and name not in BACKENDS:
@@ -350,11 +367,18 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=No
     ins = _instruction(instr, arch)
     if threads is not None and (not is_whole(threads) or threads < 1):
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    compiled = resolve_backend(backend) == "numba"
+    key = _layout_key(ins, (a, b, c, scale_a, scale_b), threads) if compiled else None
+    bound = _BOUND.get(key) if key is not None else None
+    if bound is not None and bound.ins is ins:
+        return bound(a, b, c, scale_a, scale_b)
     ops = Operands(ins, a, b, c, scale_a, scale_b)
-    if resolve_backend(backend) == "numba":
+    if compiled:
         from . import kernels
         if kernels.takes(ins):                       # cached per instruction (kernels.plan)
-            return kernels.run(ins, ops, threads).reshape(ops.batch)
+            out = kernels.run(ins, ops, threads).reshape(ops.batch)
+            _bind(key, ins, ops, (a, b, c, scale_a, scale_b), threads)
+            return out
     fa, fb, fc, fd = ins.formats
     R = ops.count
     out = np.empty(R, fd.dtype)
@@ -363,6 +387,46 @@ def dot_add(instr, a, b, c, scale_a=None, scale_b=None, *, arch=None, backend=No
         ca, cb, cc, csa, csb = ops.rows(lo, hi)
         out[lo:hi] = algorithms.run(ins.params, ca, cb, cc, fa, fb, fc, fd, csa, csb, ins.scale_format, ins.block_size)
     return out.reshape(ops.batch)
+
+
+_BOUND: dict = {}                 # _layout_key -> golden.kernels.Bound
+BOUND_KEPT = 256                  # layouts kept (a loop over many shapes makes new ones: bounded)
+
+
+def _layout_key(ins: Instruction, arrays: tuple, threads) -> tuple | None:
+    """What the checks of a call read, as a key: the instruction, ``threads`` and each operand's
+    dtype, shape and contiguity (None where one is not a numpy array: lists are read afresh)."""
+    key = [id(ins), threads]
+    for x in arrays:
+        if x is None:
+            key.append(None)
+        elif type(x) is not np.ndarray:
+            return None
+        else:
+            key += (x.dtype, x.shape, x.flags.c_contiguous)
+    return tuple(key)
+
+
+def _bind(key, ins: Instruction, ops: Operands, arrays: tuple, threads) -> None:
+    """Keep a :class:`golden.kernels.Bound` for calls of ``key``'s layout, where its checks read the
+    layout only: unsigned bit patterns no wider than their format (never scanned), contiguous, none
+    broadcast.  Then a later call of the same layout passes the same checks: it skips them."""
+    if key is None:
+        return
+    views = ops.views()
+    fmts = (*ins.formats[:3], ins.scale_format, ins.scale_format)
+    if views is None or not all(x is None or _unscanned(f, x) for f, x in zip(fmts, arrays)):
+        return
+    from . import kernels
+    if len(_BOUND) >= BOUND_KEPT:
+        _BOUND.clear()
+    _BOUND[key] = kernels.Bound(ins, views, ops.batch, threads)
+
+
+def _unscanned(fmt, x: np.ndarray) -> bool:
+    """Whether :func:`_narrow_bits` takes ``x`` as it is, reading no element (unsigned, no wider than
+    the format's storage)."""
+    return x.dtype.kind == "u" and 8 * x.dtype.itemsize <= get_format(fmt).storage_bits
 
 
 def mma(instr, A, B, C, scale_A=None, scale_B=None, *, arch=None) -> np.ndarray:

@@ -370,6 +370,67 @@ def test_plan_is_cached_per_instruction_and_follows_new_params():
                               golden.dot_add(ins, a, b, c, backend="numba"))
 
 
+BOUND_UNITS = [("hopper", "DMMA.8x8x4"), ("hopper", "HMMA.16816.F32")]   # d written in place; d via scratch
+
+
+def _narrow(ins, n, seed, kind="normal"):
+    return random_operands(ins, n, np.random.default_rng(seed), kind, narrow=True)[:3]
+
+
+@pytest.mark.parametrize("unit", BOUND_UNITS, ids=lambda u: f"{u[0]}-{u[1]}")
+def test_a_layout_called_again_runs_bound_with_the_same_bits(unit, monkeypatch):
+    """dot_add keeps a kernels.Bound per layout of operands it never scans: the next call of that
+    layout runs it (not kernels.run), new values giving their own bits, the planted fault caught."""
+    ins = lookup(*unit)
+    a, b, c = _narrow(ins, 300, 1)
+    golden.dot_add(ins, a, b, c, backend="numba", threads=1)
+    assert isinstance(api._BOUND.get(api._layout_key(ins, (a, b, c, None, None), 1)), kernels.Bound)
+
+    def no_run(*args, **kw):
+        raise AssertionError("a bound layout went through kernels.run")
+    monkeypatch.setattr(kernels, "run", no_run)
+    for seed, kind in ((2, "normal"), (3, "bits")):
+        a2, b2, c2 = _narrow(ins, 300, seed, kind)
+        want = golden.dot_add(ins, a2, b2, c2, backend="numpy")
+        assert np.array_equal(golden.dot_add(ins, a2, b2, c2, backend="numba", threads=1), want)
+        with kernels.planted_fault():
+            assert (golden.dot_add(ins, a2, b2, c2, backend="numba", threads=1) != want).any()
+    monkeypatch.setenv("GOLDEN_BACKEND", "numpy")                # the environment is read at every call
+    with kernels.planted_fault():
+        assert np.array_equal(golden.dot_add(ins, a2, b2, c2), want)
+
+
+def test_scanned_operands_never_bind_and_are_checked_at_every_call():
+    """f16 operands as uint64 are scanned for stray high bits: no Bound, so a bad pattern in a later
+    call of the same layout is still refused."""
+    ins = lookup("hopper", "HMMA.16816.F32")
+    a, b, c, _, _ = random_operands(ins, 50, np.random.default_rng(4), "normal")
+    for _ in range(2):
+        golden.dot_add(ins, a, b, c, backend="numba")
+    assert api._layout_key(ins, (a, b, c, None, None), None) not in api._BOUND
+    a[7, 3] = 1 << 20
+    with pytest.raises(ValueError, match="wider than format f16"):
+        golden.dot_add(ins, a, b, c, backend="numba")
+
+
+def test_bound_layouts_read_in_slices_and_byte_swapped(monkeypatch):
+    """A Bound of more rows than one launch takes, or of byte-swapped operands, runs kernels.run's
+    own steps (slices, a copy in the kernels' dtype): the same bits as numpy."""
+    monkeypatch.setattr(kernels, "CONTIGUOUS_ROWS", 64)
+    ins = lookup("hopper", "HMMA.16816.F32")
+    for seed, swap in ((5, False), (6, True)):
+        a, b, c = _narrow(ins, 200, seed)
+        if swap:
+            a, b = a.astype(">u2"), b.astype(">u2")
+        want = golden.dot_add(ins, a, b, c, backend="numpy")
+        for _ in range(2):                                          # the second call runs the Bound
+            assert np.array_equal(golden.dot_add(ins, a, b, c, backend="numba", threads=2), want)
+        bound = api._BOUND[api._layout_key(ins, (a, b, c, None, None), 2)]
+        assert not bound._lean
+        with kernels.planted_fault():
+            assert (golden.dot_add(ins, a, b, c, backend="numba", threads=2) != want).any()
+
+
 # the integer-lane FDA decodes f16/bf16 (uint16) and fp8 (uint8) operands where they lie (f16 with f16
 # c; f16 and E4M3 with f32 c take shape kernels, golden.kernels.fda_reg and fda_fp8, so these tests run
 # the family kernel itself: family_bits)
