@@ -100,6 +100,26 @@ def _bitcast(src, dst, dst_ir):
 
 
 f64_from_bits = _bitcast(types.uint64, types.float64, ir.DoubleType())
+
+
+MAGIC_I51 = np.int64(0x4338000000000000)         # the bits of 1.5 * 2**52
+
+
+@njit(**HOT)
+def f64_of_i51(x):
+    """``x`` (an int64, ``|x| < 2**51``) as float64, exactly: the bits of ``1.5 * 2**52`` plus ``x``
+    (one ulp is 1 in that binade), less ``1.5 * 2**52``.  An integer add and a float subtract
+    vectorise on every x86 (int64 to float64 conversion needs AVX-512: AVX2 converts lane by lane)."""
+    return f64_from_bits(np.uint64(x + MAGIC_I51)) - 6755399441055744.0
+
+
+@njit(**HOT)
+def bit_length_i51(x):
+    """The bit length of ``x`` (``0 <= x < 2**51``; 0 for 0): the exponent field of its exact float64
+    (:func:`f64_of_i51`).  Four vector instructions on AVX2, which has no vector count of leading
+    zeros (LLVM's expansion of one is a table lookup per nibble: 1.1x the rows a second of f16
+    FDRDA on a Zen 3 core)."""
+    return max(np.int64(bits_from_f64(f64_of_i51(x)) >> np.uint64(52)) - 1022, 0)
 bits_from_f64 = _bitcast(types.float64, types.uint64, ir.IntType(64))
 f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
 bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))

@@ -265,10 +265,10 @@ def merge_int(s_dot, e_dot, dot_frac, cs, ce, dfb, cfb, ffb, c_drop, fault):
     Cc = np.int64(0) if c_drop != S.NO_C_DROP and ce < e_max - c_drop else Cc
     T = D + (Cc << (dfb - cfb))
     lsb = e_max - dfb
-    bl = 64 - ctlz64(abs(T))
+    bl = C.bit_length_i51(abs(T))             # |T| < 2**49: |D| < 2**(dfb + 8), |Cc| < 2**(cfb + 1)
     e_n = max(lsb + bl - 1, -126)
     Tn = shr(T, e_n - ffb - lsb)
-    exact = np.float64(Tn) * amd.p2(e_n - ffb)
+    exact = C.f64_of_i51(Tn) * amd.p2(e_n - ffb)           # |Tn| < 2**(ffb + 1) <= 2**51
     rounded = np.float32(exact)
     d = np.uint64(C.bits_from_f32(rounded))
     off = fault and np.float64(rounded) != exact and math.isfinite(rounded)
