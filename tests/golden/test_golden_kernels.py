@@ -489,3 +489,24 @@ def test_fda_own_width_decode_matches_across_special_and_plain_blocks(unit):
     want = golden.dot_add(ins, a, b, c, backend="numpy")
     assert np.array_equal(family_bits(ins, a[:-3], b[:-3], c[:-3]), want[:-3])      # a partial last block
     assert (family_bits(ins, a, b, c, fault=True) != want).any()
+
+
+def test_float64_conversions_that_vectorise_are_exact_at_their_edges():
+    """_common.f64_of_i51 and bit_length_i51 (AVX2's int64 -> float64 and leading-zero count) against
+    Python's own on every power of two and its neighbours up to 2**51, and on random values."""
+    from numba import njit
+
+    from golden.kernels import _common as C
+
+    @njit
+    def both(xs):
+        f, n = np.empty(len(xs)), np.empty(len(xs), np.int64)
+        for i in range(len(xs)):
+            f[i], n[i] = C.f64_of_i51(xs[i]), C.bit_length_i51(abs(xs[i]))
+        return f, n
+    edges = [0] + [(1 << k) + d for k in range(51) for d in (-1, 0, 1) if 0 <= (1 << k) + d < 1 << 51]
+    rand = np.random.default_rng(0).integers(0, 1 << 51, 1000).tolist()
+    xs = np.array([s * x for x in edges + rand for s in (1, -1)], np.int64)
+    f, n = both(xs)
+    assert f.tolist() == [float(x) for x in xs.tolist()]
+    assert n.tolist() == [abs(x).bit_length() for x in xs.tolist()]
