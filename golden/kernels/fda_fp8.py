@@ -102,7 +102,7 @@ def fp8_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
             for q in range(L // 8):
                 nan |= np.int64(nan_word(wa[u + np.uint64(q)]) | nan_word(wb[u + np.uint64(q)]))
             fl |= NAN_FLAG * nan
-        CW[i] = round_word(tot, e, fl, F, sgnsh, rc, True)
+        CW[i] = round_word(tot, e, fl, F, sgnsh, rc)
 
 
 @njit(**C.INLINE)

@@ -99,7 +99,7 @@ def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
             tot += sum_run(Q0, Q1, G, topb)
         if classes:
             fl |= class_run(wa, wb, r, NW, jw, 0, min(L, RUN)) | class_run(wa, wb, r, NW, jw, RUN, L)
-        CW[i] = round_word(tot, e, fl, F, sgnsh, rc, True)
+        CW[i] = round_word(tot, e, fl, F, sgnsh, rc)
 
 
 @njit(**C.HOT)

@@ -193,18 +193,15 @@ def rz_consts(drow, frac, ovf_inf, zpos):
 
 
 @njit(**C.HOT)
-def round_word(t, emax, fl, F, sgnsh, rc, narrow):
+def round_word(t, emax, fl, F, sgnsh, rc):
     """``_finish`` of one row: ``t * 2**(emax - F)`` rounded to d (f16/f32-like, IEEE specials),
     a row flagged ``fl`` NaN or that infinity (``rc``: :func:`round_consts`).  Branch-free: the
-    steps of :func:`_common.round_bits` on a lane, so that loops across rows vectorise.  ``narrow``
-    (a constant): ``|t| < 2**51`` (FDA's sums: :func:`golden.kernels.spec.fast_kind`), its bit
-    length read from a float64 (:func:`_common.bit_length_i51`), else counted (:data:`ctlz64`)."""
+    steps of :func:`_common.round_bits` on a lane, so that loops across rows vectorise."""
     mb, bias, emin, p, infw, maxw, nanw, rne, ru, rd, big_pos, big_neg, fault_, keep_neg_zero = rc
     sign = np.int64(t < 0)
     mag = abs(t)
     lsb = np.int64(emax) - F
-    bits = C.bit_length_i51(mag) if narrow else 64 - ctlz64(mag)
-    q = max(lsb + bits - 1 - p, emin - p)               # the lead bit's exponent - p
+    q = max(lsb + 63 - ctlz64(mag) - p, emin - p)       # the lead bit's exponent - p
     shift = q - lsb
     r = min(max(shift, 0), 62)
     kept = (mag >> r) << min(max(-shift, 0), 62)
@@ -226,26 +223,17 @@ def round_word(t, emax, fl, F, sgnsh, rc, narrow):
 
 
 @njit(**C.INLINE)
-def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb, narrow):
+def round_block(tot, emax, flags, F, sgnsh, drow, mode, frac, ovf_inf, zpos, fault, out, r0, nb):
     """:func:`round_word` across the block's rows into ``out[r0 + i]``; RZ without the planted fault
-    (NVIDIA's designs) in a copy of its own on :func:`rz_consts`; ``narrow``: every ``|tot[i]| <
-    2**51`` (FDA), a copy of each loop with it a constant."""
+    (NVIDIA's designs) in a copy of its own on :func:`rz_consts`."""
     if mode == C.RZ and not fault:
         rz = rz_consts(drow, frac, ovf_inf, zpos)
-        if narrow:
-            for i in range(nb):
-                out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rz, True))
-        else:
-            for i in range(nb):
-                out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rz, False))
+        for i in range(nb):
+            out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rz))
         return
     rc = round_consts(drow, mode, frac, ovf_inf, zpos, fault)
-    if narrow:
-        for i in range(nb):
-            out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rc, True))
-    else:
-        for i in range(nb):
-            out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rc, False))
+    for i in range(nb):
+        out[r0 + i] = np.uint64(round_word(tot[i], emax[i], flags[i], F, sgnsh, rc))
 
 
 # --------------------------------------------------------------------------- FDA
@@ -528,8 +516,7 @@ def fda_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, out
                         flags[i] |= SF[i, q]
             align_c(csig, ce, emax, F, dc[D_MB], tot, nb)
             pass_sums(M, E, emax, tot, nb, K, j, L, Dsh)
-            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb,
-                        np.bool_(True))
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
                 X1[i] = np.int64(out[r0 + i])
             dc, fc = dd, S.D
@@ -632,8 +619,7 @@ def gdfs_block_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, drows, prm, order, ou
                     m = T[q, i]
                     v = (abs(m) << G) >> min(emax[i] - GE[q, i] + Dsh, 63)
                     tot[i] += -v if m < 0 else v
-            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb,
-                        np.bool_(False))
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
                 X1[i] = np.int64(out[r0 + i])
             dc = dd

@@ -250,8 +250,7 @@ def gdfs_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order,
             scaled_terms(wsa, wsb, isz, ds, r0, nblk, j, g, block, ez, nb, ngr, X, Y, SG, NZ, emax, flags)
             align_c(csig, ce, emax, F, dc[D_MB], tot, nb)
             add_terms(SG, NZ, emax, G, Dsh, ngr, nb, tot)
-            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb,
-                        np.bool_(False))
+            round_block(tot, emax, flags, F, dd[D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, out, r0, nb)
             for i in range(nb):                                         # the next pass takes d as c
                 X1[i] = np.int64(out[r0 + i])
             dc = dd

@@ -94,8 +94,7 @@ def _dot_add(SA, EA, SB, EB, m, k0, nt, L, Kins, X1, fmts, drows, prm, st):
                 p = np.int32(sa * sb[i])
                 v = np.int32(abs(p) >> np.int32(min(np.int32(em32[i] - ea - eb[i]), np.int32(31))))
                 tot[i] += np.int64(-v if p < 0 else v)
-        FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, dout, 0, nt,
-                       np.bool_(True))
+        FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, dout, 0, nt)
         for i in range(nt):
             X1[i] = np.int64(dout[i])
 
@@ -156,8 +155,7 @@ def _dot_add_gdfs(VA, VB, gd, m, k0, nt, L, Kins, X1, fmts, drows, prm, st, sg):
             for i in range(nt):
                 v = (abs(T[q, i]) << G) >> min(emax[i] - GE[q, i] + Dsh, 63)
                 tot[i] += -v if T[q, i] < 0 else v
-        FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, dout, 0, nt,
-                       np.bool_(False))
+        FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], mode, frac, ovf_inf, zpos, fault, dout, 0, nt)
         for i in range(nt):
             X1[i] = np.int64(dout[i])
 

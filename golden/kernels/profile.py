@@ -143,8 +143,7 @@ def fda_stages(stage, lo, hi, a, b, c, isz, K, fmts, drows, prm, out):
             if stage == 2:
                 continue
             FI.round_block(tot, emax, flags, F, dd[FI.D_SGNSH], fmts[S.D], prm[S.P_MODE], prm[S.P_FRAC],
-                           prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False, out, r0, nb,
-                           np.bool_(True))
+                           prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1, False, out, r0, nb)
             for i in range(nb):
                 X1[i] = np.int64(out[r0 + i])
             dc, fc = dd, S.D

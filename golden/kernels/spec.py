@@ -262,9 +262,9 @@ def _group_scale(row) -> bool:
 
 def fast_kind(fmts: np.ndarray, prm: np.ndarray, scaled: bool) -> int:
     """Which integer-lane kernel computes this design (``FAST_*``).  Its bounds keep every integer
-    in its lane: aligned products below 2**31 (FDA's sums, at most 2**19 terms a pass, then below
-    2**51), group sums and sums below 2**62; f16/f32-like c and d (IEEE specials, no ignored bits);
-    FDA's scales powers of two, GDFS's operands without NaN or infinity."""
+    in its lane: aligned products below 2**31, group sums and sums below 2**62; f16/f32-like c
+    and d (IEEE specials, no ignored bits); FDA's scales powers of two, GDFS's operands without
+    NaN or infinity."""
     a, b, c, d, s = (fmts[i] for i in (A, B, CF, D, S))
     F, mab, frac = int(prm[P_F]), int(a[MAN_BITS] + b[MAN_BITS]), int(prm[P_FRAC])
     plain = (all(_ieee_plain(r) for r in (a, b, c, d)) and d[HAS_INF] == 1 and d[NAN_KIND] == NAN_IEEE
@@ -272,9 +272,8 @@ def fast_kind(fmts: np.ndarray, prm: np.ndarray, scaled: bool) -> int:
              and prm[P_INTERLEAVED] == 0 and prm[P_CLAST] == 0 and prm[P_FLUSH] == 0)
     if not plain:
         return FAST_NONE
-    if prm[P_BASE] == KernelCode.FDA:        # a pass's L + 1 terms below 2**31: its sum below 2**51
-        fits = max(F, mab) + 2 <= 30 and prm[P_L] < 1 << 19
-        return FAST_FDA if fits and (not scaled or _pow2_scale(s)) else FAST_NONE
+    if prm[P_BASE] == KernelCode.FDA:
+        return FAST_FDA if max(F, mab) + 2 <= 30 and (not scaled or _pow2_scale(s)) else FAST_NONE
     if prm[P_BASE] == KernelCode.GDFS and scaled and _group_scale(s):
         if a[NAN_KIND] != NAN_NONE or b[NAN_KIND] != NAN_NONE or a[HAS_INF] or b[HAS_INF]:
             return FAST_NONE

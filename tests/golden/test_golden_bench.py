@@ -206,3 +206,18 @@ def test_paired_rates_read_the_ratio_round_by_round(monkeypatch):
                                                                     [(1, 30.0), (1, 4.0), (1, 10.0)]])
     gold, ref, ratio = bench.paired_rates(lookup("hopper", "HMMA.16816.F32"), 60, "normal", 3)
     assert (gold, ref) == (30.0, 6.0) and ratio == pytest.approx(10 / 3)
+
+
+def test_kernel_ab_refuses_bad_input_with_one_line():
+    """tools/kernel_ab.py: an unknown revision or instruction, or a count below 1, is one line and
+    exit 2, before anything compiles."""
+    import subprocess
+    import sys
+    tool = ["tools/kernel_ab.py"]
+    for args, code, says in ((["HEAD", "HEAD", "hopper:NOPE"], 2, "unknown instruction 'NOPE'"),
+                             (["HEAD", "HEAD", "hopper"], 2, "unknown instruction ''"),
+                             (["no-such-rev", "HEAD", "hopper:DMMA.8x8x4"], 2, "'no-such-rev' is not a revision"),
+                             (["HEAD", "HEAD", "hopper:DMMA.8x8x4", "-n", "0"], 2, "1 or more")):
+        run = subprocess.run([sys.executable, *tool, *args], capture_output=True, text=True, timeout=120)
+        assert run.returncode == code, (args, run.stderr)
+        assert says in run.stderr and "Traceback" not in run.stderr, run.stderr
