@@ -10,7 +10,8 @@ other, so both run in this process: each instruction's row kernel, with the argu
 (``golden.bench.time_in_turn``: the machine's load of the moment falls on both alike).  The two
 must return the same bits (else the row says so and the exit status is 1).  Prints each
 revision's rows a second (CPU-time medians) and the median of the rounds' ratios B/A.  Each
-revision's kernels compile on their first call (numba's cache lies in the temporary copy).
+revision's kernels compile on their first call (numba's cache lies in the temporary copy; the
+kernels of one shape in a child process, as ``golden.kernels.apart`` compiles them).
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ def main(argv=None) -> int:
         export(args.rev_a, tmp, "golden_a")
         export(args.rev_b, tmp, "golden_b")
         sys.path.insert(0, tmp)
+        # a shape kernel's first compile runs in a child process (golden.kernels.apart), which must
+        # import the copies too: compiled here, its loop across rows may stay scalar
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tmp, os.environ.get("PYTHONPATH")) if p)
         with pinned():
             same = [compare(u, args.n, args.kind, args.repeat) for u in args.units]
     return 0 if all(same) else 1

@@ -50,7 +50,7 @@ from .amd_int import (
     swar16_pair,
     words_classes,
 )
-from .fused_int import D_BIAS, D_MB, D_NV, _widths, decode_row
+from .fused_int import D_BIAS, D_EMASK, D_MB, D_NV, _widths, decode_row
 
 BLOCK_ROWS = 256              # rows a block (their classes scanned at once)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
@@ -95,10 +95,16 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos = prm[S.P_ZPOS] == 1
     jw = j // 4
+    # f16 (kernel_for: F from mbab - 1 to mbab + 5): the exponent sums are at most 62 and sh0 at
+    # most 1, so no shift reaches 64; b's 11-bit significands shifted left by G fit their 16-bit
+    # lanes, one shift a word for four products
+    f16 = ra[D_EMASK] < 32 and rb[D_EMASK] < 32
+    gw, gp = np.uint64(G if f16 else 0), G if not f16 else 0
     for i in range(nb):
         r = r0 + i
         u0, u1 = pass_word(r, RS, WS, jw, 0), pass_word(r, RS, WS, jw, 1)
         P0, P1 = swar16_pair(wa[u0], wb[u0], ra, rb), swar16_pair(wa[u1], wb[u1], ra, rb)
+        B0, B1 = P0[1] << gw, P1[1] << gw
         e = np.int64(0)             # the biased exponent sums' maximum (0: every product zero)
         for t in range(L):          # the products' maximum, then their aligned sum (LLVM keeps them)
             P = P0 if t < 4 else P1
@@ -107,8 +113,9 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
         for t in range(L):
             P = P0 if t < 4 else P1
             k = t % 4
-            m = lane16(P[0], k) * lane16(P[1], k)
-            v = (m << G) >> min(e - lane16(P[2], k) + sh0, MAX_SHIFT)     # the bias cancels
+            m = lane16(P[0], k) * lane16(B0 if t < 4 else B1, k)
+            sh = e - lane16(P[2], k) + sh0                                 # the bias cancels
+            v = (m << gp) >> (sh if f16 else min(sh, MAX_SHIFT))
             s += -v if lane16(P[3], k) != 0 else v
         e = np.int64(NEG) if e == 0 else e + bab
         cs, ce, cf = c_word(CW[i])
@@ -202,12 +209,16 @@ KERNELS = {(A.F16_LIT, 8, 8): f16_8, (A.F16_LIT, 16, 8): f16_16, (A.BF16_LIT, 8,
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
     """The shape's kernel of a design :func:`amd_int.int_design` takes, or None: FDRDA (not GFDRDA)
-    with its products in order and overflowed products special, a and b both f16 or both bf16, K and
-    the pass length of :data:`KERNELS`."""
+    with its products in order and overflowed products special, a and b both f16 (with F from the
+    significands' fraction bits less 1 to theirs plus 5: :func:`reg_pass`) or both bf16, K and the
+    pass length of :data:`KERNELS`."""
     if prm[S.P_BASE] == S.GFDRDA_CODE or prm[S.P_PROD_OVER] != 1 or not in_order:
         return None
     ka = int(A.literal_of(decode_row(fmts, S.A)))
     kb = int(A.literal_of(decode_row(fmts, S.B)))
     if ka != kb:
         return None
+    mbab = int(fmts[S.A, C.MAN_BITS] + fmts[S.B, C.MAN_BITS])
+    if ka == A.F16_LIT and not mbab - 1 <= int(prm[S.P_F]) <= mbab + 5:
+        return None                 # reg_pass's f16 shifts: below 64, and G within b's 16-bit lanes
     return KERNELS.get((ka, int(k), int(prm[S.P_L])))

@@ -169,3 +169,18 @@ def test_register_path_blocks_and_special_c(unit):
     with kernels.planted_fault():
         got = golden.dot_add(ins, *_own_width(ins, a[clean], b[clean], c[clean]), backend="numba", threads=1)
         assert (got != want[clean]).sum() > 0
+
+
+@pytest.mark.parametrize("F, shape", [(18, False), (19, True), (25, True), (26, False)])
+def test_f16_register_path_takes_f_within_its_shifts_window(F, shape):
+    """fdrda_reg's f16 passes shift without a clamp (exponent sums at most 62, sh0 at most 1) and
+    shift b's significands by G inside their 16-bit lanes (G at most 5): F from 19 to 25 takes the
+    shape's kernel, its edges (shifts of 63, full lanes) the same bits as numpy; F outside runs the
+    family kernel, the same bits."""
+    from golden.kernels import amd_int, fdrda_reg
+    ins = lookup("cdna3", "v_mfma_f32_32x32x8_f16").with_params(F=F)
+    rows = kernels.plan(ins).rows
+    assert (rows is fdrda_reg.f16_8) if shape else (rows is amd_int.fdrda_int_rows)
+    assert _mismatches(ins, 4 * ROWS) == 0
+    with kernels.planted_fault():
+        assert _mismatches(ins, 4 * ROWS) > 0
