@@ -82,3 +82,14 @@ def test_a_design_of_a_shape_rounding_otherwise_runs_the_family_kernel(unit):
         want = golden.dot_add(new, a, b, c, backend="numpy")
         assert np.array_equal(golden.dot_add(new, *own_width(ins, a, b, c), backend="numba"), want), mode
         assert not np.array_equal(want, golden.dot_add(ins, a, b, c, backend="numpy")), mode
+
+
+@pytest.mark.parametrize("F, shape", [(25, True), (26, False)])
+def test_f_up_to_the_lanes_room_takes_the_shape(F, shape):
+    """sum_run shifts b's 11-bit significands by G = F - 20 inside their 16-bit lanes: F = 25 (G = 5,
+    the lanes full) takes Hopper's shape with numpy's bits and a planted fault caught; F = 26 runs
+    the family kernel, the same bits."""
+    from golden.kernels import fda_reg, fused
+    ins = lookup(*UNITS[0]).with_params(F=F)
+    assert kernels.plan(ins).rows is (fda_reg.h16_16 if shape else fused.fda_rows)
+    every_kind_and_a_fault(ins, 96)
