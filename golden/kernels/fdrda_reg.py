@@ -95,16 +95,17 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos = prm[S.P_ZPOS] == 1
     jw = j // 4
-    # f16 (kernel_for: F from mbab - 1 to mbab + 5): the exponent sums are at most 62 and sh0 at
-    # most 1, so no shift reaches 64; b's 11-bit significands shifted left by G fit their 16-bit
-    # lanes, one shift a word for four products
+    # f16 (kernel_for: F at least mbab - 1): the exponent sums are at most 62 and sh0 at most 1, so
+    # no shift reaches 64.  The products' left shift G is taken by the significands in their 16-bit
+    # lanes, b's first (kernel_for: they fit), one shift a word for four products
     f16 = ra[D_EMASK] < 32 and rb[D_EMASK] < 32
-    gw, gp = np.uint64(G if f16 else 0), G if not f16 else 0
+    gb_ = min(G, 15 - rb[D_MB])
+    ga_, gb_ = np.uint64(G - gb_), np.uint64(gb_)
     for i in range(nb):
         r = r0 + i
         u0, u1 = pass_word(r, RS, WS, jw, 0), pass_word(r, RS, WS, jw, 1)
         P0, P1 = swar16_pair(wa[u0], wb[u0], ra, rb), swar16_pair(wa[u1], wb[u1], ra, rb)
-        B0, B1 = P0[1] << gw, P1[1] << gw
+        A0, A1, B0, B1 = P0[0] << ga_, P1[0] << ga_, P0[1] << gb_, P1[1] << gb_
         e = np.int64(0)             # the biased exponent sums' maximum (0: every product zero)
         for t in range(L):          # the products' maximum, then their aligned sum (LLVM keeps them)
             P = P0 if t < 4 else P1
@@ -113,9 +114,9 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
         for t in range(L):
             P = P0 if t < 4 else P1
             k = t % 4
-            m = lane16(P[0], k) * lane16(B0 if t < 4 else B1, k)
+            m = lane16(A0 if t < 4 else A1, k) * lane16(B0 if t < 4 else B1, k)   # m << G
             sh = e - lane16(P[2], k) + sh0                                 # the bias cancels
-            v = (m << gp) >> (sh if f16 else min(sh, MAX_SHIFT))
+            v = m >> (sh if f16 else min(sh, MAX_SHIFT))
             s += -v if lane16(P[3], k) != 0 else v
         e = np.int64(NEG) if e == 0 else e + bab
         cs, ce, cf = c_word(CW[i])
@@ -209,16 +210,16 @@ KERNELS = {(A.F16_LIT, 8, 8): f16_8, (A.F16_LIT, 16, 8): f16_16, (A.BF16_LIT, 8,
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
     """The shape's kernel of a design :func:`amd_int.int_design` takes, or None: FDRDA (not GFDRDA)
-    with its products in order and overflowed products special, a and b both f16 (with F from the
-    significands' fraction bits less 1 to theirs plus 5: :func:`reg_pass`) or both bf16, K and the
-    pass length of :data:`KERNELS`."""
+    with its products in order and overflowed products special, a and b both f16 or both bf16 (F at
+    most 30 - their fraction bits' sum, and at least that sum less 1 for f16: :func:`reg_pass`), K
+    and the pass length of :data:`KERNELS`."""
     if prm[S.P_BASE] == S.GFDRDA_CODE or prm[S.P_PROD_OVER] != 1 or not in_order:
         return None
     ka = int(A.literal_of(decode_row(fmts, S.A)))
     kb = int(A.literal_of(decode_row(fmts, S.B)))
     if ka != kb:
         return None
-    mbab = int(fmts[S.A, C.MAN_BITS] + fmts[S.B, C.MAN_BITS])
-    if ka == A.F16_LIT and not mbab - 1 <= int(prm[S.P_F]) <= mbab + 5:
-        return None                 # reg_pass's f16 shifts: below 64, and G within b's 16-bit lanes
+    ma, mb, F = int(fmts[S.A, C.MAN_BITS]), int(fmts[S.B, C.MAN_BITS]), int(prm[S.P_F])
+    if F - ma - mb > (15 - ma) + (15 - mb) or (ka == A.F16_LIT and F < ma + mb - 1):
+        return None                 # reg_pass: G within the significands' 16-bit lanes, f16's shifts below 64
     return KERNELS.get((ka, int(k), int(prm[S.P_L])))

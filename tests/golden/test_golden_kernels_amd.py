@@ -171,16 +171,18 @@ def test_register_path_blocks_and_special_c(unit):
         assert (got != want[clean]).sum() > 0
 
 
-@pytest.mark.parametrize("F, shape", [(18, False), (19, True), (25, True), (26, False)])
-def test_f16_register_path_takes_f_within_its_shifts_window(F, shape):
-    """fdrda_reg's f16 passes shift without a clamp (exponent sums at most 62, sh0 at most 1) and
-    shift b's significands by G inside their 16-bit lanes (G at most 5): F from 19 to 25 takes the
-    shape's kernel, its edges (shifts of 63, full lanes) the same bits as numpy; F outside runs the
-    family kernel, the same bits."""
+@pytest.mark.parametrize("name, F, shape", [("v_mfma_f32_32x32x8_f16", F, 19 <= F <= 30) for F in (18, 19, 30, 31)]
+                         + [("v_mfma_f32_16x16x16_bf16", F, F <= 30) for F in (30, 31)])
+def test_register_path_takes_f_within_its_shifts_window(name, F, shape):
+    """fdrda_reg's passes take the products' left shift G = F - (fraction bits) in the significands'
+    16-bit lanes (G at most 10 for f16, 16 for bf16: F at most 30), and f16's shift without a clamp
+    (exponent sums at most 62, sh0 at most 1: F at least 19): F inside takes the shape's kernel, at
+    its edges (full lanes, shifts of 63) with numpy's bits and the planted fault caught; F outside
+    runs the family kernel, the same bits."""
     from golden.kernels import amd_int, fdrda_reg
-    ins = lookup("cdna3", "v_mfma_f32_32x32x8_f16").with_params(F=F)
+    ins = lookup("cdna3", name).with_params(F=F)
     rows = kernels.plan(ins).rows
-    assert (rows is fdrda_reg.f16_8) if shape else (rows is amd_int.fdrda_int_rows)
+    assert (rows in fdrda_reg.KERNELS.values()) if shape else (rows is amd_int.fdrda_int_rows)
     assert _mismatches(ins, 4 * ROWS) == 0
     with kernels.planted_fault():
         assert _mismatches(ins, 4 * ROWS) > 0
