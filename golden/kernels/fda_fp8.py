@@ -30,7 +30,6 @@ from .fda_reg import c_aligned, c_lane, fda_scalars, register_design
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
-    NEG,
     _widths,
     round_word,
 )
@@ -49,13 +48,12 @@ def nan_word(w):
 
 @njit(**C.HOT)
 def max8(P, bab, lift):
-    """The largest exponent of a word pair's 8 products (:func:`amd_int.swar8_pair`; a zero
-    product's taken as ``lift``)."""
-    e = np.int64(NEG)
+    """The largest exponent of a word pair's 8 products (:func:`amd_int.swar8_pair`), ``lift`` where
+    every one is zero, as :func:`fda_reg.max_run` takes it."""
+    m = np.int64(0)
     for k in range(8):
-        es = lane8(P[2], k)
-        e = max(e, es + bab if es != 0 else lift)
-    return e
+        m = max(m, lane8(P[2], k))
+    return m + bab if m != 0 else lift
 
 
 @njit(**C.HOT)

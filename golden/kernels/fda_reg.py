@@ -104,13 +104,14 @@ def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
 
 @njit(**C.HOT)
 def max_run(P0, P1, bab, lift):
-    """The largest exponent of a run's 8 products, two word pairs (:func:`amd_int.swar16_pair`; a
-    zero product's taken as ``lift``)."""
-    e = np.int64(NEG)
+    """The largest exponent of a run's 8 products, two word pairs (:func:`amd_int.swar16_pair`),
+    ``lift`` where every one is zero: the biased sums' maximum (a zero product's sum is 0, below
+    every other), unbiased once.  A zero product's exponent never lifts the maximum of a run with
+    a nonzero one (:func:`register_design`: e_zero at or below c's least exponent)."""
+    m = np.int64(0)
     for t in range(RUN):
-        es = lane16((P0 if t < 4 else P1)[2], t % 4)
-        e = max(e, es + bab if es != 0 else lift)
-    return e
+        m = max(m, lane16((P0 if t < 4 else P1)[2], t % 4))
+    return m + bab if m != 0 else lift
 
 
 @njit(**C.HOT)
@@ -222,10 +223,11 @@ def kernel_for(fmts, prm, k: int, in_order: bool):
 def register_design(fmts, prm, in_order: bool, ab_row) -> bool:
     """Whether a design is an FDA one the register paths (this module's, :mod:`fda_fp8`'s) may take:
     a and b both of decode row ``ab_row``, f32 c and d, unscaled, products in order, d rounded RZ
-    (NVIDIA's: :func:`fda_scalars`), and a design :func:`spec.fast_kind` takes (the other roundings,
-    a user's designs, run the family kernel: the same bits)."""
+    (NVIDIA's: :func:`fda_scalars`), zero products' exponent e_zero at or below c's least (it never
+    lifts a pass's maximum: :func:`max_run`), and a design :func:`spec.fast_kind` takes (the other
+    roundings, a user's designs, run the family kernel: the same bits)."""
     if not (prm[S.P_BASE] == int(KernelCode.FDA) and prm[S.P_FAST] == S.FAST_FDA and prm[S.P_SCALED] == 0
-            and prm[S.P_MODE] == C.RZ and in_order):
+            and prm[S.P_MODE] == C.RZ and in_order and prm[S.P_EZERO] <= fmts[S.CF, S.EMIN]):
         return False
     return all(tuple(decode_row(fmts, f)) == row
                for f, row in ((S.A, ab_row), (S.B, ab_row), (S.CF, F32_ROW), (S.D, F32_ROW)))

@@ -93,3 +93,25 @@ def test_f_up_to_the_lanes_room_takes_the_shape(F, shape):
     ins = lookup(*UNITS[0]).with_params(F=F)
     assert kernels.plan(ins).rows is (fda_reg.h16_16 if shape else fused.fda_rows)
     every_kind_and_a_fault(ins, 96)
+
+
+@pytest.mark.parametrize("unit", [UNITS[0], ("ada", "QMMA.16832.F32.E4M3.E4M3")], ids=lambda u: u[0])
+def test_a_zero_product_exponent_above_c_runs_the_family_kernel(unit):
+    """The register paths take a pass's maximum from the nonzero products' exponent sums alone, so
+    a design whose zero products' exponent (e_zero) sits above c's least exponent, and so can lift
+    that maximum, runs the family kernel: numpy's bits, and the planted fault caught."""
+    from golden.kernels import fused
+    ins = lookup(*unit)
+    assert kernels.plan(ins).rows in kernels.shape_kernels()
+    new = ins.with_params(e_zero=-2)
+    assert kernels.plan(new).rows is fused.fda_rows
+    every_kind_and_a_fault(new, 96)
+    fa = ins.formats[0]                       # the least normal binade, random significands, one zero product
+    rng = np.random.default_rng(9)
+    a = (1 << fa.man_bits) | rng.integers(0, 1 << fa.man_bits, (500, ins.k), dtype=np.uint64)
+    b = (1 << fa.man_bits) | rng.integers(0, 1 << fa.man_bits, (500, ins.k), dtype=np.uint64)
+    a[:, 0] = 0
+    c = np.zeros(500, np.uint64)
+    want = golden.dot_add(new, a, b, c, backend="numpy")
+    assert np.array_equal(golden.dot_add(new, *own_width(ins, a, b, c), backend="numba"), want)
+    assert not np.array_equal(want, golden.dot_add(ins, a, b, c, backend="numpy"))    # the lift matters
