@@ -165,14 +165,15 @@ def _operand(x):
     if x is None:
         return _EMPTY, 8
     flat = x.reshape(-1)
-    if not _kernel_dtype(flat.dtype):
-        flat = flat.astype(np.uint64)
-    return flat.view(np.uint8), flat.dtype.itemsize
+    size = _READ_AS_IS.get(flat.dtype)
+    if size is None:
+        flat, size = flat.astype(np.uint64), 8
+    return flat.view(np.uint8), size
 
 
-def _kernel_dtype(dtype: np.dtype) -> bool:
-    """Whether kernels read an array of ``dtype`` as it lies: integers of 1, 2, 4 or 8 bytes, native."""
-    return dtype.kind in "ui" and dtype.itemsize in (1, 2, 4, 8) and dtype.byteorder != ">"
+# dtypes the kernels read as they lie (native integers of 1, 2, 4, 8 bytes) -> item size: one lookup
+_READ_AS_IS = {np.dtype(t): np.dtype(t).itemsize for t in (np.uint8, np.uint16, np.uint32, np.uint64,
+                                                              np.int8, np.int16, np.int32, np.int64)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -283,9 +284,8 @@ def _threads(threads: int | None) -> int:
 class Bound:
     """:func:`run` for one instruction and one layout of operands (dtypes, shapes, contiguous, none
     broadcast), what it works out per call worked out once: a caller that calls again with arrays of
-    the same layout (``golden.dot_add`` keys its calls by layout) skips the checks and the unpacking,
-    tens of microseconds a call (a tenth of a 200,000-row f64 SFMA call).  Built after a call of
-    that layout has run (the kernel compiled or loaded).
+    the same layout (``golden.dot_add`` keys its calls by layout) skips the checks and the
+    unpacking, tens of microseconds a call.  Built after a call of that layout has run.
 
     Parameters
     ----------
@@ -300,29 +300,19 @@ class Bound:
     """
 
     def __init__(self, ins, views, batch: tuple, threads: int | None):
-        self.ins, self.plan, self.batch, self.threads = ins, plan(ins), batch, threads
+        self.ins, self.batch, self.threads = ins, batch, threads
         self.count = int(np.prod(batch, dtype=np.int64))
         self._tails = tuple(None if v is None else v.shape[1:] for v in views)
-        read = (*own_width_operands(self.plan, *views[:3]), *views[3:])
+        read = (*own_width_operands(plan(ins), *views[:3]), *views[3:])
         self.isz = np.array([_operand(x)[1] for x in read], np.int64)
-        # read where they lie in one launch: no narrowing (own width) or widening on the way
-        self._lean = self.count <= CONTIGUOUS_ROWS and all(
-            x is None or (x is y and _kernel_dtype(x.dtype)) for x, y in zip(views, read))
 
     def __call__(self, a, b, c, scale_a=None, scale_b=None) -> np.ndarray:
-        """d's bits in the batch shape, for arrays of the layout this was bound to."""
-        if not self._lean:
-            views = tuple(None if x is None else x.reshape((self.count, *t))
-                          for x, t in zip((a, b, c, scale_a, scale_b), self._tails))
-            return run_arrays(self.ins, views, self.count, self.threads, self.isz).reshape(self.batch)
-        pl, R = self.plan, self.count
-        opv = tuple(_EMPTY if x is None else x.reshape(-1).view(np.uint8) for x in (a, b, c, scale_a, scale_b))
-        out = np.empty(R, pl.d_dtype)
-        part_out = out if out.dtype == np.uint64 else _scratch(R)
-        threads = _threads(self.threads) if R >= PARALLEL_MIN_ROWS else 1
-        _call(pl.rows, threads, R, (*opv, self.isz, pl.k, pl.fmts, pl.vtab, pl.etab, _fault_prm(pl), pl.order,
-                                    part_out), part_out, out)
-        return out.reshape(self.batch)
+        """d's bits in the batch shape, for arrays of the layout this was bound to (as rows where
+        :func:`run_arrays` slices them, else as they are: the kernels read them flat)."""
+        views = (a, b, c, scale_a, scale_b)
+        if self.count > CONTIGUOUS_ROWS:
+            views = tuple(None if x is None else x.reshape((self.count, *t)) for x, t in zip(views, self._tails))
+        return run_arrays(self.ins, views, self.count, self.threads, self.isz).reshape(self.batch)
 
 
 _SCRATCH = threading.local()

@@ -100,6 +100,9 @@ def _bitcast(src, dst, dst_ir):
 
 
 f64_from_bits = _bitcast(types.uint64, types.float64, ir.DoubleType())
+bits_from_f64 = _bitcast(types.float64, types.uint64, ir.IntType(64))
+f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
+bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))
 
 
 MAGIC_I51 = np.int64(0x4338000000000000)         # the bits of 1.5 * 2**52
@@ -120,9 +123,6 @@ def bit_length_i51(x):
     zeros (LLVM's expansion of one is a table lookup per nibble: 1.1x the rows a second of f16
     FDRDA on a Zen 3 core)."""
     return max(np.int64(bits_from_f64(f64_of_i51(x)) >> np.uint64(52)) - 1022, 0)
-bits_from_f64 = _bitcast(types.float64, types.uint64, ir.IntType(64))
-f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
-bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))
 
 
 # --------------------------------------------------------------------------- loads and decoding

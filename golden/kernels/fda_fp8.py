@@ -30,6 +30,7 @@ from .fda_reg import c_aligned, c_lane, fda_scalars, register_design
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
+    NEG,
     _widths,
     round_word,
 )
@@ -47,13 +48,13 @@ def nan_word(w):
 
 
 @njit(**C.HOT)
-def max8(P, bab, lift):
-    """The largest exponent of a word pair's 8 products (:func:`amd_int.swar8_pair`), ``lift`` where
+def max8(P, bab):
+    """The largest exponent of a word pair's 8 products (:func:`amd_int.swar8_pair`), ``NEG`` where
     every one is zero, as :func:`fda_reg.max_run` takes it."""
     m = np.int64(0)
     for k in range(8):
         m = max(m, lane8(P[2], k))
-    return m + bab if m != 0 else lift
+    return m + bab if m != 0 else np.int64(NEG)
 
 
 @njit(**C.HOT)
@@ -70,7 +71,7 @@ def sum8(P, G, topb):
 
 
 @njit(**C.HOT)
-def fp8_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, classes):
+def fp8_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, F, ez, sgnsh, rc, classes):
     """Pass ``j`` (``L`` = 8, 16 or 32 products: one to four word pairs) of rows ``r0 .. r0 + nb -
     1``: c's words in ``CW[i]``, d's bits into ``CW``; with ``classes`` (a constant: two copies) the
     rows with a NaN operand in the pass flagged NaN."""
@@ -83,11 +84,11 @@ def fp8_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
         P2 = swar8_pair(wa[u + np.uint64(2)], wb[u + np.uint64(2)], E4M3_ROW, E4M3_ROW) if L >= 32 else P0
         P3 = swar8_pair(wa[u + np.uint64(3)], wb[u + np.uint64(3)], E4M3_ROW, E4M3_ROW) if L >= 32 else P0
         cs, ce, fl = c_lane(CW[i], ez)
-        e = max(ce, max8(P0, bab, lift))
+        e = max(ce, max8(P0, bab))
         if L >= 16:
-            e = max(e, max8(P1, bab, lift))
+            e = max(e, max8(P1, bab))
         if L >= 32:
-            e = max(e, max(max8(P2, bab, lift), max8(P3, bab, lift)))
+            e = max(e, max(max8(P2, bab), max8(P3, bab)))
         tot = c_aligned(cs, ce, e, F)
         topb = e + Dsh - bab            # the biased sums' top
         tot += sum8(P0, G, topb)
@@ -110,7 +111,7 @@ def e4_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
     (:data:`OWN_WIDTH`)."""
     if isz[0] != 1 or isz[1] != 1 or isz[2] != 4:
         raise ValueError("golden.kernels.fda_fp8 reads a and b as bytes and c as 32-bit words")
-    F, ez, G, Dsh, bab, lift, sgnsh, rc = fda_scalars(fmts, prm)
+    F, ez, G, Dsh, bab, sgnsh, rc = fda_scalars(fmts, prm)
     wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
     CW = np.empty(BLOCK_ROWS, np.int64)
     NW = KC // 8
@@ -123,9 +124,9 @@ def e4_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
             special |= nan_word(wa[np.uint64(q)]) | nan_word(wb[np.uint64(q)])
         for j in range(0, KC, LC):
             if special:
-                fp8_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, True)
+                fp8_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, F, ez, sgnsh, rc, True)
             else:
-                fp8_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, False)
+                fp8_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, F, ez, sgnsh, rc, False)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
     if prm[S.P_FAULT] == 1:

@@ -73,7 +73,7 @@ def c_aligned(cs, ce, e, F):
 
 
 @njit(**C.HOT)
-def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, classes):
+def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, F, ez, sgnsh, rc, classes):
     """Pass ``j`` (L products, loops of :data:`RUN`) of rows ``r0 .. r0 + nb - 1``: c's words in
     ``CW[i]``, d's bits into ``CW``.  With ``classes`` (a constant: two copies) a loop of its own
     takes the products' NaN/inf classes (in the maximum's loop they kept LLVM from unrolling it,
@@ -89,9 +89,9 @@ def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
         Q0 = swar16_pair(wa[u + np.uint64(2)], wb[u + np.uint64(2)], F16_ROW, F16_ROW) if two else P0
         Q1 = swar16_pair(wa[u + np.uint64(3)], wb[u + np.uint64(3)], F16_ROW, F16_ROW) if two else P1
         cs, ce, fl = c_lane(CW[i], ez)
-        e = max(ce, max_run(P0, P1, bab, lift))
+        e = max(ce, max_run(P0, P1, bab))
         if two:
-            e = max(e, max_run(Q0, Q1, bab, lift))
+            e = max(e, max_run(Q0, Q1, bab))
         tot = c_aligned(cs, ce, e, F)
         topb = e + Dsh - bab            # the biased sums' top
         tot += sum_run(P0, P1, G, topb)
@@ -103,15 +103,15 @@ def fda_pass(r0, nb, wa, wb, CW, K, L, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, c
 
 
 @njit(**C.HOT)
-def max_run(P0, P1, bab, lift):
+def max_run(P0, P1, bab):
     """The largest exponent of a run's 8 products, two word pairs (:func:`amd_int.swar16_pair`),
-    ``lift`` where every one is zero: the biased sums' maximum (a zero product's sum is 0, below
-    every other), unbiased once.  A zero product's exponent never lifts the maximum of a run with
-    a nonzero one (:func:`register_design`: e_zero at or below c's least exponent)."""
+    ``NEG`` where every one is zero: the biased sums' maximum (a zero product's sum is 0, below
+    every other), unbiased once.  A zero product's exponent never lifts a pass's maximum
+    (:func:`register_design`: e_zero at or below c's least exponent, which the maximum includes)."""
     m = np.int64(0)
     for t in range(RUN):
         m = max(m, lane16((P0 if t < 4 else P1)[2], t % 4))
-    return m + bab if m != 0 else lift
+    return m + bab if m != 0 else np.int64(NEG)
 
 
 @njit(**C.HOT)
@@ -151,19 +151,18 @@ def special_block(wa, wb, w0, w1):
 @njit(**C.HOT)
 def fda_scalars(fmts, prm):
     """What a register-path FDA pass reads of a design, once per call: ``(F, e_zero, G, Dsh, bab,
-    lift, d's sign shift, rounding constants)``: products pre-shifted left by ``G`` so that alignment only
-    shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases, ``lift``
-    the exponent a zero product takes in the maximum.  The rounding is RZ's (the shape kernels take
-    RZ designs alone: :func:`kernel_for`) on :func:`fused_int.rz_consts` (1.1x the dot-adds a second
-    on Ampere's two roundings a row); the planted fault is :func:`_common.fault_ulp`'s pass."""
+    d's sign shift, rounding constants)``: products pre-shifted left by ``G`` so that alignment
+    only shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases.  The
+    rounding is RZ's (the shape kernels take RZ designs alone: :func:`kernel_for`) on
+    :func:`fused_int.rz_consts` (1.1x the dot-adds a second on Ampere's two roundings a row); the
+    planted fault is :func:`_common.fault_ulp`'s pass."""
     F, ez = prm[S.P_F], prm[S.P_EZERO]
     da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
     G = max(F - da[D_MB] - db[D_MB], 0)
     Dsh = max(da[D_MB] + db[D_MB] - F, 0)
     bab = -da[D_BIAS] - db[D_BIAS]
-    lift = ez if ez > fmts[S.CF, S.EMIN] else np.int64(NEG)      # zero products take e_zero
     rc = rz_consts(fmts[S.D], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1)
-    return F, ez, G, Dsh, bab, lift, decode_row(fmts, S.D)[D_SGNSH], rc
+    return F, ez, G, Dsh, bab, decode_row(fmts, S.D)[D_SGNSH], rc
 
 
 @njit(**C.INLINE)
@@ -173,7 +172,7 @@ def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
     (:data:`OWN_WIDTH`): the pass has one call site per copy, on the callers' arrays."""
     if isz[0] != 2 or isz[1] != 2 or isz[2] != 4:
         raise ValueError("golden.kernels.fda_reg reads a and b as 16-bit and c as 32-bit words")
-    F, ez, G, Dsh, bab, lift, sgnsh, rc = fda_scalars(fmts, prm)
+    F, ez, G, Dsh, bab, sgnsh, rc = fda_scalars(fmts, prm)
     wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
     CW = np.empty(BLOCK_ROWS, np.int64)
     NW = KC // 4
@@ -184,9 +183,9 @@ def f16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
         special = special_block(wa, wb, r0 * NW, (r0 + nb) * NW)
         for j in range(0, KC, LC):
             if special:
-                fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, True)
+                fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, F, ez, sgnsh, rc, True)
             else:
-                fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, lift, F, ez, sgnsh, rc, False)
+                fda_pass(r0, nb, wa, wb, CW, KC, LC, j, G, Dsh, bab, F, ez, sgnsh, rc, False)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
     if prm[S.P_FAULT] == 1:

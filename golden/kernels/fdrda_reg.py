@@ -211,8 +211,8 @@ KERNELS = {(A.F16_LIT, 8, 8): f16_8, (A.F16_LIT, 16, 8): f16_16, (A.BF16_LIT, 8,
 def kernel_for(fmts, prm, k: int, in_order: bool):
     """The shape's kernel of a design :func:`amd_int.int_design` takes, or None: FDRDA (not GFDRDA)
     with its products in order and overflowed products special, a and b both f16 or both bf16 (F at
-    most 30 - their fraction bits' sum, and at least that sum less 1 for f16: :func:`reg_pass`), K
-    and the pass length of :data:`KERNELS`."""
+    most 30, and for f16 at least the fraction bits' sum less 1: :func:`reg_pass`), K and the pass
+    length of :data:`KERNELS`."""
     if prm[S.P_BASE] == S.GFDRDA_CODE or prm[S.P_PROD_OVER] != 1 or not in_order:
         return None
     ka = int(A.literal_of(decode_row(fmts, S.A)))
