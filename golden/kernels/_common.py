@@ -11,6 +11,7 @@ signature.
 from __future__ import annotations
 
 import math
+import platform
 
 import numpy as np
 from llvmlite import ir
@@ -103,6 +104,44 @@ f64_from_bits = _bitcast(types.uint64, types.float64, ir.DoubleType())
 bits_from_f64 = _bitcast(types.float64, types.uint64, ir.IntType(64))
 f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
 bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))
+
+
+# The SSE control and status register (MXCSR) of x86: its flush-to-zero bit makes a result below the
+# smallest normal a zero of its sign, as the hardware GPS does after each operation.  Other CPUs
+# read 0 and set nothing: their kernels flush in software alone.
+HAS_MXCSR = platform.machine().lower() in ("x86_64", "amd64")
+FLUSH_TO_ZERO = np.uint32(0x8000)
+
+
+def _mxcsr_call(builder, name, ptr):
+    i8p = ir.IntType(8).as_pointer()
+    fn = builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(ir.VoidType(), [i8p]), name)
+    builder.call(fn, [builder.bitcast(ptr, i8p)])
+
+
+@intrinsic
+def fp_control(typingctx):
+    """The calling thread's MXCSR (0 where the CPU has none)."""
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        if not HAS_MXCSR:
+            return ir.Constant(i32, 0)
+        slot = builder.alloca(i32)
+        _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
+        return builder.load(slot)
+    return types.uint32(), codegen
+
+
+@intrinsic
+def set_fp_control(typingctx, value):
+    """Loads ``value`` into the calling thread's MXCSR (nothing where the CPU has none)."""
+    def codegen(context, builder, sig, args):
+        if HAS_MXCSR:
+            slot = builder.alloca(ir.IntType(32))
+            builder.store(args[0], slot)
+            _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
+        return context.get_dummy_value()
+    return types.none(types.uint32), codegen
 
 
 MAGIC_I51 = np.int64(0x4338000000000000)         # the bits of 1.5 * 2**52

@@ -7,6 +7,11 @@ a few integer operations, no table), then every multiply, flush and add runs acr
 (loops the compiler vectorises; the CPU's binary32 arithmetic is numpy's).  NaN and infinities
 need no other path: IEEE arithmetic carries them, and a NaN result's bits are made canonical at
 the end.  Other 16-bit formats read the numpy path's flushed values from the value table.
+
+Where the flush is the CPU's own (:func:`cpu_flush_is_gps`), the rows run with x86's flush to zero
+set: a product or sum below 2**-126 is then a zero of its sign as it comes out of the operation,
+and the CPU's slow path for producing a subnormal (random bf16 patterns underflow about one product
+in 24) is never taken; the software flush after each operation stays, for the CPUs without it.
 """
 
 from __future__ import annotations
@@ -193,6 +198,17 @@ def accumulate(src, nb, ng, d):
                 d[i] = flush(d[i] + src[i * ng + j])
 
 
+@njit(**C.HOT)
+def cpu_flush_is_gps(fmts):
+    """Whether the CPU's flush to zero gives GPS's bits: the products of a's and b's significands
+    (at most 24 bits together) are exact binary32 until they underflow, and the sums of flushed
+    values are multiples of 2**-149, exact wherever they fall below 2**-126; so an operation whose
+    result is below 2**-126 before rounding is below it after, and the CPU's flush (a zero of the
+    exact result's sign) is the software's.  Wider significands could round a product to exactly
+    2**-126, which the CPU flushes and GPS keeps."""
+    return fmts[S.A, C.MAN_BITS] + fmts[S.B, C.MAN_BITS] + 2 <= 24
+
+
 @njit(**C.JIT)
 def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, :data:`BLOCK` rows at a time.
@@ -207,6 +223,9 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
     d = np.empty(BL, np.float32)
     fault = prm[S.P_FAULT] == 1
     ng = K // g
+    caller_fp = C.fp_control()
+    if cpu_flush_is_gps(fmts):
+        C.set_fp_control(caller_fp | C.FLUSH_TO_ZERO)
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
         c_column(c, isz[2], fmts, vtab, etab, r0, nb, d)
@@ -230,3 +249,4 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
             elif fault and (bits & _EXP) != _EXP:
                 bits ^= np.uint32(1)                              # the planted fault: the last rounding off by one ulp
             o[i] = np.uint64(bits)
+    C.set_fp_control(caller_fp)                              # the caller's mode as it was

@@ -183,6 +183,71 @@ def test_planted_fault_in_other_fused_paths_is_caught(unit):
     test_planted_rounding_fault_is_caught(unit)
 
 
+def _gps_args(dp, a, b, c):
+    fmts, vtab, etab, prm = spec.build(dp.params, dp.formats, None, None, dp.k)
+    ops = [kernels._operand(x) for x in (a, b, c, None, None)]
+    isz = np.array([s for _, s in ops], np.int64)
+    out = np.empty(c.shape[0], np.uint64)
+    return (*(v for v, _ in ops), isz, dp.k, fmts, vtab, etab, prm, kernels.product_order(dp.params, dp.k), out)
+
+
+def test_gps_keeps_a_product_rounded_up_to_the_smallest_normal():
+    """(4095 * 2**-75) * (4097 * 2**-75) = (2**24 - 1) * 2**-150, a tie that rounds to 2**-126: GPS
+    keeps it, the CPU's flush to zero flushes it.  With significands that wide (13 bits each, a
+    16-bit format of this test's own) the GPS kernel leaves the CPU's flush off, and its bits are
+    the numpy path's; bf16's and f16's products, never rounded short of underflow, take it."""
+    from numba import njit
+
+    from golden.algorithms import gps as gps_numpy
+    from golden.datapath import Datapath
+    from golden.formats import Format, from_float
+    from golden.kernels import _common, gps
+
+    wide, f32 = Format("w3m12", 3, 12, 65, storage_bits=16), get_format("f32")      # exponents -64 .. -59
+    dp = Datapath(lookup("cdna2", "v_mfma_f32_32x32x4bf16").params, wide, wide, f32, f32, 4)
+    x, y = (from_float(wide, np.array([v * 2.0 ** -75])).astype(np.uint64)[0] for v in (4095, 4097))
+    a = np.array([[x, 0, 0, 0]], np.uint64)
+    b = np.array([[y, 0, 0, 0]], np.uint64)
+    c = np.zeros(1, np.uint64)
+    want = gps_numpy(dp, a, b, c)
+    assert want[0] == 0x00800000
+    args = _gps_args(dp, a, b, c)
+    assert not gps.cpu_flush_is_gps(args[7])
+    gps.gps_rows(0, 1, *args)
+    assert args[-1][0] == want[0]
+
+    @njit
+    def flushed_product(u, v):
+        old = _common.fp_control()
+        _common.set_fp_control(old | _common.FLUSH_TO_ZERO)
+        p = u * v
+        _common.set_fp_control(old)
+        return p
+    xv, yv = np.float32(4095 * 2.0 ** -75), np.float32(4097 * 2.0 ** -75)
+    assert xv * yv == np.float32(2.0 ** -126)
+    if _common.HAS_MXCSR:                                     # the CPU's flush would have lost it
+        assert flushed_product(xv, yv) == 0
+    for name in ("v_mfma_f32_32x32x4bf16", "v_mfma_f32_32x32x8_f16"):
+        assert gps.cpu_flush_is_gps(kernels.plan(lookup("cdna2", name)).fmts)
+
+
+def test_gps_leaves_the_callers_floating_point_mode_as_it_was():
+    from numba import njit
+
+    from golden.kernels import _common
+
+    @njit
+    def mode():
+        return _common.fp_control()
+    ins = lookup("cdna2", "v_mfma_f32_32x32x4bf16")
+    a, b, c, _, _ = random_operands(ins, 1000, np.random.default_rng(2), "bits")
+    before = mode()
+    golden.dot_add(ins, a, b, c, backend="numba", threads=1)
+    assert mode() == before
+    assert not before & _common.FLUSH_TO_ZERO
+    assert np.float32(2.0 ** -100) * np.float32(2.0 ** -40) == np.float32(2.0 ** -140)    # numpy's subnormals
+
+
 def test_threads_split_rows_identically():
     ins = lookup("cdna3", "v_mfma_f32_16x16x4_f32")              # SFMA: the smallest kernel to compile
     a, b, c, _, _ = random_operands(ins, 3 * kernels.PARALLEL_MIN_ROWS, np.random.default_rng(5), "mixed")
