@@ -124,18 +124,20 @@ def class_run(wa, wb, r, NW, jw, t0, t1):
 @njit(**C.HOT)
 def sum_run(P0, P1, G, topb):
     """A run's 8 products (two word pairs) truncated to ``topb`` (the maximum exponent plus the
-    fraction bits' right shift, biased as the pairs' exponent sums are) and summed; a zero product's
-    shift is kept at 0 or more (its sum 0 may sit above ``topb``: a negative shift is undefined).
-    b's significands are shifted left by ``G`` in their word (:func:`kernel_for`: 11 + G bits fit
-    a 16-bit lane), a shift for four products: 1.04-1.08x Hopper's and Ampere's dot-adds a second
-    on a Zen 3 core."""
+    fraction bits' right shift, biased as the pairs' exponent sums are) and summed.  A shift is
+    capped at 63 (c may lift the maximum far above a product) and masked to 0 .. 63: a negative one
+    is a zero product's (its sum 0 may sit above ``topb``), whose 0 any shift keeps, and the mask
+    alone keeps it defined (one AVX2 compare and blend fewer than a clamp at 0: 1.07-1.08x Ampere's
+    dot-adds a second on a Zen 3 core).  b's significands are shifted left by ``G`` in their word
+    (:func:`kernel_for`: 11 + G bits fit a 16-bit lane), a shift for four products: 1.04-1.08x
+    Hopper's and Ampere's dot-adds a second on a Zen 3 core."""
     s = np.int64(0)
     gw = np.uint64(G)
     B0, B1 = P0[1] << gw, P1[1] << gw            # b's 11-bit significands shifted in their 16-bit lanes
     for t in range(RUN):                          # (G at most 5: kernel_for), one shift for four products
         P, k = (P0 if t < 4 else P1), t % 4
         m = lane16(P[0], k) * lane16(B0 if t < 4 else B1, k)
-        v = m >> min(max(topb - lane16(P[2], k), 0), 63)
+        v = m >> (min(topb - lane16(P[2], k), 63) & 63)
         s += -v if lane16(P[3], k) != 0 else v
     return s
 
