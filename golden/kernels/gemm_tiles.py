@@ -477,11 +477,15 @@ def tile_gps(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, sc
     """CDNA's GPS (``gps.gps_rows``): each dot-add's products flushed, each group of ``prm[P_GROUP]``
     summed pairwise (adjacent pairs, level by level, each sum flushed), the group sums added to c in
     order (flushed); a NaN made canonical.  ``A [mt, Kp]``, ``B [Kp, nt]``: the flushed binary32
-    operands from :func:`decode_gps`."""
+    operands from :func:`decode_gps`.  The CPU flushes too where its flush is GPS's
+    (``gps.cpu_flush_is_gps``, as ``gps_rows`` does), restored on return."""
     ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     fault, g = prm[S.P_FAULT] == 1, prm[S.P_GROUP]
     P = np.zeros((g, nt), np.float32)
     d = np.zeros(nt, np.float32)
+    caller_fp = C.fp_control()
+    if GPS.cpu_flush_is_gps(fmts):
+        C.set_fp_control(caller_fp | C.FLUSH_TO_ZERO)
     for q in range(slices.shape[0]):
         lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
         since = -1
@@ -514,3 +518,4 @@ def tile_gps(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, sc
                     acc[i] = np.int64(bits)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+    C.set_fp_control(caller_fp)

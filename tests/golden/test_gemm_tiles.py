@@ -178,6 +178,24 @@ def test_float64_paths_with_specials_promotion_split_k_and_c(ins):
         assert np.array_equal(rows, tiles), kernel
 
 
+def test_gps_tiles_on_underflowing_bf16_products(monkeypatch):
+    """bf16 operands between 2**-70 and 2**-56, so that products fall on both sides of 2**-126
+    and the flushed ones change the sums, with random patterns among them (NaN, infinities): the
+    tiles, which run with the CPU's flush to zero as gps_rows does (``gps.cpu_flush_is_gps``),
+    give the numpy path's bits."""
+    ins = golden.lookup("cdna2", "v_mfma_f32_32x32x4bf16")
+    rng = np.random.default_rng(13)
+
+    def near_the_flush(shape):
+        v = rng.choice([-1.0, 1.0], shape) * (1 + rng.random(shape)) * np.exp2(rng.integers(-70, -56, shape))
+        x = from_float("bf16", v)
+        return np.where(rng.random(shape) < 0.05, rng.integers(0, 1 << 16, shape), x).astype(np.uint16)
+    A, B = near_the_flush((8, 6 * ins.k)), near_the_flush((6 * ins.k, 40))
+    tiles = gemm(A, B, instr=ins, route="tiles")
+    monkeypatch.setenv("GOLDEN_BACKEND", "numpy")
+    assert np.array_equal(gemm(A, B, instr=ins, route="rows"), tiles)
+
+
 def test_planted_fault_is_caught():
     A, B = wide(HGMMA, 16, 40, 64, seed=5)
     rows = gemm(A, B, instr=HGMMA, route="rows")
