@@ -127,7 +127,7 @@ def sum_run(P0, P1, G, topb):
     fraction bits' right shift, biased as the pairs' exponent sums are) and summed.  A shift is
     capped at 63 (c may lift the maximum far above a product) and masked to 0 .. 63: a negative one
     is a zero product's (its sum 0 may sit above ``topb``), whose 0 any shift keeps, and the mask
-    alone keeps it defined (one AVX2 compare and blend fewer than a clamp at 0: 1.07-1.08x Ampere's
+    alone keeps it defined (one AVX2 compare and blend fewer than a clamp at 0: 1.02-1.08x Ampere's
     dot-adds a second on a Zen 3 core).  b's significands are shifted left by ``G`` in their word
     (:func:`kernel_for`: 11 + G bits fit a 16-bit lane), a shift for four products: 1.04-1.08x
     Hopper's and Ampere's dot-adds a second on a Zen 3 core."""
