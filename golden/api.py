@@ -151,15 +151,16 @@ def _narrow_bits(fmt: Format | str, x, what: str) -> np.ndarray:
     if arr.dtype.kind in "ui":
         # scan only what the dtype leaves open: the sign of signed dtypes, the width of wider ones
         # (a uint16 f16 operand is valid as it is; the scans cost as much as a compiled SFMA)
-        if arr.size and arr.dtype.kind == "i":
-            lo = int(arr.min())
-            if lo < 0:
-                raise ValueError(f"{what}: negative value {lo} is not a bit pattern of {fmt.name}")
-        if arr.size and fmt.storage_bits < 8 * arr.dtype.itemsize:
-            hi = int(arr.max())
-            if hi >> fmt.storage_bits:
-                raise ValueError(f"{what}: bit pattern {hi:#x} is wider than format {fmt.name} "
-                                 f"({fmt.storage_bits} bits)")
+        if arr.size and not _unscanned(fmt, arr.dtype):
+            if arr.dtype.kind == "i":
+                lo = int(arr.min())
+                if lo < 0:
+                    raise ValueError(f"{what}: negative value {lo} is not a bit pattern of {fmt.name}")
+            if fmt.storage_bits < 8 * arr.dtype.itemsize:
+                hi = int(arr.max())
+                if hi >> fmt.storage_bits:
+                    raise ValueError(f"{what}: bit pattern {hi:#x} is wider than format {fmt.name} "
+                                     f"({fmt.storage_bits} bits)")
         return arr
     if fmt.numpy_dtype and arr.dtype == np.dtype(_np_dtype(fmt)):
         return arr.view(_uint_dtype(arr.dtype.itemsize * 8))
@@ -415,7 +416,7 @@ def _bind(key, ins: Instruction, ops: Operands, arrays: tuple, threads) -> None:
         return
     views = ops.views()
     fmts = (*ins.formats[:3], ins.scale_format, ins.scale_format)
-    if views is None or not all(x is None or _unscanned(f, x) for f, x in zip(fmts, arrays)):
+    if views is None or not all(x is None or _unscanned(f, x.dtype) for f, x in zip(fmts, arrays)):
         return
     from . import kernels
     if len(_BOUND) >= BOUND_KEPT:
@@ -423,10 +424,10 @@ def _bind(key, ins: Instruction, ops: Operands, arrays: tuple, threads) -> None:
     _BOUND[key] = kernels.Bound(ins, views, ops.batch, threads)
 
 
-def _unscanned(fmt, x: np.ndarray) -> bool:
-    """Whether :func:`_narrow_bits` takes ``x`` as it is, reading no element (unsigned, no wider than
-    the format's storage)."""
-    return x.dtype.kind == "u" and 8 * x.dtype.itemsize <= get_format(fmt).storage_bits
+def _unscanned(fmt, dtype: np.dtype) -> bool:
+    """Whether :func:`_narrow_bits` takes integers of ``dtype`` as they are, reading no element
+    (unsigned, no wider than the format's storage): what :func:`_bind` may skip."""
+    return dtype.kind == "u" and 8 * dtype.itemsize <= get_format(fmt).storage_bits
 
 
 def mma(instr, A, B, C, scale_A=None, scale_B=None, *, arch=None) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..nbcache import njit
 from . import _common as C
 from . import spec as S
 from .amd_int import any_zero_byte, lane8, swar8_pair
-from .fda_reg import c_aligned, c_lane, fda_scalars, register_design
+from .fda_reg import c_aligned, c_lane, fda_scalars, product_shift, register_design
 from .fused_int import (
     E4M3_ROW,
     NAN_FLAG,
@@ -60,12 +60,12 @@ def max8(P, bab):
 @njit(**C.HOT)
 def sum8(P, G, topb):
     """A word pair's 8 products truncated to ``topb`` (the maximum exponent plus the fraction bits'
-    right shift, biased as the pair's exponent sums are) and summed; a zero product's shift is kept
-    at 0 or more (a negative shift is undefined)."""
+    right shift, biased as the pair's exponent sums are) and summed, each shifted by
+    :func:`fda_reg.product_shift`."""
     s = np.int64(0)
     for k in range(8):
         m = lane8(P[0], k) * lane8(P[1], k)
-        v = (m << G) >> min(max(topb - lane8(P[2], k), 0), 63)
+        v = (m << G) >> product_shift(topb, lane8(P[2], k))
         s += -v if lane8(P[3], k) != 0 else v
     return s
 

@@ -122,13 +122,20 @@ def class_run(wa, wb, r, NW, jw, t0, t1):
 
 
 @njit(**C.HOT)
+def product_shift(topb, es):
+    """The right shift that truncates a product of biased exponent sum ``es`` to ``topb``, capped at
+    63 (c may lift the maximum far above a product) and masked to 0 .. 63: a negative one is a zero
+    product's (its sum 0 may sit above ``topb``), whose 0 any shift keeps, and the mask alone keeps
+    it defined (one AVX2 compare and blend fewer than a clamp at 0: 1.02-1.08x Ampere's dot-adds a
+    second on a Zen 3 core)."""
+    return min(topb - es, 63) & 63
+
+
+@njit(**C.HOT)
 def sum_run(P0, P1, G, topb):
     """A run's 8 products (two word pairs) truncated to ``topb`` (the maximum exponent plus the
-    fraction bits' right shift, biased as the pairs' exponent sums are) and summed.  A shift is
-    capped at 63 (c may lift the maximum far above a product) and masked to 0 .. 63: a negative one
-    is a zero product's (its sum 0 may sit above ``topb``), whose 0 any shift keeps, and the mask
-    alone keeps it defined (one AVX2 compare and blend fewer than a clamp at 0: 1.02-1.08x Ampere's
-    dot-adds a second on a Zen 3 core).  b's significands are shifted left by ``G`` in their word
+    fraction bits' right shift, biased as the pairs' exponent sums are) and summed, each shifted by
+    :func:`product_shift`.  b's significands are shifted left by ``G`` in their word
     (:func:`kernel_for`: 11 + G bits fit a 16-bit lane), a shift for four products: 1.04-1.08x
     Hopper's and Ampere's dot-adds a second on a Zen 3 core."""
     s = np.int64(0)
@@ -137,7 +144,7 @@ def sum_run(P0, P1, G, topb):
     for t in range(RUN):                          # (G at most 5: kernel_for), one shift for four products
         P, k = (P0 if t < 4 else P1), t % 4
         m = lane16(P[0], k) * lane16(B0 if t < 4 else B1, k)
-        v = m >> (min(topb - lane16(P[2], k), 63) & 63)
+        v = m >> product_shift(topb, lane16(P[2], k))
         s += -v if lane16(P[3], k) != 0 else v
     return s
 

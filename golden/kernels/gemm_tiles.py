@@ -478,14 +478,12 @@ def tile_gps(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, sc
     summed pairwise (adjacent pairs, level by level, each sum flushed), the group sums added to c in
     order (flushed); a NaN made canonical.  ``A [mt, Kp]``, ``B [Kp, nt]``: the flushed binary32
     operands from :func:`decode_gps`.  The CPU flushes too where its flush is GPS's
-    (``gps.cpu_flush_is_gps``, as ``gps_rows`` does), restored on return."""
+    (``gps.cpu_flush_on``, as ``gps_rows`` does), restored on return."""
     ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     fault, g = prm[S.P_FAULT] == 1, prm[S.P_GROUP]
     P = np.zeros((g, nt), np.float32)
     d = np.zeros(nt, np.float32)
-    caller_fp = C.fp_control()
-    if GPS.cpu_flush_is_gps(fmts):
-        C.set_fp_control(caller_fp | C.FLUSH_TO_ZERO)
+    caller_fp = GPS.cpu_flush_on(fmts)
     for q in range(slices.shape[0]):
         lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
         since = -1

@@ -209,6 +209,16 @@ def cpu_flush_is_gps(fmts):
     return fmts[S.A, C.MAN_BITS] + fmts[S.B, C.MAN_BITS] + 2 <= 24
 
 
+@njit(**C.HOT)
+def cpu_flush_on(fmts):
+    """Sets the calling thread's flush to zero where :func:`cpu_flush_is_gps`; returns the mode it
+    found, for ``_common.set_fp_control`` to restore when the rows are done."""
+    caller_fp = C.fp_control()
+    if cpu_flush_is_gps(fmts):
+        C.set_fp_control(caller_fp | C.FLUSH_TO_ZERO)
+    return caller_fp
+
+
 @njit(**C.JIT)
 def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1`` of GPS with group ``prm[P_GROUP]``, :data:`BLOCK` rows at a time.
@@ -223,9 +233,7 @@ def gps_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out)
     d = np.empty(BL, np.float32)
     fault = prm[S.P_FAULT] == 1
     ng = K // g
-    caller_fp = C.fp_control()
-    if cpu_flush_is_gps(fmts):
-        C.set_fp_control(caller_fp | C.FLUSH_TO_ZERO)
+    caller_fp = cpu_flush_on(fmts)
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
         c_column(c, isz[2], fmts, vtab, etab, r0, nb, d)
