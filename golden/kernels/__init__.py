@@ -103,8 +103,11 @@ def _rows_kernel(code, fmts, prm, k: int, order):
     kernel, so that neither compiles the other)."""
     in_order = bool((order == np.arange(k)).all())
     if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
-        from . import amd_fp8, amd_int, fdrda_reg
+        from . import amd_fp8, amd_int, fdrda_half, fdrda_reg
         if amd_int.int_design(fmts, prm):
+            f16 = fdrda_half.kernel_for(fmts, prm, k, in_order)
+            if f16 is not None:
+                return f16, fdrda_half.OWN_WIDTH
             h16 = fdrda_reg.kernel_for(fmts, prm, k, in_order)
             if h16 is not None:
                 return h16, fdrda_reg.OWN_WIDTH
@@ -139,9 +142,9 @@ def family_kernel(rows):
 def _shape_modules() -> tuple:
     """``(module, family kernel)`` of every module of one-kernel-a-shape kernels: its
     ``KERNELS`` (shape -> kernel) and the kernel that computes the same designs for every shape."""
-    from . import amd_fp8, amd_int, fda_fp8, fda_reg, fdrda_reg, fused
-    return ((fdrda_reg, amd_int.fdrda_int_rows), (amd_fp8, amd_int.fdrda_int_rows), (fda_reg, fused.fda_rows),
-            (fda_fp8, fused.fda_rows))
+    from . import amd_fp8, amd_int, fda_fp8, fda_reg, fdrda_half, fdrda_reg, fused
+    return ((fdrda_half, amd_int.fdrda_int_rows), (fdrda_reg, amd_int.fdrda_int_rows),
+            (amd_fp8, amd_int.fdrda_int_rows), (fda_reg, fused.fda_rows), (fda_fp8, fused.fda_rows))
 
 
 def shape_kernels() -> set:

@@ -106,6 +106,52 @@ f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
 bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))
 
 
+def _f32_int_op(name):
+    def impl(typingctx, x, y):
+        def codegen(context, builder, sig, args):
+            return getattr(builder, name)(args[0], args[1])
+        return types.int32(types.int32, types.int32), codegen
+    return intrinsic(impl)
+
+
+add_i32 = _f32_int_op("add")     # int32 + int32 as int32 (numba widens a sum of int32 to int64)
+
+
+@intrinsic
+def div_f32(typingctx, x, y):
+    """``x / y`` in float32 as IEEE divides (numba's ``/`` raises on a zero ``y``: a branch a lane)."""
+    def codegen(context, builder, sig, args):
+        return builder.fdiv(args[0], args[1])
+    return types.float32(types.float32, types.float32), codegen
+
+
+def freeze(builder, value):
+    """LLVM's ``freeze`` of ``value`` (which llvmlite's builder lacks): an arbitrary but fixed value
+    where ``value`` is poison, so that what follows is defined whatever the input."""
+    inst = ir.instructions.Instruction(builder.block, value.type, "freeze", [value])
+    builder._insert(inst)
+    return inst
+
+
+@intrinsic
+def trunc_i32(typingctx, x):
+    """``x`` (float32) rounded toward zero as int32 where ``|x| < 2**31`` (one instruction on x86); some
+    int32 for NaN, infinities and the rest (frozen: never poison)."""
+    def codegen(context, builder, sig, args):
+        return freeze(builder, builder.fptosi(args[0], ir.IntType(32)))
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def f32_scale_of(typingctx, x):
+    """The bits of float32 ``x`` with its fraction cleared (a power of two for a normal ``x``)."""
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        bits = builder.and_(builder.bitcast(args[0], i32), ir.Constant(i32, 0x7F800000))
+        return builder.bitcast(bits, ir.FloatType())
+    return types.float32(types.float32), codegen
+
+
 # The SSE control and status register (MXCSR) of x86: its flush-to-zero bit makes a result below the
 # smallest normal a zero of its sign, as the hardware GPS does after each operation.  Other CPUs
 # read 0 and set nothing: their kernels flush in software alone.

@@ -275,6 +275,55 @@ def merge_int(s_dot, e_dot, dot_frac, cs, ce, dfb, cfb, ffb, c_drop, fault):
     return d ^ np.uint64(off)
 
 
+EXP64 = np.uint64(0x7FF0000000000000)      # float64's exponent field
+F32_LEAST = 2.0 ** -126                     # f32's least normal: c's and d's exponents are at least -126
+
+
+@njit(**C.HOT)
+def binade(x):
+    """``2**floor(log2|x|)`` of a finite float64 ``x`` at or above ``2**-126`` in magnitude, 2**-126
+    below (a zero's included): f32's exponent of ``x``, a subnormal's counted as -126."""
+    return max(C.f64_from_bits(C.bits_from_f64(x) & EXP64), F32_LEAST)
+
+
+@njit(**C.HOT)
+def over(k, m):
+    """``2**k / m`` for a power of two ``m``, exactly, from the bits (no divide)."""
+    return C.f64_from_bits(np.uint64((2046 + k) << 52) - C.bits_from_f64(m))
+
+
+@njit(**C.INLINE)
+def merge_factors(dfb, cfb, ffb, c_drop):
+    """The powers of two :func:`merge_f64` scales by, once a kernel call: ``(2**(cfb - dfb),
+    2**(dfb - cfb), 2**-dfb, 2**-ffb, 2**c_drop)`` (infinite without a c drop)."""
+    drop = np.inf if c_drop == S.NO_C_DROP or c_drop > 1000 else amd.p2(max(c_drop, -1000))
+    return amd.p2(cfb - dfb), amd.p2(dfb - cfb), amd.p2(-dfb), amd.p2(-ffb), drop
+
+
+@njit(**C.HOT)
+def merge_f64(dot, em, c, dfb, q):
+    """``_merge_with_c`` and the RNE to f32 of a finite row in float64, where every step is exact:
+    the dot part ``dot`` (exact; ``em``: ``2**e`` of its largest exponent sum, 0 where it has no
+    term) floored to dfb fraction bits below ``2**e_max`` (e_max: the larger of e and c's
+    exponent), c to cfb, their sum to ffb below its leading bit (but not below ``2**(-126 - ffb)``),
+    then rounded to f32 (``q``: :func:`merge_factors`).  A pass's terms are below ``2**(e_max + 6)``
+    and the floors at most 40 bits below it (:func:`int_design`), so the sum spans at most 47 bits.  Each floor is
+    float64's of the value scaled by a power of two, so that nothing is shifted in int64 lanes
+    (float64's are as wide, four a vector on AVX2, but int64 lanes have no count of leading zeros
+    and no compare but equal and greater): :func:`amd_int.merge_int`'s arithmetic in a third of its
+    instructions."""
+    k_c, k_cd, k_nd, k_nf, drop = q
+    cb = binade(c)
+    m = max(em, cb)                                      # 2**e_max
+    u = over(dfb, m)                                     # units of 2**(e_max - dfb)
+    D = C.ffloor(dot * u)
+    Cc = C.ffloor(c * (u * k_c))
+    Cc = 0.0 if cb * drop < m else Cc                    # c more than c_drop binades below e_max
+    T = (D + Cc * k_cd) * (m * k_nd)
+    g = binade(T) * k_nf                                 # d's last place before its RNE
+    return np.float32(C.ffloor(T * over(0, g)) * g)
+
+
 @njit(**C.INLINE)
 def dot_rows(M, E, nb, K, j, t0, L, step, sh0, s, e):
     """:func:`dot_block` on the products where they lie (passes in the products' own order): the
@@ -371,9 +420,9 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
-# The register path's helpers (golden.kernels.fdrda_reg, amd_fp8, fda_reg, fda_fp8): a row's products never
-# leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm), each row's operands
-# read as 64-bit words at a constant stride.
+# The register path's helpers (golden.kernels.fdrda_half, fdrda_reg, amd_fp8, fda_reg, fda_fp8): a
+# row's products never leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm),
+# each row's operands read as 64-bit words at a constant stride.
 
 
 @njit(**C.HOT)

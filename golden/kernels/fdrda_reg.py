@@ -1,12 +1,14 @@
-"""CDNA3's FDRDA of 16-bit IEEE pairs (f16, bf16) on a register path, one compiled kernel per shape:
-the fast path of the catalog's f16 and bf16 FDRDA designs in passes of 8 (those :mod:`amd_int` takes).
+"""CDNA3's FDRDA of bf16 pairs on a register path, one compiled kernel per shape: the fast path of
+the catalog's bf16 FDRDA designs in passes of 8 (those :mod:`amd_int` takes; f16's run
+:mod:`fdrda_half`, whose products and their scaled truncations are exact in float32).
 
 A block's rows go through a loop across rows with each row's products in registers (LLVM
 vectorises it, a row a lane), their operands read as 64-bit words at a constant stride (four
 16-bit patterns a word), each word decoded once, its four patterns at a time
 (:func:`amd_int.swar16_pair`: 1.2-1.4x the dot-adds a second of decoding each product from its two
 patterns, normal and bits alike): per pass the products' maximum exponent, their aligned sum, and the merge
-with c and the RNE to f32 (:func:`amd_int.merge_int`, the block path's arithmetic on one lane).  K,
+with c and the RNE to f32 (:func:`amd_int.merge_f64`: 1.07x the rows a second of the block path's
+integer merge on one lane).  K,
 the pass length and the formats' fields must be compile-time constants (with the fields at run
 time the loop across rows did not vectorise: 7x slower), so each shape is a kernel of its own,
 :data:`KERNELS`, chosen when an instruction's plan is built (``golden.kernels._rows_kernel``).
@@ -19,8 +21,8 @@ NaN, infinities and overflowed products never take a branch per product.  A bloc
 holds an exponent field at or above ``T`` runs a second copy of the pass that takes every
 product's class in a loop of its own (in the maximum's loop they made it too long for LLVM to
 unroll, and the loop across rows then ran scalar): NaN and infinities as IEEE float64 combines
-the inputs, and, where the pair's exponents reach that far (bf16: ``T`` = 191), products at or
-above ``2**128`` with their sign.  The pass's special outcome is then the paper's
+the inputs, and, where the pair's exponents reach that far (``T`` = 191), products at or above
+``2**128`` with their sign.  The pass's special outcome is then the paper's
 (:func:`amd_int.special_bits`): the inputs' classes and c's first, overflowed products only where
 those leave it finite, so an infinite product's own overflow bit is never read.  The kernels read
 a, b and c in their own width (:data:`OWN_WIDTH`: ``golden.kernels.run`` narrows wider operands
@@ -45,12 +47,11 @@ from .amd_int import (
     fields_reach,
     lane16,
     lane_mask,
-    merge_int,
     special_bits,
     swar16_pair,
     words_classes,
 )
-from .fused_int import D_BIAS, D_EMASK, D_MB, D_NV, _widths, decode_row
+from .fused_int import D_BIAS, D_MB, D_NV, _widths, decode_row
 
 BLOCK_ROWS = 256              # rows a block (their classes scanned at once)
 OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels read them
@@ -95,12 +96,12 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
     zpos = prm[S.P_ZPOS] == 1
     jw = j // 4
-    # f16 (kernel_for: F at least mbab - 1): the exponent sums are at most 62 and sh0 at most 1, so
-    # no shift reaches 64.  The products' left shift G is taken by the significands in their 16-bit
-    # lanes, b's first (kernel_for: they fit), one shift a word for four products
-    f16 = ra[D_EMASK] < 32 and rb[D_EMASK] < 32
+    # the products' left shift G is taken by the significands in their 16-bit lanes, b's first
+    # (kernel_for: they fit), one shift a word for four products
     gb_ = min(G, 15 - rb[D_MB])
     ga_, gb_ = np.uint64(G - gb_), np.uint64(gb_)
+    two_nf = A.amd.p2(-F)
+    q = A.merge_factors(dfb, cfb, ffb, c_drop)
     for i in range(nb):
         r = r0 + i
         u0, u1 = pass_word(r, RS, WS, jw, 0), pass_word(r, RS, WS, jw, 1)
@@ -115,14 +116,15 @@ def reg_pass(r0, nb, wa, wb, CW, RS, WS, L, j, ra, rb, bab, G, sh0, over, fmts, 
             P = P0 if t < 4 else P1
             k = t % 4
             m = lane16(A0 if t < 4 else A1, k) * lane16(B0 if t < 4 else B1, k)   # m << G
-            sh = e - lane16(P[2], k) + sh0                                 # the bias cancels
-            v = m >> (sh if f16 else min(sh, MAX_SHIFT))
+            v = m >> min(e - lane16(P[2], k) + sh0, MAX_SHIFT)              # the bias cancels
             s += -v if lane16(P[3], k) != 0 else v
         e = np.int64(NEG) if e == 0 else e + bab
-        cs, ce, cf = c_word(CW[i])
+        _, _, cf = c_word(CW[i])
         if classes:
             cf |= class_run(wa, wb, r, RS, WS, jw, L, ra, rb, bab, over)
-        d = merge_int(s, e, F, cs, ce, dfb, cfb, ffb, c_drop, False)     # the fault: C.fault_ulp
+        em = 0.0 if e == NEG else A.amd.p2(e)
+        c = np.float64(C.f32_from_bits(np.uint32(CW[i])))
+        d = np.uint64(C.bits_from_f32(A.merge_f64(C.f64_of_i51(s) * em * two_nf, em, c, dfb, q)))
         d = d if cf == 0 else special_bits(cf, nan_bits, inf_bits)
         CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
 
@@ -177,20 +179,10 @@ def h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC, ra, rb):
         C.fault_ulp(out, lo, hi)
 
 
-H16, BF16 = A.F16_ROW, A.BF16_ROW
+BF16 = A.BF16_ROW
 
 # One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share
 # one entry of numba's on-disk cache, and wrappers taking ``*args`` ran 4-5x slower).
-
-
-@njit(**C.JIT)
-def f16_8(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 8, 8, H16, H16)
-
-
-@njit(**C.JIT)
-def f16_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
-    h16_rows(lo, hi, a, b, c, isz, fmts, prm, out, 16, 8, H16, H16)
 
 
 @njit(**C.JIT)
@@ -204,15 +196,13 @@ def bf16_16(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
 
 
 # (a's and b's literal, K, L) -> the shape's kernel
-KERNELS = {(A.F16_LIT, 8, 8): f16_8, (A.F16_LIT, 16, 8): f16_16, (A.BF16_LIT, 8, 8): bf16_8,
-           (A.BF16_LIT, 16, 8): bf16_16}
+KERNELS = {(A.BF16_LIT, 8, 8): bf16_8, (A.BF16_LIT, 16, 8): bf16_16}
 
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
     """The shape's kernel of a design :func:`amd_int.int_design` takes, or None: FDRDA (not GFDRDA)
-    with its products in order and overflowed products special, a and b both f16 or both bf16 (F at
-    most 30, and for f16 at least the fraction bits' sum less 1: :func:`reg_pass`), K and the pass
-    length of :data:`KERNELS`."""
+    with its products in order and overflowed products special, a and b both bf16 (F at most 30:
+    :func:`reg_pass`), K and the pass length of :data:`KERNELS`."""
     if prm[S.P_BASE] == S.GFDRDA_CODE or prm[S.P_PROD_OVER] != 1 or not in_order:
         return None
     ka = int(A.literal_of(decode_row(fmts, S.A)))
@@ -220,6 +210,6 @@ def kernel_for(fmts, prm, k: int, in_order: bool):
     if ka != kb:
         return None
     ma, mb, F = int(fmts[S.A, C.MAN_BITS]), int(fmts[S.B, C.MAN_BITS]), int(prm[S.P_F])
-    if F - ma - mb > (15 - ma) + (15 - mb) or (ka == A.F16_LIT and F < ma + mb - 1):
-        return None                 # reg_pass: G within the significands' 16-bit lanes, f16's shifts below 64
+    if F - ma - mb > (15 - ma) + (15 - mb):
+        return None                 # reg_pass: G within the significands' 16-bit lanes
     return KERNELS.get((ka, int(k), int(prm[S.P_L])))
