@@ -95,7 +95,7 @@ def _families():
 def _rows_kernel(code, fmts, prm, k: int, order):
     """``(row kernel, own width)`` of a design: its family's kernel (:func:`_families`), but FDRDA
     and GFDRDA designs that golden.kernels.amd_int computes in integer lanes run there (the catalog's
-    f16 and bf16 FDRDA shapes in golden.kernels.fdrda_reg and its fp8 GFDRDA shapes in
+    f16 and bf16 FDRDA shapes in golden.kernels.fdrda_float and its fp8 GFDRDA shapes in
     golden.kernels.amd_fp8, a kernel a shape, which read a, b and c only in the dtypes ``own width``
     gives), FDA's f16 shapes in golden.kernels.fda_reg and its E4M3 shapes in golden.kernels.fda_fp8
     (likewise), and GDFS
@@ -103,14 +103,11 @@ def _rows_kernel(code, fmts, prm, k: int, order):
     kernel, so that neither compiles the other)."""
     in_order = bool((order == np.arange(k)).all())
     if code in (KernelCode.FDRDA, KernelCode.GFDRDA):
-        from . import amd_fp8, amd_int, fdrda_half, fdrda_reg
+        from . import amd_fp8, amd_int, fdrda_float
         if amd_int.int_design(fmts, prm):
-            f16 = fdrda_half.kernel_for(fmts, prm, k, in_order)
-            if f16 is not None:
-                return f16, fdrda_half.OWN_WIDTH
-            h16 = fdrda_reg.kernel_for(fmts, prm, k, in_order)
+            h16 = fdrda_float.kernel_for(fmts, prm, k, in_order)
             if h16 is not None:
-                return h16, fdrda_reg.OWN_WIDTH
+                return h16, fdrda_float.OWN_WIDTH
             fp8 = amd_fp8.kernel_for(fmts, prm, k, in_order)
             return (fp8, amd_fp8.OWN_WIDTH) if fp8 is not None else (amd_int.fdrda_int_rows, None)
     if code == KernelCode.FDA:
@@ -142,9 +139,9 @@ def family_kernel(rows):
 def _shape_modules() -> tuple:
     """``(module, family kernel)`` of every module of one-kernel-a-shape kernels: its
     ``KERNELS`` (shape -> kernel) and the kernel that computes the same designs for every shape."""
-    from . import amd_fp8, amd_int, fda_fp8, fda_reg, fdrda_half, fdrda_reg, fused
-    return ((fdrda_half, amd_int.fdrda_int_rows), (fdrda_reg, amd_int.fdrda_int_rows),
-            (amd_fp8, amd_int.fdrda_int_rows), (fda_reg, fused.fda_rows), (fda_fp8, fused.fda_rows))
+    from . import amd_fp8, amd_int, fda_fp8, fda_reg, fdrda_float, fused
+    return ((fdrda_float, amd_int.fdrda_int_rows), (amd_fp8, amd_int.fdrda_int_rows), (fda_reg, fused.fda_rows),
+            (fda_fp8, fused.fda_rows))
 
 
 def shape_kernels() -> set:

@@ -133,13 +133,18 @@ def freeze(builder, value):
     return inst
 
 
-@intrinsic
-def trunc_i32(typingctx, x):
-    """``x`` (float32) rounded toward zero as int32 where ``|x| < 2**31`` (one instruction on x86); some
-    int32 for NaN, infinities and the rest (frozen: never poison)."""
-    def codegen(context, builder, sig, args):
-        return freeze(builder, builder.fptosi(args[0], ir.IntType(32)))
-    return types.int32(types.float32), codegen
+def _trunc_i32(nb_type):
+    def impl(typingctx, x):
+        def codegen(context, builder, sig, args):
+            return freeze(builder, builder.fptosi(args[0], ir.IntType(32)))
+        return types.int32(nb_type), codegen
+    return intrinsic(impl)
+
+
+# x (float32, float64) rounded toward zero as int32 where |x| < 2**31 (one instruction on x86); some
+# int32 for NaN, infinities and the rest (frozen: never poison)
+trunc_i32 = _trunc_i32(types.float32)
+trunc_i32_f64 = _trunc_i32(types.float64)
 
 
 @intrinsic

@@ -420,7 +420,7 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
-# The register path's helpers (golden.kernels.fdrda_half, fdrda_reg, amd_fp8, fda_reg, fda_fp8): a
+# The register path's helpers (golden.kernels.fdrda_float, amd_fp8, fda_reg, fda_fp8): a
 # row's products never leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm),
 # each row's operands read as 64-bit words at a constant stride.
 

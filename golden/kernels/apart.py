@@ -1,16 +1,16 @@
 """A shape kernel's first compile in a child process, so that this process runs the cached code.
 
-The kernels of one shape (:mod:`fda_reg`, :mod:`fda_fp8`, :mod:`fdrda_half`, :mod:`fdrda_reg`,
-:mod:`amd_fp8`) call a row function with their shape's constants (``f16_rows(..., 16, 8)``); numba
-compiles that callee on its own too, and the kernel's machine code calls it by name. In the process
-that compiled them, that name binds to the callee's own copy, compiled without the constants (the
-loop across rows scalar: 8 against 40-60 M dot-adds/s on Hopper's f16 shape); in a process that
-loads the kernel from numba's cache, it binds to the copy inside the kernel's code, which LLVM
-specialised to the constants. The object code is the same bytes either way; a kernel reloaded from
-the cache in the compiling process stays slow. So a shape kernel missing from the cache is compiled
-by ``python -m golden.kernels.apart`` in a child process, and this process loads it from the cache
-as any later one does. Where that cannot be done (no cache directory, a failed child) the kernel
-compiles here as before: the same bits.
+The kernels of one shape (:mod:`fda_reg`, :mod:`fda_fp8`, :mod:`fdrda_float`, :mod:`amd_fp8`) call a
+row function with their shape's constants (``f16_rows(..., 16, 8)``); numba compiles that callee on
+its own too, and the kernel's machine code calls it by name. In the process that compiled them, that
+name binds to the callee's own copy, compiled without the constants (the loop across rows scalar: 8
+against 40-60 M dot-adds/s on Hopper's f16 shape); in a process that loads the kernel from numba's
+cache, it binds to the copy inside the kernel's code, which LLVM specialised to the constants. The
+object code is the same bytes either way; a kernel reloaded from the cache in the compiling process
+stays slow. So a shape kernel missing from the cache is compiled by ``python -m
+golden.kernels.apart`` in a child process, and this process loads it from the cache as any later one
+does. Where that cannot be done (no cache directory, a failed child) the kernel compiles here as
+before: the same bits.
 """
 
 from __future__ import annotations

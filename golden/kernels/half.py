@@ -1,12 +1,13 @@
-"""f16 patterns as float32 lanes: the exact conversion, and an 8 x 8 block of f16 patterns converted
-and transposed at once, as LLVM vector IR (numba intrinsics).
+"""16-bit float patterns (f16, bf16) as float32 lanes: the exact conversion, and an 8 x 8 block of
+patterns converted and transposed at once, as LLVM vector IR (numba intrinsics).
 
 A kernel whose loop runs across rows (LLVM vectorises it, a row a lane) wants a row's k-th operand
 in one plane, the rows side by side; a and b hold a row's operands side by side instead.
 :func:`transpose8_f16` turns eight rows of eight patterns into eight planes of eight float32 with
 24 shuffles and eight conversions (x86's F16C: ``vcvtph2ps``, eight a instruction; ARM's own
 conversions likewise).  Elsewhere LLVM would call a compiler-rt routine numba does not link, so
-the conversion is spelt out in integer and float IR (:data:`NATIVE_HALF`).
+the conversion is spelt out in integer and float IR (:data:`NATIVE_HALF`).  A bf16 pattern is the
+high half of its float32's (:func:`transpose8_bf16`: a shift).
 """
 
 from __future__ import annotations
@@ -49,26 +50,36 @@ def _half_soft(builder, h):
     return builder.bitcast(builder.or_(bits, sign), fty)
 
 
-def _to_f32(builder, h16, native):
-    """float32 of i16 patterns ``h16`` (a scalar or a vector)."""
-    if native:
-        hty = ir.VectorType(ir.HalfType(), h16.type.count) if isinstance(h16.type, ir.VectorType) else ir.HalfType()
-        fty = ir.VectorType(F32, h16.type.count) if isinstance(h16.type, ir.VectorType) else F32
-        return builder.fpext(builder.bitcast(h16, hty), fty)
-    ity = ir.VectorType(I32, h16.type.count) if isinstance(h16.type, ir.VectorType) else I32
-    return _half_soft(builder, builder.zext(h16, ity))
+def _like(value, element):
+    """``element`` as a scalar, or as a vector of ``value``'s lanes where ``value`` is a vector."""
+    return ir.VectorType(element, value.type.count) if isinstance(value.type, ir.VectorType) else element
 
 
-def _scalar(native):
+def _to_f32(builder, h16, kind):
+    """float32 of i16 patterns ``h16`` (a scalar or a vector) of ``kind``: :data:`F16`,
+    :data:`F16_SOFT` (spelt out) or :data:`BF16`."""
+    if kind == F16:
+        return builder.fpext(builder.bitcast(h16, _like(h16, ir.HalfType())), _like(h16, F32))
+    wide = builder.zext(h16, _like(h16, I32))
+    if kind == F16_SOFT:
+        return _half_soft(builder, wide)
+    return builder.bitcast(builder.shl(wide, _const(wide.type, 16)), _like(h16, F32))
+
+
+def _scalar(kind):
     def impl(typingctx, x):
         def codegen(context, builder, sig, args):
-            return _to_f32(builder, builder.trunc(args[0], I16), native)
+            return _to_f32(builder, builder.trunc(args[0], I16), kind)
         return types.float32(types.int64), codegen
     return intrinsic(impl)
 
 
-f32_of_f16 = _scalar(NATIVE_HALF)   # the f16 pattern in an int64's low 16 bits as float32, exactly
-f32_of_f16_soft = _scalar(False)    # the same spelt out (what CPUs without a conversion run)
+F16, F16_SOFT, BF16 = "f16", "f16 spelt out", "bf16"          # the conversions _to_f32 emits
+_F16 = F16 if NATIVE_HALF else F16_SOFT
+
+f32_of_f16 = _scalar(_F16)          # the f16 pattern in an int64's low 16 bits as float32, exactly
+f32_of_f16_soft = _scalar(F16_SOFT)  # the same spelt out (what CPUs without a conversion run)
+f32_of_bf16 = _scalar(BF16)         # the bf16 pattern likewise
 
 
 def _shuffle(builder, x, y, unit, mask):
@@ -99,7 +110,7 @@ def _transpose8(builder, rows):
     return cols
 
 
-def _transposer(native):
+def _transposer(kind):
     def impl(typingctx, src, s0, sstride, dst, d0, dstride):
         if not (isinstance(src, types.Array) and src.dtype == types.uint16 and src.layout == "C"
                 and isinstance(dst, types.Array) and dst.dtype == types.float32 and dst.layout == "C"):
@@ -117,7 +128,7 @@ def _transposer(native):
             v32 = ir.VectorType(F32, 8)
             for c, col in enumerate(_transpose8(builder, rows)):
                 at = builder.gep(dst_p, [builder.add(d0_, builder.mul(ds, ir.Constant(I64, c)))])
-                builder.store(_to_f32(builder, col, native), builder.bitcast(at, v32.as_pointer()), align=4)
+                builder.store(_to_f32(builder, col, kind), builder.bitcast(at, v32.as_pointer()), align=4)
             return context.get_dummy_value()
         return types.none(src, types.int64, types.int64, dst, types.int64, types.int64), codegen
     return intrinsic(impl)
@@ -125,5 +136,6 @@ def _transposer(native):
 
 # transpose8_f16(src, s0, sstride, dst, d0, dstride): the f16 patterns src[s0 + r * sstride + k] (uint16;
 # r, k in 0 .. 7) as float32 into dst[d0 + k * dstride + r]; the caller keeps both in bounds
-transpose8_f16 = _transposer(NATIVE_HALF)
-transpose8_f16_soft = _transposer(False)
+transpose8_f16 = _transposer(_F16)
+transpose8_f16_soft = _transposer(F16_SOFT)
+transpose8_bf16 = _transposer(BF16)

@@ -50,7 +50,7 @@ def test_every_cdna3_fdrda_datapath_takes_the_integer_path():
     own-width operands: the catalog's fp8 GFDRDA shapes (four pairs, K = 16 and 32) and its f16 and
     bf16 FDRDA shapes in passes of 8 (K = 8 and 16; make test runs some of each,
     tests/support/kernel_shapes.py)."""
-    from golden.kernels import amd_fp8, amd_int, fdrda_half, fdrda_reg
+    from golden.kernels import amd_fp8, amd_int, fdrda_float
     assert len(AMD) >= 10
     used = set()
     for ins in AMD:
@@ -59,11 +59,10 @@ def test_every_cdna3_fdrda_datapath_takes_the_integer_path():
         if pl.rows is amd_int.fdrda_int_rows:
             assert pl.own_width is None, ins.name
         else:
-            own = amd_fp8.OWN_WIDTH if pl.rows in amd_fp8.KERNELS.values() else fdrda_reg.OWN_WIDTH
+            own = amd_fp8.OWN_WIDTH if pl.rows in amd_fp8.KERNELS.values() else fdrda_float.OWN_WIDTH
             assert pl.rows in shape_kernels() and pl.own_width == own, ins.name
             used.add(pl.rows)
-    assert fdrda_half.OWN_WIDTH == fdrda_reg.OWN_WIDTH
-    assert used == set(amd_fp8.KERNELS.values()) | set(fdrda_reg.KERNELS.values()) | set(fdrda_half.KERNELS.values())
+    assert used == set(amd_fp8.KERNELS.values()) | set(fdrda_float.KERNELS.values())
     assert all(name in {ins.name for ins in AMD_DEFAULT} for name in FP8_DEFAULT + H16_DEFAULT)
 
 
@@ -132,17 +131,16 @@ def test_planted_fault_is_caught(unit):
 @pytest.mark.parametrize("unit", [("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x16_bf16")],
                          ids=lambda u: u[1])
 def test_register_path_blocks_and_special_c(unit):
-    """The register paths (golden.kernels.fdrda_half, fdrda_reg) beside the block path: clean blocks, a block with
+    """The register path (golden.kernels.fdrda_float) beside the block path: clean blocks, a block with
     an infinity and a NaN operand, c infinite and NaN on clean rows, c near the f32 maximum plus a
     large product; bf16's products at 2**128 and just below it, of either sign, one past it by its
     significands alone, two of opposite signs in one row, one beside an infinity (its copy that takes
     the overflowed products' classes); a planted fault caught on a clean block alone."""
-    from golden.kernels import fdrda_half, fdrda_reg
+    from golden.kernels import fdrda_float
     ins = lookup(*unit)
     fa, _, fc, _ = ins.formats
-    module = fdrda_half if fa.name == "f16" else fdrda_reg
-    assert kernels.plan(ins).rows in module.KERNELS.values()
-    BL = module.BLOCK_ROWS
+    assert kernels.plan(ins).rows in fdrda_float.KERNELS.values()
+    BL = fdrda_float.BLOCK_ROWS
     n = 3 * BL + 11
     a, b, c, _, _ = random_operands(ins, n, np.random.default_rng(11), "normal")
     inf, nan = (0x7C00, 0x7E00) if fa.name == "f16" else (0x7F80, 0x7FC0)
@@ -173,18 +171,16 @@ def test_register_path_blocks_and_special_c(unit):
         assert (got != want[clean]).sum() > 0
 
 
-@pytest.mark.parametrize("name, F, shape", [("v_mfma_f32_32x32x8_f16", F, F <= 26) for F in (0, 13, 26, 27)]
-                         + [("v_mfma_f32_16x16x16_bf16", F, F <= 30) for F in (30, 31)])
-def test_register_path_takes_f_within_its_window(name, F, shape):
-    """fdrda_half's passes sum eight products of up to F + 2 bits in int32 lanes (F at most 26);
-    fdrda_reg's take the products' left shift G = F - (fraction bits) in the significands' 16-bit
-    lanes (G at most 16 for bf16: F at most 30).  F inside takes the shape's kernel, at its edges
-    with numpy's bits and the planted fault caught; F outside runs the family kernel, the same bits."""
-    from golden.kernels import amd_int, fdrda_half, fdrda_reg
+@pytest.mark.parametrize("name", ["v_mfma_f32_32x32x8_f16", "v_mfma_f32_16x16x16_bf16"])
+@pytest.mark.parametrize("F", [0, 13, 26, 27])
+def test_register_path_takes_f_within_its_window(name, F):
+    """fdrda_float's passes sum eight products of up to F + 2 bits in int32 lanes: F from 0 to 26
+    takes the shape's kernel, at its edges with numpy's bits and the planted fault caught; F = 27
+    runs the family kernel, the same bits."""
+    from golden.kernels import amd_int, fdrda_float
     ins = lookup("cdna3", name).with_params(F=F)
-    module = fdrda_half if "f16" in name and "bf16" not in name else fdrda_reg
     rows = kernels.plan(ins).rows
-    assert (rows in module.KERNELS.values()) if shape else (rows is amd_int.fdrda_int_rows)
+    assert (rows in fdrda_float.KERNELS.values()) if F <= fdrda_float.MAX_F else (rows is amd_int.fdrda_int_rows)
     assert _mismatches(ins, 4 * ROWS) == 0
     with kernels.planted_fault():
         assert _mismatches(ins, 4 * ROWS) > 0
@@ -203,39 +199,49 @@ def test_register_path_merges_at_every_floor_width(name, floors):
     assert _mismatches(ins, 4 * ROWS) == 0
 
 
-def test_half_path_classes_zeros_subnormals_and_c_drop():
-    """fdrda_half takes a pass's class from the float32 sum of its products and c: inf * 0, opposite
+# per format: inf, -inf, NaN, 1, a subnormal's significand mask, the least subnormal, a large power of
+# two whose product with it holds a pass's largest exponent sum (e_min + e: its grid 2**(e_min + e - 24)),
+# and ranges of a and b whose products lie far below it with bits below that grid
+HALF_PATTERNS = {"v_mfma_f32_16x16x16_f16": (0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x03FF, 0x0001, 0x7800,
+                                             (0x3400, 0x3800), (0x2800, 0x2C00)),
+                 "v_mfma_f32_16x16x16_bf16": (0x7F80, 0xFF80, 0x7FC0, 0x3F80, 0x007F, 0x0001, 0x7F00,
+                                              (0x3C80, 0x3D00), (0x3C80, 0x3D00))}
+
+
+@pytest.mark.parametrize("name", list(HALF_PATTERNS))
+def test_float_path_classes_zeros_subnormals_and_c_drop(name):
+    """fdrda_float takes a pass's class from the float sum of its products and c: inf * 0, opposite
     infinite products, an infinite product beside an opposite infinite c, NaN operands; rows whose
     products are all zero beside c of either zero, subnormal and normal; subnormal operands (their
-    exponent field counted as 1) deciding the maximum, one far below its exponents' 2**(e_a + e_b)
-    among them; products far below c, of either sign (the
-    floor of a negative dot part); the same rows with c dropped more than 3 binades below the
-    maximum (a c_drop of the test's own on an FDRDA design): numpy's bits on each."""
-    from golden.kernels import fdrda_half
-    base = lookup("cdna3", "v_mfma_f32_16x16x16_f16")
+    exponent field counted as 1) deciding the maximum, the least subnormal times a large power of
+    two among them (a product far below its exponents' 2**(e_a + e_b), whose grid truncates a
+    product beside it); products far below c, of either sign (the floor of a negative dot part);
+    the same rows with c dropped more than 3 binades below the maximum (a c_drop of the test's own
+    on an FDRDA design): numpy's bits on each."""
+    from golden.kernels import fdrda_float
+    inf, ninf, nan, one, sub_mask, least, big, a_lo, b_lo = HALF_PATTERNS[name]
+    sign = 0x8000
+    base = lookup("cdna3", name)
     rng = np.random.default_rng(21)
-    n = 2 * fdrda_half.BLOCK_ROWS + 13
+    n = 2 * fdrda_float.BLOCK_ROWS + 13
     a, b, c, _, _ = random_operands(base, n, rng, "normal")
-    inf, ninf, nan, one = 0x7C00, 0xFC00, 0x7E00, 0x3C00
     a[0, 3], b[0, 3] = inf, 0                                   # inf * 0: NaN
     a[1, 2], b[1, 2], a[1, 9], b[1, 9] = inf, one, ninf, one    # +inf and -inf products: NaN
     a[2, 5], b[2, 5], c[2] = inf, one, 0xFF800000               # +inf product, c -inf: NaN
     a[3, 0], b[3, 0], c[3] = ninf, one, 0x3F800000              # -inf product, c finite: -inf
     a[4, 7] = nan
     a[5:40], c[5:40:4], c[6:40:4], c[7:40:4] = 0, 0x80000000, 0x00000001, 0x80400000   # zero products
-    sub = rng.integers(1, 0x400, size=(40, a.shape[1]))            # subnormal a beside normal b
-    a[40:80] = sub | (rng.integers(0, 2, size=sub.shape) << 15)
-    a[80:120] &= 0x83FF                                            # tiny products beneath c
-    b[80:120] &= 0x87FF
+    sub = rng.integers(1, sub_mask + 1, size=(40, a.shape[1]))      # subnormal a beside normal b
+    a[40:80] = sub | (rng.integers(0, 2, size=sub.shape) * sign)
+    a[80:120] &= sign | sub_mask                                    # tiny products beneath c
+    b[80:120] &= sign | (2 * sub_mask + 1)
     c[80:120] = rng.integers(0x3F800000, 0x4F000000, size=40) | (rng.integers(0, 2, size=40) << 31)
-    # 2**-24 * 2**15 = 2**-9 holds the largest exponent sum (-14 + 15: its grid 2**-23) though far
-    # below 2**1; a product near 2**-6 beside it keeps bits down to 2**-27, which that grid truncates
     a[120:140], b[120:140], c[120:140] = 0, 0, 0
-    a[120:140, 0], b[120:140, 0] = 0x0001, 0x7800
-    a[120:140, 1], b[120:140, 1] = rng.integers(0x3400, 0x3800, size=20), rng.integers(0x2800, 0x2C00, size=20)
+    a[120:140, 0], b[120:140, 0] = least, big
+    a[120:140, 1], b[120:140, 1] = rng.integers(*a_lo, size=20), rng.integers(*b_lo, size=20)
     for ins in (base, base.with_params(c_drop=3)):
         want = golden.dot_add(ins, a, b, c, backend="numpy")
-        assert kernels.plan(ins).rows in fdrda_half.KERNELS.values()
+        assert kernels.plan(ins).rows in fdrda_float.KERNELS.values()
         assert np.array_equal(golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba", threads=1), want)
     d = want[:4].astype(np.uint32).view(np.float32)
     assert np.isnan(d[:3]).all() and d[3] == -np.inf

@@ -1,7 +1,7 @@
 """Which of golden's one-kernel-a-shape instructions make test runs (each shape's kernel costs about
 3-8 s of CPU on its first compile): golden.kernels.amd_fp8's fp8 GFDRDA shapes, three of eight in
 the default tier (each fp8 format as a and as b, K = 16 and 32; the instructions other default
-tests use), golden.kernels.fdrda_half's f16 and fdrda_reg's bf16 FDRDA shapes, one of two each
+tests use), golden.kernels.fdrda_float's f16 and bf16 FDRDA shapes, two of four
 (f16 in one pass of 8, bf16 in two: the bench's rows), and golden.kernels.fda_fp8's E4M3 FDA shapes, one of three
 (K = 32 in passes of 16: the bench's Ada row, named with its arch, since RTX Blackwell's
 instruction of the same name is K = 32 in one pass); every one under -m slow.  golden.kernels.fda_reg's
