@@ -195,6 +195,26 @@ def set_fp_control(typingctx, value):
     return types.none(types.uint32), codegen
 
 
+# MXCSR's fields a kernel's float arithmetic must not inherit: flush to zero, denormals as zero (DAZ,
+# which a fast-math library sets for its whole process), the rounding control, and the exception
+# masks (all set: no trap)
+DENORMALS_ARE_ZERO = np.uint32(0x0040)
+ROUNDING_CONTROL = np.uint32(0x6000)
+EXCEPTION_MASKS = np.uint32(0x1F80)
+
+
+@njit(**HOT)
+def ieee_mode():
+    """Sets the calling thread's floating-point mode to IEEE's default (round to nearest even,
+    subnormals kept, no traps), whatever the caller's; returns the mode it found, for
+    :func:`set_fp_control` to restore when the rows are done (nothing on CPUs without MXCSR)."""
+    caller = fp_control()
+    if HAS_MXCSR:
+        keep = np.uint32(0xFFFF ^ (FLUSH_TO_ZERO | DENORMALS_ARE_ZERO | ROUNDING_CONTROL))
+        set_fp_control(np.uint32((caller & keep) | EXCEPTION_MASKS))
+    return caller
+
+
 MAGIC_I51 = np.int64(0x4338000000000000)         # the bits of 1.5 * 2**52
 
 

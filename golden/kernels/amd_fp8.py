@@ -112,6 +112,7 @@ def fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out,
     bab = -da[D_BIAS] - db[D_BIAS]
     wa, wb, wc = _widths(a)[3], _widths(b)[3], _widths(c)[2]
     CW = np.empty(A.BL, np.int64)
+    caller_fp = C.ieee_mode()          # merge_f64's float arithmetic whatever the caller's mode
     for r0 in range(lo, hi, A.BL):
         nb = min(A.BL, hi - r0)
         for i in range(nb):
@@ -120,6 +121,7 @@ def fp8_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out,
             pairs_pass(r0, nb, wa, wb, CW, KC, j, ra, rb, bab, G, sh0, fmts, prm)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
+    C.set_fp_control(caller_fp)
     if prm[S.P_FAULT] == 1:
         C.fault_ulp(out, lo, hi)
 

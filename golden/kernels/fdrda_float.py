@@ -8,9 +8,12 @@ fraction bits below ``2**e``, with its sign, is then the float's rounding toward
 (:func:`golden.kernels._common.trunc_i32`: one instruction, eight lanes on AVX2 where int64 lanes
 take four).  The products' sum in float32 is their IEEE class (NaN, an infinity or finite: no sum
 of finite f16 products overflows), so NaN and infinities take no branch and no scan of their own.
-bf16's products (16 significant bits, from ``2**-266`` to ``2**256``) leave float32's range, so its
-passes run the same arithmetic in float64 lanes (four a vector on AVX2), where the overflowed
-products (at or above ``2**128``) are finite and are told apart from the inputs' infinities.
+bf16's products (16 significant bits, from ``2**-266`` to ``2**256``) leave float32's range: a block
+whose nonzero magnitudes all lie in :data:`BF16_WINDOW` (:func:`outside_window`, four patterns a
+64-bit word) runs f16's float32 arithmetic, any other the same in float64 lanes (four a vector on
+AVX2), where the overflowed products (at or above ``2**128``) are finite and are told apart from
+the inputs' infinities.  The rows run in IEEE's default floating-point mode, set and given back
+(``_common.ieee_mode``): a caller's denormals-as-zero would zero bf16's subnormals in the planes.
 
 A block's operands go first into float32 planes, a plane per product of a row, the rows side by
 side (:func:`half.transpose8_f16`, :func:`half.transpose8_bf16`: eight rows by eight patterns at a
@@ -39,20 +42,49 @@ OWN_WIDTH = (np.uint16, np.uint16, np.uint32)      # a, b and c as the kernels r
 MAX_F = 26                    # a pass's eight products below 2**(F + 2) each sum below 2**31
 SUB_F16 = np.float32(2.0 ** -14)      # f16's least normal: a subnormal's exponent field counts as 1
 ZERO_GUARD = np.float32(2.0 ** 20)    # |a*b| * this >= the fields' 2**(e_a + e_b) for every nonzero f16 pair
+# bf16 magnitudes (patterns less the sign) whose products and their scalings stay normal in float32:
+# exponent fields 77 .. 188, so a product lies in 2**-100 .. 2**124 (a pass's eight sum below 2**127,
+# none reaches AMD's overflow at 2**128) and 2**(F - e) in 2**-98 .. 2**126 for F at most 26
+BF16_WINDOW = (77 << 7, (189 << 7) - 1)
+WINDOW_CHUNK = 64                     # words a step of outside_window's scan
+# inside the window a bf16's 2**e is at least 2**-50: a floor below that never binds, and one far
+# above 2**-126 keeps a zero pair's product of floors normal (2**-252 took float32's slow path for
+# subnormal results: 0.8x the rows a second on a Zen 3 core)
+LEAST_F32 = np.float32(2.0 ** -60)
 
 
 @njit(**C.HOT)
-def field_scale(x):
-    """``2**e`` of an f16's exponent field e (a subnormal's: 1), the f16 given as its float32."""
-    return max(C.f32_scale_of(x), SUB_F16)
+def field_scale(x, least):
+    """``2**e`` of a float's exponent field e (a subnormal's: 1), the float given as its float32:
+    ``least`` its format's least normal."""
+    return max(C.f32_scale_of(x), least)
 
 
 @njit(**C.HOT)
-def half_dots(XA, XB, t0, nb, L, two_f, DS, EM, SP):
+def outside_window(w64, u0, u1):
+    """Whether a nonzero bf16 pattern of 64-bit words ``u0 .. u1 - 1`` (four a word) has its magnitude
+    outside :data:`BF16_WINDOW`: each 16-bit lane's tests an add or a subtract that sets its top bit
+    and carries no further (a magnitude is at most 0x7FFF)."""
+    lo, hi = BF16_WINDOW
+    mask, top = np.uint64(0x7FFF) * A.L0001, A.H8000
+    add_hi, sub_lo = np.uint64(0x7FFF - hi) * A.L0001, np.uint64(lo) * A.L0001
+    for c0 in range(u0, u1, WINDOW_CHUNK):           # a chunk's loop vectorises; random patterns stop early
+        acc = np.uint64(0)
+        for u in range(c0, min(c0 + WINDOW_CHUNK, u1)):
+            m = w64[np.uint64(u)] & mask
+            acc |= (m + add_hi) | (~((m | top) - sub_lo) & (m + mask))     # above hi, or nonzero below lo
+        if (acc & top) != np.uint64(0):
+            return True
+    return False
+
+
+@njit(**C.HOT)
+def half_dots(XA, XB, t0, nb, L, two_f, least, DS, EM, SP):
     """Products ``t0 .. t0 + L - 1`` of rows ``0 .. nb - 1`` of a block's planes: each row's sum of
     products truncated to F fraction bits below ``2**e`` into ``DS``, ``2**e`` into ``EM`` (e the
     largest exponent sum of a nonzero product; 0 where there is none) and the products' float32 sum
-    into ``SP``.  Every value 32 bits wide: eight rows a vector on AVX2."""
+    into ``SP``.  Every value 32 bits wide: eight rows a vector on AVX2.  f16 (``least`` 2**-14), and
+    bf16 inside :data:`BF16_WINDOW` (``least`` 2**-126)."""
     for i in range(nb):
         em = np.float32(0)
         sp = np.float32(0)
@@ -60,7 +92,7 @@ def half_dots(XA, XB, t0, nb, L, two_f, DS, EM, SP):
             xa, xb = XA[(t0 + t) * BLOCK_ROWS + i], XB[(t0 + t) * BLOCK_ROWS + i]
             p = xa * xb
             sp += p
-            em = max(em, min(field_scale(xa) * field_scale(xb), abs(p) * ZERO_GUARD))
+            em = max(em, min(field_scale(xa, least) * field_scale(xb, least), abs(p) * ZERO_GUARD))
         scale = C.div_f32(two_f, em)              # infinite where em is 0: s is then not read
         s = np.int32(0)
         for t in range(L):
@@ -165,26 +197,30 @@ def float_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC, bf16):
     zpos = prm[S.P_ZPOS] == 1
     two_f, two_nf = np.float32(amd.p2(F)), amd.p2(-F)
     q = A.merge_factors(dfb, cfb, ffb, c_drop)
-    a16, b16, wc = _widths(a)[1], _widths(b)[1], _widths(c)[2]
+    (_, a16, _, wa), (_, b16, _, wb), wc = _widths(a), _widths(b), _widths(c)[2]
     CW = np.empty(BLOCK_ROWS, np.int64)
     XA, XB = np.empty(KC * BLOCK_ROWS, np.float32), np.empty(KC * BLOCK_ROWS, np.float32)
     DS, EM32, SP32 = np.empty(BLOCK_ROWS, np.int32), np.empty(BLOCK_ROWS, np.float32), np.empty(BLOCK_ROWS, np.float32)
     EM, SP, OV = np.empty(BLOCK_ROWS), np.empty(BLOCK_ROWS), np.empty(BLOCK_ROWS)
+    caller_fp = C.ieee_mode()          # whatever the caller's mode (its DAZ would zero bf16's subnormals)
     for r0 in range(lo, hi, BLOCK_ROWS):
         nb = min(BLOCK_ROWS, hi - r0)
         for i in range(nb):
             CW[i] = np.int64(wc[np.uint64(r0 + i)])
         to_planes(a16, r0, nb, KC, XA, bf16)
         to_planes(b16, r0, nb, KC, XB, bf16)
+        u0, u1 = r0 * KC // 4, (r0 + nb) * KC // 4
+        wide = bf16 and (outside_window(wa, u0, u1) or outside_window(wb, u0, u1))
         for j in range(0, KC, LC):
-            if bf16:
+            if wide:
                 bf16_dots(XA, XB, j, nb, LC, F, DS, EM, SP, OV)
                 bf16_merges(nb, DS, EM, SP, OV, CW, two_nf, dfb, q, nan_bits, inf_bits, zpos)
             else:
-                half_dots(XA, XB, j, nb, LC, two_f, DS, EM32, SP32)
+                half_dots(XA, XB, j, nb, LC, two_f, LEAST_F32 if bf16 else SUB_F16, DS, EM32, SP32)
                 half_merges(nb, DS, EM32, SP32, CW, two_nf, dfb, q, nan_bits, inf_bits, zpos)
         for i in range(nb):
             out[r0 + i] = np.uint64(CW[i])
+    C.set_fp_control(caller_fp)
     if prm[S.P_FAULT] == 1:
         C.fault_ulp(out, lo, hi)
 

@@ -246,3 +246,68 @@ def test_float_path_classes_zeros_subnormals_and_c_drop(name):
     d = want[:4].astype(np.uint32).view(np.float32)
     assert np.isnan(d[:3]).all() and d[3] == -np.inf
     assert not np.array_equal(golden.dot_add(base, a, b, c, backend="numpy"), want)   # the drop drops some c
+
+
+def _bf16_fields(rng, shape, fields):
+    """bf16 patterns of random signs and significands with exponent fields drawn from ``fields``."""
+    sign = rng.integers(0, 2, size=shape) << 15
+    return (rng.choice(fields, size=shape) << 7) | rng.integers(0, 128, size=shape) | sign
+
+
+def test_bf16_float32_window_edges():
+    """fdrda_float runs a bf16 block in float32 lanes where every nonzero magnitude lies in its
+    window (exponent fields 77 to 188), else in float64 lanes.  With F = 26: a block at both edges
+    (and zeros) in float32; outside, which float32 lanes would get wrong, a block of positive fields
+    189 (a pass's sum past float32's range, c bringing d back below it) and one of fields 76
+    (2**(F - e) past float32's range): numpy's bits on each."""
+    from golden.kernels import fdrda_float
+    ins = lookup("cdna3", "v_mfma_f32_16x16x16_bf16").with_params(F=26)
+    assert kernels.plan(ins).rows in fdrda_float.KERNELS.values()
+    BL = fdrda_float.BLOCK_ROWS
+    rng = np.random.default_rng(8)
+    a, b, c, _, _ = random_operands(ins, 3 * BL, rng, "normal")
+    a[:BL], b[:BL] = _bf16_fields(rng, (BL, 16), [77, 188]), _bf16_fields(rng, (BL, 16), [77, 188])
+    a[:BL:5, 3], c[:BL:3] = 0x8000, 0
+    a[:32], b[:32], c[:32] = _bf16_fields(rng, (32, 16), [77]), _bf16_fields(rng, (32, 16), [77]), 0     # e least
+    a[BL:2 * BL], b[BL:2 * BL] = (189 << 7) | rng.integers(64, 128, size=(BL, 16)), (189 << 7) | 0x7F
+    a[BL:2 * BL, 8:] = 0                                           # the chain's second pass adds nothing
+    c[BL:2 * BL] = 0xFF7FFFFF                                     # -f32's largest
+    a[2 * BL:], b[2 * BL:] = _bf16_fields(rng, (BL, 16), [76]), _bf16_fields(rng, (BL, 16), [76])
+    c[2 * BL:] = 0
+    lo, hi = fdrda_float.BF16_WINDOW
+    assert ((a[:BL] & 0x7FFF) >= lo).sum() > 0 and ((a[:BL] & 0x7FFF) <= hi).all()
+    want = golden.dot_add(ins, a, b, c, backend="numpy")
+    assert np.array_equal(golden.dot_add(ins, *_own_width(ins, a, b, c), backend="numba", threads=1), want)
+    d = want[BL:2 * BL].astype(np.uint32).view(np.float32)
+    assert np.isfinite(d).all() and (d > 2.0 ** 125).all()        # past float32's range only in the sum
+
+
+def test_float_paths_ignore_the_callers_floating_point_mode():
+    """The float-lane kernels (fdrda_float's f16 and bf16, amd_fp8's merge) set IEEE's mode for their
+    rows, whatever the caller's (flush to zero and denormals as zero, as a fast-math library leaves
+    them, and rounding toward zero), and give it back: subnormal bf16 operands and c, numpy's bits."""
+    from numba import njit
+
+    from golden.kernels import _common
+
+    @njit
+    def swap_mode(mode):
+        old = _common.fp_control()
+        _common.set_fp_control(np.uint32(mode))
+        return old
+    rng = np.random.default_rng(13)
+    for name in ("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_f16", "v_mfma_f32_32x32x16_fp8_fp8"):
+        ins = lookup("cdna3", name)
+        a, b, c, _, _ = random_operands(ins, 600, rng, "bits")
+        if "bf16" in name:                                    # subnormal a times 1.0 beside zeros
+            a[:300], b[:300] = rng.integers(1, 0x80, size=(300, 16)), 0
+            b[:300, 0] = 0x3F80
+            c[:300:2] = rng.integers(1, 0x800000, size=150)
+        want = golden.dot_add(ins, a, b, c, backend="numpy")
+        ops = _own_width(ins, a, b, c)
+        golden.dot_add(ins, *ops, backend="numba", threads=1)          # compiled before the mode changes
+        mode = 0x1F80 | 0x8040 | 0x6000 if _common.HAS_MXCSR else 0
+        caller = swap_mode(mode)
+        got = golden.dot_add(ins, *ops, backend="numba", threads=1)
+        kept = swap_mode(caller)
+        assert kept & 0xFFC0 == mode and np.array_equal(got, want), name         # (bits 0-5: status flags)
