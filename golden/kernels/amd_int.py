@@ -306,12 +306,12 @@ def merge_f64(dot, em, c, dfb, q):
     the dot part ``dot`` (exact; ``em``: ``2**e`` of its largest exponent sum, 0 where it has no
     term) floored to dfb fraction bits below ``2**e_max`` (e_max: the larger of e and c's
     exponent), c to cfb, their sum to ffb below its leading bit (but not below ``2**(-126 - ffb)``),
-    then rounded to f32 (``q``: :func:`merge_factors`).  A pass's terms are below ``2**(e_max + 6)``
-    and the floors at most 40 bits below it (:func:`int_design`), so the sum spans at most 47 bits.  Each floor is
-    float64's of the value scaled by a power of two, so that nothing is shifted in int64 lanes
-    (float64's are as wide, four a vector on AVX2, but int64 lanes have no count of leading zeros
-    and no compare but equal and greater): :func:`amd_int.merge_int`'s arithmetic in a third of its
-    instructions."""
+    then rounded to f32 (``q``: :func:`merge_factors`; the caller's mode IEEE's default,
+    ``_common.ieee_mode``).  A pass's terms are below ``2**(e_max + 6)`` and the floors at most 40
+    bits below it (:func:`int_design`), so the sum spans at most 47 bits.  Each floor is float64's of
+    the value scaled by a power of two, so that nothing is shifted in int64 lanes (float64's are as
+    wide, four a vector on AVX2, but int64 lanes have no count of leading zeros and no compare but
+    equal and greater): :func:`merge_int`'s arithmetic in about a third of its instructions."""
     k_c, k_cd, k_nd, k_nf, drop = q
     cb = binade(c)
     m = max(em, cb)                                      # 2**e_max
