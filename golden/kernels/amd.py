@@ -426,6 +426,7 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
     Fs, Is, Bs = np.empty((4, BL)), np.empty((2, BL), np.int64), np.empty((3, BL), np.bool_)
     cv, ce, dout, ok = np.empty(BL), np.empty(BL, np.int64), np.empty(BL, np.uint64), np.empty(BL, np.bool_)
     P, E = np.empty(L), np.empty(L, np.int64)
+    caller_fp = C.ieee_mode()     # float64 arithmetic whatever the caller's mode
     for r0 in range(lo, hi, BL):
         nb = min(BL, hi - r0)
         n = nb * K
@@ -450,6 +451,7 @@ def fdrda_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, ou
                 out[r0 + i] = dout[i]
             if j + L < K:
                 chain_c(fmts, vtab, etab, dout, nb, cv, ce)
+    C.set_fp_control(caller_fp)
 
 
 @njit(**C.HOT)

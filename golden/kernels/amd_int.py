@@ -580,6 +580,7 @@ def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order
     for q in range(K):
         in_order &= order[q] == q
     classes = np.bool_(False)     # not the literal False: decode_block would compile for it too (about 7 s)
+    caller_fp = C.ieee_mode()     # the merge's RNE to f32 whatever the caller's rounding mode
     for r0 in range(lo, hi, BR):
         nb = min(BR, hi - r0)
         nk = nb * K
@@ -602,3 +603,4 @@ def fdrda_int_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order
                 for i in range(nb):
                     cw[i] = np.int64(dout[i] & np.uint64(0xFFFFFFFF))
                 c_words(cw, nb, cs, ce, cf)
+    C.set_fp_control(caller_fp)

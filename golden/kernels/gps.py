@@ -211,11 +211,13 @@ def cpu_flush_is_gps(fmts):
 
 @njit(**C.HOT)
 def cpu_flush_on(fmts):
-    """Sets the calling thread's flush to zero where :func:`cpu_flush_is_gps`; returns the mode it
-    found, for ``_common.set_fp_control`` to restore when the rows are done."""
-    caller_fp = C.fp_control()
+    """Sets the calling thread's floating-point mode to IEEE's default (``_common.ieee_mode``: the
+    caller's rounding mode and denormals-as-zero undone), with flush to zero where
+    :func:`cpu_flush_is_gps`; returns the mode it found, for ``_common.set_fp_control`` to restore
+    when the rows are done."""
+    caller_fp = C.ieee_mode()
     if cpu_flush_is_gps(fmts):
-        C.set_fp_control(caller_fp | C.FLUSH_TO_ZERO)
+        C.set_fp_control(C.fp_control() | C.FLUSH_TO_ZERO)
     return caller_fp
 
 

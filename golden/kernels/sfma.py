@@ -91,9 +91,11 @@ def sfma_loop(va, vb, vc, lo, hi, K, wide, fault, out):
 def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out):
     """Rows ``lo .. hi - 1``; d's format (f64 or f32) from the format table's d row.  Operands of
     one item size (the common case: the generators' uint64, or each format's own width) run a
-    loop specialised to it; mixed widths read each element through ``_common.load``."""
+    loop specialised to it; mixed widths read each element through ``_common.load``.  The rows run
+    in IEEE's default floating-point mode, set and given back (``_common.ieee_mode``)."""
     wide = fmts[S.D, C.EXP_BITS] == 11
     fault = prm[S.P_FAULT] == 1
+    caller_fp = C.ieee_mode()                        # the fma's RNE, subnormals kept, whatever the caller's mode
     if isz[0] == isz[1] == isz[2] == 8:            # the buffers hold whole elements: viewed, not sliced
         sfma_loop(a.view(np.uint64), b.view(np.uint64), c.view(np.uint64), lo, hi, K, wide, fault, out)
     elif isz[0] == isz[1] == isz[2] == 4:            # (a slice's view is typed as any layout: 2x slower)
@@ -108,6 +110,7 @@ def sfma_rows(lo, hi, a, b, c, sa, sb, isz, K, fmts, vtab, etab, prm, order, out
                 la[(r - lo) * K + k] = C.load(a, isz[0], r * K + k)
                 lb[(r - lo) * K + k] = C.load(b, isz[1], r * K + k)
         sfma_loop(la, lb, lc, np.int64(0), hi - lo, K, wide, fault, out[lo:hi])    # no second compile for a literal 0
+    C.set_fp_control(caller_fp)
 
 
 

@@ -282,10 +282,12 @@ def test_bf16_float32_window_edges():
     assert np.isfinite(d).all() and (d > 2.0 ** 125).all()        # past float32's range only in the sum
 
 
-def test_float_paths_ignore_the_callers_floating_point_mode():
-    """The float-lane kernels (fdrda_float's f16 and bf16, amd_fp8's merge) set IEEE's mode for their
+def test_float_kernels_ignore_the_callers_floating_point_mode():
+    """The kernels that compute with the CPU's float arithmetic (fdrda_float's f16 and bf16,
+    amd_fp8's merge, the FDRDA block path's, GPS, SFMA in f32 and f64) set IEEE's mode for their
     rows, whatever the caller's (flush to zero and denormals as zero, as a fast-math library leaves
-    them, and rounding toward zero), and give it back: subnormal bf16 operands and c, numpy's bits."""
+    them, and rounding toward zero: each changed some of these rows' bits before), and give it
+    back: subnormal bf16 operands and c among random patterns, numpy's bits."""
     from numba import njit
 
     from golden.kernels import _common
@@ -296,10 +298,13 @@ def test_float_paths_ignore_the_callers_floating_point_mode():
         _common.set_fp_control(np.uint32(mode))
         return old
     rng = np.random.default_rng(13)
-    for name in ("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_f16", "v_mfma_f32_32x32x16_fp8_fp8"):
-        ins = lookup("cdna3", name)
+    units = [("cdna3", name) for name in ("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_f16",
+                                          "v_mfma_f32_32x32x16_fp8_fp8", "v_mfma_f32_32x32x4_2b_f16",
+                                          "v_mfma_f64_16x16x4_f64", "v_mfma_f32_16x16x4_f32")]
+    for arch, name in units + [("cdna2", "v_mfma_f32_32x32x4bf16")]:
+        ins = lookup(arch, name)
         a, b, c, _, _ = random_operands(ins, 600, rng, "bits")
-        if "bf16" in name:                                    # subnormal a times 1.0 beside zeros
+        if name == "v_mfma_f32_16x16x16_bf16":                # subnormal a times 1.0 beside zeros
             a[:300], b[:300] = rng.integers(1, 0x80, size=(300, 16)), 0
             b[:300, 0] = 0x3F80
             c[:300:2] = rng.integers(1, 0x800000, size=150)
