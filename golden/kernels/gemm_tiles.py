@@ -369,6 +369,7 @@ def tile_fda(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, s
     """FDA in integer lanes: ``SA, EA, SB, EB`` from :func:`decode`."""
     st = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64),
           np.zeros(nt, np.int64), np.zeros(nt, np.uint64), np.zeros(nt, np.int32))
+    caller_fp = C.ieee_mode()          # the promotions' and the dot-adds' float arithmetic
     ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     for q in range(slices.shape[0]):
         lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
@@ -379,6 +380,7 @@ def tile_fda(SA, EA, SB, EB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, s
                 _dot_add(SA, EA, SB, EB, m, s * Kins, nt, prm[S.P_L], Kins, ACC[m], fmts, drows, prm, st)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+    C.set_fp_control(caller_fp)
 
 
 @njit(**C.JIT)
@@ -390,6 +392,7 @@ def tile_gdfs(VA, VB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scal
           np.zeros(nt, np.int64), np.zeros(nt, np.uint64), np.zeros(nt, np.int32))
     ngr = max(prm[S.P_L] // prm[S.P_GROUP], 1)
     sg = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros((ngr, nt), np.int64), np.zeros((ngr, nt), np.int64))
+    caller_fp = C.ieee_mode()          # the promotions' and the dot-adds' float arithmetic
     ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     for q in range(slices.shape[0]):
         lo, hi = _slice_start(ACC, MAIN, q, slices, cinit, promotion, mt, nt)
@@ -400,6 +403,7 @@ def tile_gdfs(VA, VB, gd, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scal
                 _dot_add_gdfs(VA, VB, gd, m, s * Kins, nt, prm[S.P_L], Kins, ACC[m], fmts, drows, prm, st, sg)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+    C.set_fp_control(caller_fp)
 
 
 @njit(**C.INLINE)
@@ -417,6 +421,7 @@ def tile_float(VA, XA, VB, XB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb,
     :func:`decode_fdrda`) or FDA off the integer lanes (from :func:`decode_fda64`)."""
     sf = _float_scratch(nt, prm)
     s64 = (np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt, np.int64), np.zeros(nt), np.zeros(nt))
+    caller_fp = C.ieee_mode()          # the promotions' and the dot-adds' float arithmetic
     ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     L = prm[S.P_L]
     for q in range(slices.shape[0]):
@@ -432,6 +437,7 @@ def tile_float(VA, XA, VB, XB, mt, nt, Kins, slices, promotion, cinit, gsa, gsb,
                                    sf, s64)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+    C.set_fp_control(caller_fp)
 
 
 @njit(**C.JIT)
@@ -439,6 +445,7 @@ def tile_sfma(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, s
               fmts, drows, prm, parts):
     """SFMA in binary32 (``sfma.rows32``): each dot-add a chain of the CPU's fmas, one product at a
     time in K order, from c; a NaN made canonical; ``A [mt, Kp]``, ``B [Kp, nt]`` f32 words."""
+    caller_fp = C.ieee_mode()          # the promotions' and the dot-adds' float arithmetic
     ACC, MAIN, dd, wide = _state(mt, nt, fmts, drows)
     fault = prm[S.P_FAULT] == 1
     x = np.zeros(nt, np.float32)
@@ -462,6 +469,7 @@ def tile_sfma(A, B, mt, nt, Kins, slices, promotion, cinit, gsa, gsb, scaling, s
                     acc[i] = np.int64(d)
             since = _after_step(ACC, MAIN, s, lo, hi, since, promotion, mt, nt, gsa, gsb, scaling, scale_fma, dd, wide)
         _slice_end(parts, q, ACC, MAIN, promotion, mt, nt, dd, wide)
+    C.set_fp_control(caller_fp)
 
 
 @njit(**C.JIT)

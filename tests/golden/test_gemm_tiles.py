@@ -263,3 +263,27 @@ def test_thread_resolver_reads_argument_environment_and_affinity():
             GK.resolve_threads(bad)
     with pytest.raises(ValueError, match="NUMBA_NUM_THREADS='x': valid: a whole number of threads"):
         GK.resolve_threads(None, environ={"NUMBA_NUM_THREADS": "x"}, affinity=4)
+
+
+def test_tiles_ignore_the_callers_floating_point_mode():
+    """The tile kernels set IEEE's floating-point mode for their work and give the caller's back
+    (golden.kernels._common.ieee_mode): under a caller's flush to zero, denormals as zero and
+    rounding toward zero, the same bits as under the default mode, promotion and the float64,
+    SFMA and GPS paths included."""
+    from numba import njit
+
+    from golden.kernels import _common
+
+    @njit
+    def swap_mode(mode):
+        old = _common.fp_control()
+        _common.set_fp_control(np.uint32(mode))
+        return old
+    mode = 0x1F80 | 0x8040 | 0x6000 if _common.HAS_MXCSR else 0
+    for ins, kernel in ((QGMMA, Kernel(promotion=2)), (CDNA3, Kernel()), (SFMA, Kernel()), (GPS, Kernel())):
+        A, B = wide(ins, 9, 40, 4 * ins.k, seed=3)
+        want = gemm(A, B, instr=ins, kernel=kernel, route="tiles", threads=1)
+        caller = swap_mode(mode)
+        got = gemm(A, B, instr=ins, kernel=kernel, route="tiles", threads=1)
+        kept = swap_mode(caller)
+        assert kept & 0xFFC0 == mode and np.array_equal(got, want), ins.name
