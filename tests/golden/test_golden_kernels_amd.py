@@ -202,8 +202,8 @@ def test_register_path_merges_at_every_floor_width(name, floors):
 # per format: inf, -inf, NaN, 1, a subnormal's significand mask, the least subnormal, a large power of
 # two whose product with it holds a pass's largest exponent sum (e_min + e: its grid 2**(e_min + e - 24)),
 # and ranges of a and b whose products lie far below it with bits below that grid
-HALF_PATTERNS = {"v_mfma_f32_16x16x16_f16": (0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x03FF, 0x0001, 0x7800,
-                                             (0x3400, 0x3800), (0x2800, 0x2C00)),
+HALF_PATTERNS = {"v_mfma_f32_32x32x8_f16": (0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x03FF, 0x0001, 0x7800,
+                                            (0x3400, 0x3800), (0x2800, 0x2C00)),
                  "v_mfma_f32_16x16x16_bf16": (0x7F80, 0xFF80, 0x7FC0, 0x3F80, 0x007F, 0x0001, 0x7F00,
                                               (0x3C80, 0x3D00), (0x3C80, 0x3D00))}
 
@@ -226,7 +226,7 @@ def test_float_path_classes_zeros_subnormals_and_c_drop(name):
     n = 2 * fdrda_float.BLOCK_ROWS + 13
     a, b, c, _, _ = random_operands(base, n, rng, "normal")
     a[0, 3], b[0, 3] = inf, 0                                   # inf * 0: NaN
-    a[1, 2], b[1, 2], a[1, 9], b[1, 9] = inf, one, ninf, one    # +inf and -inf products: NaN
+    a[1, 2], b[1, 2], a[1, 6], b[1, 6] = inf, one, ninf, one    # +inf and -inf products: NaN
     a[2, 5], b[2, 5], c[2] = inf, one, 0xFF800000               # +inf product, c -inf: NaN
     a[3, 0], b[3, 0], c[3] = ninf, one, 0x3F800000              # -inf product, c finite: -inf
     a[4, 7] = nan
