@@ -20,11 +20,12 @@ side (:func:`half.transpose8_f16`, :func:`half.transpose8_bf16`: eight rows by e
 time), so that the loop across rows reads each plane contiguously.  The merge with c and the RNE
 to f32 is :func:`amd_int.merge_f64`'s, in a loop of its own (with the products' loop, int64 and
 float64 lanes took the vector's width down to four rows for both).  Against golden.kernels'
-earlier integer register path on one Zen 3 core: f16 1.5x (``normal``) and 1.8x (``bits``) the
-rows a second, bf16 1.0x and 1.6x (``python tools/kernel_ab.py``).  The kernels read a, b and c
-in their own width (:data:`OWN_WIDTH`: ``golden.kernels.run`` narrows wider operands first);
-designs whose products are out of order run :func:`amd_int.fdrda_int_rows`.
+earlier integer register path on one Zen 3 core: f16 1.5-1.6x (``normal``) and 1.6-1.9x
+(``bits``) the rows a second, bf16 1.3x in both (``python tools/kernel_ab.py``).  The kernels read
+a, b and c in their own width (:data:`OWN_WIDTH`: ``golden.kernels.run`` narrows wider operands
+first); designs whose products are out of order run :func:`amd_int.fdrda_int_rows`.
 """
+
 from __future__ import annotations
 
 import numpy as np
