@@ -106,15 +106,12 @@ f32_from_bits = _bitcast(types.uint32, types.float32, ir.FloatType())
 bits_from_f32 = _bitcast(types.float32, types.uint32, ir.IntType(32))
 
 
-def _f32_int_op(name):
-    def impl(typingctx, x, y):
-        def codegen(context, builder, sig, args):
-            return getattr(builder, name)(args[0], args[1])
-        return types.int32(types.int32, types.int32), codegen
-    return intrinsic(impl)
-
-
-add_i32 = _f32_int_op("add")     # int32 + int32 as int32 (numba widens a sum of int32 to int64)
+@intrinsic
+def add_i32(typingctx, x, y):
+    """int32 + int32 as int32, wrapping (numba widens a sum of int32 to int64: half the lanes)."""
+    def codegen(context, builder, sig, args):
+        return builder.add(args[0], args[1])
+    return types.int32(types.int32, types.int32), codegen
 
 
 @intrinsic

@@ -13,7 +13,7 @@ import numpy as np
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
-from .gps import f32_from_f16
+from .half import f32_of_bf16, f32_of_f16
 
 NONFINITE_C_EXP = -1          # algorithms.NONFINITE_C_EXP
 OVERFLOW = 2.0 ** 128
@@ -185,9 +185,7 @@ def field_exp(x, mb, eb, bias, emin):
 def hw_value(x, kind):
     """The exact value of an f16 (``kind`` 1: F16C's conversion) or bf16 (2: the f32 word's top
     half) pattern ``x`` (uint64), every class included."""
-    if kind == 1:
-        return np.float64(f32_from_f16(x))
-    return np.float64(C.f32_from_bits(np.uint32((x & np.uint64(0xFFFF)) << np.uint64(16))))
+    return np.float64(f32_of_f16(x) if kind == 1 else f32_of_bf16(x))
 
 
 @njit(**C.INLINE)

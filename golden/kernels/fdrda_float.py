@@ -101,31 +101,8 @@ def half_dots(XA, XB, t0, nb, L, two_f, least, DS, EM, SP):
         DS[i], EM[i], SP[i] = s, em, sp
 
 
-@njit(**C.HOT)
-def half_merges(nb, DS, EM, SP, CW, two_nf, dfb, q, nan_bits, inf_bits, zpos):
-    """:func:`half_dots`' rows merged with c (its words in ``CW``; d's bits into ``CW``): finite rows
-    by :func:`amd_int.merge_f64`, the rest by the IEEE sum of c and the products' sum (NaN where either is
-    NaN or they are opposite infinities, else an infinity: the paper's order of the classes)."""
-    for i in range(nb):
-        c = np.float64(C.f32_from_bits(np.uint32(CW[i])))
-        em = np.float64(EM[i])
-        x = np.float64(SP[i]) + c
-        if x - x == 0:
-            d = np.uint64(C.bits_from_f32(A.merge_f64(np.float64(DS[i]) * em * two_nf, em, c, dfb, q)))
-        else:
-            d = nan_bits if x != x else inf_bits | (np.uint64(0x80000000) if x < 0 else np.uint64(0))
-        CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
-
-
 BF16_GUARD = 2.0 ** 14                # |a*b| * this >= the fields' 2**(e_a + e_b) for every nonzero bf16 pair
-BF16_LEAST = 2.0 ** -126              # bf16's least normal
 OVER = amd.p2(A.OVER_EXP)             # products at or above it overflow
-
-
-@njit(**C.HOT)
-def wide_scale(x):
-    """``2**e`` of a bf16's exponent field e (a subnormal's: 1), the bf16 given as its float64."""
-    return max(C.f64_from_bits(C.bits_from_f64(x) & A.EXP64), BF16_LEAST)
 
 
 @njit(**C.HOT)
@@ -140,7 +117,7 @@ def bf16_dots(XA, XB, t0, nb, L, F, DS, EM, SP, OV):
             p = xa * xb
             sp += p
             hi, lo = max(hi, p), min(lo, p)
-            em = max(em, min(wide_scale(xa) * wide_scale(xb), abs(p) * BF16_GUARD))
+            em = max(em, min(A.binade(xa) * A.binade(xb), abs(p) * BF16_GUARD))   # bf16's e_min is f32's
         scale = A.over(F, em)                     # 2**F / em (huge where em is 0: s is then not read)
         s = np.int32(0)
         for t in range(L):
@@ -151,19 +128,43 @@ def bf16_dots(XA, XB, t0, nb, L, F, DS, EM, SP, OV):
 
 
 @njit(**C.HOT)
+def special_d(nan, negative, nan_bits, inf_bits):
+    """d's bits for a row of a special class: the canonical NaN, else an infinity of its sign."""
+    return nan_bits if nan else inf_bits | (np.uint64(0x80000000) if negative else np.uint64(0))
+
+
+@njit(**C.HOT)
+def half_merges(nb, DS, EM, SP, CW, two_nf, dfb, q, nan_bits, inf_bits, zpos):
+    """:func:`half_dots`' rows merged with c (its words in ``CW``; d's bits into ``CW``): finite rows
+    by :func:`amd_int.merge_f64`, the rest by the IEEE sum of c and the products' sum (NaN where
+    either is NaN or they are opposite infinities, else an infinity: the paper's order of the
+    classes).  No product overflows in float32's lanes, so no test of one (:func:`bf16_merges`
+    reading a zero for each made the f16 ``bits`` rows 0.7x)."""
+    for i in range(nb):
+        c = np.float64(C.f32_from_bits(np.uint32(CW[i])))
+        em = np.float64(EM[i])
+        x = np.float64(SP[i]) + c
+        if x - x == 0:
+            d = np.uint64(C.bits_from_f32(A.merge_f64(np.float64(DS[i]) * em * two_nf, em, c, dfb, q)))
+        else:
+            d = special_d(x != x, x < 0, nan_bits, inf_bits)
+        CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)
+
+
+@njit(**C.HOT)
 def bf16_merges(nb, DS, EM, SP, OV, CW, two_nf, dfb, q, nan_bits, inf_bits, zpos):
     """:func:`half_merges` of :func:`bf16_dots`' rows: where c and the products' sum are finite,
-    overflowed products come next (both signs NaN, else an infinity of theirs), as the paper orders
-    the classes."""
+    overflowed products come next (``OV``: both signs NaN, else an infinity of theirs), as the
+    paper orders the classes."""
     for i in range(nb):
         c = np.float64(C.f32_from_bits(np.uint32(CW[i])))
         em = EM[i]
         x = SP[i] + c
         ov = OV[i]
         if x - x != 0:
-            d = nan_bits if x != x else inf_bits | (np.uint64(0x80000000) if x < 0 else np.uint64(0))
+            d = special_d(x != x, x < 0, nan_bits, inf_bits)
         elif ov != 0:
-            d = nan_bits if ov == 3 else inf_bits | (np.uint64(0x80000000) if ov == 2 else np.uint64(0))
+            d = special_d(ov == 3, ov == 2, nan_bits, inf_bits)
         else:
             d = np.uint64(C.bits_from_f32(A.merge_f64(np.float64(DS[i]) * em * two_nf, em, c, dfb, q)))
         CW[i] = np.int64(np.uint64(0) if zpos and d == np.uint64(0x80000000) else d)

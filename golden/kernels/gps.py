@@ -19,28 +19,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
+from .half import f32_of_f16
 
 _SIGN = np.uint32(0x80000000)
 _EXP = np.uint32(0x7F800000)
 NAN32 = np.uint32(0x7FC00000)
 BLOCK = 256              # rows carried through each step together
-
-
-@intrinsic
-def f32_from_f16(typingctx, x):
-    """The binary32 of an f16 pattern (the low 16 bits of a uint64): LLVM's ``fpext half``, one
-    instruction where the CPU has F16C (every value, subnormals, infinities and NaN exact)."""
-    def codegen(context, builder, sig, args):
-        h = builder.bitcast(builder.trunc(args[0], ir.IntType(16)), ir.HalfType())
-        return builder.fpext(h, ir.FloatType())
-    return types.float32(types.uint64), codegen
 
 
 @njit(**C.HOT)
@@ -96,7 +84,7 @@ def tabled_f32(fmts, vtab, etab, f, bits):
 @njit(**C.HOT)
 def half_to_f32(x):
     """GPS's flushed f32 of an f16 pattern (low 16 bits of a uint64), by the CPU's conversion."""
-    v = f32_from_f16(x)
+    v = f32_of_f16(x)
     return v if abs(v) >= np.float32(2.0 ** -14) or math.isnan(v) else np.float32(0.0)
 
 

@@ -19,9 +19,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-_MACHINE = platform.machine().lower()
-NATIVE_HALF = _MACHINE in ("aarch64", "arm64") or (
-    _MACHINE in ("x86_64", "amd64") and bool(llvm.get_host_cpu_features().get("f16c")))
+from ._common import HAS_MXCSR
+
+NATIVE_HALF = platform.machine().lower() in ("aarch64", "arm64") or (
+    HAS_MXCSR and bool(llvm.get_host_cpu_features().get("f16c")))
 
 I16, I32, I64, F32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
 
@@ -68,16 +69,19 @@ def _to_f32(builder, h16, kind):
 
 def _scalar(kind):
     def impl(typingctx, x):
+        if not isinstance(x, types.Integer):
+            return None
+
         def codegen(context, builder, sig, args):
             return _to_f32(builder, builder.trunc(args[0], I16), kind)
-        return types.float32(types.int64), codegen
+        return types.float32(x), codegen
     return intrinsic(impl)
 
 
 F16, F16_SOFT, BF16 = "f16", "f16 spelt out", "bf16"          # the conversions _to_f32 emits
 _F16 = F16 if NATIVE_HALF else F16_SOFT
 
-f32_of_f16 = _scalar(_F16)          # the f16 pattern in an int64's low 16 bits as float32, exactly
+f32_of_f16 = _scalar(_F16)          # the f16 pattern in an integer's low 16 bits as float32, exactly
 f32_of_f16_soft = _scalar(F16_SOFT)  # the same spelt out (what CPUs without a conversion run)
 f32_of_bf16 = _scalar(BF16)         # the bf16 pattern likewise
 
