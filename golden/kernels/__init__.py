@@ -97,7 +97,7 @@ def _rows_kernel(code, fmts, prm, k: int, order):
     and GFDRDA designs that golden.kernels.amd_int computes in integer lanes run there (the catalog's
     f16 and bf16 FDRDA shapes in golden.kernels.fdrda_float and its fp8 GFDRDA shapes in
     golden.kernels.amd_fp8, a kernel a shape, which read a, b and c only in the dtypes ``own width``
-    gives), FDA's f16 shapes in golden.kernels.fda_reg and its E4M3 shapes in golden.kernels.fda_fp8
+    gives), FDA's f16 shapes in golden.kernels.fda_float and its E4M3 shapes in golden.kernels.fda_fp8
     (likewise), and GDFS
     designs of narrow operands (fp4, fp6) in golden.kernels.gdfs_int (chosen here, not inside the
     kernel, so that neither compiles the other)."""
@@ -111,10 +111,10 @@ def _rows_kernel(code, fmts, prm, k: int, order):
             fp8 = amd_fp8.kernel_for(fmts, prm, k, in_order)
             return (fp8, amd_fp8.OWN_WIDTH) if fp8 is not None else (amd_int.fdrda_int_rows, None)
     if code == KernelCode.FDA:
-        from . import fda_fp8, fda_reg
-        f16 = fda_reg.kernel_for(fmts, prm, k, in_order)
+        from . import fda_float, fda_fp8
+        f16 = fda_float.kernel_for(fmts, prm, k, in_order)
         if f16 is not None:
-            return f16, fda_reg.OWN_WIDTH
+            return f16, fda_float.OWN_WIDTH
         e4 = fda_fp8.kernel_for(fmts, prm, k, in_order)
         if e4 is not None:
             return e4, fda_fp8.OWN_WIDTH
@@ -139,8 +139,8 @@ def family_kernel(rows):
 def _shape_modules() -> tuple:
     """``(module, family kernel)`` of every module of one-kernel-a-shape kernels: its
     ``KERNELS`` (shape -> kernel) and the kernel that computes the same designs for every shape."""
-    from . import amd_fp8, amd_int, fda_fp8, fda_reg, fdrda_float, fused
-    return ((fdrda_float, amd_int.fdrda_int_rows), (amd_fp8, amd_int.fdrda_int_rows), (fda_reg, fused.fda_rows),
+    from . import amd_fp8, amd_int, fda_float, fda_fp8, fdrda_float, fused
+    return ((fdrda_float, amd_int.fdrda_int_rows), (amd_fp8, amd_int.fdrda_int_rows), (fda_float, fused.fda_rows),
             (fda_fp8, fused.fda_rows))
 
 

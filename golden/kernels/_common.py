@@ -114,12 +114,18 @@ def add_i32(typingctx, x, y):
     return types.int32(types.int32, types.int32), codegen
 
 
-@intrinsic
-def div_f32(typingctx, x, y):
-    """``x / y`` in float32 as IEEE divides (numba's ``/`` raises on a zero ``y``: a branch a lane)."""
-    def codegen(context, builder, sig, args):
-        return builder.fdiv(args[0], args[1])
-    return types.float32(types.float32, types.float32), codegen
+def _fdiv(nb_type):
+    def impl(typingctx, x, y):
+        def codegen(context, builder, sig, args):
+            return builder.fdiv(args[0], args[1])
+        return nb_type(nb_type, nb_type), codegen
+    return intrinsic(impl)
+
+
+# x / y as IEEE divides, float32 and float64 (numba's ``/`` raises on a zero y: a branch a lane, and
+# a loop across rows that LLVM then leaves scalar: golden.kernels.fda_float's rounding ran 0.5x)
+div_f32 = _fdiv(types.float32)
+div_f64 = _fdiv(types.float64)
 
 
 def freeze(builder, value):

@@ -420,7 +420,7 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
-# The register path's helpers (golden.kernels.fdrda_float, amd_fp8, fda_reg, fda_fp8): a
+# The register path's helpers (golden.kernels.amd_fp8, fda_fp8): a
 # row's products never leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm),
 # each row's operands read as 64-bit words at a constant stride.
 
@@ -436,16 +436,11 @@ def c_word(w):
     return -sig if (w >> 31) & 1 else sig, max(ef, 1) - 127, np.int64(cf)
 
 
-@njit(**C.HOT)
-def lane_mask(x):
-    """A 16-bit pattern in each of a 64-bit word's four lanes."""
-    return np.uint64(x) * np.uint64(0x0001000100010001)
-
-
 # The word-at-a-time decode below is plain njit, not inline='always' as the other per-element
 # helpers: LLVM inlines these small functions itself (the shape kernels' rates unchanged), while
 # numba's own inlining of their many call sites cost seconds of each shape kernel's first compile
-# (golden.kernels.fda_fp8's Ada shape 14.3 s of CPU against 7.0, fda_reg's Hopper shape 11.3 against 8.5).
+# (golden.kernels.fda_fp8's Ada shape 14.3 s of CPU against 7.0, the integer path's Hopper f16 shape
+# 11.3 against 8.5).
 L01 = np.uint64(0x0101010101010101)        # a 1 in each byte of a word
 H80 = np.uint64(0x8080808080808080)        # each byte's top bit
 L0001 = np.uint64(0x0001000100010001)      # a 1 in each 16-bit lane of a word
@@ -482,21 +477,9 @@ def lane_pair(wa, wb, ra, rb, ones, bits):
 
 
 @njit(**C.JIT)
-def swar16_pair(wa, wb, ra, rb):
-    """:func:`lane_pair` of four 16-bit patterns a word (f16, bf16: exponent sums at most 510)."""
-    return lane_pair(wa, wb, ra, rb, L0001, 16)
-
-
-@njit(**C.JIT)
 def swar8_pair(wa, wb, ra, rb):
     """:func:`lane_pair` of eight fp8 patterns a word (exponent sums at most 62)."""
     return lane_pair(wa, wb, ra, rb, L01, 8)
-
-
-@njit(**C.JIT)
-def lane16(w, k):
-    """16-bit lane ``k`` of a word (a constant ``k`` after unrolling: a shift and a mask)."""
-    return np.int64((w >> np.uint64(16 * k)) & np.uint64(0xFFFF))
 
 
 @njit(**C.JIT)
@@ -509,48 +492,6 @@ def lane8(w, k):
 def any_zero_byte(x):
     """Whether a word has a zero byte (exact for the word as a whole, not per byte)."""
     return ((x - L01) & ~x & H80) != np.uint64(0)
-
-
-@njit(**C.HOT)
-def fields_reach(wa, wb, u0, u1, fa_m, fa_add, fb_m, fb_add):
-    """Whether a 16-bit lane of a's or b's 64-bit words ``u0 .. u1 - 1`` carries into its top bit
-    when its field (``fa_m``: the field mask in every lane) gets ``fa_add`` (b's likewise): four lanes
-    a word, a field at or above a threshold T when the add is ``2**bits - T`` in the field."""
-    hit = np.uint64(0)
-    for u in range(u0, u1):
-        hit |= ((wa[np.uint64(u)] & fa_m) + fa_add) | ((wb[np.uint64(u)] & fb_m) + fb_add)
-    return (hit & lane_mask(0x8000)) != 0
-
-
-@njit(**C.HOT)
-def word_classes(x, y, inf_pat, acc):
-    """The NaN/inf classes of the four products of two 64-bit words of 16-bit IEEE patterns (sign at
-    bit 15, ``inf_pat`` the all-ones exponent), four lanes at once, or-ed into ``acc``: (NaN,
-    +inf, -inf) lanes, each a lane's bit 15.  A lane's field compare is an add that carries into
-    bit 15 (the magnitude is below 2**15, so no lane carries into the next): NaN where either is
-    NaN or an infinity meets a zero, as IEEE float64 multiplies; an infinity's sign the product's."""
-    h = lane_mask(0x8000)
-    xm, ym = x & lane_mask(0x7FFF), y & lane_mask(0x7FFF)
-    nan_x, nan_y = (xm + lane_mask(0x7FFF - inf_pat)) & h, (ym + lane_mask(0x7FFF - inf_pat)) & h
-    inf_x = ((xm + lane_mask(0x8000 - inf_pat)) & h) & ~nan_x
-    inf_y = ((ym + lane_mask(0x8000 - inf_pat)) & h) & ~nan_y
-    nz_x, nz_y = (xm + lane_mask(0x7FFF)) & h, (ym + lane_mask(0x7FFF)) & h
-    nan = nan_x | nan_y | (inf_x & ~nz_y) | (inf_y & ~nz_x)
-    inf = inf_x | inf_y
-    neg = (x ^ y) & h
-    return acc[0] | nan, acc[1] | (inf & ~neg), acc[2] | (inf & neg)
-
-
-@njit(**C.HOT)
-def words_classes(wa, wb, w0, nw, ws, inf_pat):
-    """The NaN/inf class bits (:data:`NAN_F`, :data:`PINF_F`, :data:`NINF_F`) of the products of a's
-    and b's ``nw`` 64-bit words ``w0, w0 + ws, ...`` (:func:`word_classes`), or-ed."""
-    z = np.uint64(0)
-    acc = (z, z, z)
-    for q in range(nw):
-        u = np.uint64(w0 + q * ws)
-        acc = word_classes(wa[u], wb[u], inf_pat, acc)
-    return (NAN_F * np.int64(acc[0] != z)) | (PINF_F * np.int64(acc[1] != z)) | (NINF_F * np.int64(acc[2] != z))
 
 
 @njit(**C.JIT)

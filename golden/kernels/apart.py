@@ -1,6 +1,6 @@
 """A shape kernel's first compile in a child process, so that this process runs the cached code.
 
-The kernels of one shape (:mod:`fda_reg`, :mod:`fda_fp8`, :mod:`fdrda_float`, :mod:`amd_fp8`) call a
+The kernels of one shape (:mod:`fda_float`, :mod:`fda_fp8`, :mod:`fdrda_float`, :mod:`amd_fp8`) call a
 row function with their shape's constants (``f16_rows(..., 16, 8)``); numba compiles that callee on
 its own too, and the kernel's machine code calls it by name. In the process that compiled them, that
 name binds to the callee's own copy, compiled without the constants (the loop across rows scalar: 8

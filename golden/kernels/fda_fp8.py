@@ -1,15 +1,15 @@
 """NVIDIA's FDA and CoFDA of E4M3 pairs into f32 on a register path, one compiled kernel per shape:
 the fast path of the catalog's QMMA/HGMMA E4M3 x E4M3 designs with f32 c and d (those
-:mod:`fda_reg` would take were they f16).
+:mod:`fda_float` would take were they f16).
 
-As :mod:`fda_reg` for f16: a block's rows go through a loop across rows with each row's products
+A block's rows go through a loop across rows with each row's products
 in registers, its operands read as 64-bit words (eight E4M3 a word), each word decoded once, its
 eight patterns at a time in byte lanes (:func:`amd_int.swar8_pair`); per pass, c's fields, the
 products' maximum exponent, c and the products aligned to it and summed, and the rounding to f32
 (:func:`fused_int.round_word`).  Against the family kernel (``fused.fda_rows``, which decodes each
 product from the patterns into memory), 1.7x the dot-adds a second on Ada's QMMA.16832 (K = 32 in
 passes of 16), normal and random bit patterns alike.  K and the pass length are compile-time
-constants, a kernel a shape (:data:`KERNELS`), as :mod:`fda_reg`'s are.
+constants, a kernel a shape (:data:`KERNELS`), as :mod:`fda_float`'s are.
 
 E4M3 has no infinities and its one NaN magnitude is 0x7F: a block whose a or b holds one (a
 zero-byte test on the words, :func:`nan_word`) runs a second copy of the pass that flags the rows
@@ -25,19 +25,69 @@ import numpy as np
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
-from .amd_int import any_zero_byte, lane8, swar8_pair
-from .fda_reg import c_aligned, c_lane, fda_scalars, product_shift, register_design
+from .amd_int import any_zero_byte, c_word, lane8, swar8_pair
 from .fused_int import (
+    D_BIAS,
+    D_MB,
+    D_SGNSH,
     E4M3_ROW,
     NAN_FLAG,
     NEG,
     _widths,
+    decode_row,
+    register_design,
     round_word,
+    rz_consts,
 )
 
-BLOCK_ROWS = 128               # rows a block (fda_reg's)
+BLOCK_ROWS = 128               # rows a block
 OWN_WIDTH = (np.uint8, np.uint8, np.uint32)      # a, b and c as the kernels read them
 M7F = np.uint64(0x7F7F7F7F7F7F7F7F)
+
+
+@njit(**C.HOT)
+def c_lane(x, ez):
+    """c (or the previous pass's d), an f32 pattern: :func:`amd_int.c_word`'s signed significand,
+    exponent and NaN/inf class bits (fused_int's flag values), the exponent ``ez`` when zero, as
+    :func:`fused_int.decode_c` gives them."""
+    cs, ce, fl = c_word(x)
+    return cs, ez if cs == 0 else ce, fl
+
+
+@njit(**C.HOT)
+def c_aligned(cs, ce, e, F):
+    """c (signed significand ``cs`` at exponent ``ce``) aligned to the pass's maximum ``e``:
+    ``trunc(c * 2**(F - e))``."""
+    sh = e - ce + 23 - F
+    v = (abs(cs) >> min(max(sh, 0), 62)) << min(max(-sh, 0), 62)
+    return -v if cs < 0 else v
+
+
+@njit(**C.HOT)
+def product_shift(topb, es):
+    """The right shift that truncates a product of biased exponent sum ``es`` to ``topb``, capped at
+    63 (c may lift the maximum far above a product) and masked to 0 .. 63: a negative one is a zero
+    product's (its sum 0 may sit above ``topb``), whose 0 any shift keeps, and the mask alone keeps
+    it defined (one AVX2 compare and blend fewer than a clamp at 0: 1.02-1.08x Ampere's f16 dot-adds
+    a second on a Zen 3 core, on the integer path that f16 took before :mod:`fda_float`)."""
+    return min(topb - es, 63) & 63
+
+
+@njit(**C.HOT)
+def fda_scalars(fmts, prm):
+    """What a register-path FDA pass reads of a design, once per call: ``(F, e_zero, G, Dsh, bab,
+    d's sign shift, rounding constants)``: products pre-shifted left by ``G`` so that alignment
+    only shifts right (``Dsh`` the fraction bits' right shift), ``bab`` the operands' biases.  The
+    rounding is RZ's (the shape kernels take RZ designs alone: :func:`fused_int.register_design`) on
+    :func:`fused_int.rz_consts` (1.1x the dot-adds a second on Ampere's two roundings a row); the
+    planted fault is :func:`_common.fault_ulp`'s pass."""
+    F, ez = prm[S.P_F], prm[S.P_EZERO]
+    da, db = decode_row(fmts, S.A), decode_row(fmts, S.B)
+    G = max(F - da[D_MB] - db[D_MB], 0)
+    Dsh = max(da[D_MB] + db[D_MB] - F, 0)
+    bab = -da[D_BIAS] - db[D_BIAS]
+    rc = rz_consts(fmts[S.D], prm[S.P_FRAC], prm[S.P_OVERFLOW] == C.OVERFLOW_INF, prm[S.P_ZPOS] == 1)
+    return F, ez, G, Dsh, bab, decode_row(fmts, S.D)[D_SGNSH], rc
 
 
 @njit(**C.HOT)
@@ -50,7 +100,8 @@ def nan_word(w):
 @njit(**C.HOT)
 def max8(P, bab):
     """The largest exponent of a word pair's 8 products (:func:`amd_int.swar8_pair`), ``NEG`` where
-    every one is zero, as :func:`fda_reg.max_run` takes it."""
+    every one is zero.  A zero product's exponent never lifts a pass's maximum
+    (:func:`fused_int.register_design`: e_zero at or below c's least, which the maximum includes)."""
     m = np.int64(0)
     for k in range(8):
         m = max(m, lane8(P[2], k))
@@ -61,7 +112,7 @@ def max8(P, bab):
 def sum8(P, G, topb):
     """A word pair's 8 products truncated to ``topb`` (the maximum exponent plus the fraction bits'
     right shift, biased as the pair's exponent sums are) and summed, each shifted by
-    :func:`fda_reg.product_shift`."""
+    :func:`product_shift`."""
     s = np.int64(0)
     for k in range(8):
         m = lane8(P[0], k) * lane8(P[1], k)
@@ -157,6 +208,6 @@ KERNELS = {(32, 16): e4_32_16, (32, 32): e4_32_32, (16, 16): e4_16_16}
 
 
 def kernel_for(fmts, prm, k: int, in_order: bool):
-    """The shape's kernel of an FDA design, or None: a design :func:`fda_reg.register_design` takes
+    """The shape's kernel of an FDA design, or None: a design :func:`fused_int.register_design` takes
     with E4M3 a and b, a pass length and K of :data:`KERNELS`."""
     return KERNELS.get((int(k), int(prm[S.P_L]))) if register_design(fmts, prm, in_order, E4M3_ROW) else None

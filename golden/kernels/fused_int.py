@@ -28,6 +28,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ..descriptors import KernelCode
 from ..nbcache import njit
 from . import _common as C
 from . import spec as S
@@ -327,6 +328,7 @@ def classes_in_place(va, vb, start, n, da, db, CL):
 # masks and shifts become immediates, the classes compares kept as masks)
 F16_ROW = (0, 0xFFFF, 10, 31, 15, 15, 0x7C00, 0x7C00, 1)
 E4M3_ROW = (0, 0xFF, 3, 15, 7, 7, 0x7F, 0x7F, 0)
+F32_ROW = (0, 0xFFFFFFFF, 23, 255, 31, 127, 0x7F800000, 0x7F800000, 1)
 LITERAL_ROWS = np.array([F16_ROW, E4M3_ROW], np.int64)
 F16_LIT, E4M3_LIT = range(2)
 
@@ -639,3 +641,16 @@ def decode_rows(fmts):
         drows[f] = decode_row(fmts, f)
     drows[S.S, D_INF] = 1 - fmts[S.S, S.SUBNORMALS]
     return drows
+
+
+def register_design(fmts, prm, in_order: bool, ab_row) -> bool:
+    """Whether a design is an FDA one the register paths (golden.kernels.fda_float's and fda_fp8's) may take:
+    a and b both of decode row ``ab_row``, f32 c and d, unscaled, products in order, d rounded RZ
+    (NVIDIA's: :func:`fda_scalars`), zero products' exponent e_zero at or below c's least (it never
+    lifts a pass's maximum: :func:`max_run`), and a design :func:`spec.fast_kind` takes (the other
+    roundings, a user's designs, run the family kernel: the same bits)."""
+    if not (prm[S.P_BASE] == int(KernelCode.FDA) and prm[S.P_FAST] == S.FAST_FDA and prm[S.P_SCALED] == 0
+            and prm[S.P_MODE] == C.RZ and in_order and prm[S.P_EZERO] <= fmts[S.CF, S.EMIN]):
+        return False
+    return all(tuple(decode_row(fmts, f)) == row
+               for f, row in ((S.A, ab_row), (S.B, ab_row), (S.CF, F32_ROW), (S.D, F32_ROW)))

@@ -13,7 +13,7 @@ pins it), on ``golden.vectors.random_operands(..., narrow=True)`` operands:
   nanoseconds per row are differences of one run.
 
 - **the register path against the block path** (``--paths``): an instruction whose plan chose a
-  kernel of its shape (``fda_reg``, ``fda_fp8``, ``fdrda_float``, ``amd_fp8``) timed against its family's kernel
+  kernel of its shape (``fda_float``, ``fda_fp8``, ``fdrda_float``, ``amd_fp8``) timed against its family's kernel
   (``golden.kernels.family_kernel``: what the same rows run without it), ``normal`` and ``bits``
   rows, the two kernels' calls in turn (``golden.bench.time_in_turn``), their results compared;
 

@@ -92,7 +92,7 @@ def test_each_family_has_a_fused_kernel_that_inlines_the_row_kernel_golden_chose
     takes the design), each compiled nogil so the checker thread runs beside the link."""
     from fpga.host.selftest import _fused
     from golden import kernels
-    from golden.kernels import amd_fp8, fda_fp8, fda_reg, fdrda_float, gdfs_int
+    from golden.kernels import amd_fp8, fda_float, fda_fp8, fdrda_float, gdfs_int
     chosen = {arch_name: kernels.plan(golden.lookup(*arch_name)).rows for arch_name in FAMILIES}
     assert chosen[("blackwell", "UTCOMMA.MXF4.E8")] is gdfs_int.gdfs_int_rows
     f16 = chosen[("cdna3", "v_mfma_f32_32x32x8_f16")]               # register-path shapes of their own,
@@ -100,7 +100,7 @@ def test_each_family_has_a_fused_kernel_that_inlines_the_row_kernel_golden_chose
     assert f16 in fdrda_float.KERNELS.values() and fp8 in amd_fp8.KERNELS.values()
     assert _fused.kernel_of(fp8) is _fused.check_fdrda_int and _fused.kernel_of(f16) is _fused.check_fdrda_int
     f16 = chosen[("ampere", "HMMA.16816.F32")]                       # likewise, through the FDA kernel
-    assert f16 in fda_reg.KERNELS.values() and _fused.kernel_of(f16) is _fused.check_fda
+    assert f16 in fda_float.KERNELS.values() and _fused.kernel_of(f16) is _fused.check_fda
     e4 = kernels.plan(golden.lookup("ada", "QMMA.16832.F32.E4M3.E4M3")).rows
     assert e4 in fda_fp8.KERNELS.values() and _fused.kernel_of(e4) is _fused.check_fda
     for rows in chosen.values():

@@ -11,6 +11,7 @@ import logging
 
 import numpy as np
 import pytest
+from kernel_shapes import in_callers_mode
 
 import golden
 from golden import gemm_kernels as GK
@@ -270,20 +271,8 @@ def test_tiles_ignore_the_callers_floating_point_mode():
     (golden.kernels._common.ieee_mode): under a caller's flush to zero, denormals as zero and
     rounding toward zero, the same bits as under the default mode, promotion and the float64,
     SFMA and GPS paths included."""
-    from numba import njit
-
-    from golden.kernels import _common
-
-    @njit
-    def swap_mode(mode):
-        old = _common.fp_control()
-        _common.set_fp_control(np.uint32(mode))
-        return old
-    mode = 0x1F80 | 0x8040 | 0x6000 if _common.HAS_MXCSR else 0
     for ins, kernel in ((QGMMA, Kernel(promotion=2)), (CDNA3, Kernel()), (SFMA, Kernel()), (GPS, Kernel())):
         A, B = wide(ins, 9, 40, 4 * ins.k, seed=3)
         want = gemm(A, B, instr=ins, kernel=kernel, route="tiles", threads=1)
-        caller = swap_mode(mode)
-        got = gemm(A, B, instr=ins, kernel=kernel, route="tiles", threads=1)
-        kept = swap_mode(caller)
-        assert kept & 0xFFC0 == mode and np.array_equal(got, want), ins.name
+        got = in_callers_mode(gemm, A, B, instr=ins, kernel=kernel, route="tiles", threads=1)
+        assert np.array_equal(got, want), ins.name

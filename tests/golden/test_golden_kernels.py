@@ -496,7 +496,7 @@ def test_bound_layouts_read_in_slices_and_byte_swapped(monkeypatch):
 
 
 # the integer-lane FDA decodes f16/bf16 (uint16) and fp8 (uint8) operands where they lie (f16 with f16
-# c; f16 and E4M3 with f32 c take shape kernels, golden.kernels.fda_reg and fda_fp8, so these tests run
+# c; f16 and E4M3 with f32 c take shape kernels, golden.kernels.fda_float and fda_fp8, so these tests run
 # the family kernel itself: family_bits)
 IN_PLACE_UNITS = [("hopper", "HMMA.16816.F16"), ("ada", "QMMA.16832.F32.E4M3.E4M3")]
 

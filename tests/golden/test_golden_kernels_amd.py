@@ -4,7 +4,7 @@ built on purpose, chains, and a planted rounding fault caught."""
 
 import numpy as np
 import pytest
-from kernel_shapes import FP8_DEFAULT, H16_DEFAULT, default_tier, refuses_wide_operands, shape_kernels
+from kernel_shapes import FP8_DEFAULT, H16_DEFAULT, default_tier, in_callers_mode, refuses_wide_operands, shape_kernels
 
 import golden
 from golden import kernels
@@ -288,15 +288,6 @@ def test_float_kernels_ignore_the_callers_floating_point_mode():
     rows, whatever the caller's (flush to zero and denormals as zero, as a fast-math library leaves
     them, and rounding toward zero: each changed some of these rows' bits before), and give it
     back: subnormal bf16 operands and c among random patterns, numpy's bits."""
-    from numba import njit
-
-    from golden.kernels import _common
-
-    @njit
-    def swap_mode(mode):
-        old = _common.fp_control()
-        _common.set_fp_control(np.uint32(mode))
-        return old
     rng = np.random.default_rng(13)
     units = [("cdna3", name) for name in ("v_mfma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_f16",
                                           "v_mfma_f32_32x32x16_fp8_fp8", "v_mfma_f32_32x32x4_2b_f16",
@@ -311,8 +302,5 @@ def test_float_kernels_ignore_the_callers_floating_point_mode():
         want = golden.dot_add(ins, a, b, c, backend="numpy")
         ops = _own_width(ins, a, b, c)
         golden.dot_add(ins, *ops, backend="numba", threads=1)          # compiled before the mode changes
-        mode = 0x1F80 | 0x8040 | 0x6000 if _common.HAS_MXCSR else 0
-        caller = swap_mode(mode)
-        got = golden.dot_add(ins, *ops, backend="numba", threads=1)
-        kept = swap_mode(caller)
-        assert kept & 0xFFC0 == mode and np.array_equal(got, want), name         # (bits 0-5: status flags)
+        got = in_callers_mode(golden.dot_add, ins, *ops, backend="numba", threads=1)
+        assert np.array_equal(got, want), name

@@ -1,5 +1,5 @@
 """A kernel of one shape in miniature, for tests/golden/test_golden_kernels_apart.py: ``outer`` calls
-``inner`` with a constant, as golden.kernels.fda_reg's shape kernels call their row function."""
+``inner`` with a constant, as golden.kernels.fda_float's shape kernels call their row function."""
 
 import numpy as np
 from numba import njit

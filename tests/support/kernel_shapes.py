@@ -4,7 +4,7 @@ the default tier (each fp8 format as a and as b, K = 16 and 32; the instructions
 tests use), golden.kernels.fdrda_float's f16 and bf16 FDRDA shapes, two of four
 (f16 in one pass of 8, bf16 in two: the bench's rows), and golden.kernels.fda_fp8's E4M3 FDA shapes, one of three
 (K = 32 in passes of 16: the bench's Ada row, named with its arch, since RTX Blackwell's
-instruction of the same name is K = 32 in one pass); every one under -m slow.  golden.kernels.fda_reg's
+instruction of the same name is K = 32 in one pass); every one under -m slow.  golden.kernels.fda_float's
 two f16 shapes are both the bench's rows: always run."""
 
 import numpy as np
@@ -21,10 +21,10 @@ E4M3_DEFAULT = (("ada", "QMMA.16832.F32.E4M3.E4M3"),)      # RTX Blackwell's nam
 
 def shape_kernels() -> set:
     """The kernels of one shape that make test's default tier samples: every one
-    (``golden.kernels.shape_kernels``) but fda_reg's, which the bench's rows take and make test runs
+    (``golden.kernels.shape_kernels``) but fda_float's, which the bench's rows take and make test runs
     whole."""
-    from golden.kernels import fda_reg
-    return kernels.shape_kernels() - set(fda_reg.KERNELS.values())
+    from golden.kernels import fda_float
+    return kernels.shape_kernels() - set(fda_float.KERNELS.values())
 
 
 def default_tier(instructions) -> list:
@@ -93,3 +93,30 @@ def refuses_wide_operands(ins, refusal: str) -> None:
     wide = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
     with pytest.raises(ValueError, match=refusal):
         pl.rows(0, 4, *wide, *args[3:5], np.array([8, 8, 8, 8, 8], np.int64), *args[6:])
+
+
+CALLER_MODE = 0x1F80 | 0x8040 | 0x6000      # x86 MXCSR: exceptions masked, FTZ and DAZ, round toward zero
+
+
+def in_callers_mode(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` run under a caller's floating-point mode that changes float arithmetic's bits (flush
+    to zero, denormals as zero, rounding toward zero: :data:`CALLER_MODE`; nothing where the CPU
+    has no MXCSR), that mode given back after; ``fn``'s result, once the mode it left is checked
+    to be the caller's (status flags aside)."""
+    from numba import njit
+
+    from golden.kernels import _common
+
+    @njit
+    def swap_mode(mode):
+        old = _common.fp_control()
+        _common.set_fp_control(np.uint32(mode))
+        return old
+    mode = CALLER_MODE if _common.HAS_MXCSR else 0
+    caller = swap_mode(mode)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        kept = swap_mode(caller)
+    assert kept & 0xFFC0 == mode, hex(kept)        # (bits 0-5: status flags)
+    return out

@@ -151,7 +151,7 @@ def check_sfma(first_block, blocks, block_len, lanes, nw, keys, kind, tab, bound
 def kernel_of(rows):
     """The fused kernel that inlines golden's row kernel ``rows`` (the one golden.kernels' plan of an
     instruction chose: a family's, or its integer-lane kernel).  The register-path kernels of a
-    shape (golden.kernels.amd_fp8's fp8 GFDRDA, fdrda_float's f16 and bf16 FDRDA, fda_reg's f16 FDA,
+    shape (golden.kernels.amd_fp8's fp8 GFDRDA, fdrda_float's f16 and bf16 FDRDA, fda_float's f16 FDA,
     fda_fp8's E4M3 FDA) are checked through their family's kernel (``golden.kernels.family_kernel``), bit for bit the
     same results, so that the self-test compiles no fused kernel per shape."""
     rows = kernels.family_kernel(rows)
