@@ -50,15 +50,27 @@ def jit_disabled() -> bool:
 
 _RESOLVED: dict = {}             # (backend, the environment it reads) -> the backend a call runs on
 
+# os.environ's own store where it is a dict of bytes (POSIX: what os.environ reads and writes through):
+# a read of an unset variable through os.environ.get raises and catches a KeyError, a microsecond,
+# which three reads a call made a third of a small call's cost
+_ENVIRON_DATA = getattr(os.environ, "_data", None)
+_RAW_ENV = os.name == "posix" and isinstance(_ENVIRON_DATA, dict)
+_ENV_BACKEND, _ENV_NO_JIT, _ENV_THREADS = ((os.fsencode(n) if _RAW_ENV else n)
+                                           for n in (BACKEND_ENV, "NUMBA_DISABLE_JIT", "NUMBA_NUM_THREADS"))
+
+
+def _getenv(key):
+    """The environment's value of ``key`` (one of the names above, as its store keys it), or None."""
+    return _ENVIRON_DATA.get(key) if _RAW_ENV else os.environ.get(key)
+
 
 def resolve_backend(backend: str | None = None) -> str:
     """The backend a call runs on: the argument, else ``$GOLDEN_BACKEND``, else ``numba`` when it
     imports.  ``numba`` without numba installed, or with ``NUMBA_DISABLE_JIT`` set, runs numpy (the
     same bits), with one warning per process where numba is missing.  Read at every call (the
     environment may change), each reading of it worked out once."""
-    env = os.environ                 # (a read of an unset variable is a microsecond: only those it reads)
-    key = (backend, env.get(BACKEND_ENV) if backend is None else None, env.get("NUMBA_DISABLE_JIT"),
-           env.get("NUMBA_NUM_THREADS"))
+    key = (backend, _getenv(_ENV_BACKEND) if backend is None else None, _getenv(_ENV_NO_JIT),
+           _getenv(_ENV_THREADS))
     hit = _RESOLVED.get(key)
     if hit is None:
         hit = _resolve_backend(backend)

@@ -478,11 +478,18 @@ def test_scanned_operands_never_bind_and_are_checked_at_every_call():
         golden.dot_add(ins, a, b, c, backend="numba")
 
 
-def test_bound_layouts_read_in_slices_and_byte_swapped(monkeypatch):
+@pytest.mark.parametrize("unit", [("hopper", "HMMA.16816.F32"), ("cdna2", "v_mfma_f32_32x32x8_f16")],
+                         ids=["shape-kernel", "family-kernel"])
+@pytest.mark.parametrize("rows_a_launch", [64, None], ids=["sliced", "one-launch"])
+def test_bound_layouts_read_in_slices_and_byte_swapped(unit, rows_a_launch, monkeypatch):
     """A Bound of more rows than one launch takes, or of byte-swapped operands, goes through
-    kernels.run's steps (slices, a copy in the kernels' dtype): the same bits as numpy."""
-    monkeypatch.setattr(kernels, "CONTIGUOUS_ROWS", 64)
-    ins = lookup("hopper", "HMMA.16816.F32")
+    kernels.run's steps (slices, a copy in the kernels' dtype): the same bits as numpy, on a shape
+    kernel (which narrows to its own widths) and a family kernel (which reads native integers as
+    they lie, and copies others)."""
+    monkeypatch.setattr(api, "_BOUND", {})                   # no Bound of another test's launch size
+    if rows_a_launch is not None:
+        monkeypatch.setattr(kernels, "CONTIGUOUS_ROWS", rows_a_launch)
+    ins = lookup(*unit)
     for seed, swap in ((5, False), (6, True)):
         a, b, c = _narrow(ins, 200, seed)
         if swap:
