@@ -231,6 +231,35 @@ def test_gps_keeps_a_product_rounded_up_to_the_smallest_normal():
         assert gps.cpu_flush_is_gps(kernels.plan(lookup("cdna2", name)).fmts)
 
 
+@pytest.mark.parametrize("group", [2, 4])
+def test_gps_flushes_every_sum_in_software_where_the_cpu_flush_is_off(group):
+    """With the CPU's flush left off (significands of 13 bits each, this test's own format), every
+    product, pair sum and accumulation below 2**-126 is flushed by the kernel itself: operands
+    near the format's least exponents, of random signs, so that products lie just above 2**-126
+    and many of their sums and differences fall below it; the numpy path's bits."""
+    from golden.algorithms import gps as gps_numpy
+    from golden.datapath import Datapath
+    from golden.formats import Format
+    from golden.kernels import gps
+
+    wide, f32 = Format("w3m12", 3, 12, 65, storage_bits=16), get_format("f32")      # exponents -64 .. -59
+    params = lookup("cdna2", "v_mfma_f32_32x32x8_f16").params.with_(group=group)
+    dp = Datapath(params, wide, wide, f32, f32, 8)
+    rng = np.random.default_rng(23)
+    n = 2000
+    fields = rng.integers(1, 3, size=(2, n, 8), dtype=np.uint64) << 12        # exponents -64, -63
+    a, b = fields | rng.integers(0, 1 << 12, size=(2, n, 8), dtype=np.uint64) | (
+        rng.integers(0, 2, size=(2, n, 8), dtype=np.uint64) << 15)
+    c = np.zeros(n, np.uint64)
+    c[::3] = rng.integers(1, 0x01000000, size=len(c[::3]))                     # tiny c: subnormal sums with it
+    want = gps_numpy(dp, a, b, c)
+    args = _gps_args(dp, a, b, c)
+    assert not gps.cpu_flush_is_gps(args[7])
+    gps.gps_rows(0, n, *args)
+    assert np.array_equal(args[-1], want)
+    assert (want == 0).sum() > n // 20                                          # sums flushed among them
+
+
 def test_gps_leaves_the_callers_floating_point_mode_as_it_was():
     from numba import njit
 
