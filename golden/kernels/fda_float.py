@@ -149,8 +149,7 @@ def float_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
         C.fault_ulp(out, lo, hi)
 
 
-# One dispatcher per shape, written out (as golden.kernels.amd_fp8's: a factory's closures share
-# one entry of numba's on-disk cache, and wrappers taking ``*args`` ran 4-5x slower).
+# The shapes' dispatchers are written out, as every shape module's (golden.kernels.amd_fp8 says why).
 
 
 @njit(**C.JIT)
