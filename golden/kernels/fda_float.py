@@ -6,10 +6,11 @@ As :mod:`fdrda_float` does for CDNA3's f16: a product of two f16 is exact in flo
 scaling by ``2**(F - e)`` (e the pass's largest exponent, c's included), below ``2**(F + 2)``; the
 alignment's truncation to F fraction bits, sign kept, is then the float's rounding toward zero to an
 integer (:func:`golden.kernels._common.trunc_i32`), eight rows a vector on AVX2.  A pass's products
-sum in int32 (:data:`MAX_F`); c, whose aligned value may take F up to its own exponent's range
-(``2**(F + 126)`` for a subnormal c beside zero products), is scaled and truncated in float64 in the
-rounding loop, where the sum is rounded to f32 by :func:`fused_int.round_word` (RZ, NVIDIA's).  The
-products' float32 sum with c is the row's IEEE class (NaN, an infinity or finite: no sum of finite
+sum in int32 (:data:`MAX_F`).  c is scaled and truncated in float64, in a loop of its own (its
+scaling reaches ``2**(F + 126)`` for a subnormal c beside zero products, past float32's range),
+where the sum is scaled back to its value, exactly, and cut toward zero to d's fraction bits
+(:func:`rz_f32`: NVIDIA's RZ, without a count of leading zeros, which AVX2 lacks in vector form).
+The products' float32 sum with c is the row's IEEE class (NaN, an infinity or finite: no sum of finite
 f16 products reaches float32's overflow, nor lifts c's to it), which is FDA's order of the special
 values: a NaN, ``inf * 0`` or opposite infinities give NaN, infinities of one sign that infinity.
 
@@ -124,7 +125,7 @@ def float_rows(lo, hi, a, b, c, isz, fmts, prm, out, KC, LC):
     F = prm[S.P_F]
     two_f32, two_f64, two_nf = np.float32(2.0 ** F), 2.0 ** F, 2.0 ** -F
     nan_bits, inf_bits = np.uint64(fmts[S.D, C.NAN_BITS]), np.uint64(fmts[S.D, C.INF_BITS])
-    p = 23 if prm[S.P_FRAC] < 0 else prm[S.P_FRAC]         # d's fraction bits (Ada's E8M13: 13)
+    p = 23 if prm[S.P_FRAC] < 0 else prm[S.P_FRAC]         # d's fraction bits (a design's out_frac_bits)
     low, tiny = np.uint64((1 << (52 - p)) - 1), 2.0 ** (126 + p)
     neg_zero = np.uint64(0) if prm[S.P_ZPOS] == 1 else np.uint64(0x80000000)
     a16, b16, wc = _widths(a)[1], _widths(b)[1], _widths(c)[2]
