@@ -12,7 +12,7 @@ pins it), on ``golden.vectors.random_operands(..., narrow=True)`` operands:
   step (products decoded, maxima, aligned sums, rounding), least CPU time of each, so each step's
   nanoseconds per row are differences of one run.
 
-- **the register path against the block path** (``--paths``): an instruction whose plan chose a
+- **the shape kernel against the family kernel** (``--paths``): an instruction whose plan chose a
   kernel of its shape (``fda_float``, ``fda_fp8``, ``fdrda_float``, ``amd_fp8``) timed against its family's kernel
   (``golden.kernels.family_kernel``: what the same rows run without it), ``normal`` and ``bits``
   rows, the two kernels' calls in turn (``golden.bench.time_in_turn``), their results compared;
@@ -261,7 +261,7 @@ def main(argv=None) -> int:
                 line += "  " + (" ".join(f"{x:5.1f}" for x in ph) if ph else "-")
             print(line, flush=True)
         if args.paths:
-            print(f"\nthe shape's register path against its family's kernel, rows/s (CPU-time medians of "
+            print(f"\nthe shape's kernel against its family's kernel, rows/s (CPU-time medians of "
                   f"{args.repeat} calls in turn):")
             for ins in rows:
                 for kind, shape, block in path_rates(ins, args.n, args.repeat):
