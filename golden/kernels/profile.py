@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="", metavar="WORDS", help="comma-separated words selecting rows, as golden.bench")
     p.add_argument("--phases", action="store_true", help="also the integer-lane FDA's steps (compiles a copy, ~1 min)")
     p.add_argument("--paths", action="store_true",
-                   help="also each shape's register-path kernel against its family's kernel, normal and bits rows")
+                   help="also each shape's kernel against its family's kernel, normal and bits rows")
     p.add_argument("--batches", action="store_true",
                    help="also a call's cost on 1 to 65,536 rows, golden's and the reference model's (median wall time)")
     args = p.parse_args(argv)
