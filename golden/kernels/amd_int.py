@@ -420,9 +420,9 @@ def finish_pass(nb, grouped, cs, ce, fmts, prm, Is, dout):
         dout[i] = np.uint64(0) if zpos and d == np.uint64(0x80000000) else d
 
 
-# The register path's helpers (golden.kernels.amd_fp8, fda_fp8): a
-# row's products never leave registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm),
-# each row's operands read as 64-bit words at a constant stride.
+# The register paths' helpers (golden.kernels.amd_fp8, fda_fp8): a row's products never leave
+# registers, the loop runs across rows (LLVM vectorises it, 8 rows a zmm), each row's operands read
+# as 64-bit words at a constant stride.
 
 
 @njit(**C.HOT)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..nbcache import njit
 from . import _common as C
+from . import amd_int as A
 from . import spec as S
 from .fdrda_float import BLOCK_ROWS, SUB_F16, ZERO_GUARD, field_scale, special_d, to_planes
 from .fused_int import F16_ROW, _widths, register_design
@@ -36,7 +37,6 @@ MAX_F = 25                    # a pass of 16 products below 2**(F + 2) each sums
 RUN = 8                       # products a loop: a pass of 16 is two (one loop of 16 was not unrolled, and
                               # the loop across rows then ran scalar: 0.4x)
 SUB_F32 = np.float32(2.0 ** -126)     # f32's least normal: a subnormal (or zero) c's exponent field counts as 1
-SUB_F32_64 = 2.0 ** -126
 # the least exponent sum of two f16: a pass with a nonzero product has its maximum at or above it, so
 # flooring the maximum there changes no product's scaling, and keeps 2**F / 2**e finite in float32
 # (a zero product times an infinite scale is NaN, its truncation the CPU's choice)
@@ -91,7 +91,7 @@ def rz_f32(v, low, tiny):
     float32."""
     normal = C.f64_from_bits(C.bits_from_f64(v) & ~low)
     sub = C.ftrunc(v * tiny) * (1.0 / tiny)
-    return np.float32(sub if abs(v) < SUB_F32_64 else normal)
+    return np.float32(sub if abs(v) < A.F32_LEAST else normal)
 
 
 @njit(**C.HOT)

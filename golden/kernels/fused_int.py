@@ -644,11 +644,12 @@ def decode_rows(fmts):
 
 
 def register_design(fmts, prm, in_order: bool, ab_row) -> bool:
-    """Whether a design is an FDA one the register paths (golden.kernels.fda_float's and fda_fp8's) may take:
-    a and b both of decode row ``ab_row``, f32 c and d, unscaled, products in order, d rounded RZ
-    (NVIDIA's: :func:`fda_scalars`), zero products' exponent e_zero at or below c's least (it never
-    lifts a pass's maximum: :func:`max_run`), and a design :func:`spec.fast_kind` takes (the other
-    roundings, a user's designs, run the family kernel: the same bits)."""
+    """Whether a design is an FDA one the shape kernels (golden.kernels.fda_float's, fda_fp8's) may
+    take: a and b both of decode row ``ab_row``, f32 c and d, unscaled, products in order, d rounded
+    RZ (NVIDIA's, the one rounding they compute), zero products' exponent e_zero at or below c's
+    least (so that a zero product never lifts a pass's maximum, which they take from the nonzero
+    products and c), and a design :func:`spec.fast_kind` takes (the other roundings, a user's
+    designs, run the family kernel: the same bits)."""
     if not (prm[S.P_BASE] == int(KernelCode.FDA) and prm[S.P_FAST] == S.FAST_FDA and prm[S.P_SCALED] == 0
             and prm[S.P_MODE] == C.RZ and in_order and prm[S.P_EZERO] <= fmts[S.CF, S.EMIN]):
         return False
